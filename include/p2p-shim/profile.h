@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Profiles: which functions of the stock nvidia driver p2p-shim hooks, per
+ * driver generation, and how each target is recognised.
+ *
+ * This header and kmod/profile.c are compiled into the module and into
+ * libp2pshim, so that `p2pctl check` runs the module's own resolution and
+ * fingerprint rules on a driver file, offline.
+ */
+#ifndef _P2P_SHIM_PROFILE_H
+#define _P2P_SHIM_PROFILE_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#else
+#include <stdbool.h>
+#include <stddef.h>
+#endif
+
+#include <p2p-shim/uapi.h>
+
+#define P2PS_MODULE_VERSION	"0.1.0"
+
+/*
+ * The expected body of a stub, after whatever prefix the build put at the
+ * entry (see p2ps_match_code()).  P2PS_CODE_RET stands for the function's
+ * return, which a build may emit as `ret` or as a jump to the return thunk.
+ */
+#define P2PS_CODE_RET		0x100
+#define P2PS_CODE_MAX		16
+
+struct p2ps_code {
+	unsigned int len;
+	unsigned short op[P2PS_CODE_MAX];	/* bytes, or P2PS_CODE_RET */
+	const char *text;			/* the same, as assembly, for messages */
+};
+
+/* Target flags. */
+#define P2PS_T_STUB	(1U << 0)	/* NVOC HAL stub: "<name>_<6 hex digits>" */
+
+/* Actions: what the module does besides, or instead of, a plain redirect. */
+enum p2ps_action {
+	P2PS_ACT_NONE = 0,
+	P2PS_ACT_LEDGER_CREATE,		/* redirect via the ledger's create wrapper */
+	P2PS_ACT_LEDGER_REMOVE,		/* redirect via the ledger's remove wrapper */
+	P2PS_ACT_REGISTRY_DEFAULTS,	/* return override: registry defaults */
+};
+
+struct p2ps_hook_desc {
+	const char *target;		/* symbol (or stub base name) in nvidia */
+	unsigned int flags;		/* P2PS_T_* */
+	const struct p2ps_code *expect;	/* required body, for stubs */
+	enum p2ps_hook_kind kind;
+	const char *dest;		/* REDIRECT: function in nvidia to run instead */
+	enum p2ps_action action;
+	const char *why;
+};
+
+struct p2ps_profile {
+	const char *name;
+	const char *versions;		/* human-readable range */
+	const unsigned int *majors;	/* driver major versions served, 0-terminated */
+	const struct p2ps_hook_desc *hooks;
+	unsigned int nr_hooks;
+	const char *const *calls;	/* functions the module calls, NULL-terminated */
+};
+
+extern const struct p2ps_profile p2ps_profiles[];
+extern const unsigned int p2ps_nr_profiles;
+
+/* The profile serving driver version @version ("580.159.04"), or NULL. */
+const struct p2ps_profile *p2ps_profile_for_version(const char *version);
+
+/* The profile used when an unknown version is forced: the newest. */
+const struct p2ps_profile *p2ps_profile_newest(void);
+
+/* Parse "MAJOR.MINOR[.PATCH]" (PATCH may be absent); 0 on success. */
+int p2ps_parse_version(const char *version, unsigned int *major,
+		       unsigned int *minor, unsigned int *patch);
+
+/* Whether @sym names the HAL stub of @base: "<base>_" then 6 hex digits. */
+bool p2ps_is_stub_of(const char *sym, const char *base);
+
+/*
+ * Check the machine code at a function's entry against @expect.  Accepted
+ * prefixes, in order: endbr64; a 5-byte nop or call (an ftrace site).
+ * Returns 0 if it matches; otherwise -1 with a description in @why.
+ * @text holds @len readable bytes.
+ */
+int p2ps_match_code(const unsigned char *text, size_t len,
+		    const struct p2ps_code *expect, char *why, size_t whylen);
+
+/* "a, b, c": every served major version, for refusal messages. */
+void p2ps_supported_versions(char *buf, size_t len);
+
+#endif /* _P2P_SHIM_PROFILE_H */

@@ -1,0 +1,13 @@
+# SPDX-License-Identifier: GPL-2.0
+# Demo: load and unload p2p-shim, and show its log lines.
+. /cases/lib.sh
+
+klog_mark
+run insmod /lib/p2p-shim/p2p-shim.ko
+module_loaded p2p_shim || fail "p2p_shim not in /proc/modules"
+run rmmod p2p_shim
+module_loaded p2p_shim && fail "p2p_shim still loaded"
+log=$(klog_since)
+echo "$log"
+expect_match "load log line" "$log" 'p2p_shim: loaded'
+expect_match "unload log line" "$log" 'p2p_shim: unloaded'
