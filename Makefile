@@ -33,6 +33,7 @@ deps:
 
 # Everything the VM needs, built for the kernel it boots.
 vm-stage: userspace standin
+	$(MAKE) -C tests/vm/src CFLAGS="$(filter-out -Iinclude,$(CFLAGS))"
 	$(MAKE) -C kmod KDIR=$(VM_KDIR)
 	$(MAKE) -C $(VM_KDIR) M=$(CURDIR)/tests/vm/selftest modules
 	tests/vm/stage $(CURDIR)/build/vm/stage
@@ -59,6 +60,7 @@ clean:
 	$(MAKE) -C tools clean
 	$(MAKE) -C tests/standin clean
 	$(MAKE) -C tests/unit clean
+	$(MAKE) -C tests/vm/src clean
 	rm -rf build
 
 unit-run: unit

@@ -2,23 +2,355 @@
 /*
  * p2p-shim: PCIe BAR1 peer-to-peer for GeForce GPUs under NVIDIA's stock
  * open kernel driver.
+ *
+ * The state machine.  Enabling arms the profile for the running nvidia
+ * module, or waits for nvidia to load and arms then.  Arming resolves and
+ * checks every target before installing anything, and installs all hooks
+ * or none.  When nvidia unloads the hooks go with it; when it comes back
+ * they are armed again.  Disabling is refused while the driver holds BAR1
+ * mappings made through the hooks.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/module.h>
+#include <linux/cred.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+
+#include "p2p-shim.h"
+
+static bool enable;
+module_param(enable, bool, 0444);
+MODULE_PARM_DESC(enable, "Arm as soon as nvidia is loaded (default: wait for p2pctl enable)");
+
+static bool dry_run;
+module_param(dry_run, bool, 0444);
+MODULE_PARM_DESC(dry_run, "With enable=1: install counting probes only");
+
+static bool force;
+module_param(force, bool, 0444);
+MODULE_PARM_DESC(force, "With enable=1: use the newest profile for an unknown driver version");
+
+static struct {
+	struct mutex lock;		/* serialises everything below */
+	enum p2ps_state state;
+	u32 flags;			/* P2PS_ENABLE_* asked for */
+	const struct p2ps_profile *profile;
+	struct p2ps_hook *hooks;	/* installed, or of the last failed arming */
+	unsigned int nr_hooks;
+	char driver_version[P2PS_NAME_LEN];
+} shim = {
+	.lock = __MUTEX_INITIALIZER(shim.lock),
+};
+
+static u32 caller_uid(void)
+{
+	return from_kuid(&init_user_ns, current_uid());
+}
+
+int p2ps_fail(struct p2ps_arm_error *err, const char *target, const char *fmt, ...)
+{
+	va_list ap;
+
+	strscpy(err->target, target, sizeof(err->target));
+	va_start(ap, fmt);
+	vsnprintf(err->reason, sizeof(err->reason), fmt, ap);
+	va_end(ap);
+	return -EINVAL;	/* callers return their own errno */
+}
+
+static void free_hooks(void)
+{
+	kfree(shim.hooks);
+	shim.hooks = NULL;
+	shim.nr_hooks = 0;
+	shim.profile = NULL;
+}
+
+/* Arm for @mod.  Called with the lock held; all or nothing. */
+static int arm(struct module *mod, struct p2ps_arm_error *err)
+{
+	bool dry = shim.flags & P2PS_ENABLE_DRY_RUN;
+	const struct p2ps_profile *profile;
+	char supported[64];
+	unsigned int i;
+	int ret;
+
+	free_hooks();
+	strscpy(shim.driver_version, mod->version ?: "", sizeof(shim.driver_version));
+	if (!mod->version) {
+		p2ps_fail(err, "", "the nvidia module carries no version");
+		return -EOPNOTSUPP;
+	}
+	profile = p2ps_profile_for_version(mod->version);
+	if (!profile && (shim.flags & P2PS_ENABLE_FORCE))
+		profile = p2ps_profile_newest();
+	if (!profile) {
+		p2ps_supported_versions(supported, sizeof(supported));
+		p2ps_fail(err, "", "nvidia %s has no profile (supported: %s); force to try the newest",
+			  mod->version, supported);
+		return -EOPNOTSUPP;
+	}
+
+	shim.hooks = kcalloc(profile->nr_hooks, sizeof(*shim.hooks), GFP_KERNEL);
+	if (!shim.hooks)
+		return -ENOMEM;
+	shim.nr_hooks = profile->nr_hooks;
+	shim.profile = profile;
+
+	ret = p2ps_resolve(mod, profile, shim.hooks, err);
+	if (ret)
+		goto failed;
+	if (p2ps_bar1_bind(mod, shim.hooks, shim.nr_hooks, err)) {
+		ret = -ENOENT;
+		goto failed;
+	}
+	ret = p2ps_hooks_install(shim.hooks, shim.nr_hooks, dry, err);
+	if (ret)
+		goto failed;
+	shim.state = dry ? P2PS_STATE_DRY_RUN : P2PS_STATE_ARMED;
+	return 0;
+
+failed:
+	/* Keep the hooks of the failed arming: the status dump names the culprit. */
+	for (i = 0; i < shim.nr_hooks; i++) {
+		struct p2ps_hook *h = &shim.hooks[i];
+
+		if (h->desc && (!strcmp(h->symbol, err->target) ||
+				!strcmp(h->desc->target, err->target))) {
+			h->state = P2PS_HOOK_FAILED;
+			strscpy(h->last_error, err->reason, sizeof(h->last_error));
+		}
+	}
+	return ret;
+}
+
+/* Called with the lock held. */
+static void disarm(void)
+{
+	if (shim.state != P2PS_STATE_ARMED && shim.state != P2PS_STATE_DRY_RUN)
+		return;
+	p2ps_hooks_remove(shim.hooks, shim.nr_hooks);
+	p2ps_bar1_unbind();
+}
+
+static void snapshot_locked(struct p2ps_status_snapshot *snap)
+{
+	snap->state = shim.state;
+	snap->flags = shim.flags;
+	snap->stale_gpus = shim.state == P2PS_STATE_DISABLED ? 0 : p2ps_bar1_stale_gpus();
+	strscpy(snap->driver_version, shim.driver_version, sizeof(snap->driver_version));
+	strscpy(snap->profile, shim.profile ? shim.profile->name : "", sizeof(snap->profile));
+}
+
+static void announce_armed(const char *why)
+{
+	struct p2ps_status_snapshot snap;
+
+	snapshot_locked(&snap);
+	pr_info("%s profile %s for nvidia %s (%u hooks) %s\n",
+		shim.state == P2PS_STATE_DRY_RUN ? "dry run of" : "armed",
+		snap.profile, snap.driver_version, shim.nr_hooks, why);
+	if (snap.stale_gpus)
+		pr_info("GPUs initialised before arming (mask 0x%x): re-initialise them for full effect\n",
+			snap.stale_gpus);
+	p2ps_event(P2PS_EV_ARMED, &snap, NULL);
+}
+
+static void announce_refusal(const struct p2ps_arm_error *err, int ret, const char *who)
+{
+	char reason[P2PS_REASON_LEN + P2PS_NAME_LEN];
+
+	snprintf(reason, sizeof(reason), "%s%s%s", err->target,
+		 err->target[0] ? ": " : "", err->reason);
+	pr_warn("enable refused %s: %s (error %d)\n", who, reason, ret);
+	p2ps_event(P2PS_EV_REFUSED, NULL, reason);
+}
+
+int p2ps_enable(u32 flags, struct p2ps_arm_error *err)
+{
+	struct module *mod;
+	char who[32];
+	int ret = 0;
+
+	snprintf(who, sizeof(who), "by uid %u", caller_uid());
+	mutex_lock(&shim.lock);
+	if (shim.state == P2PS_STATE_ARMED || shim.state == P2PS_STATE_DRY_RUN) {
+		if ((shim.flags & P2PS_ENABLE_DRY_RUN) != (flags & P2PS_ENABLE_DRY_RUN)) {
+			p2ps_fail(err, "", "already %s; disable first",
+				  shim.state == P2PS_STATE_ARMED ? "armed" : "armed for a dry run");
+			ret = -EALREADY;
+		}
+		goto out;
+	}
+	shim.flags = flags;
+	mod = p2ps_driver_find();
+	if (!mod) {
+		shim.state = P2PS_STATE_WAITING;
+		pr_info("enabled %s: waiting for nvidia to load\n", who);
+		goto out;
+	}
+	ret = arm(mod, err);
+	module_put(mod);
+	if (ret) {
+		shim.state = P2PS_STATE_DISABLED;
+		announce_refusal(err, ret, who);
+		goto out;
+	}
+	announce_armed(who);
+out:
+	mutex_unlock(&shim.lock);
+	return ret;
+}
+
+int p2ps_disable(char *busy, size_t len)
+{
+	struct p2ps_status_snapshot snap;
+	u32 uid = caller_uid();
+	int ret = 0;
+
+	mutex_lock(&shim.lock);
+	if (p2ps_ledger_live()) {
+		p2ps_ledger_describe(busy, len);
+		pr_info("disable refused for uid %u: live BAR1 mappings: %s\n", uid, busy);
+		p2ps_event(P2PS_EV_REFUSED, NULL, busy);
+		ret = -EBUSY;
+		goto out;
+	}
+	if (shim.state != P2PS_STATE_DISABLED) {
+		disarm();
+		shim.state = P2PS_STATE_DISABLED;
+		pr_info("disabled by uid %u\n", uid);
+		snapshot_locked(&snap);
+		p2ps_event(P2PS_EV_DISARMED, &snap, "disabled");
+	}
+out:
+	mutex_unlock(&shim.lock);
+	return ret;
+}
+
+void p2ps_snapshot(struct p2ps_status_snapshot *snap, u32 *hooks, u64 *hits)
+{
+	unsigned int i;
+
+	mutex_lock(&shim.lock);
+	snapshot_locked(snap);
+	*hooks = 0;
+	*hits = 0;
+	for (i = 0; i < shim.nr_hooks; i++) {
+		if (shim.hooks[i].state == P2PS_HOOK_INSTALLED)
+			(*hooks)++;
+		*hits += atomic64_read(&shim.hooks[i].hits);
+	}
+	mutex_unlock(&shim.lock);
+}
+
+int p2ps_for_each_hook(int (*fn)(const struct p2ps_hook *h, void *arg), void *arg,
+		       unsigned int skip)
+{
+	unsigned int i;
+	int ret = 0;
+
+	mutex_lock(&shim.lock);
+	for (i = skip; i < shim.nr_hooks && !ret; i++)
+		ret = fn(&shim.hooks[i], arg);
+	mutex_unlock(&shim.lock);
+	return ret;
+}
+
+/* nvidia arriving and leaving. */
+static int driver_notify(struct notifier_block *nb, unsigned long action, void *data)
+{
+	struct module *mod = data;
+	struct p2ps_status_snapshot snap;
+	struct p2ps_arm_error err = {};
+	int ret;
+
+	if (strcmp(mod->name, "nvidia"))
+		return NOTIFY_DONE;
+
+	mutex_lock(&shim.lock);
+	switch (action) {
+	case MODULE_STATE_COMING:
+		strscpy(shim.driver_version, mod->version ?: "", sizeof(shim.driver_version));
+		snapshot_locked(&snap);
+		pr_info("nvidia %s arrived\n", shim.driver_version);
+		p2ps_event(P2PS_EV_DRIVER_ARRIVED, &snap, NULL);
+		if (shim.state != P2PS_STATE_WAITING)
+			break;
+		ret = arm(mod, &err);
+		if (ret) {
+			shim.state = P2PS_STATE_DISABLED;
+			announce_refusal(&err, ret, "on nvidia's arrival");
+			break;
+		}
+		announce_armed("on nvidia's arrival");
+		break;
+	case MODULE_STATE_GOING:
+		if (shim.state == P2PS_STATE_ARMED || shim.state == P2PS_STATE_DRY_RUN) {
+			unsigned int live = p2ps_ledger_live();
+
+			disarm();
+			if (live)
+				pr_warn("nvidia left with %u BAR1 mappings in the ledger\n", live);
+			p2ps_ledger_drop_all();
+			shim.state = P2PS_STATE_WAITING;
+			pr_info("nvidia left: disarmed, waiting for it to return\n");
+		}
+		shim.driver_version[0] = '\0';
+		snapshot_locked(&snap);
+		p2ps_event(P2PS_EV_DRIVER_LEFT, &snap, NULL);
+		break;
+	}
+	mutex_unlock(&shim.lock);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block driver_nb = {
+	.notifier_call = driver_notify,
+};
 
 static int __init p2p_shim_init(void)
 {
-	pr_info("loaded\n");
+	struct p2ps_arm_error err = {};
+	int ret;
+
+	ret = p2ps_netlink_init();
+	if (ret)
+		return ret;
+	ret = p2ps_control_init();
+	if (ret)
+		goto err_netlink;
+	ret = register_module_notifier(&driver_nb);
+	if (ret)
+		goto err_control;
+	pr_info("loaded, version " P2PS_MODULE_VERSION "\n");
+	if (enable)
+		p2ps_enable((dry_run ? P2PS_ENABLE_DRY_RUN : 0) | (force ? P2PS_ENABLE_FORCE : 0),
+			    &err);
 	return 0;
+
+err_control:
+	p2ps_control_exit();
+err_netlink:
+	p2ps_netlink_exit();
+	return ret;
 }
 
 static void __exit p2p_shim_exit(void)
 {
+	unregister_module_notifier(&driver_nb);
+	p2ps_control_exit();
+	mutex_lock(&shim.lock);
+	/* No live mapping: it would hold a reference on this module. */
+	disarm();
+	free_hooks();
+	mutex_unlock(&shim.lock);
+	p2ps_netlink_exit();
 	pr_info("unloaded\n");
 }
 
 module_init(p2p_shim_init);
 module_exit(p2p_shim_exit);
 MODULE_LICENSE("GPL");
+MODULE_VERSION(P2PS_MODULE_VERSION);
 MODULE_DESCRIPTION("PCIe BAR1 peer-to-peer for NVIDIA GeForce GPUs on the stock open driver");

@@ -38,12 +38,21 @@ struct p2ps_code {
 /* Target flags. */
 #define P2PS_T_STUB	(1U << 0)	/* NVOC HAL stub: "<name>_<6 hex digits>" */
 
-/* Actions: what the module does besides, or instead of, a plain redirect. */
+/*
+ * Actions: what the module does on top of the hook's kind.  A redirect
+ * with an action goes through a wrapper in the module, with the target's
+ * own signature, that calls the destination and records what it did.
+ */
 enum p2ps_action {
 	P2PS_ACT_NONE = 0,
-	P2PS_ACT_LEDGER_CREATE,		/* redirect via the ledger's create wrapper */
-	P2PS_ACT_LEDGER_REMOVE,		/* redirect via the ledger's remove wrapper */
+	P2PS_ACT_NOTE_STUB_GPUS,	/* redirect; remember both GPUs use the stubs */
+	P2PS_ACT_LEDGER_CREATE,		/* redirect; ledger +1 for the pair on success */
+	P2PS_ACT_LEDGER_REMOVE,		/* redirect; ledger -1 for the pair on success */
+	P2PS_ACT_LEDGER_DMA_MAP,	/* redirect; ledger records the BAR1 window */
+	P2PS_ACT_LEDGER_DMA_UNMAP,	/* redirect; ledger forgets the BAR1 window */
+	P2PS_ACT_ROUTE_BAR1,		/* redirect only when attributes say PCIE_BAR1 */
 	P2PS_ACT_REGISTRY_DEFAULTS,	/* return override: registry defaults */
+	P2PS_ACT_CAPS_GUARD,		/* return override: refuse forced mailbox caps */
 };
 
 struct p2ps_hook_desc {

@@ -161,7 +161,8 @@ enum p2ps_map_attr {
 #define P2PS_MAP_A_MAX (__P2PS_MAP_A_MAX - 1)
 
 enum p2ps_conn_type {
-	P2PS_CONN_PCIE_BAR1 = 1,
+	P2PS_CONN_PCIE_BAR1 = 1,	/* a BAR1 P2P pair (kbusCreateP2PMapping) */
+	P2PS_CONN_BAR1_WINDOW = 2,	/* peer memory mapped through BAR1 (dmaAllocBar1P2PMapping) */
 };
 
 enum p2ps_event {

@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What the hooks do for BAR1 P2P.
+ *
+ * Wrappers: a redirect whose profile entry has an action lands here, in a
+ * function with exactly the target's signature, which calls the driver's
+ * own implementation and records what it did (ledger, GPU table).
+ *
+ * Return overrides: registry defaults for osReadRegistryDword, and the caps
+ * guard on p2pGetCapsStatus.
+ *
+ * The GPU table remembers, per OBJGPU the driver showed us: its instance,
+ * whether it uses the BAR1 stubs (seen through a stub hook: only pre-Hopper
+ * chips do), whether we supplied its ForceP2P, and whether it had been
+ * initialised before arming (so its registry-time settings miss ours).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/rcupdate.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/wait.h>
+
+#include "p2p-shim.h"
+
+/* The driver's functions the wrappers call, bound at arming. */
+static struct {
+	NvBool (*is_supported)(struct OBJGPU *g0, struct KernelBus *b0,
+			       struct OBJGPU *g1, struct KernelBus *b1);
+	NV_STATUS (*create)(struct OBJGPU *g0, struct KernelBus *b0,
+			    struct OBJGPU *g1, struct KernelBus *b1, NvU32 attributes);
+	NV_STATUS (*remove)(struct OBJGPU *g0, struct KernelBus *b0,
+			    struct OBJGPU *g1, struct KernelBus *b1, NvU32 attributes);
+	NV_STATUS (*dma_info)(struct OBJGPU *src, struct OBJGPU *peer,
+			      struct KernelBus *peer_bus, NvU64 *addr, NvU64 *size);
+	NV_STATUS (*dma_map)(struct OBJGPU *gpu, struct VirtMemAllocator *dma,
+			     struct DMA_BAR1P2P_MAPPING_PRARAMS *params);
+	void (*dma_unmap)(struct VirtMemAllocator *dma, struct CLI_DMA_MAPPING_INFO *info);
+	NV_STATUS (*attach_info)(NvU32 *count, NvU32 *mask);
+	struct OBJGPU *(*get_gpu)(NvU32 instance);
+} nv;
+
+/*
+ * Wrappers still running.  A task redirected into a wrapper may be
+ * preempted before it counts itself; synchronize_rcu_tasks() waits for
+ * such tasks, after which the count covers them all.
+ */
+static atomic_t inflight = ATOMIC_INIT(0);
+static DECLARE_WAIT_QUEUE_HEAD(inflight_wq);
+
+static void wrapper_enter(void)
+{
+	atomic_inc(&inflight);
+}
+
+static void wrapper_exit(void)
+{
+	if (atomic_dec_and_test(&inflight))
+		wake_up_all(&inflight_wq);
+}
+
+/* The GPU table. */
+struct p2ps_gpu {
+	struct OBJGPU *gpu;
+	bool stub;	/* uses the BAR1 stubs: a pre-Hopper chip */
+	bool forced;	/* its ForceP2P came from us */
+	bool stale;	/* initialised before arming, not since */
+	u32 instance;
+};
+
+static struct p2ps_gpu gpus[NV_MAX_DEVICES];
+static DEFINE_SPINLOCK(gpus_lock);
+
+/* The GPU instance the driver gives @gpu, or U32_MAX. */
+u32 p2ps_gpu_instance(struct OBJGPU *gpu)
+{
+	u32 i;
+
+	for (i = 0; gpu && nv.get_gpu && i < NV_MAX_DEVICES; i++)
+		if (nv.get_gpu(i) == gpu)
+			return i;
+	return U32_MAX;
+}
+
+/* The table entry for @gpu, added if new; NULL when the table is full. */
+static struct p2ps_gpu *gpu_entry(struct OBJGPU *gpu, u32 instance)
+{
+	struct p2ps_gpu *free = NULL;
+	int i;
+
+	lockdep_assert_held(&gpus_lock);
+	for (i = 0; i < NV_MAX_DEVICES; i++) {
+		if (gpus[i].gpu == gpu) {
+			/* Instances are known once the GPU is initialised. */
+			if (gpus[i].instance == U32_MAX)
+				gpus[i].instance = instance;
+			return &gpus[i];
+		}
+		if (!gpus[i].gpu && !free)
+			free = &gpus[i];
+	}
+	if (free) {
+		free->gpu = gpu;
+		free->instance = instance;
+	}
+	return free;
+}
+
+static void note_stub_gpu(struct OBJGPU *gpu)
+{
+	u32 instance = p2ps_gpu_instance(gpu);
+	struct p2ps_gpu *g;
+	unsigned long flags;
+
+	spin_lock_irqsave(&gpus_lock, flags);
+	g = gpu_entry(gpu, instance);
+	if (g)
+		g->stub = true;
+	spin_unlock_irqrestore(&gpus_lock, flags);
+}
+
+/* Whether any GPU of @mask is a stub GPU whose ForceP2P we supplied. */
+static bool mask_has_forced_stub_gpu(u32 mask)
+{
+	struct OBJGPU *gpu[NV_MAX_DEVICES];
+	unsigned long flags;
+	bool found = false;
+	int i, j;
+
+	for (i = 0; i < NV_MAX_DEVICES; i++)
+		gpu[i] = (mask & BIT(i)) ? nv.get_gpu(i) : NULL;
+	spin_lock_irqsave(&gpus_lock, flags);
+	for (i = 0; i < NV_MAX_DEVICES && !found; i++)
+		for (j = 0; gpu[i] && j < NV_MAX_DEVICES; j++)
+			if (gpus[j].gpu == gpu[i] && gpus[j].stub && gpus[j].forced)
+				found = true;
+	spin_unlock_irqrestore(&gpus_lock, flags);
+	return found;
+}
+
+u32 p2ps_bar1_stale_gpus(void)
+{
+	unsigned long flags;
+	u32 mask = 0;
+	int i;
+
+	spin_lock_irqsave(&gpus_lock, flags);
+	for (i = 0; i < NV_MAX_DEVICES; i++)
+		if (gpus[i].gpu && gpus[i].stale && gpus[i].instance < NV_MAX_DEVICES)
+			mask |= BIT(gpus[i].instance);
+	spin_unlock_irqrestore(&gpus_lock, flags);
+	return mask;
+}
+
+/* Wrappers: each has the signature of the stub it replaces. */
+
+static NvBool wrap_is_supported(struct OBJGPU *g0, struct KernelBus *b0,
+				struct OBJGPU *g1, struct KernelBus *b1)
+{
+	NvBool ret;
+
+	wrapper_enter();
+	note_stub_gpu(g0);
+	note_stub_gpu(g1);
+	ret = nv.is_supported(g0, b0, g1, b1);
+	wrapper_exit();
+	return ret;
+}
+
+static NV_STATUS wrap_create(struct OBJGPU *g0, struct KernelBus *b0,
+			     struct OBJGPU *g1, struct KernelBus *b1, NvU32 attributes)
+{
+	NvU64 base = 0, size = 0;
+	NV_STATUS st;
+
+	wrapper_enter();
+	st = nv.create(g0, b0, g1, b1, attributes);
+	if (st == NV_OK) {
+		/* For the event only: where GPU1's BAR1 appears to GPU0. */
+		if (nv.dma_info(g0, g1, b1, &base, &size) != NV_OK)
+			base = size = 0;
+		p2ps_ledger_pair_get(g0, g1, base, size);
+	}
+	wrapper_exit();
+	return st;
+}
+
+static NV_STATUS wrap_remove(struct OBJGPU *g0, struct KernelBus *b0,
+			     struct OBJGPU *g1, struct KernelBus *b1, NvU32 attributes)
+{
+	NV_STATUS st;
+
+	wrapper_enter();
+	st = nv.remove(g0, b0, g1, b1, attributes);
+	if (st == NV_OK)
+		p2ps_ledger_pair_put(g0, g1);
+	wrapper_exit();
+	return st;
+}
+
+static NV_STATUS wrap_dma_map(struct OBJGPU *gpu, struct VirtMemAllocator *dma,
+			      struct DMA_BAR1P2P_MAPPING_PRARAMS *params)
+{
+	NV_STATUS st;
+
+	wrapper_enter();
+	st = nv.dma_map(gpu, dma, params);
+	if (st == NV_OK && params)
+		p2ps_ledger_dma_get(params->pDmaMappingInfo, gpu, params->pPeerGpu);
+	wrapper_exit();
+	return st;
+}
+
+static void wrap_dma_unmap(struct VirtMemAllocator *dma, struct CLI_DMA_MAPPING_INFO *info)
+{
+	wrapper_enter();
+	nv.dma_unmap(dma, info);
+	p2ps_ledger_dma_put(info);
+	wrapper_exit();
+}
+
+/* PCIE_BAR1 create/remove calls go to _GH100; every other type stays. */
+bool p2ps_route_bar1(struct pt_regs *regs)
+{
+	/* attributes is the 7th argument: above the return address. */
+	unsigned long attributes = regs_get_kernel_stack_nth(regs, 1);
+
+	return (attributes & NV_P2PAPI_CONNECTION_TYPE_MASK) ==
+	       NV_P2PAPI_CONNECTION_TYPE_PCIE_BAR1;
+}
+
+/*
+ * Registry defaults.  GeForce PCIe caps come back NOT_SUPPORTED from GSP
+ * unless ForceP2P overrides them, and the caps check takes the BAR1 route
+ * only with RMPcieP2PType BAR1 (590+ accept nothing else).  0x211: reads
+ * and writes on, atomics left to the driver (0x11 would disable them).
+ * RMForceStaticBar1 is left alone: forcing it fails GPU initialisation
+ * when BAR1 is smaller than VRAM, and 580+ enables it when it fits.
+ */
+struct registry_default {
+	const char *key;
+	NvU32 value;
+};
+
+static const struct registry_default registry_defaults[] = {
+	{ "ForceP2P", 0x211 },
+	{ "RMPcieP2PType", 1 },
+};
+
+struct registry_call {
+	struct OBJGPU *gpu;
+	const char *key;
+	NvU32 *data;
+};
+
+static void registry_return(struct registry_call *c, struct pt_regs *regs)
+{
+	const struct registry_default *d = NULL;
+	unsigned long flags;
+	struct p2ps_gpu *g;
+	bool injected = false;
+	u32 instance;
+	int i;
+
+	if (!c->gpu || !c->key || !c->data)
+		return;
+	for (i = 0; i < ARRAY_SIZE(registry_defaults); i++)
+		if (!strcmp(c->key, registry_defaults[i].key))
+			d = &registry_defaults[i];
+	if (!d)
+		return;
+	if (regs_return_value(regs) != NV_OK) {
+		/* The user has not set it: supply ours. */
+		*c->data = d->value;
+		regs_set_return_value(regs, NV_OK);
+		injected = true;
+	}
+	if (strcmp(d->key, "ForceP2P"))
+		return;
+	/* ForceP2P is read once per GPU initialisation. */
+	instance = p2ps_gpu_instance(c->gpu);
+	spin_lock_irqsave(&gpus_lock, flags);
+	g = gpu_entry(c->gpu, instance);
+	if (g) {
+		g->forced = injected;
+		g->stale = false;
+	}
+	spin_unlock_irqrestore(&gpus_lock, flags);
+}
+
+/*
+ * The caps guard.  With ForceP2P forced, a pair whose BAR1 route is not
+ * available (no static BAR1: small BAR, or BAR1 smaller than VRAM) would
+ * come back as PCIE_PROPRIETARY with reads and writes OK, and the driver
+ * would then use mailbox P2P, which GeForce chips since Ampere no longer
+ * have.  For such pairs, put back what the stock driver says: no P2P.
+ */
+struct caps_call {
+	NvU32 mask;
+	u8 *write, *read, *atomics;
+	u32 *connectivity;
+};
+
+static void caps_return(struct caps_call *c, struct pt_regs *regs)
+{
+	if (regs_return_value(regs) != NV_OK || !c->connectivity || !c->read || !c->write)
+		return;
+	if (*c->connectivity != P2P_CONNECTIVITY_PCIE_PROPRIETARY)
+		return;
+	if (!mask_has_forced_stub_gpu(c->mask))
+		return;
+	*c->write = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
+	*c->read = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
+	if (c->atomics)
+		*c->atomics = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
+	*c->connectivity = P2P_CONNECTIVITY_UNKNOWN;
+}
+
+static struct p2ps_hook *krp_hook(struct kretprobe_instance *ri)
+{
+	return container_of(get_kretprobe(ri), struct p2ps_hook, krp);
+}
+
+size_t p2ps_bar1_ret_data_size(enum p2ps_action action)
+{
+	return action == P2PS_ACT_CAPS_GUARD ? sizeof(struct caps_call) :
+					       sizeof(struct registry_call);
+}
+
+int p2ps_bar1_ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct p2ps_hook *h = krp_hook(ri);
+
+	atomic64_inc(&h->hits);
+	if (h->desc->action == P2PS_ACT_CAPS_GUARD) {
+		struct caps_call *c = (struct caps_call *)ri->data;
+
+		c->mask = regs_get_kernel_argument(regs, 0);
+		c->write = (u8 *)regs_get_kernel_argument(regs, 1);
+		c->read = (u8 *)regs_get_kernel_argument(regs, 2);
+		c->atomics = (u8 *)regs_get_kernel_argument(regs, 3);
+		c->connectivity = (u32 *)regs_get_kernel_argument(regs, 4);
+	} else {
+		struct registry_call *c = (struct registry_call *)ri->data;
+
+		c->gpu = (struct OBJGPU *)regs_get_kernel_argument(regs, 0);
+		c->key = (const char *)regs_get_kernel_argument(regs, 1);
+		c->data = (NvU32 *)regs_get_kernel_argument(regs, 2);
+	}
+	return 0;
+}
+
+int p2ps_bar1_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct p2ps_hook *h = krp_hook(ri);
+
+	if (h->desc->action == P2PS_ACT_CAPS_GUARD)
+		caps_return((struct caps_call *)ri->data, regs);
+	else
+		registry_return((struct registry_call *)ri->data, regs);
+	return 0;
+}
+
+/*
+ * Point the wrappers at the driver's functions and the hooks at the
+ * wrappers, and take note of the GPUs already initialised.
+ */
+int p2ps_bar1_bind(struct module *mod, struct p2ps_hook *hooks, unsigned int n,
+		   struct p2ps_arm_error *err)
+{
+	static const struct {
+		enum p2ps_action action;
+		void *wrapper;
+		void **fn;
+	} wrappers[] = {
+		{ P2PS_ACT_NOTE_STUB_GPUS, wrap_is_supported, (void **)&nv.is_supported },
+		{ P2PS_ACT_LEDGER_CREATE, wrap_create, (void **)&nv.create },
+		{ P2PS_ACT_LEDGER_REMOVE, wrap_remove, (void **)&nv.remove },
+		{ P2PS_ACT_LEDGER_DMA_MAP, wrap_dma_map, (void **)&nv.dma_map },
+		{ P2PS_ACT_LEDGER_DMA_UNMAP, wrap_dma_unmap, (void **)&nv.dma_unmap },
+	};
+	NvU32 count = 0, mask = 0;
+	unsigned long flags;
+	unsigned int i, j;
+
+	memset(&nv, 0, sizeof(nv));
+	for (i = 0; i < n; i++)
+		for (j = 0; j < ARRAY_SIZE(wrappers); j++)
+			if (hooks[i].desc->action == wrappers[j].action) {
+				hooks[i].via = (unsigned long)wrappers[j].wrapper;
+				*wrappers[j].fn = (void *)hooks[i].dest;
+			}
+	nv.dma_info = (void *)p2ps_driver_lookup(mod, "kbusGetBar1P2PDmaInfo_GH100");
+	nv.attach_info = (void *)p2ps_driver_lookup(mod, "gpumgrGetGpuAttachInfo");
+	nv.get_gpu = (void *)p2ps_driver_lookup(mod, "gpumgrGetGpu");
+	if (!nv.is_supported || !nv.create || !nv.remove || !nv.dma_map || !nv.dma_unmap ||
+	    !nv.dma_info || !nv.attach_info || !nv.get_gpu)
+		return p2ps_fail(err, "", "profile does not provide every function the wrappers need");
+
+	spin_lock_irqsave(&gpus_lock, flags);
+	memset(gpus, 0, sizeof(gpus));
+	spin_unlock_irqrestore(&gpus_lock, flags);
+
+	/* GPUs initialised already read their registry without us. */
+	if (nv.attach_info(&count, &mask) != NV_OK)
+		mask = 0;
+	for (i = 0; i < NV_MAX_DEVICES; i++) {
+		struct OBJGPU *gpu = (mask & BIT(i)) ? nv.get_gpu(i) : NULL;
+		struct p2ps_gpu *g;
+
+		if (!gpu)
+			continue;
+		spin_lock_irqsave(&gpus_lock, flags);
+		g = gpu_entry(gpu, i);
+		if (g)
+			g->stale = true;
+		spin_unlock_irqrestore(&gpus_lock, flags);
+	}
+	return 0;
+}
+
+/* After the hooks are gone: wait until no task runs a wrapper. */
+void p2ps_bar1_unbind(void)
+{
+	synchronize_rcu_tasks();
+	wait_event(inflight_wq, !atomic_read(&inflight));
+}

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Finding the nvidia module and resolving symbols inside it, and only
+ * inside it: every address p2p-shim ever hooks or calls comes from
+ * nvidia's own symbol table, never from userspace or the rest of the
+ * kernel.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kallsyms.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "p2p-shim.h"
+
+#define DRIVER_NAME "nvidia"
+
+/*
+ * The nvidia module, with a reference held, or NULL if it is not loaded
+ * (or is on its way out).  find_module() is not exported, but every module
+ * has a kobject in the same kset as ours (/sys/module), and holding that
+ * kobject keeps the module from being freed while we take a reference.
+ */
+struct module *p2ps_driver_find(void)
+{
+	struct kobject *kobj;
+	struct module *mod;
+
+	kobj = kset_find_obj(THIS_MODULE->mkobj.kobj.kset, DRIVER_NAME);
+	if (!kobj)
+		return NULL;
+	mod = container_of(kobj, struct module_kobject, kobj)->mod;
+	if (mod && !try_module_get(mod))
+		mod = NULL;
+	kobject_put(kobj);
+	return mod;
+}
+
+/*
+ * Walk nvidia's symbol table for text symbols named @name, or, for a HAL
+ * stub, "<name>_<6 hex>".  Returns the number of matches; the first one's
+ * address and size go to @addr and @size, its name to @found.
+ */
+static int lookup(struct module *mod, const char *name, bool stub,
+		  unsigned long *addr, unsigned long *size, char *found, size_t len)
+{
+	struct mod_kallsyms *ks;
+	unsigned int i;
+	int n = 0;
+
+	preempt_disable();
+	ks = rcu_dereference_sched(mod->kallsyms);
+	for (i = 0; i < ks->num_symtab; i++) {
+		const Elf_Sym *sym = &ks->symtab[i];
+		const char *s = ks->strtab + sym->st_name;
+		char type = ks->typetab[i];
+
+		if (type != 't' && type != 'T')
+			continue;
+		if (stub ? !p2ps_is_stub_of(s, name) : strcmp(s, name))
+			continue;
+		if (!n++) {
+			*addr = sym->st_value;
+			*size = sym->st_size;
+			if (found)
+				strscpy(found, s, len);
+		}
+	}
+	preempt_enable();
+	return n;
+}
+
+unsigned long p2ps_driver_lookup(struct module *mod, const char *name)
+{
+	unsigned long addr = 0, size;
+
+	return lookup(mod, name, false, &addr, &size, NULL, 0) == 1 ? addr : 0;
+}
+
+/* Check a stub's machine code against the profile's expectation. */
+static int check_body(struct p2ps_hook *h, unsigned long size, struct p2ps_arm_error *err)
+{
+	unsigned char text[32];
+	char why[P2PS_REASON_LEN];
+	size_t len = size && size < sizeof(text) ? size : sizeof(text);
+
+	if (copy_from_kernel_nofault(text, (void *)h->addr, len)) {
+		p2ps_fail(err, h->symbol, "cannot read its code");
+		return -EFAULT;
+	}
+	if (p2ps_match_code(text, len, h->desc->expect, why, sizeof(why))) {
+		p2ps_fail(err, h->symbol, "%s", why);
+		return -EILSEQ;
+	}
+	return 0;
+}
+
+/*
+ * Resolve every target, destination and called function of @profile in
+ * @mod and check every stub's body.  Nothing is installed here; the first
+ * problem fails the whole profile.
+ */
+int p2ps_resolve(struct module *mod, const struct p2ps_profile *profile,
+		 struct p2ps_hook *hooks, struct p2ps_arm_error *err)
+{
+	const char *const *call;
+	unsigned int i;
+	int n, ret;
+
+	for (i = 0; i < profile->nr_hooks; i++) {
+		const struct p2ps_hook_desc *d = &profile->hooks[i];
+		struct p2ps_hook *h = &hooks[i];
+		bool stub = d->flags & P2PS_T_STUB;
+		unsigned long size = 0;
+
+		h->desc = d;
+		strscpy(h->symbol, d->target, sizeof(h->symbol));
+		n = lookup(mod, d->target, stub, &h->addr, &size, h->symbol, sizeof(h->symbol));
+		if (n == 0) {
+			p2ps_fail(err, d->target, "no %s%s in %s", d->target,
+				  stub ? "_<hash> stub" : "", DRIVER_NAME);
+			return -ENOENT;
+		}
+		if (n > 1) {
+			p2ps_fail(err, d->target, "%d symbols match %s%s: ambiguous", n,
+				  d->target, stub ? "_<hash>" : "");
+			return -ENOTUNIQ;
+		}
+		if (d->expect) {
+			ret = check_body(h, size, err);
+			if (ret)
+				return ret;
+		}
+		if (d->dest) {
+			h->dest = p2ps_driver_lookup(mod, d->dest);
+			if (!h->dest) {
+				p2ps_fail(err, d->target, "redirect destination %s not found",
+					  d->dest);
+				return -ENOENT;
+			}
+		}
+	}
+	for (call = profile->calls; call && *call; call++) {
+		if (!p2ps_driver_lookup(mod, *call)) {
+			p2ps_fail(err, *call, "function %s not found", *call);
+			return -ENOENT;
+		}
+	}
+	return 0;
+}

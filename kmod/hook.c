@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The hook engine.  Three plain kinds on kprobes:
+ *
+ *  - redirect: a kprobe at the target's entry sets the instruction pointer
+ *    to another function with the same signature and skips the target.
+ *    Nothing has run yet, so the arguments are still in their registers
+ *    and on the stack, and the return address is the caller's: the
+ *    destination runs as a tail call of the target.  The probe has a
+ *    post_handler so that it is never jump-optimised (an optimised probe
+ *    ignores a changed instruction pointer).  Where the target's entry is
+ *    an ftrace site the kprobe sits on ftrace, which allows the same.
+ *  - return override: a kretprobe whose handlers look at the arguments on
+ *    entry and may change the return value (and out-parameters) on return.
+ *  - count: a kprobe that only counts, for dry runs.
+ *
+ * Installation is all or nothing: the first failure removes every hook
+ * installed before it.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+
+#include "p2p-shim.h"
+
+static struct p2ps_hook *kp_hook(struct kprobe *kp)
+{
+	return container_of(kp, struct p2ps_hook, kp);
+}
+
+int p2ps_redirect_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct p2ps_hook *h = kp_hook(kp);
+
+	atomic64_inc(&h->hits);
+	if (h->desc->action == P2PS_ACT_ROUTE_BAR1 && !p2ps_route_bar1(regs))
+		return 0;	/* not ours: the target runs as usual */
+	instruction_pointer_set(regs, h->via ? h->via : h->dest);
+	return 1;
+}
+
+/* Its presence keeps the probe from being optimised; see above. */
+static void redirect_post(struct kprobe *kp, struct pt_regs *regs, unsigned long flags)
+{
+}
+
+static int count_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	atomic64_inc(&kp_hook(kp)->hits);
+	return 0;
+}
+
+static int install_one(struct p2ps_hook *h, bool dry_run)
+{
+	int ret;
+
+	h->kind = dry_run ? P2PS_HOOK_COUNT : h->desc->kind;
+	switch (h->kind) {
+	case P2PS_HOOK_REDIRECT:
+		h->kp.addr = (kprobe_opcode_t *)h->addr;
+		h->kp.pre_handler = p2ps_redirect_pre;
+		h->kp.post_handler = redirect_post;
+		ret = register_kprobe(&h->kp);
+		break;
+	case P2PS_HOOK_RETURN:
+		h->krp.kp.addr = (kprobe_opcode_t *)h->addr;
+		h->krp.entry_handler = p2ps_bar1_ret_entry;
+		h->krp.handler = p2ps_bar1_ret;
+		h->krp.data_size = p2ps_bar1_ret_data_size(h->desc->action);
+		/* A missed instance would skip a registry default: be generous. */
+		h->krp.maxactive = 64;
+		ret = register_kretprobe(&h->krp);
+		break;
+	case P2PS_HOOK_COUNT:
+		h->kp.addr = (kprobe_opcode_t *)h->addr;
+		h->kp.pre_handler = count_pre;
+		ret = register_kprobe(&h->kp);
+		break;
+	default:
+		ret = -EINVAL;
+	}
+	return ret;
+}
+
+static void remove_one(struct p2ps_hook *h)
+{
+	if (h->state != P2PS_HOOK_INSTALLED)
+		return;
+	if (h->kind == P2PS_HOOK_RETURN) {
+		unregister_kretprobe(&h->krp);
+		if (h->krp.nmissed)
+			snprintf(h->last_error, sizeof(h->last_error),
+				 "%d calls missed", h->krp.nmissed);
+	} else {
+		unregister_kprobe(&h->kp);
+	}
+	h->state = P2PS_HOOK_IDLE;
+}
+
+int p2ps_hooks_install(struct p2ps_hook *hooks, unsigned int n, bool dry_run,
+		       struct p2ps_arm_error *err)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		struct p2ps_hook *h = &hooks[i];
+
+		ret = install_one(h, dry_run);
+		if (ret) {
+			h->state = P2PS_HOOK_FAILED;
+			snprintf(h->last_error, sizeof(h->last_error),
+				 "kprobe registration failed (%d)", ret);
+			p2ps_fail(err, h->symbol, "cannot install the probe: error %d", ret);
+			while (i--)
+				remove_one(&hooks[i]);
+			return ret;
+		}
+		h->state = P2PS_HOOK_INSTALLED;
+		h->last_error[0] = '\0';
+	}
+	return 0;
+}
+
+void p2ps_hooks_remove(struct p2ps_hook *hooks, unsigned int n)
+{
+	unsigned int i = n;
+
+	while (i--)
+		remove_one(&hooks[i]);
+}

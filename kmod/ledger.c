@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The ledger: BAR1 peer mappings that exist because of our hooks.
+ *
+ * While any is live, tearing the hooks down would let the driver release
+ * it through a stub that does nothing, leaking IOMMU and BAR1 mappings
+ * ("left-over mappings" at unload).  So disable is refused, and the module
+ * holds a reference on itself so that rmmod is refused too.
+ *
+ * Entries are added and removed from the driver's P2P paths, which may hold
+ * the driver's spinlocks: a spinlock and atomic allocations here.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/list.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+
+#include "p2p-shim.h"
+
+struct ledger_entry {
+	struct list_head node;
+	enum p2ps_conn_type conn;
+	struct OBJGPU *gpu0, *gpu1;
+	void *key;			/* BAR1_WINDOW: the driver's mapping info */
+	struct p2ps_mapping_event ev;	/* what status and events report */
+};
+
+static LIST_HEAD(entries);
+static DEFINE_SPINLOCK(ledger_lock);
+static unsigned int live;		/* references held by the driver */
+static unsigned int unrecorded;		/* ...of which we could not allocate an entry */
+
+/* Called with ledger_lock held; @delta is +1 or -1. */
+static void account(int delta)
+{
+	if (delta > 0 && live++ == 0)
+		__module_get(THIS_MODULE);
+	else if (delta < 0 && --live == 0)
+		module_put(THIS_MODULE);
+}
+
+static struct ledger_entry *find_pair(struct OBJGPU *g0, struct OBJGPU *g1)
+{
+	struct ledger_entry *e;
+
+	list_for_each_entry(e, &entries, node)
+		if (e->conn == P2PS_CONN_PCIE_BAR1 &&
+		    ((e->gpu0 == g0 && e->gpu1 == g1) || (e->gpu0 == g1 && e->gpu1 == g0)))
+			return e;
+	return NULL;
+}
+
+static struct ledger_entry *find_window(void *key)
+{
+	struct ledger_entry *e;
+
+	list_for_each_entry(e, &entries, node)
+		if (e->conn == P2PS_CONN_BAR1_WINDOW && e->key == key)
+			return e;
+	return NULL;
+}
+
+static struct ledger_entry *new_entry(enum p2ps_conn_type conn, struct OBJGPU *g0,
+				      struct OBJGPU *g1)
+{
+	struct ledger_entry *e = kzalloc(sizeof(*e), GFP_ATOMIC);
+
+	if (!e)
+		return NULL;
+	e->conn = conn;
+	e->gpu0 = g0;
+	e->gpu1 = g1;
+	e->ev.conn = conn;
+	e->ev.gpu0 = p2ps_gpu_instance(g0);
+	e->ev.gpu1 = p2ps_gpu_instance(g1);
+	return e;
+}
+
+void p2ps_ledger_pair_get(struct OBJGPU *g0, struct OBJGPU *g1, u64 dma_base, u64 dma_size)
+{
+	struct ledger_entry *e, *fresh = new_entry(P2PS_CONN_PCIE_BAR1, g0, g1);
+	struct p2ps_mapping_event ev = { .conn = P2PS_CONN_PCIE_BAR1 };
+	unsigned long flags;
+
+	spin_lock_irqsave(&ledger_lock, flags);
+	e = find_pair(g0, g1);
+	if (!e && fresh) {
+		e = fresh;
+		fresh = NULL;
+		e->ev.dma_base = dma_base;
+		e->ev.dma_size = dma_size;
+		list_add_tail(&e->node, &entries);
+	}
+	if (e) {
+		e->ev.count++;
+		ev = e->ev;
+	} else {
+		unrecorded++;
+	}
+	account(+1);
+	spin_unlock_irqrestore(&ledger_lock, flags);
+	kfree(fresh);
+	p2ps_event_mapping(P2PS_EV_MAPPING_CREATED, &ev);
+}
+
+void p2ps_ledger_pair_put(struct OBJGPU *g0, struct OBJGPU *g1)
+{
+	struct p2ps_mapping_event ev = { .conn = P2PS_CONN_PCIE_BAR1 };
+	struct ledger_entry *e, *gone = NULL;
+	unsigned long flags;
+
+	spin_lock_irqsave(&ledger_lock, flags);
+	e = find_pair(g0, g1);
+	if (e) {
+		ev = e->ev;
+		ev.count = --e->ev.count;
+		if (!e->ev.count) {
+			list_del(&e->node);
+			gone = e;
+		}
+		account(-1);
+	} else if (unrecorded) {
+		unrecorded--;
+		account(-1);
+	}
+	spin_unlock_irqrestore(&ledger_lock, flags);
+	kfree(gone);
+	if (e)
+		p2ps_event_mapping(P2PS_EV_MAPPING_REMOVED, &ev);
+}
+
+void p2ps_ledger_dma_get(struct CLI_DMA_MAPPING_INFO *info, struct OBJGPU *gpu,
+			 struct OBJGPU *peer)
+{
+	struct ledger_entry *e = new_entry(P2PS_CONN_BAR1_WINDOW, gpu, peer);
+	struct p2ps_mapping_event ev = { .conn = P2PS_CONN_BAR1_WINDOW };
+	unsigned long flags;
+
+	spin_lock_irqsave(&ledger_lock, flags);
+	if (e) {
+		e->key = info;
+		e->ev.count = 1;
+		list_add_tail(&e->node, &entries);
+		ev = e->ev;
+	} else {
+		unrecorded++;
+	}
+	account(+1);
+	spin_unlock_irqrestore(&ledger_lock, flags);
+	p2ps_event_mapping(P2PS_EV_MAPPING_CREATED, &ev);
+}
+
+/* Every mapping goes through here; only ours are in the ledger. */
+void p2ps_ledger_dma_put(struct CLI_DMA_MAPPING_INFO *info)
+{
+	struct p2ps_mapping_event ev;
+	struct ledger_entry *e;
+	unsigned long flags;
+
+	spin_lock_irqsave(&ledger_lock, flags);
+	e = find_window(info);
+	if (e) {
+		list_del(&e->node);
+		account(-1);
+	}
+	spin_unlock_irqrestore(&ledger_lock, flags);
+	if (!e)
+		return;
+	ev = e->ev;
+	ev.count = 0;
+	kfree(e);
+	p2ps_event_mapping(P2PS_EV_MAPPING_REMOVED, &ev);
+}
+
+unsigned int p2ps_ledger_live(void)
+{
+	unsigned long flags;
+	unsigned int n;
+
+	spin_lock_irqsave(&ledger_lock, flags);
+	n = live;
+	spin_unlock_irqrestore(&ledger_lock, flags);
+	return n;
+}
+
+/* "GPU0-GPU1 (2), GPU0->GPU1 window (1)": for refusal messages. */
+void p2ps_ledger_describe(char *buf, size_t len)
+{
+	struct ledger_entry *e;
+	unsigned long flags;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	spin_lock_irqsave(&ledger_lock, flags);
+	list_for_each_entry(e, &entries, node) {
+		if (n >= len)
+			break;
+		n += scnprintf(buf + n, len - n, "%sGPU%u%sGPU%u %s(%u)", n ? ", " : "",
+			       e->ev.gpu0, e->conn == P2PS_CONN_PCIE_BAR1 ? "-" : "->",
+			       e->ev.gpu1, e->conn == P2PS_CONN_PCIE_BAR1 ? "" : "window ",
+			       e->ev.count);
+	}
+	if (unrecorded && n < len)
+		scnprintf(buf + n, len - n, "%s%u unrecorded", n ? ", " : "", unrecorded);
+	spin_unlock_irqrestore(&ledger_lock, flags);
+}
+
+bool p2ps_ledger_entry(unsigned int index, struct p2ps_mapping_event *m)
+{
+	struct ledger_entry *e;
+	unsigned long flags;
+	bool found = false;
+
+	spin_lock_irqsave(&ledger_lock, flags);
+	list_for_each_entry(e, &entries, node)
+		if (!index--) {
+			*m = e->ev;
+			found = true;
+			break;
+		}
+	spin_unlock_irqrestore(&ledger_lock, flags);
+	return found;
+}
+
+/*
+ * nvidia has gone: whatever it still held died with it.  Forget it all and
+ * let the module be unloaded again.
+ */
+void p2ps_ledger_drop_all(void)
+{
+	struct ledger_entry *e, *tmp;
+	unsigned long flags;
+	LIST_HEAD(gone);
+
+	spin_lock_irqsave(&ledger_lock, flags);
+	list_splice_init(&entries, &gone);
+	if (live)
+		module_put(THIS_MODULE);
+	live = 0;
+	unrecorded = 0;
+	spin_unlock_irqrestore(&ledger_lock, flags);
+	list_for_each_entry_safe(e, tmp, &gone, node)
+		kfree(e);
+}

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * p2p-shim internals.  One file per concern:
+ *
+ *   main.c     module lifecycle, the arm/disarm state machine, nvidia's
+ *              arrival and departure
+ *   driver.c   finding the nvidia module and resolving symbols inside it
+ *   hook.c     the hook engine: redirect, return override, count
+ *   bar1.c     what the hooks do: wrappers with the driver's signatures,
+ *              registry defaults, the caps guard, the GPU table
+ *   ledger.c   the BAR1 peer mappings created through the hooks
+ *   control.c  /dev/p2p-shim ioctls
+ *   netlink.c  the p2p_shim generic netlink family
+ *   profile.c  the hook tables (shared with libp2pshim)
+ */
+#ifndef _P2P_SHIM_H
+#define _P2P_SHIM_H
+
+#include <linux/kprobes.h>
+#include <linux/module.h>
+#include <linux/types.h>
+
+#include <p2p-shim/profile.h>
+#include <p2p-shim/uapi.h>
+
+/* The driver's own types, as far as the hooks need them. */
+typedef u32 NV_STATUS;
+typedef u32 NvU32;
+typedef u64 NvU64;
+typedef u8 NvBool;
+#define NV_OK			0x00000000
+#define NV_ERR_NOT_SUPPORTED	0x00000056
+
+struct OBJGPU;
+struct KernelBus;
+struct VirtMemAllocator;
+struct CLI_DMA_MAPPING_INFO;
+
+/*
+ * The argument of dmaAllocBar1P2PMapping, field for field as in
+ * g_virt_mem_allocator_nvoc.h of every tag from 565 to 595 (docs/hooks.md).
+ * Only pPeerGpu and pDmaMappingInfo are read.
+ */
+struct DMA_BAR1P2P_MAPPING_PRARAMS {
+	void *pVas;
+	struct OBJGPU *pPeerGpu;
+	void *pPeerMemDesc;
+	void *pMemDescOut;
+	NvU32 flags;
+	NvU32 flagsOut;
+	NvU64 offset;
+	NvU64 offsetOut;
+	NvU64 length;
+	struct CLI_DMA_MAPPING_INFO *pDmaMappingInfo;
+};
+
+/* NV_P2PAPI_ATTRIBUTES_CONNECTION_TYPE (bits 3:0 of attributes). */
+#define NV_P2PAPI_CONNECTION_TYPE_MASK		0xf
+#define NV_P2PAPI_CONNECTION_TYPE_PCIE_BAR1	0x2
+
+/* P2P_CONNECTIVITY and NV0000_P2P_CAPS_STATUS values. */
+#define P2P_CONNECTIVITY_UNKNOWN		0
+#define P2P_CONNECTIVITY_PCIE_PROPRIETARY	1
+#define NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED	0x05
+
+#define NV_MAX_DEVICES		32
+
+/* One installed hook. */
+struct p2ps_hook {
+	const struct p2ps_hook_desc *desc;
+	char symbol[P2PS_NAME_LEN];	/* the resolved target, e.g. with its stub suffix */
+	unsigned long addr;		/* target, in nvidia */
+	unsigned long dest;		/* REDIRECT: destination, in nvidia */
+	unsigned long via;		/* REDIRECT: wrapper in p2p-shim, or 0 */
+	enum p2ps_hook_kind kind;	/* as installed: COUNT in a dry run */
+	enum p2ps_hook_state state;
+	atomic64_t hits;
+	char last_error[P2PS_REASON_LEN];
+	union {
+		struct kprobe kp;
+		struct kretprobe krp;
+	};
+};
+
+/* Why arming failed. */
+struct p2ps_arm_error {
+	char target[P2PS_NAME_LEN];
+	char reason[P2PS_REASON_LEN];
+};
+
+__printf(3, 4)
+int p2ps_fail(struct p2ps_arm_error *err, const char *target, const char *fmt, ...);
+
+/* main.c: the state, for the control plane. */
+struct p2ps_status_snapshot {
+	enum p2ps_state state;
+	u32 flags;
+	u32 stale_gpus;
+	char driver_version[P2PS_NAME_LEN];
+	char profile[P2PS_NAME_LEN];
+};
+
+int p2ps_enable(u32 flags, struct p2ps_arm_error *err);
+int p2ps_disable(char *busy, size_t len);
+void p2ps_snapshot(struct p2ps_status_snapshot *snap, u32 *hooks, u64 *hits);
+/* Calls @fn for each hook under the state lock; stops on non-zero. */
+int p2ps_for_each_hook(int (*fn)(const struct p2ps_hook *h, void *arg), void *arg,
+		       unsigned int skip);
+
+/* driver.c */
+struct module *p2ps_driver_find(void);
+int p2ps_resolve(struct module *mod, const struct p2ps_profile *profile,
+		 struct p2ps_hook *hooks, struct p2ps_arm_error *err);
+unsigned long p2ps_driver_lookup(struct module *mod, const char *name);
+
+/* hook.c */
+int p2ps_hooks_install(struct p2ps_hook *hooks, unsigned int n, bool dry_run,
+		       struct p2ps_arm_error *err);
+void p2ps_hooks_remove(struct p2ps_hook *hooks, unsigned int n);
+int p2ps_redirect_pre(struct kprobe *kp, struct pt_regs *regs);
+
+/* bar1.c */
+int p2ps_bar1_bind(struct module *mod, struct p2ps_hook *hooks, unsigned int n,
+		   struct p2ps_arm_error *err);
+void p2ps_bar1_unbind(void);
+u32 p2ps_bar1_stale_gpus(void);
+bool p2ps_route_bar1(struct pt_regs *regs);
+int p2ps_bar1_ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs);
+int p2ps_bar1_ret(struct kretprobe_instance *ri, struct pt_regs *regs);
+size_t p2ps_bar1_ret_data_size(enum p2ps_action action);
+u32 p2ps_gpu_instance(struct OBJGPU *gpu);
+
+/* ledger.c */
+void p2ps_ledger_pair_get(struct OBJGPU *g0, struct OBJGPU *g1, u64 dma_base, u64 dma_size);
+void p2ps_ledger_pair_put(struct OBJGPU *g0, struct OBJGPU *g1);
+void p2ps_ledger_dma_get(struct CLI_DMA_MAPPING_INFO *info, struct OBJGPU *gpu,
+			 struct OBJGPU *peer);
+void p2ps_ledger_dma_put(struct CLI_DMA_MAPPING_INFO *info);
+unsigned int p2ps_ledger_live(void);
+void p2ps_ledger_describe(char *buf, size_t len);
+void p2ps_ledger_drop_all(void);
+struct p2ps_mapping_event;
+bool p2ps_ledger_entry(unsigned int index, struct p2ps_mapping_event *m);
+
+/* control.c */
+int p2ps_control_init(void);
+void p2ps_control_exit(void);
+
+/* netlink.c */
+int p2ps_netlink_init(void);
+void p2ps_netlink_exit(void);
+struct p2ps_status_snapshot;
+void p2ps_event(enum p2ps_event ev, const struct p2ps_status_snapshot *snap, const char *reason);
+struct p2ps_mapping_event {
+	u32 gpu0, gpu1, count;
+	enum p2ps_conn_type conn;
+	u64 dma_base, dma_size;
+};
+void p2ps_event_mapping(enum p2ps_event ev, const struct p2ps_mapping_event *m);
+
+#endif /* _P2P_SHIM_H */

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The profiles: what p2p-shim hooks in each driver generation, and the
+ * rules that recognise a target.  Compiled into the module and, unchanged,
+ * into libp2pshim for `p2pctl check`; so no kernel-only calls here.
+ *
+ * docs/hooks.md gives the evidence per driver tag for every entry.
+ */
+#ifdef __KERNEL__
+#include <linux/kernel.h>
+#include <linux/string.h>
+#include <linux/ctype.h>
+#else
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#endif
+
+#include <p2p-shim/profile.h>
+
+#define CODE(t, ...) { \
+	.op = { __VA_ARGS__ }, \
+	.len = sizeof((unsigned short[]){ __VA_ARGS__ }) / sizeof(unsigned short), \
+	.text = t, \
+}
+
+/* The NVOC stub bodies seen in every tag from 565 to 595. */
+static const struct p2ps_code ret_not_supported =	/* return NV_ERR_NOT_SUPPORTED */
+	CODE("mov $0x56,%eax; ret", 0xb8, 0x56, 0x00, 0x00, 0x00, P2PS_CODE_RET);
+static const struct p2ps_code ret_false =		/* return NV_FALSE */
+	CODE("xor %eax,%eax; ret", 0x31, 0xc0, P2PS_CODE_RET);
+static const struct p2ps_code ret_void =		/* return */
+	CODE("ret", P2PS_CODE_RET);
+
+#define STUB_TO_GH100(fn, body, act, reason) {			\
+	.target = #fn, .flags = P2PS_T_STUB, .expect = &(body),	\
+	.kind = P2PS_HOOK_REDIRECT, .dest = #fn "_GH100",	\
+	.action = (act), .why = reason,				\
+}
+
+/*
+ * Gen B, 580.x to 595.x: the driver has the BAR1 P2P implementation (for
+ * Hopper and Blackwell) and the UVM side already encodes BAR1 peers as
+ * SYS_NONCOH; GeForce chips only lack the HAL slots and the routing.
+ */
+static const struct p2ps_hook_desc gen_b_hooks[] = {
+	STUB_TO_GH100(kbusIsPcieBar1P2PMappingSupported, ret_false, P2PS_ACT_NOTE_STUB_GPUS,
+		      "lets the caps check and BAR1 mapping see static BAR1 on both GPUs"),
+	STUB_TO_GH100(kbusHasPcieBar1P2PMapping, ret_false, P2PS_ACT_NONE,
+		      "makes peer mappings (RM and UVM) take the BAR1 path"),
+	STUB_TO_GH100(kbusCreateP2PMappingForBar1P2P, ret_not_supported, P2PS_ACT_LEDGER_CREATE,
+		      "creates the BAR1 P2P pair: refcounts and IOMMU mapping of the peer BAR1"),
+	STUB_TO_GH100(kbusRemoveP2PMappingForBar1P2P, ret_not_supported, P2PS_ACT_LEDGER_REMOVE,
+		      "tears the pair down; without it the IOMMU mappings leak"),
+	STUB_TO_GH100(kbusGetBar1P2PDmaInfo, ret_not_supported, P2PS_ACT_NONE,
+		      "gives the peer BAR1 DMA base that SYS_NONCOH peer PTEs point at"),
+	STUB_TO_GH100(dmaAllocBar1P2PMapping, ret_not_supported, P2PS_ACT_LEDGER_DMA_MAP,
+		      "maps peer memory into a GPU VA space through the peer's BAR1"),
+	STUB_TO_GH100(dmaFreeBar1P2PMapping, ret_void, P2PS_ACT_LEDGER_DMA_UNMAP,
+		      "releases that BAR1 window; the stub would leak it"),
+	{
+		.target = "kbusCreateP2PMapping_GP100",
+		.kind = P2PS_HOOK_REDIRECT,
+		.dest = "kbusCreateP2PMapping_GH100",
+		.action = P2PS_ACT_ROUTE_BAR1,
+		.why = "routes connection type PCIE_BAR1 (only) to the BAR1 path on pre-Hopper chips",
+	},
+	{
+		.target = "kbusRemoveP2PMapping_GP100",
+		.kind = P2PS_HOOK_REDIRECT,
+		.dest = "kbusRemoveP2PMapping_GH100",
+		.action = P2PS_ACT_ROUTE_BAR1,
+		.why = "routes PCIE_BAR1 teardown the same way",
+	},
+	{
+		.target = "osReadRegistryDword",
+		.kind = P2PS_HOOK_RETURN,
+		.action = P2PS_ACT_REGISTRY_DEFAULTS,
+		.why = "supplies ForceP2P and RMPcieP2PType where the user set neither",
+	},
+	{
+		.target = "p2pGetCapsStatus",
+		.kind = P2PS_HOOK_RETURN,
+		.action = P2PS_ACT_CAPS_GUARD,
+		.why = "never lets the forced caps select the mailbox path GeForce chips lack",
+	},
+};
+
+static const char *const gen_b_calls[] = {
+	"gpumgrGetGpuAttachInfo",
+	"gpumgrGetGpu",
+	NULL,
+};
+
+static const unsigned int gen_b_majors[] = { 580, 590, 595, 0 };
+
+const struct p2ps_profile p2ps_profiles[] = {
+	{
+		.name = "gen-b",
+		.versions = "580.x, 590.x, 595.x",
+		.majors = gen_b_majors,
+		.hooks = gen_b_hooks,
+		.nr_hooks = sizeof(gen_b_hooks) / sizeof(gen_b_hooks[0]),
+		.calls = gen_b_calls,
+	},
+};
+
+const unsigned int p2ps_nr_profiles = sizeof(p2ps_profiles) / sizeof(p2ps_profiles[0]);
+
+/* Parse one decimal component; returns the rest or NULL. */
+static const char *parse_component(const char *s, unsigned int *out)
+{
+	unsigned long v = 0;
+
+	if (!isdigit((unsigned char)*s))
+		return NULL;
+	while (isdigit((unsigned char)*s)) {
+		v = v * 10 + (unsigned long)(*s++ - '0');
+		if (v > 99999)
+			return NULL;
+	}
+	*out = (unsigned int)v;
+	return s;
+}
+
+int p2ps_parse_version(const char *version, unsigned int *major,
+		       unsigned int *minor, unsigned int *patch)
+{
+	const char *s = version;
+
+	*patch = 0;
+	s = parse_component(s, major);
+	if (!s || *s++ != '.')
+		return -1;
+	s = parse_component(s, minor);
+	if (!s)
+		return -1;
+	if (*s == '.') {
+		s = parse_component(s + 1, patch);
+		if (!s)
+			return -1;
+	}
+	return *s ? -1 : 0;
+}
+
+const struct p2ps_profile *p2ps_profile_for_version(const char *version)
+{
+	unsigned int major, minor, patch, i;
+	const unsigned int *m;
+
+	if (!version || p2ps_parse_version(version, &major, &minor, &patch))
+		return NULL;
+	for (i = 0; i < p2ps_nr_profiles; i++)
+		for (m = p2ps_profiles[i].majors; *m; m++)
+			if (*m == major)
+				return &p2ps_profiles[i];
+	return NULL;
+}
+
+const struct p2ps_profile *p2ps_profile_newest(void)
+{
+	return &p2ps_profiles[p2ps_nr_profiles - 1];
+}
+
+bool p2ps_is_stub_of(const char *sym, const char *base)
+{
+	size_t n = strlen(base);
+	int i;
+
+	if (strncmp(sym, base, n) || sym[n] != '_')
+		return false;
+	for (i = 1; i <= 6; i++)
+		if (!isxdigit((unsigned char)sym[n + i]) || isupper((unsigned char)sym[n + i]))
+			return false;
+	return sym[n + 7] == '\0';
+}
+
+/* Length of an entry prefix at @p: endbr64, or a 5-byte nop or call (ftrace). */
+static size_t entry_prefix(const unsigned char *p, size_t len)
+{
+	static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	static const unsigned char nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+
+	if (len >= sizeof(endbr64) && !memcmp(p, endbr64, sizeof(endbr64)))
+		return sizeof(endbr64);
+	if (len >= sizeof(nop5) && !memcmp(p, nop5, sizeof(nop5)))
+		return sizeof(nop5);
+	if (len >= 5 && p[0] == 0xe8)	/* call __fentry__ or its trampoline */
+		return 5;
+	return 0;
+}
+
+int p2ps_match_code(const unsigned char *text, size_t len,
+		    const struct p2ps_code *expect, char *why, size_t whylen)
+{
+	size_t off = 0, step, i;
+	unsigned int k;
+
+	/* At most one endbr64 and one ftrace site, in that order. */
+	for (k = 0; k < 2 && (step = entry_prefix(text + off, len - off)); k++)
+		off += step;
+
+	for (i = 0; i < expect->len; i++) {
+		unsigned short op = expect->op[i];
+
+		if (op == P2PS_CODE_RET) {
+			/* ret, or jmp to the return thunk (RETHUNK builds) */
+			if (off < len && text[off] == 0xc3)
+				return 0;
+			if (off + 5 <= len && text[off] == 0xe9)
+				return 0;
+			break;
+		}
+		if (off >= len || text[off] != op)
+			break;
+		off++;
+	}
+	if (why) {
+		size_t n = 0, j;
+
+		n += snprintf(why + n, whylen - n, "body is not '%s':", expect->text);
+		for (j = 0; j < len && j < 12 && n < whylen; j++)
+			n += snprintf(why + n, whylen - n, " %02x", text[j]);
+	}
+	return -1;
+}
+
+void p2ps_supported_versions(char *buf, size_t len)
+{
+	size_t n = 0;
+	unsigned int i;
+	const unsigned int *m;
+
+	buf[0] = '\0';
+	for (i = 0; i < p2ps_nr_profiles; i++)
+		for (m = p2ps_profiles[i].majors; *m && n < len; m++)
+			n += snprintf(buf + n, len - n, "%s%u.x", n ? ", " : "", *m);
+}
