@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libp2pshim: userspace access to p2p-shim.
+ *
+ *   #include <p2pshim.h>      (pkg-config --cflags --libs libp2pshim)
+ *
+ * Conventions
+ *   - No global state: everything that talks to the module goes through a
+ *     handle from p2ps_open().  One handle must not be used by two threads
+ *     at once; separate handles are independent.
+ *   - Functions that can fail return 0 on success and a negative error code
+ *     otherwise: -errno (e.g. -EPERM without CAP_SYS_ADMIN) or one of the
+ *     library's own -P2PS_E* codes below.  p2ps_strerror() describes both.
+ *   - Results that have a variable size are allocated by the library and
+ *     released with the matching *_free() function.
+ *
+ * Two parts need no module at all: p2ps_doctor() (host checks, on a live
+ * system or on a captured root tree) and p2ps_check_*() (the module's
+ * profile resolution and fingerprint rules, run offline on a driver file).
+ */
+#ifndef P2PSHIM_H
+#define P2PSHIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <p2p-shim/uapi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define P2PSHIM_LIB_VERSION	"0.1.0"
+
+/* Library error codes (returned negated); above any errno value. */
+enum p2ps_lib_error {
+	P2PS_E_BASE = 4096,
+	P2PS_E_NOT_LOADED = P2PS_E_BASE,	/* /dev/p2p-shim absent: module not loaded */
+	P2PS_E_ABI,			/* module speaks another ABI version */
+	P2PS_E_NO_FAMILY,		/* generic netlink family "p2p_shim" absent */
+	P2PS_E_NETLINK,			/* netlink communication failed */
+	P2PS_E_FORMAT,			/* input is not what was expected (ELF, kallsyms) */
+	P2PS_E_NO_SYMTAB,		/* ELF file without .symtab (stripped) */
+	P2PS_E_NO_VERSION,		/* driver version unknown (give it explicitly) */
+	P2PS_E_COMPRESSION,		/* could not decompress .xz/.zst/.gz input */
+	P2PS_E_END,
+};
+
+/* Human-readable text for a (negative or positive) error code.  Never NULL. */
+const char *p2ps_strerror(int err);
+
+/* The library's version, P2PSHIM_LIB_VERSION. */
+const char *p2ps_lib_version(void);
+
+/* ---------------------------------------------------------------- handles */
+
+struct p2ps_handle;
+
+/*
+ * Open /dev/p2p-shim (or @dev_path if not NULL) and check the module's ABI
+ * version.  -P2PS_E_NOT_LOADED if the device does not exist, -EACCES/-EPERM
+ * if it may not be opened, -P2PS_E_ABI on an ABI mismatch.  The netlink
+ * socket is opened lazily, on the first call that needs it.
+ */
+int p2ps_open(struct p2ps_handle **out, const char *dev_path);
+void p2ps_close(struct p2ps_handle *h);
+
+/* Module version (P2PS_IOC_VERSION): @abi and a NUL-terminated string. */
+int p2ps_module_version(struct p2ps_handle *h, unsigned int *abi,
+			char *buf, size_t len);
+
+/* ---------------------------------------------------------------- status */
+
+struct p2ps_hook_info {
+	char target[P2PS_NAME_LEN];	/* symbol in nvidia */
+	char dest[P2PS_NAME_LEN];	/* redirect destination, or "" */
+	uint32_t kind;			/* enum p2ps_hook_kind */
+	uint32_t state;			/* enum p2ps_hook_state */
+	uint64_t hits;
+	char last_error[P2PS_REASON_LEN];
+};
+
+struct p2ps_mapping_info {
+	uint32_t gpu0, gpu1;		/* GPU instances */
+	uint32_t conn_type;		/* enum p2ps_conn_type */
+	uint32_t count;			/* references the driver holds */
+	uint64_t dma_base, dma_size;	/* GPU1's BAR1 as GPU0 reaches it */
+};
+
+struct p2ps_status_info {
+	/* From P2PS_IOC_STATUS. */
+	uint32_t state;			/* enum p2ps_state */
+	uint32_t flags;			/* P2PS_ENABLE_* */
+	uint32_t nr_installed;		/* hooks installed */
+	uint32_t live_mappings;
+	uint32_t stale_gpus;		/* mask of GPU instances initialised before arming */
+	uint64_t hits;
+	char driver_version[P2PS_NAME_LEN];
+	char profile[P2PS_NAME_LEN];
+	/* From the netlink dumps; empty if @detail_error is not 0. */
+	struct p2ps_hook_info *hooks;
+	size_t nr_hooks;
+	struct p2ps_mapping_info *mappings;
+	size_t nr_mappings;
+	int detail_error;		/* why the dumps failed (negative), or 0 */
+};
+
+/*
+ * Summary by ioctl, then per-hook and per-mapping detail by netlink dumps.
+ * A failing dump does not fail the call: it sets @detail_error.
+ * Release with p2ps_status_free().
+ */
+int p2ps_status(struct p2ps_handle *h, struct p2ps_status_info **out);
+void p2ps_status_free(struct p2ps_status_info *st);
+
+/* Names for enum values ("armed", "redirect", "installed", "pcie-bar1"). */
+const char *p2ps_state_name(uint32_t state);
+const char *p2ps_hook_kind_name(uint32_t kind);
+const char *p2ps_hook_state_name(uint32_t state);
+const char *p2ps_conn_type_name(uint32_t type);
+
+/* ---------------------------------------------------------------- enable/disable */
+
+struct p2ps_enable_result {
+	uint32_t state;			/* enum p2ps_state after the call */
+	char target[P2PS_NAME_LEN];	/* on failure: the target that failed, or "" */
+	char reason[P2PS_REASON_LEN];	/* on failure: why */
+};
+
+/*
+ * Arm the module (P2PS_IOC_ENABLE) with P2PS_ENABLE_* @flags; needs
+ * CAP_SYS_ADMIN.  On failure returns -errno and, when the module said why,
+ * fills @res (which may be NULL).  Unknown flags: -EINVAL, not sent.
+ */
+int p2ps_enable(struct p2ps_handle *h, uint32_t flags, struct p2ps_enable_result *res);
+
+/*
+ * Disarm (P2PS_IOC_DISABLE).  On -EBUSY, @busy (if not NULL) receives the
+ * module's list of live GPU pairs.
+ */
+int p2ps_disable(struct p2ps_handle *h, char *busy, size_t busylen);
+
+/* ---------------------------------------------------------------- events */
+
+struct p2ps_event_info {
+	uint32_t event;			/* enum p2ps_event */
+	uint32_t flags;			/* P2PS_A_FLAGS, if present */
+	uint32_t uid;			/* P2PS_A_UID, if present */
+	bool has_uid;
+	bool has_mapping;
+	char driver_version[P2PS_NAME_LEN];
+	char profile[P2PS_NAME_LEN];
+	char reason[P2PS_REASON_LEN];
+	struct p2ps_mapping_info mapping;
+};
+
+typedef void (*p2ps_event_cb)(const struct p2ps_event_info *ev, void *arg);
+
+/*
+ * Join the "events" multicast group.  Afterwards either poll
+ * p2ps_event_fd() for POLLIN and call p2ps_event_dispatch(), or call
+ * p2ps_event_wait() which does both.  @cb runs once per event, from
+ * dispatch/wait, in the caller's thread.
+ */
+int p2ps_event_subscribe(struct p2ps_handle *h, p2ps_event_cb cb, void *arg);
+int p2ps_event_fd(struct p2ps_handle *h);
+/* Handle whatever is pending without blocking; returns events handled or <0. */
+int p2ps_event_dispatch(struct p2ps_handle *h);
+/* Wait up to @timeout_ms (-1: forever) and dispatch; 0 on timeout. */
+int p2ps_event_wait(struct p2ps_handle *h, int timeout_ms);
+/* "armed", "disarmed", "driver-arrived", ... */
+const char *p2ps_event_name(uint32_t event);
+
+/* ---------------------------------------------------------------- doctor */
+
+enum p2ps_verdict {
+	P2PS_V_OK = 0,
+	P2PS_V_SKIP = 1,		/* not applicable or not determinable here */
+	P2PS_V_WARN = 2,
+	P2PS_V_FAIL = 3,		/* a blocker */
+};
+const char *p2ps_verdict_name(enum p2ps_verdict v);	/* "ok", "skip", "warn", "fail" */
+
+struct p2ps_finding {
+	char check[32];			/* stable id: "kprobes", "lockdown", "bar1", ... */
+	char subject[48];		/* "", a PCI address, or "0000:01:00.0 0000:02:00.0" */
+	enum p2ps_verdict verdict;
+	char detail[256];		/* what was found, one line */
+	char remedy[256];		/* what to do about it, one line ("" if ok) */
+	char source[96];		/* where it was read from */
+};
+
+/* Path between two GPUs. */
+enum p2ps_pcie_path {
+	P2PS_PATH_UNKNOWN = 0,
+	P2PS_PATH_SWITCH,		/* below a common PCIe switch/bridge */
+	P2PS_PATH_ROOT_COMPLEX,		/* different root ports of one host bridge */
+	P2PS_PATH_HOST_BRIDGES,		/* different host bridges, same NUMA node */
+	P2PS_PATH_CROSS_SOCKET,		/* different NUMA nodes */
+};
+const char *p2ps_pcie_path_name(enum p2ps_pcie_path p);
+
+enum p2ps_native {
+	P2PS_NATIVE_UNKNOWN = 0,
+	P2PS_NATIVE_NONE,		/* PCIe only: the shim is what enables P2P */
+	P2PS_NATIVE_NVLINK,		/* NVLink: shim not needed */
+};
+
+struct p2ps_gpu {
+	char bdf[16];			/* "0000:01:00.0" */
+	uint16_t device;		/* PCI device id */
+	uint32_t pci_class;
+	char name[64];			/* "NVIDIA GeForce RTX 4090", or "" */
+	char arch[16];			/* "Ada", "Hopper", ... or "unknown" */
+	uint64_t vram;			/* bytes; 0 if unknown */
+	uint64_t bar1;			/* bytes; 0 if unknown */
+	int numa_node;			/* -1 if unknown */
+	char path[256];			/* sysfs real path, relative to the root */
+};
+
+struct p2ps_pair {
+	unsigned int a, b;		/* indexes into gpus[] */
+	enum p2ps_pcie_path path;
+	enum p2ps_native native;
+	char native_source[96];		/* what @native was decided from */
+};
+
+struct p2ps_doctor_report {
+	char kernel_release[96];
+	char driver_version[P2PS_NAME_LEN];	/* "" if nvidia is not loaded */
+	char profile[P2PS_NAME_LEN];		/* "" if none */
+	bool open_module;
+	struct p2ps_finding *findings;
+	size_t nr_findings;
+	struct p2ps_gpu *gpus;
+	size_t nr_gpus;
+	struct p2ps_pair *pairs;
+	size_t nr_pairs;
+	unsigned int nr_fail, nr_warn;
+};
+
+struct p2ps_doctor_opts {
+	const char *root;		/* root prefix; NULL or "/" for the live system */
+	const char *topo_text;		/* output of `nvidia-smi topo -m`, or NULL */
+	const char *topo_source;	/* where topo_text came from, for messages */
+	struct p2ps_handle *h;		/* module handle for live status, or NULL */
+};
+
+/*
+ * Run the host checks.  Files are read under @opts->root; sysfs links are
+ * followed for real, or looked up in ROOT/.symlinks (the format written by
+ * tests/fixtures/capture-host) when the root tree has no real links.
+ * Returns 0 (even with failing checks: see nr_fail) or a negative error.
+ */
+int p2ps_doctor(const struct p2ps_doctor_opts *opts, struct p2ps_doctor_report **out);
+void p2ps_doctor_free(struct p2ps_doctor_report *r);
+/* The finding with id @check (and @subject, if not NULL), or NULL. */
+const struct p2ps_finding *p2ps_doctor_find(const struct p2ps_doctor_report *r,
+					    const char *check, const char *subject);
+
+/* ---------------------------------------------------------------- check */
+
+struct p2ps_check_item {
+	char target[128];		/* the profile's target (stub base name) */
+	char symbol[128];		/* the symbol it resolved to, or "" */
+	char dest[128];			/* redirect destination, or "" */
+	bool ok;
+	bool fingerprint_checked;	/* stub bytes were compared */
+	char status[256];		/* "ok" or the reason */
+};
+
+struct p2ps_check_report {
+	char driver_version[P2PS_NAME_LEN];	/* "" if unknown */
+	char version_source[32];	/* "modinfo", "given", "" */
+	char profile[P2PS_NAME_LEN];	/* "" if none */
+	bool profile_guessed;		/* no version: chosen by matching symbols */
+	bool forced;			/* newest profile used for an unknown version */
+	bool supported;
+	char reason[256];		/* why not supported, or "" */
+	bool fingerprints;		/* bytes available (ELF) or names only (kallsyms) */
+	struct p2ps_check_item *hooks;
+	size_t nr_hooks;
+	struct p2ps_check_item *calls;	/* functions the module calls */
+	size_t nr_calls;
+	size_t nr_symbols;		/* function symbols seen in the input */
+};
+
+#define P2PS_CHECK_FORCE	(1U << 0)	/* unknown version: use the newest profile */
+
+/*
+ * Offline check of a driver module file (nvidia.ko, .ko.xz, .ko.zst, .ko.gz):
+ * profile from .modinfo version= (or @version if not NULL), then every hook
+ * target and destination resolved in .symtab, stubs matched by name with
+ * p2ps_is_stub_of() and by body with p2ps_match_code().
+ */
+int p2ps_check_module(const char *path, const char *version, unsigned int flags,
+		      struct p2ps_check_report **out);
+/*
+ * The same on a kallsyms dump (lines "ADDR TYPE NAME [module]"; only
+ * [nvidia] lines when any line names a module; plain or gzip).  Names only:
+ * fingerprints are "not checked".  Without @version, the newest profile whose
+ * names all resolve is chosen (profile_guessed).
+ */
+int p2ps_check_kallsyms(const char *path, const char *version, unsigned int flags,
+			struct p2ps_check_report **out);
+void p2ps_check_free(struct p2ps_check_report *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* P2PSHIM_H */

@@ -1,0 +1,954 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libp2pshim: host checks (`p2pctl doctor`).  Reads procfs/sysfs/boot files
+ * under a root prefix, so that the unit tests run on captured fixture trees.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include <p2p-shim/profile.h>
+#include "internal.h"
+
+#define GiB ((uint64_t)1 << 30)
+#define MiB ((uint64_t)1 << 20)
+
+struct dctx {
+	struct p2ps_root root;
+	const struct p2ps_doctor_opts *opts;
+	struct p2ps_doctor_report *r;
+	size_t cap_f;
+	char *config;			/* kernel config text, or NULL */
+	char config_src[96];
+	int err;
+};
+
+const char *p2ps_verdict_name(enum p2ps_verdict v)
+{
+	switch (v) {
+	case P2PS_V_OK: return "ok";
+	case P2PS_V_SKIP: return "skip";
+	case P2PS_V_WARN: return "warn";
+	case P2PS_V_FAIL: return "fail";
+	}
+	return "unknown";
+}
+
+const char *p2ps_pcie_path_name(enum p2ps_pcie_path p)
+{
+	switch (p) {
+	case P2PS_PATH_SWITCH: return "common switch";
+	case P2PS_PATH_ROOT_COMPLEX: return "same root complex";
+	case P2PS_PATH_HOST_BRIDGES: return "across host bridges";
+	case P2PS_PATH_CROSS_SOCKET: return "across sockets";
+	default: return "unknown";
+	}
+}
+
+__attribute__((format(printf, 7, 8)))
+static void add(struct dctx *c, const char *check, const char *subject, enum p2ps_verdict v,
+		const char *source, const char *remedy, const char *fmt, ...)
+{
+	struct p2ps_doctor_report *r = c->r;
+	struct p2ps_finding *f;
+	va_list ap;
+
+	if (c->err)
+		return;
+	if (r->nr_findings == c->cap_f) {
+		size_t n = c->cap_f ? c->cap_f * 2 : 32;
+		struct p2ps_finding *nf = realloc(r->findings, n * sizeof(*nf));
+
+		if (!nf) {
+			c->err = -ENOMEM;
+			return;
+		}
+		r->findings = nf;
+		c->cap_f = n;
+	}
+	f = &r->findings[r->nr_findings++];
+	memset(f, 0, sizeof(*f));
+	p2ps_strlcpy(f->check, check, sizeof(f->check));
+	p2ps_strlcpy(f->subject, subject ? subject : "", sizeof(f->subject));
+	f->verdict = v;
+	p2ps_strlcpy(f->source, source ? source : "", sizeof(f->source));
+	p2ps_strlcpy(f->remedy, v == P2PS_V_OK || !remedy ? "" : remedy, sizeof(f->remedy));
+	va_start(ap, fmt);
+	vsnprintf(f->detail, sizeof(f->detail), fmt, ap);
+	va_end(ap);
+	if (v == P2PS_V_FAIL)
+		r->nr_fail++;
+	else if (v == P2PS_V_WARN)
+		r->nr_warn++;
+}
+
+const struct p2ps_finding *p2ps_doctor_find(const struct p2ps_doctor_report *r,
+					    const char *check, const char *subject)
+{
+	size_t i;
+
+	for (i = 0; i < r->nr_findings; i++)
+		if (!strcmp(r->findings[i].check, check) &&
+		    (!subject || !strcmp(r->findings[i].subject, subject)))
+			return &r->findings[i];
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- kernel */
+
+static void kernel_release(struct dctx *c)
+{
+	char buf[512];
+	struct p2ps_doctor_report *r = c->r;
+
+	if (p2ps_root_line(&c->root, "/proc/sys/kernel/osrelease", buf, sizeof(buf)) && *buf) {
+		p2ps_strlcpy(r->kernel_release, buf, sizeof(r->kernel_release));
+		return;
+	}
+	if (p2ps_root_line(&c->root, "/proc/version", buf, sizeof(buf)) &&
+	    !strncmp(buf, "Linux version ", 14)) {
+		char *s = buf + 14, *e = s;
+
+		while (*e && !isspace((unsigned char)*e))
+			e++;
+		*e = '\0';
+		p2ps_strlcpy(r->kernel_release, s, sizeof(r->kernel_release));
+		return;
+	}
+	if (c->root.live) {
+		struct utsname u;
+
+		if (!uname(&u))
+			p2ps_strlcpy(r->kernel_release, u.release, sizeof(r->kernel_release));
+	}
+}
+
+static void load_config(struct dctx *c)
+{
+	char path[256];
+
+	c->config = p2ps_root_read(&c->root, "/proc/config.gz", NULL, true);
+	if (c->config) {
+		p2ps_strlcpy(c->config_src, "/proc/config.gz", sizeof(c->config_src));
+		return;
+	}
+	if (!*c->r->kernel_release)
+		return;
+	snprintf(path, sizeof(path), "/boot/config-%s", c->r->kernel_release);
+	c->config = p2ps_root_read(&c->root, path, NULL, true);
+	if (c->config)
+		p2ps_strlcpy(c->config_src, path, sizeof(c->config_src));
+}
+
+/* 1: =y or =m; 0: not set (or absent from a config that exists); -1: no config. */
+static int cfg(const struct dctx *c, const char *name)
+{
+	const char *p = c->config;
+	size_t n = strlen(name);
+
+	if (!p)
+		return -1;
+	while ((p = strstr(p, name))) {
+		bool bol = p == c->config || p[-1] == '\n';
+
+		if (bol && p[n] == '=')
+			return p[n + 1] == 'y' || p[n + 1] == 'm';
+		p += n;
+	}
+	return 0;
+}
+
+static bool kallsyms_has(struct dctx *c, const char *sym)
+{
+	char *ks = p2ps_root_read(&c->root, "/proc/kallsyms", NULL, false);
+	char pat[128];
+	bool found = false;
+
+	if (!ks)
+		return false;
+	snprintf(pat, sizeof(pat), " %s\n", sym);
+	found = strstr(ks, pat) != NULL;
+	free(ks);
+	return found;
+}
+
+static void check_kernel(struct dctx *c)
+{
+	const char *src = c->config_src;
+	char buf[256];
+	int k;
+
+	/* kprobes */
+	k = cfg(c, "CONFIG_KPROBES");
+	if (k == 1)
+		add(c, "kprobes", NULL, P2PS_V_OK, src, NULL, "CONFIG_KPROBES=y");
+	else if (k == 0)
+		add(c, "kprobes", NULL, P2PS_V_FAIL, src,
+		    "use a kernel built with CONFIG_KPROBES=y (stock Debian, Ubuntu and Fedora kernels have it)",
+		    "kprobes missing: kernel %s built without CONFIG_KPROBES", c->r->kernel_release);
+	else if (kallsyms_has(c, "register_kprobe"))
+		add(c, "kprobes", NULL, P2PS_V_OK, "/proc/kallsyms", NULL,
+		    "register_kprobe present (no kernel config found)");
+	else if (p2ps_root_exists(&c->root, "/proc/kallsyms"))
+		add(c, "kprobes", NULL, P2PS_V_FAIL, "/proc/kallsyms",
+		    "use a kernel built with CONFIG_KPROBES=y",
+		    "kprobes missing: no register_kprobe in /proc/kallsyms");
+	else
+		add(c, "kprobes", NULL, P2PS_V_WARN, "",
+		    "make /proc/config.gz or /boot/config-$(uname -r) available",
+		    "unknown: no kernel config and no /proc/kallsyms");
+
+	/* lockdown */
+	if (p2ps_root_line(&c->root, "/sys/kernel/security/lockdown", buf, sizeof(buf))) {
+		char *sel = strchr(buf, '['), *e = sel ? strchr(sel, ']') : NULL;
+
+		if (sel && e) {
+			*e = '\0';
+			sel++;
+		} else {
+			sel = buf;
+		}
+		if (!strcmp(sel, "none"))
+			add(c, "lockdown", NULL, P2PS_V_OK, "/sys/kernel/security/lockdown", NULL,
+			    "lockdown: none");
+		else
+			add(c, "lockdown", NULL, P2PS_V_FAIL, "/sys/kernel/security/lockdown",
+			    "sign p2p-shim.ko with a key the kernel trusts (e.g. a MOK enrolled with mokutil), or disable Secure Boot",
+			    "kernel lockdown '%s' refuses unsigned modules", sel);
+	} else if (cfg(c, "CONFIG_LOCK_DOWN_KERNEL_FORCE_CONFIDENTIALITY") == 1 ||
+		   cfg(c, "CONFIG_LOCK_DOWN_KERNEL_FORCE_INTEGRITY") == 1) {
+		add(c, "lockdown", NULL, P2PS_V_FAIL, src,
+		    "sign p2p-shim.ko with a key the kernel trusts, or use a kernel without forced lockdown",
+		    "kernel config forces lockdown: unsigned modules are refused");
+	} else {
+		add(c, "lockdown", NULL, P2PS_V_OK, src,
+		    NULL, "no lockdown reported (securityfs absent; not forced by the kernel config)");
+	}
+
+	/* Secure Boot (efivars) */
+	{
+		char **names;
+		size_t n, i;
+		int sb = -1;
+
+		if (!p2ps_root_exists(&c->root, "/sys/firmware/efi")) {
+			add(c, "secure-boot", NULL, P2PS_V_OK, "/sys/firmware/efi", NULL,
+			    "no EFI: no Secure Boot");
+		} else if (!p2ps_root_list(&c->root, "/sys/firmware/efi/efivars", &names, &n)) {
+			for (i = 0; i < n; i++) {
+				if (!strncmp(names[i], "SecureBoot-", 11)) {
+					char path[512];
+					size_t len = 0;
+					char *v;
+
+					snprintf(path, sizeof(path), "/sys/firmware/efi/efivars/%s", names[i]);
+					v = p2ps_root_read(&c->root, path, &len, false);
+					if (v && len >= 5)
+						sb = v[4] == 1;
+					free(v);
+				}
+			}
+			p2ps_free_list(names, n);
+			if (sb == 1)
+				add(c, "secure-boot", NULL, P2PS_V_WARN, "efivars SecureBoot",
+				    "sign p2p-shim.ko and enroll the key (mokutil --import), or disable Secure Boot",
+				    "Secure Boot is on: distribution kernels then refuse unsigned modules");
+			else if (sb == 0)
+				add(c, "secure-boot", NULL, P2PS_V_OK, "efivars SecureBoot", NULL,
+				    "Secure Boot is off");
+			else
+				add(c, "secure-boot", NULL, P2PS_V_SKIP, "efivars", NULL,
+				    "EFI present but SecureBoot variable not readable");
+		}
+	}
+
+	/* module signature enforcement */
+	if (p2ps_root_line(&c->root, "/sys/module/module/parameters/sig_enforce", buf, sizeof(buf)) &&
+	    (buf[0] == 'Y' || buf[0] == '1'))
+		add(c, "sig-enforce", NULL, P2PS_V_FAIL, "/sys/module/module/parameters/sig_enforce",
+		    "sign p2p-shim.ko with a key the kernel trusts (scripts/sign-file), or boot without module.sig_enforce=1",
+		    "module signatures enforced: an unsigned p2p-shim.ko is refused");
+	else if (cfg(c, "CONFIG_MODULE_SIG_FORCE") == 1)
+		add(c, "sig-enforce", NULL, P2PS_V_FAIL, src,
+		    "sign p2p-shim.ko with a key the kernel trusts (scripts/sign-file)",
+		    "CONFIG_MODULE_SIG_FORCE=y: an unsigned p2p-shim.ko is refused");
+	else
+		add(c, "sig-enforce", NULL, P2PS_V_OK, "/sys/module/module/parameters/sig_enforce",
+		    NULL, "module signatures not enforced");
+
+	/* modules_disabled */
+	if (p2ps_root_line(&c->root, "/proc/sys/kernel/modules_disabled", buf, sizeof(buf))) {
+		if (buf[0] == '1')
+			add(c, "modules-disabled", NULL, P2PS_V_FAIL, "/proc/sys/kernel/modules_disabled",
+			    "load p2p-shim before kernel.modules_disabled is set (it stays 1 until reboot)",
+			    "module loading is disabled (kernel.modules_disabled=1)");
+		else
+			add(c, "modules-disabled", NULL, P2PS_V_OK, "/proc/sys/kernel/modules_disabled",
+			    NULL, "module loading allowed");
+	} else {
+		add(c, "modules-disabled", NULL, P2PS_V_SKIP, "/proc/sys/kernel/modules_disabled",
+		    NULL, "not readable");
+	}
+}
+
+/* ---------------------------------------------------------------- driver */
+
+static bool parse_nv_version(const char *s, char *out, size_t len)
+{
+	const char *start = s;
+
+	/* the first token of the form N.N[.N] */
+	while (*s) {
+		if (isdigit((unsigned char)*s) && (s == start || !isalnum((unsigned char)s[-1]))) {
+			const char *e = s;
+			int dots = 0;
+
+			while (isdigit((unsigned char)*e) || *e == '.') {
+				dots += *e == '.';
+				e++;
+			}
+			if (dots >= 1 && dots <= 2 && e[-1] != '.' && (size_t)(e - s) < len) {
+				memcpy(out, s, e - s);
+				out[e - s] = '\0';
+				return true;
+			}
+			s = e;
+			continue;
+		}
+		s++;
+	}
+	return false;
+}
+
+static void check_driver(struct dctx *c)
+{
+	struct p2ps_doctor_report *r = c->r;
+	const char *vf = "/proc/driver/nvidia/version";
+	char line[512], ver[P2PS_NAME_LEN] = "";
+	const struct p2ps_profile *p;
+
+	if (!p2ps_root_line(&c->root, vf, line, sizeof(line))) {
+		if (p2ps_root_line(&c->root, "/sys/module/nvidia/version", ver, sizeof(ver)))
+			add(c, "nvidia", NULL, P2PS_V_WARN, "/sys/module/nvidia/version",
+			    "check that the nvidia module finished loading (dmesg)",
+			    "nvidia %s is loaded but %s is missing", ver, vf);
+		else
+			add(c, "nvidia", NULL, P2PS_V_WARN, vf,
+			    "load the nvidia open kernel module (p2p-shim arms when it arrives)",
+			    "nvidia driver not loaded");
+		add(c, "profile", NULL, P2PS_V_SKIP, NULL, NULL, "no driver version to check");
+		return;
+	}
+	{
+		const char *m = strstr(line, "Module");
+		char *tail = m ? (char *)m + 6 : line;
+
+		if (!parse_nv_version(tail, ver, sizeof(ver)))
+			p2ps_root_line(&c->root, "/sys/module/nvidia/version", ver, sizeof(ver));
+	}
+	p2ps_strlcpy(r->driver_version, ver, sizeof(r->driver_version));
+	if (strstr(line, "Open Kernel Module")) {
+		r->open_module = true;
+		add(c, "nvidia", NULL, P2PS_V_OK, vf, NULL, "NVIDIA open kernel module %s loaded",
+		    *ver ? ver : "(version unknown)");
+	} else {
+		add(c, "nvidia", NULL, P2PS_V_FAIL, vf,
+		    "install the open kernel module flavour of the driver (e.g. nvidia-open, or the installer's -m=kernel-open)",
+		    "proprietary nvidia kernel module %s: unsupported (p2p-shim needs the open module)",
+		    *ver ? ver : "");
+	}
+	if (!*ver) {
+		add(c, "profile", NULL, P2PS_V_WARN, vf, "check /proc/driver/nvidia/version",
+		    "driver version not found");
+		return;
+	}
+	p = p2ps_profile_for_version(ver);
+	if (p) {
+		p2ps_strlcpy(r->profile, p->name, sizeof(r->profile));
+		add(c, "profile", NULL, P2PS_V_OK, "p2ps_profile_for_version", NULL,
+		    "driver %s: profile %s (%s)", ver, p->name, p->versions);
+	} else {
+		char vers[128];
+
+		p2ps_supported_versions(vers, sizeof(vers));
+		add(c, "profile", NULL, P2PS_V_FAIL, "p2ps_profile_for_version",
+		    "use a supported driver branch, or check it with `p2pctl check` and arm with `p2pctl enable --force`",
+		    "no profile for driver %s (supported: %s)", ver, vers);
+	}
+}
+
+/* ---------------------------------------------------------------- GPUs */
+
+struct gpu_id {
+	uint16_t lo, hi;
+	const char *arch;
+};
+
+/* Approximate PCI device id ranges of NVIDIA chip families. */
+static const struct gpu_id arch_ids[] = {
+	{ 0x1e00, 0x1fff, "Turing" },
+	{ 0x2180, 0x21ff, "Turing" },
+	{ 0x20b0, 0x20ff, "Ampere" },	/* GA100 */
+	{ 0x2200, 0x22ff, "Ampere" },	/* GA102 */
+	{ 0x2300, 0x23ff, "Hopper" },	/* GH100 */
+	{ 0x2400, 0x25ff, "Ampere" },	/* GA103-GA107 */
+	{ 0x2600, 0x28ff, "Ada" },	/* AD102-AD107 */
+	{ 0x2900, 0x2fff, "Blackwell" },	/* GB100, GB20x */
+};
+
+struct gpu_mem {
+	uint16_t device;
+	uint16_t gib;
+};
+
+/* Nominal VRAM of common boards (modded boards differ: then BAR1 is what counts). */
+static const struct gpu_mem vram_ids[] = {
+	{ 0x2204, 24 },	/* RTX 3090 */
+	{ 0x2203, 24 },	/* RTX 3090 Ti */
+	{ 0x2206, 10 },	/* RTX 3080 */
+	{ 0x2684, 24 },	/* RTX 4090 */
+	{ 0x2685, 24 },	/* RTX 4090 D */
+	{ 0x2704, 16 },	/* RTX 4080 */
+	{ 0x2702, 16 },	/* RTX 4080 SUPER */
+	{ 0x2803, 8 },	/* RTX 4060 Ti 8 GB */
+	{ 0x2805, 16 },	/* RTX 4060 Ti 16 GB */
+	{ 0x2b85, 32 },	/* RTX 5090 */
+	{ 0x2330, 80 },	/* H100 SXM */
+	{ 0x2331, 80 },	/* H100 PCIe */
+	{ 0x2335, 141 },	/* H200 */
+	{ 0x26b1, 48 },	/* RTX 6000 Ada */
+};
+
+static const char *arch_of(uint16_t dev)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(arch_ids) / sizeof(arch_ids[0]); i++)
+		if (dev >= arch_ids[i].lo && dev <= arch_ids[i].hi)
+			return arch_ids[i].arch;
+	return "unknown";
+}
+
+static uint64_t vram_of(uint16_t dev)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(vram_ids) / sizeof(vram_ids[0]); i++)
+		if (vram_ids[i].device == dev)
+			return (uint64_t)vram_ids[i].gib * GiB;
+	return 0;
+}
+
+static void fmt_size(uint64_t b, char *buf, size_t len)
+{
+	if (!b)
+		snprintf(buf, len, "unknown");
+	else if (b >= GiB && b % GiB == 0)
+		snprintf(buf, len, "%" PRIu64 " GiB", b / GiB);
+	else if (b >= GiB)
+		snprintf(buf, len, "%.1f GiB", (double)b / GiB);
+	else
+		snprintf(buf, len, "%" PRIu64 " MiB", b / MiB);
+}
+
+static unsigned long read_hex(struct dctx *c, const char *dir, const char *attr, bool *ok)
+{
+	char path[512], buf[64];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, attr);
+	*ok = p2ps_root_line(&c->root, path, buf, sizeof(buf));
+	return *ok ? strtoul(buf, NULL, 0) : 0;
+}
+
+/*
+ * NVIDIA's "BAR1" (the framebuffer aperture) is the memory BAR after BAR0.
+ * The sysfs resource file has one line per resource index; a 64-bit BAR0
+ * (H100/H200) takes indexes 0 and 1, so BAR1 is line 2 there, while GeForce
+ * boards have a 32-bit BAR0 and BAR1 on line 1.
+ */
+#define IORESOURCE_MEM_64 0x00100000UL
+
+static uint64_t bar1_size(struct dctx *c, const char *dir)
+{
+	unsigned long long s[6] = { 0 }, e[6] = { 0 }, f[6] = { 0 };
+	char path[512];
+	char *res, *l;
+	int i, idx;
+
+	snprintf(path, sizeof(path), "%s/resource", dir);
+	res = p2ps_root_read(&c->root, path, NULL, false);
+	if (!res)
+		return 0;
+	for (i = 0, l = res; i < 6 && l && *l; i++) {
+		if (sscanf(l, "%llx %llx %llx", &s[i], &e[i], &f[i]) != 3)
+			break;
+		l = strchr(l, '\n');
+		if (l)
+			l++;
+	}
+	free(res);
+	idx = f[0] & IORESOURCE_MEM_64 ? 2 : 1;
+	if (s[idx] && e[idx] > s[idx])
+		return e[idx] - s[idx] + 1;
+	return 0;
+}
+
+static void gpu_name(struct dctx *c, const char *bdf, char *out, size_t len)
+{
+	char path[256];
+	char *info, *m;
+
+	snprintf(path, sizeof(path), "/proc/driver/nvidia/gpus/%s/information", bdf);
+	info = p2ps_root_read(&c->root, path, NULL, false);
+	if (!info)
+		return;
+	m = strstr(info, "Model:");
+	if (m) {
+		char *e = strchr(m, '\n');
+
+		if (e)
+			*e = '\0';
+		p2ps_strlcpy(out, p2ps_trim(m + 6), len);
+	}
+	free(info);
+}
+
+static int find_gpus(struct dctx *c)
+{
+	struct p2ps_doctor_report *r = c->r;
+	char **names;
+	size_t n, i, cap = 0;
+	int err;
+
+	err = p2ps_root_list(&c->root, "/sys/bus/pci/devices", &names, &n);
+	if (err)
+		return err;
+	for (i = 0; i < n; i++) {
+		char link[256], real[256];
+		struct p2ps_gpu *g;
+		unsigned long vendor, cls, dev;
+		bool ok1, ok2, ok3;
+		char numabuf[32], path[300];
+
+		snprintf(link, sizeof(link), "/sys/bus/pci/devices/%s", names[i]);
+		if (!p2ps_root_realpath(&c->root, link, real, sizeof(real)))
+			p2ps_strlcpy(real, link, sizeof(real));
+		vendor = read_hex(c, real, "vendor", &ok1);
+		cls = read_hex(c, real, "class", &ok2);
+		dev = read_hex(c, real, "device", &ok3);
+		if (!ok1 || !ok2 || !ok3 || vendor != 0x10de ||
+		    ((cls >> 8) != 0x0300 && (cls >> 8) != 0x0302))
+			continue;
+		if (r->nr_gpus == cap) {
+			size_t nc = cap ? cap * 2 : 8;
+			struct p2ps_gpu *ng = realloc(r->gpus, nc * sizeof(*ng));
+
+			if (!ng) {
+				p2ps_free_list(names, n);
+				return -ENOMEM;
+			}
+			r->gpus = ng;
+			cap = nc;
+		}
+		g = &r->gpus[r->nr_gpus++];
+		memset(g, 0, sizeof(*g));
+		p2ps_strlcpy(g->bdf, names[i], sizeof(g->bdf));
+		p2ps_strlcpy(g->path, real, sizeof(g->path));
+		g->device = (uint16_t)dev;
+		g->pci_class = (uint32_t)cls;
+		p2ps_strlcpy(g->arch, arch_of(g->device), sizeof(g->arch));
+		g->vram = vram_of(g->device);
+		g->bar1 = bar1_size(c, real);
+		gpu_name(c, g->bdf, g->name, sizeof(g->name));
+		snprintf(path, sizeof(path), "%s/numa_node", real);
+		g->numa_node = -1;
+		if (p2ps_root_line(&c->root, path, numabuf, sizeof(numabuf)))
+			g->numa_node = (int)strtol(numabuf, NULL, 10);
+	}
+	p2ps_free_list(names, n);
+	return 0;
+}
+
+static bool param_value(struct dctx *c, const char *key, char *out, size_t len)
+{
+	char *p = p2ps_root_read(&c->root, "/proc/driver/nvidia/params", NULL, false), *m;
+	char pat[80];
+	bool found = false;
+
+	if (!p)
+		return false;
+	snprintf(pat, sizeof(pat), "%s:", key);
+	for (m = strstr(p, pat); m; m = strstr(m + 1, pat)) {
+		if (m == p || m[-1] == '\n') {
+			char *e = strchr(m, '\n');
+
+			if (e)
+				*e = '\0';
+			p2ps_strlcpy(out, p2ps_trim(m + strlen(pat)), len);
+			found = true;
+			break;
+		}
+	}
+	free(p);
+	return found;
+}
+
+static void check_gpus(struct dctx *c)
+{
+	struct p2ps_doctor_report *r = c->r;
+	char rebar[32] = "";
+	bool have_rebar = param_value(c, "EnableResizableBar", rebar, sizeof(rebar));
+	bool small_bar = false;
+	size_t i;
+
+	if (r->nr_gpus == 0) {
+		add(c, "gpus", NULL, P2PS_V_WARN, "/sys/bus/pci/devices",
+		    "check that the GPUs are visible (lspci -d 10de:)", "no NVIDIA display/3D device found");
+		return;
+	}
+	for (i = 0; i < r->nr_gpus; i++) {
+		struct p2ps_gpu *g = &r->gpus[i];
+		char vs[32], bs[32];
+
+		fmt_size(g->vram, vs, sizeof(vs));
+		fmt_size(g->bar1, bs, sizeof(bs));
+		add(c, "gpu", g->bdf, P2PS_V_OK, g->path, NULL,
+		    "%s [10de:%04x], %s, VRAM %s%s, BAR1 %s, NUMA node %d",
+		    *g->name ? g->name : "NVIDIA GPU", g->device, g->arch, vs,
+		    g->vram ? " (nominal)" : "", bs, g->numa_node);
+		if (!strcmp(g->arch, "unknown"))
+			add(c, "arch", g->bdf, P2PS_V_WARN, "PCI device id",
+			    "p2p-shim targets Turing and later with the open driver",
+			    "architecture of device 0x%04x unknown", g->device);
+
+		if (!g->bar1) {
+			add(c, "bar1", g->bdf, P2PS_V_WARN, "resource", "check the PCI resources (lspci -vv)",
+			    "BAR1 size unknown");
+		} else if (g->bar1 <= 256 * MiB) {
+			small_bar = true;
+			add(c, "bar1", g->bdf, P2PS_V_FAIL, "resource",
+			    "enable Above 4G Decoding and Resizable BAR in the firmware setup, and set NVreg_EnableResizableBar=1 (p2pctl config --write)",
+			    "BAR1 is %s: BAR1 P2P needs all of VRAM in BAR1 (Resizable BAR)", bs);
+		} else if (g->vram && g->bar1 < g->vram) {
+			small_bar = true;
+			add(c, "bar1", g->bdf, P2PS_V_FAIL, "resource",
+			    "enable Resizable BAR (firmware, NVreg_EnableResizableBar=1); a board with more VRAM than the largest BAR1 can't use BAR1 P2P",
+			    "BAR1 %s is smaller than VRAM %s: static BAR1 impossible", bs, vs);
+		} else if (g->vram) {
+			add(c, "bar1", g->bdf, P2PS_V_OK, "resource", NULL,
+			    "BAR1 %s covers VRAM %s (Resizable BAR)", bs, vs);
+		} else {
+			add(c, "bar1", g->bdf, P2PS_V_WARN, "resource",
+			    "make sure BAR1 is at least as large as VRAM",
+			    "BAR1 %s; VRAM unknown, can't compare", bs);
+		}
+	}
+	if (!have_rebar)
+		add(c, "rebar-param", NULL, P2PS_V_SKIP, "/proc/driver/nvidia/params", NULL,
+		    "NVreg_EnableResizableBar unknown (driver not loaded)");
+	else if (atoi(rebar) != 0)
+		add(c, "rebar-param", NULL, P2PS_V_OK, "/proc/driver/nvidia/params", NULL,
+		    "NVreg_EnableResizableBar=%s", rebar);
+	else if (small_bar)
+		add(c, "rebar-param", NULL, P2PS_V_FAIL, "/proc/driver/nvidia/params",
+		    "add `options nvidia NVreg_EnableResizableBar=1` (p2pctl config --write) and reload nvidia",
+		    "NVreg_EnableResizableBar=0: the driver does not resize BAR1");
+	else
+		add(c, "rebar-param", NULL, P2PS_V_OK, "/proc/driver/nvidia/params", NULL,
+		    "NVreg_EnableResizableBar=0, but BAR1 is already large (sized by the firmware)");
+}
+
+static void check_iommu(struct dctx *c)
+{
+	char **names;
+	size_t n = 0;
+	char cmdline[1024] = "";
+
+	if (p2ps_root_list(&c->root, "/sys/class/iommu", &names, &n))
+		n = 0;
+	else
+		p2ps_free_list(names, n);
+	p2ps_root_line(&c->root, "/proc/cmdline", cmdline, sizeof(cmdline));
+	if (n == 0) {
+		add(c, "iommu", NULL, P2PS_V_OK, "/sys/class/iommu", NULL,
+		    "IOMMU off (no IOMMU registered)");
+	} else if (strstr(cmdline, "iommu=pt") || strstr(cmdline, "iommu.passthrough=1")) {
+		add(c, "iommu", NULL, P2PS_V_OK, "/proc/cmdline", NULL,
+		    "IOMMU in passthrough mode (%zu unit%s)", n, n == 1 ? "" : "s");
+	} else {
+		add(c, "iommu", NULL, P2PS_V_WARN, "/sys/class/iommu",
+		    "if P2P fails or is slow, boot with iommu=pt (the driver maps peer BARs through the IOMMU: DmaRemapPeerMmio)",
+		    "IOMMU on (%zu unit%s), translated DMA", n, n == 1 ? "" : "s");
+	}
+}
+
+/* ---------------------------------------------------------------- pairs */
+
+static int split_path(const char *path, char comps[][16], int max, char *host, size_t hostlen)
+{
+	char buf[256], *tok, *save;
+	int n = 0;
+
+	*host = '\0';
+	p2ps_strlcpy(buf, path, sizeof(buf));
+	for (tok = strtok_r(buf, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
+		if (!strncmp(tok, "pci", 3) && strchr(tok, ':') && !*host)
+			p2ps_strlcpy(host, tok, hostlen);
+		else if (*host && strlen(tok) == 12 && tok[4] == ':' && tok[7] == ':' && n < max)
+			p2ps_strlcpy(comps[n++], tok, 16);
+	}
+	return n;
+}
+
+static enum p2ps_pcie_path pair_path(const struct p2ps_gpu *a, const struct p2ps_gpu *b)
+{
+	char ca[16][16], cb[16][16], ha[64], hb[64];
+	int na = split_path(a->path, ca, 16, ha, sizeof(ha));
+	int nb = split_path(b->path, cb, 16, hb, sizeof(hb));
+	int i;
+
+	if (!*ha || !*hb || na == 0 || nb == 0)
+		return P2PS_PATH_UNKNOWN;
+	if (strcmp(ha, hb)) {
+		if (a->numa_node >= 0 && b->numa_node >= 0 && a->numa_node != b->numa_node)
+			return P2PS_PATH_CROSS_SOCKET;
+		return P2PS_PATH_HOST_BRIDGES;
+	}
+	/* shared bridges above both devices */
+	for (i = 0; i < na - 1 && i < nb - 1 && !strcmp(ca[i], cb[i]); i++)
+		;
+	return i > 0 ? P2PS_PATH_SWITCH : P2PS_PATH_ROOT_COMPLEX;
+}
+
+/* Entry (row @i, column @j) of `nvidia-smi topo -m`, or false. */
+static bool topo_entry(const char *text, unsigned int i, unsigned int j, char *out, size_t len)
+{
+	char rowname[16];
+	const char *line = text;
+
+	snprintf(rowname, sizeof(rowname), "GPU%u", i);
+	while (line && *line) {
+		const char *eol = strchrnul(line, '\n');
+		size_t rl = strlen(rowname);
+
+		if ((size_t)(eol - line) > rl && !strncmp(line, rowname, rl) &&
+		    isspace((unsigned char)line[rl])) {
+			char buf[1024], *tok, *save;
+			unsigned int col = 0;
+
+			snprintf(buf, sizeof(buf), "%.*s", (int)(eol - line - rl), line + rl);
+			for (tok = strtok_r(buf, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+				if (col == j) {
+					p2ps_strlcpy(out, tok, len);
+					return true;
+				}
+				col++;
+			}
+			return false;
+		}
+		line = *eol ? eol + 1 : NULL;
+	}
+	return false;
+}
+
+static bool datacenter_nvlink_arch(const struct p2ps_gpu *g)
+{
+	return !strcmp(g->arch, "Hopper") ||
+	       (g->device >= 0x20b0 && g->device <= 0x20ff) ||	/* GA100 */
+	       (g->device >= 0x2900 && g->device <= 0x29ff);	/* GB100 */
+}
+
+static int check_pairs(struct dctx *c)
+{
+	struct p2ps_doctor_report *r = c->r;
+	bool nvlink_core = p2ps_root_exists(&c->root, "/proc/driver/nvidia-nvlink");
+	const char *topo = c->opts ? c->opts->topo_text : NULL;
+	const char *topo_src = c->opts && c->opts->topo_source ? c->opts->topo_source :
+			       "nvidia-smi topo -m";
+	size_t i, j, np = r->nr_gpus * (r->nr_gpus - (r->nr_gpus > 0)) / 2;
+
+	if (!np)
+		return 0;
+	r->pairs = calloc(np, sizeof(*r->pairs));
+	if (!r->pairs)
+		return -ENOMEM;
+	for (i = 0; i < r->nr_gpus; i++) {
+		for (j = i + 1; j < r->nr_gpus; j++) {
+			struct p2ps_pair *p = &r->pairs[r->nr_pairs++];
+			const struct p2ps_gpu *a = &r->gpus[i], *b = &r->gpus[j];
+			char subj[48], ent[32];
+
+			snprintf(subj, sizeof(subj), "%s %s", a->bdf, b->bdf);
+			p->a = (unsigned int)i;
+			p->b = (unsigned int)j;
+			p->path = pair_path(a, b);
+
+			/* native P2P */
+			if (topo && topo_entry(topo, (unsigned int)i, (unsigned int)j, ent, sizeof(ent))) {
+				p->native = !strncmp(ent, "NV", 2) ? P2PS_NATIVE_NVLINK : P2PS_NATIVE_NONE;
+				snprintf(p->native_source, sizeof(p->native_source), "%s: %s", topo_src, ent);
+			} else if (!nvlink_core) {
+				p->native = P2PS_NATIVE_NONE;
+				p2ps_strlcpy(p->native_source, "no /proc/driver/nvidia-nvlink",
+					     sizeof(p->native_source));
+			} else if (datacenter_nvlink_arch(a) && datacenter_nvlink_arch(b)) {
+				p->native = P2PS_NATIVE_NVLINK;
+				p2ps_strlcpy(p->native_source,
+					     "/proc/driver/nvidia-nvlink and GPU architecture (probable)",
+					     sizeof(p->native_source));
+			} else {
+				p->native = P2PS_NATIVE_UNKNOWN;
+				p2ps_strlcpy(p->native_source,
+					     "/proc/driver/nvidia-nvlink present, link state unknown",
+					     sizeof(p->native_source));
+			}
+
+			switch (p->path) {
+			case P2PS_PATH_SWITCH:
+			case P2PS_PATH_ROOT_COMPLEX:
+				add(c, "pcie-path", subj, P2PS_V_OK, "sysfs device path", NULL,
+				    "PCIe path: %s", p2ps_pcie_path_name(p->path));
+				break;
+			case P2PS_PATH_HOST_BRIDGES:
+			case P2PS_PATH_CROSS_SOCKET:
+				add(c, "pcie-path", subj,
+				    p->native == P2PS_NATIVE_NVLINK ? P2PS_V_OK : P2PS_V_WARN,
+				    "sysfs device path",
+				    "P2P between host bridges or sockets is slower, and refused by some platforms; prefer GPUs under one switch or root complex",
+				    "PCIe path: %s", p2ps_pcie_path_name(p->path));
+				break;
+			default:
+				add(c, "pcie-path", subj, P2PS_V_SKIP, "sysfs device path", NULL,
+				    "PCIe path unknown");
+			}
+			switch (p->native) {
+			case P2PS_NATIVE_NVLINK:
+				add(c, "native-p2p", subj, P2PS_V_OK, p->native_source, NULL,
+				    "native P2P over NVLink: shim not needed");
+				break;
+			case P2PS_NATIVE_NONE:
+				add(c, "native-p2p", subj, P2PS_V_OK, p->native_source, NULL,
+				    "no NVLink: P2P over PCIe BAR1 needs the shim");
+				break;
+			default:
+				add(c, "native-p2p", subj, P2PS_V_SKIP, p->native_source, NULL,
+				    "NVLink state unknown (give nvidia-smi topo -m output)");
+			}
+		}
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- module */
+
+static void check_module(struct dctx *c)
+{
+	bool loaded = p2ps_root_exists(&c->root, "/sys/module/p2p_shim");
+	struct p2ps_status_info *st = NULL;
+	struct p2ps_handle *h = c->opts ? c->opts->h : NULL;
+
+	if (!loaded) {
+		char *mods = p2ps_root_read(&c->root, "/proc/modules", NULL, false);
+
+		loaded = mods && (!strncmp(mods, "p2p_shim ", 9) || strstr(mods, "\np2p_shim "));
+		free(mods);
+	}
+	if (!loaded) {
+		add(c, "module", NULL, P2PS_V_WARN, "/sys/module/p2p_shim",
+		    "modprobe p2p-shim (or insmod p2p-shim.ko), then p2pctl enable",
+		    "p2p-shim not loaded");
+		add(c, "stale-gpus", NULL, P2PS_V_SKIP, NULL, NULL,
+		    "p2p-shim not loaded: can't tell which GPUs were initialised before arming");
+		return;
+	}
+	if (!h || p2ps_status(h, &st)) {
+		add(c, "module", NULL, P2PS_V_OK, "/sys/module/p2p_shim", NULL,
+		    "p2p-shim loaded (state not queried)");
+		add(c, "stale-gpus", NULL, P2PS_V_SKIP, NULL, NULL, "module state not available");
+		return;
+	}
+	if (st->state == P2PS_STATE_ARMED)
+		add(c, "module", NULL, P2PS_V_OK, "P2PS_IOC_STATUS", NULL,
+		    "p2p-shim armed: profile %s, %u hooks", st->profile, st->nr_installed);
+	else
+		add(c, "module", NULL, P2PS_V_WARN, "P2PS_IOC_STATUS",
+		    st->state == P2PS_STATE_WAITING ? "load nvidia: the shim arms when it arrives" :
+		    "run p2pctl enable",
+		    "p2p-shim loaded, %s", p2ps_state_name(st->state));
+	if (st->stale_gpus) {
+		char list[128] = "";
+		size_t off = 0;
+		unsigned int b;
+
+		for (b = 0; b < 32; b++)
+			if (st->stale_gpus & (1U << b)) {
+				int k = snprintf(list + off, sizeof(list) - off, "%s%u", off ? "," : "", b);
+
+				if (k > 0 && (size_t)k < sizeof(list) - off)
+					off += k;
+			}
+		add(c, "stale-gpus", NULL, P2PS_V_WARN, "P2PS_IOC_STATUS",
+		    "GPUs cache P2P capabilities at initialisation: reload nvidia after arming, or load p2p-shim first (softdep, p2pctl config --write)",
+		    "GPU instance(s) %s initialised before arming", list);
+	} else {
+		add(c, "stale-gpus", NULL, P2PS_V_OK, "P2PS_IOC_STATUS", NULL,
+		    "no GPU initialised before arming");
+	}
+	p2ps_status_free(st);
+}
+
+/* ---------------------------------------------------------------- entry */
+
+int p2ps_doctor(const struct p2ps_doctor_opts *opts, struct p2ps_doctor_report **out)
+{
+	struct dctx c;
+	int err;
+
+	*out = NULL;
+	memset(&c, 0, sizeof(c));
+	c.opts = opts;
+	err = p2ps_root_init(&c.root, opts ? opts->root : NULL);
+	if (err)
+		return err;
+	c.r = calloc(1, sizeof(*c.r));
+	if (!c.r) {
+		p2ps_root_fini(&c.root);
+		return -ENOMEM;
+	}
+	kernel_release(&c);
+	load_config(&c);
+	check_kernel(&c);
+	check_driver(&c);
+	err = find_gpus(&c);
+	if (!err) {
+		check_gpus(&c);
+		check_iommu(&c);
+		err = check_pairs(&c);
+	}
+	if (!err)
+		check_module(&c);
+	if (!err)
+		err = c.err;
+	free(c.config);
+	p2ps_root_fini(&c.root);
+	if (err) {
+		p2ps_doctor_free(c.r);
+		return err;
+	}
+	*out = c.r;
+	return 0;
+}
+
+void p2ps_doctor_free(struct p2ps_doctor_report *r)
+{
+	if (!r)
+		return;
+	free(r->findings);
+	free(r->gpus);
+	free(r->pairs);
+	free(r);
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libp2pshim internals, shared by the library's files and the unit tests.
+ * Not installed.
+ */
+#ifndef P2PSHIM_INTERNAL_H
+#define P2PSHIM_INTERNAL_H
+
+#include <stdio.h>
+#include <p2pshim.h>
+
+struct nl_sock;
+struct nl_msg;
+struct nlattr;
+
+/*
+ * What a handle talks to.  The default backend does ioctl(2) on the device
+ * and generic netlink; unit tests install their own to play the module.
+ */
+struct p2ps_backend {
+	/* Returns 0 or -errno; @arg is the P2PS_IOC_* argument struct. */
+	int (*ioctl)(void *ctx, unsigned long req, void *arg);
+	/*
+	 * Run a netlink dump of @cmd (P2PS_CMD_GET_HOOKS/MAPPINGS); call @cb
+	 * with each message's attributes (indexed by P2PS_A_*).  0 or <0.
+	 */
+	int (*dump)(void *ctx, int cmd,
+		    int (*cb)(struct nlattr **tb, void *arg), void *arg);
+	void (*close)(void *ctx);
+	void *ctx;
+};
+
+struct p2ps_handle {
+	int fd;
+	struct p2ps_backend be;
+	/* netlink (default backend) */
+	struct nl_sock *sk;
+	int family;
+	/* events */
+	struct nl_sock *ev_sk;
+	p2ps_event_cb ev_cb;
+	void *ev_arg;
+};
+
+/* Open a handle on @be (tests); checks the ABI like p2ps_open(). */
+int p2ps_open_backend(struct p2ps_handle **out, const struct p2ps_backend *be);
+
+/* netlink.c */
+int p2ps_nl_dump(void *ctx, int cmd, int (*cb)(struct nlattr **tb, void *arg), void *arg);
+int p2ps_parse_hook(struct nlattr *nest, struct p2ps_hook_info *out);
+int p2ps_parse_mapping(struct nlattr *nest, struct p2ps_mapping_info *out);
+/* @tb indexed by P2PS_A_*, P2PS_A_MAX + 1 entries. */
+int p2ps_parse_event(struct nlattr **tb, struct p2ps_event_info *out);
+/* Parse one generic netlink message of family @family into @tb. */
+int p2ps_parse_msg(struct nl_msg *msg, struct nlattr **tb);
+void p2ps_nl_close(struct p2ps_handle *h);
+
+/* util.c: files under a root prefix. */
+struct p2ps_root {
+	char dir[4096];		/* "" for the live system */
+	bool live;
+	char *links;		/* contents of ROOT/.symlinks, or NULL */
+};
+int p2ps_root_init(struct p2ps_root *r, const char *root);
+void p2ps_root_fini(struct p2ps_root *r);
+/* ROOT + path into buf. */
+const char *p2ps_root_path(const struct p2ps_root *r, const char *path, char *buf, size_t len);
+/* Read a whole file (gzip transparently if @gz); NUL-terminated; NULL if absent. */
+char *p2ps_root_read(const struct p2ps_root *r, const char *path, size_t *len, bool gz);
+/* First line of a file, trimmed; false if absent. */
+bool p2ps_root_line(const struct p2ps_root *r, const char *path, char *buf, size_t len);
+bool p2ps_root_exists(const struct p2ps_root *r, const char *path);
+/* Real path of @path (following links, or ROOT/.symlinks), relative to root. */
+bool p2ps_root_realpath(const struct p2ps_root *r, const char *path, char *buf, size_t len);
+/* Names of the entries of a directory, including links from .symlinks. */
+int p2ps_root_list(const struct p2ps_root *r, const char *dir, char ***names, size_t *n);
+void p2ps_free_list(char **names, size_t n);
+
+char *p2ps_read_file(const char *path, size_t *len, bool gz);
+void p2ps_strlcpy(char *dst, const char *src, size_t len);
+char *p2ps_trim(char *s);
+/* Decompress a whole .xz/.zst/.gz buffer chosen by magic; or copy. */
+int p2ps_decompress(const unsigned char *in, size_t inlen, unsigned char **out, size_t *outlen);
+
+#endif

@@ -1,0 +1,462 @@
+// SPDX-License-Identifier: GPL-2.0
+/* libp2pshim: files under a root prefix, decompression, small helpers. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <lzma.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "internal.h"
+
+#define MAX_FILE (1UL << 30)
+
+void p2ps_strlcpy(char *dst, const char *src, size_t len)
+{
+	size_t n;
+
+	if (!len)
+		return;
+	n = strlen(src);
+	if (n >= len)
+		n = len - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+char *p2ps_trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+char *p2ps_read_file(const char *path, size_t *lenp, bool gz)
+{
+	size_t cap = 4096, len = 0;
+	char *buf, *n;
+	gzFile g = NULL;
+	FILE *f = NULL;
+
+	if (gz) {
+		g = gzopen(path, "rb");
+		if (!g)
+			return NULL;
+	} else {
+		f = fopen(path, "rb");
+		if (!f)
+			return NULL;
+	}
+	buf = malloc(cap + 1);
+	if (!buf)
+		goto fail;
+	for (;;) {
+		long r;
+
+		if (len == cap) {
+			if (cap >= MAX_FILE)
+				goto fail;
+			cap *= 2;
+			n = realloc(buf, cap + 1);
+			if (!n)
+				goto fail;
+			buf = n;
+		}
+		if (g) {
+			r = gzread(g, buf + len, (unsigned int)(cap - len));
+		} else {
+			r = (long)fread(buf + len, 1, cap - len, f);
+			if (r == 0 && ferror(f))
+				r = -1;
+		}
+		if (r < 0)
+			goto fail;
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	buf[len] = '\0';
+	if (g)
+		gzclose(g);
+	if (f)
+		fclose(f);
+	if (lenp)
+		*lenp = len;
+	return buf;
+fail:
+	free(buf);
+	if (g)
+		gzclose(g);
+	if (f)
+		fclose(f);
+	return NULL;
+}
+
+int p2ps_root_init(struct p2ps_root *r, const char *root)
+{
+	char buf[sizeof(r->dir) + 16];
+	size_t n;
+
+	memset(r, 0, sizeof(*r));
+	if (!root || !*root || !strcmp(root, "/")) {
+		r->live = true;
+		return 0;
+	}
+	if (strlen(root) >= sizeof(r->dir))
+		return -ENAMETOOLONG;
+	p2ps_strlcpy(r->dir, root, sizeof(r->dir));
+	n = strlen(r->dir);
+	while (n > 1 && r->dir[n - 1] == '/')
+		r->dir[--n] = '\0';
+	{
+		struct stat st;
+
+		if (stat(r->dir, &st) || !S_ISDIR(st.st_mode))
+			return -ENOENT;
+	}
+	snprintf(buf, sizeof(buf), "%s/.symlinks", r->dir);
+	r->links = p2ps_read_file(buf, NULL, false);
+	return 0;
+}
+
+void p2ps_root_fini(struct p2ps_root *r)
+{
+	free(r->links);
+	r->links = NULL;
+}
+
+const char *p2ps_root_path(const struct p2ps_root *r, const char *path, char *buf, size_t len)
+{
+	size_t a = strlen(r->dir), b = strlen(path);
+
+	if (!len)
+		return buf;
+	if (a >= len)
+		a = len - 1;
+	memcpy(buf, r->dir, a);
+	if (b >= len - a)
+		b = len - a - 1;	/* truncated: the open fails */
+	memcpy(buf + a, path, b);
+	buf[a + b] = '\0';
+	return buf;
+}
+
+char *p2ps_root_read(const struct p2ps_root *r, const char *path, size_t *len, bool gz)
+{
+	char buf[PATH_MAX];
+
+	return p2ps_read_file(p2ps_root_path(r, path, buf, sizeof(buf)), len, gz);
+}
+
+bool p2ps_root_line(const struct p2ps_root *r, const char *path, char *out, size_t len)
+{
+	char *s = p2ps_root_read(r, path, NULL, false), *nl;
+
+	if (!s)
+		return false;
+	nl = strchr(s, '\n');
+	if (nl)
+		*nl = '\0';
+	p2ps_strlcpy(out, p2ps_trim(s), len);
+	free(s);
+	return true;
+}
+
+bool p2ps_root_exists(const struct p2ps_root *r, const char *path)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+
+	return lstat(p2ps_root_path(r, path, buf, sizeof(buf)), &st) == 0;
+}
+
+/* Look @path up in .symlinks: the real path of the longest link prefix. */
+static bool links_lookup(const struct p2ps_root *r, const char *path, char *out, size_t len)
+{
+	const char *line = r->links;
+	size_t best = 0;
+	char res[PATH_MAX];
+
+	if (!line)
+		return false;
+	while (*line) {
+		const char *eol = strchrnul(line, '\n');
+		const char *t1 = memchr(line, '\t', eol - line);
+		const char *t2 = t1 ? memchr(t1 + 1, '\t', eol - t1 - 1) : NULL;
+
+		if (t2) {
+			size_t ll = t1 - line;
+
+			if (ll > best && !strncmp(path, line, ll) &&
+			    (path[ll] == '\0' || path[ll] == '/') &&
+			    (size_t)(eol - t2 - 1) < sizeof(res)) {
+				int n = snprintf(res, sizeof(res), "%.*s%s",
+						 (int)(eol - t2 - 1), t2 + 1, path + ll);
+
+				if (n > 0 && (size_t)n < sizeof(res))
+					best = ll;
+			}
+		}
+		line = *eol ? eol + 1 : eol;
+	}
+	if (!best)
+		return false;
+	p2ps_strlcpy(out, res, len);
+	return true;
+}
+
+bool p2ps_root_realpath(const struct p2ps_root *r, const char *path, char *out, size_t len)
+{
+	char cur[PATH_MAX], next[PATH_MAX], full[PATH_MAX], real[PATH_MAX], rootreal[PATH_MAX];
+	int i;
+
+	if (r->live) {
+		if (!realpath(path, real))
+			return false;
+		p2ps_strlcpy(out, real, len);
+		return true;
+	}
+	p2ps_strlcpy(cur, path, sizeof(cur));
+	for (i = 0; i < 8 && links_lookup(r, cur, next, sizeof(next)); i++) {
+		if (!strcmp(next, cur))
+			break;
+		p2ps_strlcpy(cur, next, sizeof(cur));
+	}
+	/* Real links inside the tree, if any. */
+	if (realpath(p2ps_root_path(r, cur, full, sizeof(full)), real) &&
+	    realpath(r->dir, rootreal)) {
+		size_t n = strlen(rootreal);
+
+		if (!strncmp(real, rootreal, n) && real[n] == '/') {
+			p2ps_strlcpy(out, real + n, len);
+			return true;
+		}
+	}
+	if (!i && !p2ps_root_exists(r, cur))
+		return false;
+	p2ps_strlcpy(out, cur, len);
+	return true;
+}
+
+static int add_name(char ***names, size_t *n, const char *name)
+{
+	char **nn;
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (!strcmp((*names)[i], name))
+			return 0;
+	nn = realloc(*names, (*n + 1) * sizeof(*nn));
+	if (!nn)
+		return -ENOMEM;
+	*names = nn;
+	nn[*n] = strdup(name);
+	if (!nn[*n])
+		return -ENOMEM;
+	(*n)++;
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int p2ps_root_list(const struct p2ps_root *r, const char *dir, char ***names, size_t *n)
+{
+	char buf[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int err = 0;
+
+	*names = NULL;
+	*n = 0;
+	d = opendir(p2ps_root_path(r, dir, buf, sizeof(buf)));
+	if (d) {
+		while (!err && (de = readdir(d)))
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+				err = add_name(names, n, de->d_name);
+		closedir(d);
+	}
+	if (!r->live && r->links) {
+		size_t dl = strlen(dir);
+		const char *line = r->links;
+
+		while (!err && *line) {
+			const char *eol = strchrnul(line, '\n');
+			const char *t1 = memchr(line, '\t', eol - line);
+
+			if (t1 && (size_t)(t1 - line) > dl + 1 && !strncmp(line, dir, dl) &&
+			    line[dl] == '/' && !memchr(line + dl + 1, '/', t1 - line - dl - 1)) {
+				snprintf(buf, sizeof(buf), "%.*s", (int)(t1 - line - dl - 1), line + dl + 1);
+				err = add_name(names, n, buf);
+			}
+			line = *eol ? eol + 1 : eol;
+		}
+	}
+	if (err) {
+		p2ps_free_list(*names, *n);
+		*names = NULL;
+		*n = 0;
+		return err;
+	}
+	if (*n)
+		qsort(*names, *n, sizeof(**names), cmp_str);
+	return 0;
+}
+
+void p2ps_free_list(char **names, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* ---------------------------------------------------------------- decompression */
+
+static int grow(unsigned char **buf, size_t *cap, size_t need)
+{
+	unsigned char *n;
+	size_t c = *cap ? *cap : 1 << 20;
+
+	while (c < need) {
+		if (c >= MAX_FILE)
+			return -EFBIG;
+		c *= 2;
+	}
+	if (c == *cap)
+		return 0;
+	n = realloc(*buf, c);
+	if (!n)
+		return -ENOMEM;
+	*buf = n;
+	*cap = c;
+	return 0;
+}
+
+static int unxz(const unsigned char *in, size_t inlen, unsigned char **out, size_t *outlen)
+{
+	lzma_stream s = LZMA_STREAM_INIT;
+	unsigned char *buf = NULL;
+	size_t cap = 0;
+	lzma_ret ret;
+
+	if (lzma_stream_decoder(&s, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK)
+		return -P2PS_E_COMPRESSION;
+	s.next_in = in;
+	s.avail_in = inlen;
+	do {
+		if (grow(&buf, &cap, s.total_out + 65536)) {
+			ret = LZMA_MEM_ERROR;
+			break;
+		}
+		s.next_out = buf + s.total_out;
+		s.avail_out = cap - s.total_out;
+		ret = lzma_code(&s, LZMA_FINISH);
+	} while (ret == LZMA_OK);
+	*outlen = s.total_out;
+	lzma_end(&s);
+	if (ret != LZMA_STREAM_END) {
+		free(buf);
+		return -P2PS_E_COMPRESSION;
+	}
+	*out = buf;
+	return 0;
+}
+
+static int unzstd(const unsigned char *in, size_t inlen, unsigned char **out, size_t *outlen)
+{
+	ZSTD_DStream *z = ZSTD_createDStream();
+	ZSTD_inBuffer ib = { in, inlen, 0 };
+	unsigned char *buf = NULL;
+	size_t cap = 0, len = 0, r;
+
+	if (!z)
+		return -ENOMEM;
+	ZSTD_initDStream(z);
+	for (;;) {
+		ZSTD_outBuffer ob;
+
+		if (grow(&buf, &cap, len + 65536))
+			goto fail;
+		ob.dst = buf + len;
+		ob.size = cap - len;
+		ob.pos = 0;
+		r = ZSTD_decompressStream(z, &ob, &ib);
+		if (ZSTD_isError(r))
+			goto fail;
+		len += ob.pos;
+		if (r == 0 && ib.pos == ib.size)
+			break;		/* last frame complete */
+		if (ib.pos == ib.size && ob.pos < ob.size)
+			goto fail;	/* truncated */
+	}
+	ZSTD_freeDStream(z);
+	*out = buf;
+	*outlen = len;
+	return 0;
+fail:
+	ZSTD_freeDStream(z);
+	free(buf);
+	return -P2PS_E_COMPRESSION;
+}
+
+static int ungz(const unsigned char *in, size_t inlen, unsigned char **out, size_t *outlen)
+{
+	z_stream s;
+	unsigned char *buf = NULL;
+	size_t cap = 0;
+	int ret;
+
+	memset(&s, 0, sizeof(s));
+	if (inflateInit2(&s, 15 + 32) != Z_OK)
+		return -P2PS_E_COMPRESSION;
+	s.next_in = (unsigned char *)in;
+	s.avail_in = (uInt)inlen;
+	do {
+		if (grow(&buf, &cap, s.total_out + 65536)) {
+			ret = Z_MEM_ERROR;
+			break;
+		}
+		s.next_out = buf + s.total_out;
+		s.avail_out = (uInt)(cap - s.total_out);
+		ret = inflate(&s, Z_NO_FLUSH);
+	} while (ret == Z_OK);
+	*outlen = s.total_out;
+	inflateEnd(&s);
+	if (ret != Z_STREAM_END) {
+		free(buf);
+		return -P2PS_E_COMPRESSION;
+	}
+	*out = buf;
+	return 0;
+}
+
+int p2ps_decompress(const unsigned char *in, size_t inlen, unsigned char **out, size_t *outlen)
+{
+	if (inlen >= 6 && !memcmp(in, "\xfd" "7zXZ\0", 6))
+		return unxz(in, inlen, out, outlen);
+	if (inlen >= 4 && !memcmp(in, "\x28\xb5\x2f\xfd", 4))
+		return unzstd(in, inlen, out, outlen);
+	if (inlen >= 2 && in[0] == 0x1f && in[1] == 0x8b)
+		return ungz(in, inlen, out, outlen);
+	*out = malloc(inlen ? inlen : 1);
+	if (!*out)
+		return -ENOMEM;
+	memcpy(*out, in, inlen);
+	*outlen = inlen;
+	return 0;
+}

@@ -1,0 +1,532 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * p2ps_check_module() / p2ps_check_kallsyms(): the module's resolution and
+ * fingerprint rules run offline.  The ELF inputs are written here, from the
+ * profile table itself: a relocatable x86-64 object with .text, .modinfo,
+ * .symtab and .strtab, holding every target, stub, destination and called
+ * function of the profile (or all but one, or one stub with other bytes).
+ */
+#include <elf.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <lzma.h>
+#include <zstd.h>
+
+#include <p2p-shim/profile.h>
+#include "internal.h"
+
+struct buf {
+	unsigned char *p;
+	size_t len, cap;
+};
+
+static size_t put(struct buf *b, const void *d, size_t n)
+{
+	size_t off = b->len;
+
+	if (b->len + n > b->cap) {
+		b->cap = (b->len + n) * 2 + 64;
+		b->p = realloc(b->p, b->cap);
+		assert_non_null(b->p);
+	}
+	memcpy(b->p + b->len, d, n);
+	b->len += n;
+	return off;
+}
+
+static void align(struct buf *b, size_t a)
+{
+	static const unsigned char z[16];
+
+	while (b->len % a)
+		put(b, z, 1);
+}
+
+enum variant { V_OK, V_MISSING, V_CHANGED, V_NO_VERSION };
+
+struct elfgen {
+	struct buf text, str, sym;
+	const char *drop;		/* symbol to leave out */
+	const char *change;		/* stub base whose body to change */
+};
+
+static void add_func(struct elfgen *g, const char *name, const unsigned char *code, size_t n)
+{
+	Elf64_Sym s;
+
+	if (g->drop && !strcmp(g->drop, name))
+		return;
+	memset(&s, 0, sizeof(s));
+	align(&g->text, 16);
+	s.st_value = put(&g->text, code, n);
+	s.st_size = n;
+	s.st_name = (Elf64_Word)put(&g->str, name, strlen(name) + 1);
+	s.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
+	s.st_shndx = 1;
+	put(&g->sym, &s, sizeof(s));
+}
+
+static void add_plain(struct elfgen *g, const char *name)
+{
+	/* endbr64; push %rbp; mov %rsp,%rbp; xor %eax,%eax; pop %rbp; ret */
+	static const unsigned char body[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48, 0x89, 0xe5,
+					      0x31, 0xc0, 0x5d, 0xc3 };
+
+	add_func(g, name, body, sizeof(body));
+}
+
+static void add_stub(struct elfgen *g, const char *base, const struct p2ps_code *c)
+{
+	unsigned char code[4 + P2PS_CODE_MAX];
+	char name[160];
+	size_t n = 0;
+	unsigned int i;
+
+	memcpy(code, "\xf3\x0f\x1e\xfa", 4);	/* endbr64 */
+	n = 4;
+	for (i = 0; i < c->len; i++)
+		code[n++] = c->op[i] == P2PS_CODE_RET ? 0xc3 : (unsigned char)c->op[i];
+	if (g->change && !strcmp(g->change, base))
+		code[4] ^= 0x01;	/* e.g. mov $0x56 -> another opcode */
+	snprintf(name, sizeof(name), "%s_395e98", base);
+	add_func(g, name, code, n);
+}
+
+/* Write the ELF image of @p to @out (plain, or .xz/.zst compressed). */
+static void gen_elf(const struct p2ps_profile *p, enum variant v, const char *drop,
+		    const char *change, struct buf *out)
+{
+	struct elfgen g;
+	struct buf shstr = { 0 };
+	static const char mod_ver[] = "license=Dual MIT/GPL\0version=580.159.04\0vermagic=6.1.0 SMP";
+	static const char mod_nover[] = "license=Dual MIT/GPL";
+	const char *modinfo = v == V_NO_VERSION ? mod_nover : mod_ver;
+	size_t modlen = v == V_NO_VERSION ? sizeof(mod_nover) : sizeof(mod_ver);
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh[6];
+	size_t off_text, off_mod, off_sym, off_str, off_shstr, nm[6];
+	unsigned int i;
+
+	memset(&g, 0, sizeof(g));
+	g.drop = drop;
+	g.change = change;
+	put(&g.str, "", 1);
+	{
+		Elf64_Sym null;
+
+		memset(&null, 0, sizeof(null));
+		put(&g.sym, &null, sizeof(null));
+	}
+	for (i = 0; i < p->nr_hooks; i++) {
+		const struct p2ps_hook_desc *d = &p->hooks[i];
+
+		if (d->flags & P2PS_T_STUB)
+			add_stub(&g, d->target, d->expect);
+		else
+			add_plain(&g, d->target);
+		if (d->dest)
+			add_plain(&g, d->dest);
+	}
+	for (i = 0; p->calls && p->calls[i]; i++)
+		add_plain(&g, p->calls[i]);
+
+	put(&shstr, "", 1);
+	nm[1] = put(&shstr, ".text", 6);
+	nm[2] = put(&shstr, ".modinfo", 9);
+	nm[3] = put(&shstr, ".symtab", 8);
+	nm[4] = put(&shstr, ".strtab", 8);
+	nm[5] = put(&shstr, ".shstrtab", 10);
+
+	memset(out, 0, sizeof(*out));
+	memset(&eh, 0, sizeof(eh));
+	put(out, &eh, sizeof(eh));
+	align(out, 16);
+	off_text = put(out, g.text.p, g.text.len);
+	off_mod = put(out, modinfo, modlen);
+	align(out, 8);
+	off_sym = put(out, g.sym.p, g.sym.len);
+	off_str = put(out, g.str.p, g.str.len);
+	off_shstr = put(out, shstr.p, shstr.len);
+	align(out, 8);
+
+	memset(sh, 0, sizeof(sh));
+	sh[1] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[1], .sh_type = SHT_PROGBITS,
+			      .sh_flags = SHF_ALLOC | SHF_EXECINSTR, .sh_offset = off_text,
+			      .sh_size = g.text.len, .sh_addralign = 16 };
+	sh[2] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[2], .sh_type = SHT_PROGBITS,
+			      .sh_flags = SHF_ALLOC, .sh_offset = off_mod, .sh_size = modlen,
+			      .sh_addralign = 1 };
+	sh[3] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[3], .sh_type = SHT_SYMTAB,
+			      .sh_offset = off_sym, .sh_size = g.sym.len, .sh_link = 4,
+			      .sh_info = 1, .sh_addralign = 8, .sh_entsize = sizeof(Elf64_Sym) };
+	sh[4] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[4], .sh_type = SHT_STRTAB,
+			      .sh_offset = off_str, .sh_size = g.str.len, .sh_addralign = 1 };
+	sh[5] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[5], .sh_type = SHT_STRTAB,
+			      .sh_offset = off_shstr, .sh_size = shstr.len, .sh_addralign = 1 };
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_REL;
+	eh.e_machine = EM_X86_64;
+	eh.e_version = EV_CURRENT;
+	eh.e_ehsize = sizeof(Elf64_Ehdr);
+	eh.e_shentsize = sizeof(Elf64_Shdr);
+	eh.e_shnum = 6;
+	eh.e_shstrndx = 5;
+	eh.e_shoff = put(out, sh, sizeof(sh));
+	memcpy(out->p, &eh, sizeof(eh));
+	free(g.text.p);
+	free(g.str.p);
+	free(g.sym.p);
+	free(shstr.p);
+}
+
+static char *write_tmp(const void *d, size_t n, const char *suffix)
+{
+	char tmpl[] = "/tmp/p2ps-check-XXXXXX";
+	char *path;
+	int fd = mkstemp(tmpl);
+	FILE *f;
+
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(tmpl);
+	assert_true(asprintf(&path, "%s%s", tmpl, suffix) > 0);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(d, 1, n, f), n);
+	fclose(f);
+	return path;
+}
+
+static const struct p2ps_profile *gen_b(void)
+{
+	const struct p2ps_profile *p = p2ps_profile_for_version("580.159.04");
+
+	assert_non_null(p);
+	return p;
+}
+
+static struct p2ps_check_report *check_elf(enum variant v, const char *drop, const char *change,
+					   const char *version, int expect_err)
+{
+	struct p2ps_check_report *r = NULL;
+	struct buf b;
+	char *path;
+	int err;
+
+	gen_elf(gen_b(), v, drop, change, &b);
+	path = write_tmp(b.p, b.len, ".ko");
+	free(b.p);
+	err = p2ps_check_module(path, version, 0, &r);
+	unlink(path);
+	free(path);
+	assert_int_equal(err, expect_err);
+	return r;
+}
+
+static const struct p2ps_check_item *item(const struct p2ps_check_report *r, const char *target)
+{
+	size_t i;
+
+	for (i = 0; i < r->nr_hooks; i++)
+		if (!strcmp(r->hooks[i].target, target))
+			return &r->hooks[i];
+	fail_msg("no hook %s in report", target);
+	return NULL;
+}
+
+static const char *first_stub(void)
+{
+	const struct p2ps_profile *p = gen_b();
+	unsigned int i;
+
+	for (i = 0; i < p->nr_hooks; i++)
+		if (p->hooks[i].flags & P2PS_T_STUB)
+			return p->hooks[i].target;
+	fail_msg("profile without stubs");
+	return NULL;
+}
+
+static void test_elf_ok(void **state)
+{
+	struct p2ps_check_report *r = check_elf(V_OK, NULL, NULL, NULL, 0);
+	size_t i;
+
+	(void)state;
+	assert_true(r->supported);
+	assert_string_equal(r->driver_version, "580.159.04");
+	assert_string_equal(r->version_source, "modinfo");
+	assert_string_equal(r->profile, gen_b()->name);
+	assert_true(r->fingerprints);
+	assert_int_equal(r->nr_hooks, gen_b()->nr_hooks);
+	for (i = 0; i < r->nr_hooks; i++) {
+		assert_string_equal(r->hooks[i].status, "ok");
+		if (gen_b()->hooks[i].flags & P2PS_T_STUB) {
+			assert_true(r->hooks[i].fingerprint_checked);
+			assert_true(p2ps_is_stub_of(r->hooks[i].symbol, r->hooks[i].target));
+		}
+	}
+	p2ps_check_free(r);
+}
+
+static void test_elf_missing_stub(void **state)
+{
+	char name[160];
+	struct p2ps_check_report *r;
+	const struct p2ps_check_item *it;
+
+	(void)state;
+	snprintf(name, sizeof(name), "%s_395e98", first_stub());
+	r = check_elf(V_OK, name, NULL, NULL, 0);
+	assert_false(r->supported);
+	it = item(r, first_stub());
+	assert_false(it->ok);
+	assert_non_null(strstr(it->status, "missing symbol"));
+	assert_non_null(strstr(r->reason, first_stub()));
+	p2ps_check_free(r);
+}
+
+static void test_elf_missing_dest(void **state)
+{
+	const struct p2ps_profile *p = gen_b();
+	struct p2ps_check_report *r;
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < p->nr_hooks && !p->hooks[i].dest; i++)
+		;
+	assert_true(i < p->nr_hooks);
+	r = check_elf(V_OK, p->hooks[i].dest, NULL, NULL, 0);
+	assert_false(r->supported);
+	assert_non_null(strstr(item(r, p->hooks[i].target)->status, "missing destination"));
+	p2ps_check_free(r);
+}
+
+static void test_elf_missing_call(void **state)
+{
+	const struct p2ps_profile *p = gen_b();
+	struct p2ps_check_report *r;
+
+	(void)state;
+	if (!p->calls || !p->calls[0])
+		skip();
+	r = check_elf(V_OK, p->calls[0], NULL, NULL, 0);
+	assert_false(r->supported);
+	assert_int_equal(r->nr_calls > 0, 1);
+	assert_false(r->calls[0].ok);
+	p2ps_check_free(r);
+}
+
+static void test_elf_changed_stub(void **state)
+{
+	struct p2ps_check_report *r = check_elf(V_OK, NULL, first_stub(), NULL, 0);
+	const struct p2ps_check_item *it;
+
+	(void)state;
+	assert_false(r->supported);
+	it = item(r, first_stub());
+	assert_false(it->ok);
+	assert_true(it->fingerprint_checked);
+	assert_non_null(strstr(it->status, "changed stub"));
+	p2ps_check_free(r);
+}
+
+static void test_elf_version_override(void **state)
+{
+	struct p2ps_check_report *r = check_elf(V_OK, NULL, NULL, "550.54.15", 0);
+
+	(void)state;
+	assert_false(r->supported);
+	assert_string_equal(r->driver_version, "550.54.15");
+	assert_string_equal(r->version_source, "given");
+	assert_string_equal(r->profile, "");
+	assert_non_null(strstr(r->reason, "no profile"));
+	p2ps_check_free(r);
+}
+
+static void test_elf_force(void **state)
+{
+	struct p2ps_check_report *r = NULL;
+	struct buf b;
+	char *path;
+
+	(void)state;
+	gen_elf(gen_b(), V_OK, NULL, NULL, &b);
+	path = write_tmp(b.p, b.len, ".ko");
+	free(b.p);
+	assert_int_equal(p2ps_check_module(path, "999.1", P2PS_CHECK_FORCE, &r), 0);
+	unlink(path);
+	free(path);
+	assert_true(r->forced);
+	assert_true(r->supported);
+	assert_string_equal(r->profile, p2ps_profile_newest()->name);
+	p2ps_check_free(r);
+}
+
+static void test_elf_no_version(void **state)
+{
+	struct p2ps_check_report *r = check_elf(V_NO_VERSION, NULL, NULL, NULL, 0);
+
+	(void)state;
+	assert_true(r->profile_guessed);
+	assert_true(r->supported);
+	assert_string_equal(r->driver_version, "");
+	p2ps_check_free(r);
+}
+
+static void test_elf_bad_version(void **state)
+{
+	(void)state;
+	assert_null(check_elf(V_OK, NULL, NULL, "banana", -EINVAL));
+}
+
+static void test_elf_compressed(void **state)
+{
+	struct p2ps_check_report *r = NULL;
+	struct buf b;
+	unsigned char *xz, *zs;
+	size_t xzlen = 0, zslen, cap;
+	char *path;
+
+	(void)state;
+	gen_elf(gen_b(), V_OK, NULL, NULL, &b);
+	cap = b.len + 4096;
+	xz = malloc(cap);
+	assert_int_equal(lzma_easy_buffer_encode(6, LZMA_CHECK_CRC32, NULL, b.p, b.len, xz,
+						 &xzlen, cap), LZMA_OK);
+	path = write_tmp(xz, xzlen, ".ko.xz");
+	assert_int_equal(p2ps_check_module(path, NULL, 0, &r), 0);
+	assert_true(r->supported);
+	assert_true(r->fingerprints);
+	p2ps_check_free(r);
+	unlink(path);
+	free(path);
+	free(xz);
+
+	zs = malloc(ZSTD_compressBound(b.len));
+	zslen = ZSTD_compress(zs, ZSTD_compressBound(b.len), b.p, b.len, 3);
+	assert_false(ZSTD_isError(zslen));
+	path = write_tmp(zs, zslen, ".ko.zst");
+	assert_int_equal(p2ps_check_module(path, NULL, 0, &r), 0);
+	assert_true(r->supported);
+	p2ps_check_free(r);
+	/* truncated zstd */
+	unlink(path);
+	free(path);
+	path = write_tmp(zs, zslen / 2, ".ko.zst");
+	assert_int_equal(p2ps_check_module(path, NULL, 0, &r), -P2PS_E_COMPRESSION);
+	unlink(path);
+	free(path);
+	free(zs);
+	free(b.p);
+}
+
+static void test_not_elf(void **state)
+{
+	struct p2ps_check_report *r = NULL;
+	char *path = write_tmp("hello, world\n", 13, ".ko");
+
+	(void)state;
+	assert_int_equal(p2ps_check_module(path, NULL, 0, &r), -P2PS_E_FORMAT);
+	assert_null(r);
+	assert_int_equal(p2ps_check_module("/nonexistent/nvidia.ko", NULL, 0, &r), -ENOENT);
+	unlink(path);
+	free(path);
+}
+
+#define KALLSYMS FIXTURES "/h200-nvlink-580/driver/kallsyms-nvidia.txt.gz"
+
+static void test_kallsyms_fixture(void **state)
+{
+	struct p2ps_check_report *r = NULL;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(p2ps_check_kallsyms(KALLSYMS, "580.159.04", 0, &r), 0);
+	assert_true(r->supported);
+	assert_false(r->fingerprints);
+	assert_false(r->profile_guessed);
+	assert_int_equal(r->nr_symbols, 18090);
+	for (i = 0; i < r->nr_hooks; i++) {
+		assert_string_equal(r->hooks[i].status, "ok");
+		assert_false(r->hooks[i].fingerprint_checked);
+	}
+	assert_string_equal(item(r, "kbusCreateP2PMappingForBar1P2P")->symbol,
+			    "kbusCreateP2PMappingForBar1P2P_395e98");
+	assert_string_equal(item(r, "kbusIsPcieBar1P2PMappingSupported")->symbol,
+			    "kbusIsPcieBar1P2PMappingSupported_d69453");
+	p2ps_check_free(r);
+
+	/* without a version: chosen by the symbols */
+	assert_int_equal(p2ps_check_kallsyms(KALLSYMS, NULL, 0, &r), 0);
+	assert_true(r->profile_guessed);
+	assert_true(r->supported);
+	p2ps_check_free(r);
+
+	/* an unsupported version */
+	assert_int_equal(p2ps_check_kallsyms(KALLSYMS, "535.0", 0, &r), 0);
+	assert_false(r->supported);
+	assert_int_equal(r->nr_hooks, 0);
+	p2ps_check_free(r);
+}
+
+static void test_kallsyms_synthetic(void **state)
+{
+	static const char text[] =
+		"ffffffffc0400000 t kbusIsPcieBar1P2PMappingSupported_d69453\t[nvidia]\n"
+		"ffffffffc0400010 t kbusIsPcieBar1P2PMappingSupported_d69454\t[nvidia]\n"
+		"ffffffffc0400020 t kbusHasPcieBar1P2PMapping_d69453\t[other]\n"
+		"ffffffff81000000 T register_kprobe\n";
+	struct p2ps_check_report *r = NULL;
+	char *path = write_tmp(text, sizeof(text) - 1, ".txt");
+	const struct p2ps_check_item *it;
+
+	(void)state;
+	assert_int_equal(p2ps_check_kallsyms(path, "580.1", 0, &r), 0);
+	assert_false(r->supported);
+	assert_int_equal(r->nr_symbols, 2);	/* only [nvidia] lines */
+	it = item(r, "kbusIsPcieBar1P2PMappingSupported");
+	assert_non_null(strstr(it->status, "ambiguous"));
+	it = item(r, "kbusHasPcieBar1P2PMapping");
+	assert_non_null(strstr(it->status, "missing symbol"));
+	p2ps_check_free(r);
+	unlink(path);
+	free(path);
+
+	path = write_tmp("garbage\n", 8, ".txt");
+	assert_int_equal(p2ps_check_kallsyms(path, NULL, 0, &r), -P2PS_E_FORMAT);
+	unlink(path);
+	free(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_elf_ok),
+		cmocka_unit_test(test_elf_missing_stub),
+		cmocka_unit_test(test_elf_missing_dest),
+		cmocka_unit_test(test_elf_missing_call),
+		cmocka_unit_test(test_elf_changed_stub),
+		cmocka_unit_test(test_elf_version_override),
+		cmocka_unit_test(test_elf_force),
+		cmocka_unit_test(test_elf_no_version),
+		cmocka_unit_test(test_elf_bad_version),
+		cmocka_unit_test(test_elf_compressed),
+		cmocka_unit_test(test_not_elf),
+		cmocka_unit_test(test_kallsyms_fixture),
+		cmocka_unit_test(test_kallsyms_synthetic),
+	};
+
+	return cmocka_run_group_tests_name("check", tests, NULL, NULL);
+}

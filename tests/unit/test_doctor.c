@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0
+/* p2ps_doctor() verdicts on fixture root trees (tests/fixtures/). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "internal.h"
+
+static struct p2ps_doctor_report *doctor(const char *fixture, const char *topo)
+{
+	struct p2ps_doctor_opts o = { 0 };
+	struct p2ps_doctor_report *r = NULL;
+	char root[512];
+
+	snprintf(root, sizeof(root), "%s/%s/root", FIXTURES, fixture);
+	o.root = root;
+	o.topo_text = topo;
+	o.topo_source = "test";
+	assert_int_equal(p2ps_doctor(&o, &r), 0);
+	assert_non_null(r);
+	return r;
+}
+
+static enum p2ps_verdict verdict(const struct p2ps_doctor_report *r, const char *check,
+				 const char *subject)
+{
+	const struct p2ps_finding *f = p2ps_doctor_find(r, check, subject);
+
+	if (!f)
+		fail_msg("no finding %s %s", check, subject ? subject : "");
+	return f->verdict;
+}
+
+static void test_4090_pair(void **state)
+{
+	struct p2ps_doctor_report *r = doctor("rtx4090-pair", NULL);
+	size_t i;
+
+	(void)state;
+	assert_string_equal(r->kernel_release, "6.1.0-28-amd64");
+	assert_string_equal(r->driver_version, "580.95.05");
+	assert_true(r->open_module);
+	assert_string_equal(r->profile, "gen-b");
+	assert_int_equal(r->nr_gpus, 2);
+	assert_string_equal(r->gpus[0].bdf, "0000:01:00.0");
+	assert_string_equal(r->gpus[0].name, "NVIDIA GeForce RTX 4090");
+	assert_string_equal(r->gpus[0].arch, "Ada");
+	assert_int_equal(r->gpus[0].bar1, 32ULL << 30);
+	assert_int_equal(r->gpus[0].vram, 24ULL << 30);
+	assert_int_equal(r->nr_pairs, 1);
+	assert_int_equal(r->pairs[0].path, P2PS_PATH_ROOT_COMPLEX);
+	assert_int_equal(r->pairs[0].native, P2PS_NATIVE_NONE);
+	/* all ok except "module not loaded" (and the check that needs it) */
+	assert_int_equal(r->nr_fail, 0);
+	assert_int_equal(r->nr_warn, 1);
+	assert_int_equal(verdict(r, "module", NULL), P2PS_V_WARN);
+	assert_non_null(strstr(p2ps_doctor_find(r, "module", NULL)->remedy, "modprobe"));
+	for (i = 0; i < r->nr_findings; i++) {
+		const struct p2ps_finding *f = &r->findings[i];
+
+		if (strcmp(f->check, "module") && strcmp(f->check, "stale-gpus"))
+			assert_int_equal(f->verdict, P2PS_V_OK);
+		if (f->verdict == P2PS_V_OK)
+			assert_string_equal(f->remedy, "");
+	}
+	assert_int_equal(verdict(r, "kprobes", NULL), P2PS_V_OK);
+	assert_int_equal(verdict(r, "lockdown", NULL), P2PS_V_OK);
+	assert_int_equal(verdict(r, "secure-boot", NULL), P2PS_V_OK);
+	assert_int_equal(verdict(r, "iommu", NULL), P2PS_V_OK);
+	assert_int_equal(verdict(r, "bar1", "0000:02:00.0"), P2PS_V_OK);
+	assert_int_equal(verdict(r, "native-p2p", "0000:01:00.0 0000:02:00.0"), P2PS_V_OK);
+	p2ps_doctor_free(r);
+}
+
+static void test_small_bar(void **state)
+{
+	struct p2ps_doctor_report *r = doctor("rtx4090-smallbar", NULL);
+	const struct p2ps_finding *f;
+
+	(void)state;
+	assert_int_equal(r->gpus[0].bar1, 256ULL << 20);
+	f = p2ps_doctor_find(r, "bar1", "0000:03:00.0");
+	assert_non_null(f);
+	assert_int_equal(f->verdict, P2PS_V_FAIL);
+	assert_non_null(strstr(f->detail, "256 MiB"));
+	assert_non_null(strstr(f->remedy, "Resizable BAR"));
+	assert_non_null(strstr(f->remedy, "NVreg_EnableResizableBar=1"));
+	assert_int_equal(verdict(r, "rebar-param", NULL), P2PS_V_FAIL);
+	assert_int_equal(r->pairs[0].path, P2PS_PATH_SWITCH);
+	assert_int_equal(r->nr_fail, 3);
+	p2ps_doctor_free(r);
+}
+
+static void test_proprietary(void **state)
+{
+	struct p2ps_doctor_report *r = doctor("proprietary-550", NULL);
+	const struct p2ps_finding *f = p2ps_doctor_find(r, "nvidia", NULL);
+
+	(void)state;
+	assert_false(r->open_module);
+	assert_string_equal(r->driver_version, "550.54.15");
+	assert_int_equal(f->verdict, P2PS_V_FAIL);
+	assert_non_null(strstr(f->detail, "proprietary"));
+	assert_non_null(strstr(f->remedy, "open"));
+	assert_int_equal(verdict(r, "profile", NULL), P2PS_V_FAIL);
+	assert_int_equal(r->nr_pairs, 0);
+	p2ps_doctor_free(r);
+}
+
+static void test_no_kprobes(void **state)
+{
+	struct p2ps_doctor_report *r = doctor("no-kprobes", NULL);
+	const struct p2ps_finding *f = p2ps_doctor_find(r, "kprobes", NULL);
+
+	(void)state;
+	/* release from /proc/version, config from /boot/config-<release> */
+	assert_string_equal(r->kernel_release, "6.8.0-custom");
+	assert_int_equal(f->verdict, P2PS_V_FAIL);
+	assert_non_null(strstr(f->detail, "kprobes missing"));
+	assert_non_null(strstr(f->source, "/boot/config-6.8.0-custom"));
+	assert_int_equal(verdict(r, "iommu", NULL), P2PS_V_WARN);
+	assert_int_equal(r->pairs[0].path, P2PS_PATH_CROSS_SOCKET);
+	assert_int_equal(verdict(r, "pcie-path", "0000:17:00.0 0000:b1:00.0"), P2PS_V_WARN);
+	assert_int_equal(r->nr_fail, 1);
+	p2ps_doctor_free(r);
+}
+
+#define H200_TOPO FIXTURES "/h200-nvlink-580/cmd/nvidia-smi-topo-m.txt"
+
+static void test_h200_nvlink(void **state)
+{
+	char *topo = p2ps_read_file(H200_TOPO, NULL, false);
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+	const char *pair = "0000:00:06.0 0000:00:07.0";
+
+	(void)state;
+	assert_non_null(topo);
+	r = doctor("h200-nvlink-580", topo);
+	free(topo);
+	assert_string_equal(r->kernel_release, "6.18.44-fc-v657-gpu");
+	assert_string_equal(r->driver_version, "580.159.04");
+	assert_true(r->open_module);
+	assert_int_equal(r->nr_gpus, 2);
+	assert_string_equal(r->gpus[1].name, "NVIDIA H200");
+	assert_string_equal(r->gpus[1].arch, "Hopper");
+	assert_int_equal(r->gpus[0].bar1, 256ULL << 30);
+	f = p2ps_doctor_find(r, "kprobes", NULL);
+	assert_int_equal(f->verdict, P2PS_V_FAIL);
+	assert_non_null(strstr(f->detail, "kprobes missing"));
+	assert_string_equal(f->source, "/proc/config.gz");
+	assert_int_equal(verdict(r, "sig-enforce", NULL), P2PS_V_FAIL);
+	assert_int_equal(verdict(r, "modules-disabled", NULL), P2PS_V_FAIL);
+	assert_int_equal(verdict(r, "lockdown", NULL), P2PS_V_FAIL);
+	assert_int_equal(verdict(r, "iommu", NULL), P2PS_V_OK);
+	assert_int_equal(r->pairs[0].native, P2PS_NATIVE_NVLINK);
+	assert_non_null(strstr(r->pairs[0].native_source, "NV18"));
+	f = p2ps_doctor_find(r, "native-p2p", pair);
+	assert_non_null(strstr(f->detail, "shim not needed"));
+	assert_int_equal(r->pairs[0].path, P2PS_PATH_ROOT_COMPLEX);
+	p2ps_doctor_free(r);
+
+	/* Without nvidia-smi output: the nvlink core plus Hopper. */
+	r = doctor("h200-nvlink-580", NULL);
+	assert_int_equal(r->pairs[0].native, P2PS_NATIVE_NVLINK);
+	assert_non_null(strstr(r->pairs[0].native_source, "/proc/driver/nvidia-nvlink"));
+	p2ps_doctor_free(r);
+}
+
+/* Real symlinks in a temporary tree instead of .symlinks. */
+static void test_real_symlinks(void **state)
+{
+	char tmpl[] = "/tmp/p2ps-root-XXXXXX", path[512];
+	const char *dir = mkdtemp(tmpl);
+	const char *dev = "/sys/devices/pci0000:40/0000:40:03.1/0000:41:00.0";
+	struct p2ps_doctor_opts o = { 0 };
+	struct p2ps_doctor_report *r = NULL;
+	static const char *const files[][2] = {
+		{ "vendor", "0x10de\n" }, { "device", "0x2b85\n" }, { "class", "0x030000\n" },
+		{ "resource", "0x00000000f2000000 0x00000000f2ffffff 0x0000000000040200\n"
+			      "0x0000004000000000 0x00000047ffffffff 0x000000000014220c\n" },
+	};
+	unsigned int i;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(path, sizeof(path), "mkdir -p '%s%s' '%s/sys/bus/pci/devices'", dir, dev, dir);
+	assert_int_equal(system(path), 0);
+	for (i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), "%s%s/%s", dir, dev, files[i][0]);
+		f = fopen(path, "w");
+		assert_non_null(f);
+		fputs(files[i][1], f);
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "%s/sys/bus/pci/devices/0000:41:00.0", dir);
+	assert_int_equal(symlink("../../../devices/pci0000:40/0000:40:03.1/0000:41:00.0", path), 0);
+	o.root = dir;
+	assert_int_equal(p2ps_doctor(&o, &r), 0);
+	assert_int_equal(r->nr_gpus, 1);
+	assert_string_equal(r->gpus[0].path, dev);
+	assert_string_equal(r->gpus[0].arch, "Blackwell");
+	assert_int_equal(r->gpus[0].bar1, 32ULL << 30);
+	assert_int_equal(verdict(r, "bar1", "0000:41:00.0"), P2PS_V_OK);
+	/* nothing else present: driver and kprobes unknown, no crash */
+	assert_int_equal(verdict(r, "nvidia", NULL), P2PS_V_WARN);
+	assert_int_equal(verdict(r, "kprobes", NULL), P2PS_V_WARN);
+	p2ps_doctor_free(r);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	assert_int_equal(system(path), 0);
+}
+
+static void test_bad_root(void **state)
+{
+	struct p2ps_doctor_opts o = { .root = "/nonexistent/root" };
+	struct p2ps_doctor_report *r = NULL;
+
+	(void)state;
+	assert_int_equal(p2ps_doctor(&o, &r), -ENOENT);
+	assert_null(r);
+	assert_string_equal(p2ps_verdict_name(P2PS_V_FAIL), "fail");
+	assert_string_equal(p2ps_pcie_path_name(P2PS_PATH_SWITCH), "common switch");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_4090_pair),
+		cmocka_unit_test(test_small_bar),
+		cmocka_unit_test(test_proprietary),
+		cmocka_unit_test(test_no_kprobes),
+		cmocka_unit_test(test_h200_nvlink),
+		cmocka_unit_test(test_real_symlinks),
+		cmocka_unit_test(test_bad_root),
+	};
+
+	return cmocka_run_group_tests_name("doctor", tests, NULL, NULL);
+}

@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * p2pctl: argument validation, exit codes, JSON shape, and consistency of
+ * --help with the man page.  The command handlers run in-process with their
+ * output captured.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <json-c/json.h>
+
+#include "p2pctl.h"
+
+static char *out_text, *err_text;
+
+/* Run p2pctl with the given arguments; output lands in out_text/err_text. */
+static int run(const char *first, ...)
+{
+	char *argv[32];
+	int argc = 0, rc;
+	va_list ap;
+	FILE *o = tmpfile(), *e = tmpfile();
+	long n;
+
+	assert_non_null(o);
+	assert_non_null(e);
+	argv[argc++] = (char *)"p2pctl";
+	va_start(ap, first);
+	for (const char *a = first; a && argc < 31; a = va_arg(ap, const char *))
+		argv[argc++] = (char *)a;
+	va_end(ap);
+	argv[argc] = NULL;
+	p2pctl_out = o;
+	p2pctl_err = e;
+	rc = p2pctl_main(argc, argv);
+	free(out_text);
+	free(err_text);
+	n = ftell(o);
+	out_text = calloc(1, n + 1);
+	rewind(o);
+	assert_int_equal(fread(out_text, 1, n, o), n);
+	n = ftell(e);
+	err_text = calloc(1, n + 1);
+	rewind(e);
+	assert_int_equal(fread(err_text, 1, n, e), n);
+	fclose(o);
+	fclose(e);
+	return rc;
+}
+
+static const char *const commands[] = {
+	"enable", "disable", "status", "monitor", "doctor", "check", "config", "version",
+};
+
+static void test_help(void **state)
+{
+	unsigned int i;
+	char usage[64];
+
+	(void)state;
+	assert_int_equal(run("--help", NULL), 0);
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		assert_non_null(strstr(out_text, commands[i]));
+	assert_non_null(strstr(out_text, "Exit status"));
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		assert_int_equal(run(commands[i], "--help", NULL), 0);
+		snprintf(usage, sizeof(usage), "Usage: p2pctl %s", commands[i]);
+		assert_non_null(strstr(out_text, usage));
+		assert_non_null(strstr(out_text, "3 p2p-shim module"));
+		assert_int_equal(run("help", commands[i], NULL), 0);
+		assert_non_null(strstr(out_text, usage));
+	}
+}
+
+static void test_usage_errors(void **state)
+{
+	unsigned int i;
+
+	(void)state;
+	assert_int_equal(run(NULL), P2PCTL_EXIT_USAGE);
+	assert_int_equal(run("frobnicate", NULL), P2PCTL_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "unknown command"));
+	assert_int_equal(run("help", "frobnicate", NULL), P2PCTL_EXIT_USAGE);
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		assert_int_equal(run(commands[i], "--no-such-option", NULL), P2PCTL_EXIT_USAGE);
+		assert_int_equal(run(commands[i], "extra-argument", NULL), P2PCTL_EXIT_USAGE);
+		assert_non_null(strstr(err_text, "unexpected argument"));
+	}
+	assert_int_equal(run("check", "--module", "a.ko", "--kallsyms", "b", NULL), P2PCTL_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "not both"));
+	assert_int_equal(run("check", "--kallsyms", "x", "--driver-version", "five", NULL),
+			 P2PCTL_EXIT_USAGE);
+	assert_int_equal(run("check", "--module", NULL), P2PCTL_EXIT_USAGE);
+	assert_int_equal(run("monitor", "--count", "0", NULL), P2PCTL_EXIT_USAGE);
+	assert_int_equal(run("monitor", "--count", "3x", NULL), P2PCTL_EXIT_USAGE);
+	assert_int_equal(run("doctor", "--root", "/nonexistent/dir", NULL), P2PCTL_EXIT_USAGE);
+	assert_int_equal(run("doctor", "--topo", "/nonexistent/file", NULL), P2PCTL_EXIT_USAGE);
+	assert_int_equal(run("config", "--root", "/tmp", NULL), P2PCTL_EXIT_USAGE);
+}
+
+static void test_not_loaded(void **state)
+{
+	(void)state;
+	setenv("P2PCTL_DEVICE", "/nonexistent/p2p-shim", 1);
+	assert_int_equal(run("status", NULL), P2PCTL_EXIT_NOT_LOADED);
+	assert_non_null(strstr(err_text, "not loaded"));
+	assert_int_equal(run("status", "--json", NULL), P2PCTL_EXIT_NOT_LOADED);
+	assert_int_equal(run("enable", "--dry-run", NULL), P2PCTL_EXIT_NOT_LOADED);
+	assert_int_equal(run("disable", NULL), P2PCTL_EXIT_NOT_LOADED);
+	assert_int_equal(run("monitor", NULL), P2PCTL_EXIT_NOT_LOADED);
+	assert_int_equal(run("version", NULL), 0);
+	assert_non_null(strstr(out_text, "not loaded"));
+	assert_non_null(strstr(out_text, P2PSHIM_LIB_VERSION));
+	unsetenv("P2PCTL_DEVICE");
+}
+
+static json_object *parse_json(void)
+{
+	json_object *o = json_tokener_parse(out_text);
+
+	if (!o)
+		fail_msg("not JSON: %s", out_text);
+	return o;
+}
+
+static json_object *key(json_object *o, const char *k, json_type t)
+{
+	json_object *v = NULL;
+
+	if (!json_object_object_get_ex(o, k, &v))
+		fail_msg("no key %s", k);
+	if (t != json_type_null)
+		assert_int_equal(json_object_get_type(v), t);
+	return v;
+}
+
+#define KALLSYMS FIXTURES "/h200-nvlink-580/driver/kallsyms-nvidia.txt.gz"
+
+static void test_check_json(void **state)
+{
+	json_object *o, *hooks;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(run("check", "--kallsyms", KALLSYMS, "--driver-version", "580.159.04",
+			     "--json", NULL), 0);
+	o = parse_json();
+	assert_string_equal(json_object_get_string(key(o, "driver_version", json_type_string)),
+			    "580.159.04");
+	assert_string_equal(json_object_get_string(key(o, "profile", json_type_string)), "gen-b");
+	assert_true(json_object_get_boolean(key(o, "supported", json_type_boolean)));
+	assert_string_equal(json_object_get_string(key(o, "fingerprints", json_type_string)),
+			    "not checked");
+	hooks = key(o, "hooks", json_type_array);
+	assert_true(json_object_array_length(hooks) > 0);
+	for (i = 0; i < json_object_array_length(hooks); i++) {
+		json_object *h = json_object_array_get_idx(hooks, i);
+
+		key(h, "target", json_type_string);
+		assert_string_equal(json_object_get_string(key(h, "status", json_type_string)), "ok");
+	}
+	json_object_put(o);
+
+	/* unsupported: exit 1, supported false, profile null */
+	assert_int_equal(run("check", "--kallsyms", KALLSYMS, "--driver-version", "550.54.15",
+			     "--json", NULL), P2PCTL_EXIT_NOT_MET);
+	o = parse_json();
+	assert_false(json_object_get_boolean(key(o, "supported", json_type_boolean)));
+	assert_null(key(o, "profile", json_type_null));
+	json_object_put(o);
+
+	/* human output: aligned table */
+	assert_int_equal(run("check", "--kallsyms", KALLSYMS, NULL), 0);
+	assert_non_null(strstr(out_text, "TARGET"));
+	assert_non_null(strstr(out_text, "not checked"));
+	assert_int_equal(run("check", "--module", "/nonexistent.ko", NULL), P2PCTL_EXIT_NOT_MET);
+}
+
+static void test_doctor_cli(void **state)
+{
+	json_object *o, *checks, *pairs, *gpus;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(run("doctor", "--root", FIXTURES "/rtx4090-pair/root", NULL), 0);
+	assert_non_null(strstr(out_text, "VERDICT"));
+	assert_non_null(strstr(out_text, "0 blockers, 1 warning"));
+	assert_int_equal(run("doctor", "--root", FIXTURES "/h200-nvlink-580/root", "--json", NULL),
+			 P2PCTL_EXIT_NOT_MET);
+	o = parse_json();
+	key(o, "kernel_release", json_type_string);
+	assert_true(json_object_get_boolean(key(o, "open_module", json_type_boolean)));
+	assert_int_equal(json_object_get_int(key(key(o, "summary", json_type_object), "fail",
+						 json_type_int)), 4);
+	checks = key(o, "checks", json_type_array);
+	for (i = 0; i < json_object_array_length(checks); i++) {
+		json_object *c = json_object_array_get_idx(checks, i);
+		const char *v = json_object_get_string(key(c, "verdict", json_type_string));
+
+		key(c, "check", json_type_string);
+		key(c, "detail", json_type_string);
+		assert_true(!strcmp(v, "ok") || !strcmp(v, "warn") || !strcmp(v, "fail") ||
+			    !strcmp(v, "skip"));
+	}
+	gpus = key(o, "gpus", json_type_array);
+	assert_int_equal(json_object_array_length(gpus), 2);
+	assert_string_equal(json_object_get_string(key(json_object_array_get_idx(gpus, 0),
+						       "pci_address", json_type_string)), "0000:00:06.0");
+	pairs = key(o, "pairs", json_type_array);
+	assert_int_equal(json_object_array_length(pairs), 1);
+	/* --root picked up ../cmd/nvidia-smi-topo-m.txt */
+	assert_string_equal(json_object_get_string(key(json_object_array_get_idx(pairs, 0),
+						       "native_p2p", json_type_string)), "nvlink");
+	assert_false(json_object_get_boolean(key(json_object_array_get_idx(pairs, 0),
+						 "shim_needed", json_type_boolean)));
+	json_object_put(o);
+}
+
+static void test_config(void **state)
+{
+	char tmpl[] = "/tmp/p2pctl-config-XXXXXX", path[256], buf[1024];
+	const char *dir = mkdtemp(tmpl);
+	FILE *f;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(run("config", NULL), 0);
+	assert_non_null(strstr(out_text, "softdep nvidia pre: p2p-shim\n"));
+	assert_non_null(strstr(out_text, "options nvidia NVreg_EnableResizableBar=1\n"));
+	assert_null(strstr(out_text, "RegistryDwords"));
+	assert_int_equal(run("config", "--registry", NULL), 0);
+	assert_non_null(strstr(out_text, "NVreg_RegistryDwords=\"ForceP2P=0x11;RMPcieP2PType=1\""));
+	assert_int_equal(run("config", "--write", "--root", dir, NULL), 0);
+	snprintf(path, sizeof(path), "%s/etc/modprobe.d/p2p-shim.conf", dir);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	assert_non_null(strstr(buf, "softdep nvidia pre: p2p-shim"));
+	unlink(path);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	assert_int_equal(system(path), 0);
+}
+
+/* Every command and every long option of --help appears in p2pctl.8. */
+static void test_man_page(void **state)
+{
+	char *man = NULL, *clean, *p, *q;
+	size_t len = 0, i;
+	FILE *f = fopen(TOPDIR "/tools/p2pctl.8", "r");
+
+	(void)state;
+	assert_non_null(f);
+	assert_true(getdelim(&man, &len, '\0', f) > 0);
+	fclose(f);
+	clean = calloc(1, strlen(man) + 1);
+	for (p = man, q = clean; *p; p++)	/* roff "\-" -> "-" */
+		if (!(p[0] == '\\' && p[1] == '-'))
+			*q++ = *p;
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		char need[64];
+
+		snprintf(need, sizeof(need), "p2pctl %s", commands[i]);
+		if (!strstr(clean, need))
+			fail_msg("man page lacks '%s'", need);
+		assert_int_equal(run(commands[i], "--help", NULL), 0);
+		for (p = out_text; (p = strstr(p, "--")); ) {
+			char opt[64];
+			size_t n = 2;
+
+			while (p[n] && (p[n] == '-' || (p[n] >= 'a' && p[n] <= 'z')))
+				n++;
+			snprintf(opt, sizeof(opt), "%.*s", (int)n, p);
+			p += n;
+			if (n <= 2)
+				continue;
+			if (!strstr(clean, opt))
+				fail_msg("man page lacks option %s of '%s'", opt, commands[i]);
+		}
+	}
+	assert_non_null(strstr(clean, "EXIT STATUS"));
+	free(clean);
+	free(man);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_help),
+		cmocka_unit_test(test_usage_errors),
+		cmocka_unit_test(test_not_loaded),
+		cmocka_unit_test(test_check_json),
+		cmocka_unit_test(test_doctor_cli),
+		cmocka_unit_test(test_config),
+		cmocka_unit_test(test_man_page),
+	};
+	int rc = cmocka_run_group_tests_name("p2pctl", tests, NULL, NULL);
+
+	free(out_text);
+	free(err_text);
+	return rc;
+}

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0
+/* p2pctl doctor */
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "p2pctl.h"
+
+static const char help[] =
+	"Usage: p2pctl doctor [--json] [--root DIR] [--topo FILE]\n\n"
+	"Check this host for everything p2p-shim needs, each with a verdict (ok,\n"
+	"skip, warn, fail) and a one-line remedy: kprobes in the kernel; lockdown,\n"
+	"Secure Boot, module signature enforcement and modules_disabled (which would\n"
+	"refuse an unsigned module); the nvidia open kernel module, its version and\n"
+	"profile; per GPU its name, architecture, VRAM, BAR1 size against VRAM\n"
+	"(Resizable BAR) and NVreg_EnableResizableBar; the IOMMU; per GPU pair the\n"
+	"PCIe path (common switch, same root complex, across host bridges or\n"
+	"sockets) and whether native P2P (NVLink) exists, in which case the shim is\n"
+	"not needed; GPUs initialised before arming; p2p-shim loaded and armed.\n\n"
+	"  -r, --root DIR   read procfs/sysfs/boot files under DIR (a captured tree)\n"
+	"  -t, --topo FILE  `nvidia-smi topo -m` output for NVLink detection; default:\n"
+	"                   run nvidia-smi on the live system, or use\n"
+	"                   DIR/../cmd/nvidia-smi-topo-m.txt with --root\n"
+	"  -j, --json       print JSON\n"
+	"  -h, --help       this help\n\n"
+	"Exit status 1 when any check fails (a blocker).\n"
+	P2PCTL_EXIT_CODES_HELP;
+
+static char *read_all(FILE *f)
+{
+	size_t cap = 4096, len = 0, n;
+	char *buf = malloc(cap + 1), *nb;
+
+	while (buf && (n = fread(buf + len, 1, cap - len, f)) > 0) {
+		len += n;
+		if (len == cap) {
+			if (cap > (1 << 22))
+				break;
+			cap *= 2;
+			nb = realloc(buf, cap + 1);
+			if (!nb) {
+				free(buf);
+				return NULL;
+			}
+			buf = nb;
+		}
+	}
+	if (buf)
+		buf[len] = '\0';
+	return buf;
+}
+
+static char *read_path(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *s;
+
+	if (!f)
+		return NULL;
+	s = read_all(f);
+	fclose(f);
+	return s;
+}
+
+static char *run_nvidia_smi(void)
+{
+	FILE *p;
+	char *s;
+
+	if (access("/usr/bin/nvidia-smi", X_OK) && system("command -v nvidia-smi >/dev/null 2>&1"))
+		return NULL;
+	p = popen("nvidia-smi topo -m 2>/dev/null", "r");
+	if (!p)
+		return NULL;
+	s = read_all(p);
+	if (pclose(p) != 0) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *root);
+
+json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *root)
+{
+	json_object *o = json_object_new_object(), *a, *s;
+	size_t i;
+
+	json_object_object_add(o, "root", json_object_new_string(root ? root : "/"));
+	json_object_object_add(o, "kernel_release", p2pctl_json_str(r->kernel_release));
+	json_object_object_add(o, "driver_version", p2pctl_json_str(r->driver_version));
+	json_object_object_add(o, "open_module", json_object_new_boolean(r->open_module));
+	json_object_object_add(o, "profile", p2pctl_json_str(r->profile));
+	s = json_object_new_object();
+	json_object_object_add(s, "fail", json_object_new_int64(r->nr_fail));
+	json_object_object_add(s, "warn", json_object_new_int64(r->nr_warn));
+	json_object_object_add(o, "summary", s);
+	a = json_object_new_array();
+	for (i = 0; i < r->nr_findings; i++) {
+		const struct p2ps_finding *f = &r->findings[i];
+		json_object *j = json_object_new_object();
+
+		json_object_object_add(j, "check", json_object_new_string(f->check));
+		json_object_object_add(j, "subject", p2pctl_json_str(f->subject));
+		json_object_object_add(j, "verdict", json_object_new_string(p2ps_verdict_name(f->verdict)));
+		json_object_object_add(j, "detail", json_object_new_string(f->detail));
+		json_object_object_add(j, "remedy", p2pctl_json_str(f->remedy));
+		json_object_object_add(j, "source", p2pctl_json_str(f->source));
+		json_object_array_add(a, j);
+	}
+	json_object_object_add(o, "checks", a);
+	a = json_object_new_array();
+	for (i = 0; i < r->nr_gpus; i++) {
+		const struct p2ps_gpu *g = &r->gpus[i];
+		json_object *j = json_object_new_object();
+		char id[8];
+
+		snprintf(id, sizeof(id), "%04x", g->device);
+		json_object_object_add(j, "pci_address", json_object_new_string(g->bdf));
+		json_object_object_add(j, "device_id", json_object_new_string(id));
+		json_object_object_add(j, "name", p2pctl_json_str(g->name));
+		json_object_object_add(j, "architecture", json_object_new_string(g->arch));
+		json_object_object_add(j, "vram", g->vram ? json_object_new_uint64(g->vram) : NULL);
+		json_object_object_add(j, "bar1", g->bar1 ? json_object_new_uint64(g->bar1) : NULL);
+		json_object_object_add(j, "numa_node", json_object_new_int(g->numa_node));
+		json_object_object_add(j, "sysfs_path", json_object_new_string(g->path));
+		json_object_array_add(a, j);
+	}
+	json_object_object_add(o, "gpus", a);
+	a = json_object_new_array();
+	for (i = 0; i < r->nr_pairs; i++) {
+		const struct p2ps_pair *p = &r->pairs[i];
+		json_object *j = json_object_new_object();
+
+		json_object_object_add(j, "gpu0", json_object_new_string(r->gpus[p->a].bdf));
+		json_object_object_add(j, "gpu1", json_object_new_string(r->gpus[p->b].bdf));
+		json_object_object_add(j, "pcie_path", json_object_new_string(p2ps_pcie_path_name(p->path)));
+		json_object_object_add(j, "native_p2p", json_object_new_string(
+			p->native == P2PS_NATIVE_NVLINK ? "nvlink" :
+			p->native == P2PS_NATIVE_NONE ? "none" : "unknown"));
+		json_object_object_add(j, "shim_needed", p->native == P2PS_NATIVE_UNKNOWN ? NULL :
+				       json_object_new_boolean(p->native == P2PS_NATIVE_NONE));
+		json_object_object_add(j, "native_source", json_object_new_string(p->native_source));
+		json_object_array_add(a, j);
+	}
+	json_object_object_add(o, "pairs", a);
+	return o;
+}
+
+static void print_human(const struct p2ps_doctor_report *r, FILE *f)
+{
+	struct p2pctl_table t;
+	size_t i;
+
+	fprintf(f, "kernel %s, nvidia %s%s, profile %s\n\n",
+		*r->kernel_release ? r->kernel_release : "?",
+		*r->driver_version ? r->driver_version : "not loaded",
+		*r->driver_version ? (r->open_module ? " (open)" : " (proprietary)") : "",
+		*r->profile ? r->profile : "none");
+	p2pctl_table_init(&t, 4);
+	p2pctl_table_row(&t, "VERDICT", "CHECK", "SUBJECT", "DETAIL");
+	for (i = 0; i < r->nr_findings; i++) {
+		const struct p2ps_finding *x = &r->findings[i];
+		char v[8];
+		size_t k;
+
+		snprintf(v, sizeof(v), "%s", p2ps_verdict_name(x->verdict));
+		for (k = 0; v[k]; k++)
+			v[k] = (char)(v[k] - 'a' + 'A');
+		p2pctl_table_row(&t, v, x->check, *x->subject ? x->subject : "-", x->detail);
+	}
+	p2pctl_table_print(&t, f, "");
+	p2pctl_table_free(&t);
+
+	{
+		bool any = false;
+
+		for (i = 0; i < r->nr_findings; i++) {
+			const struct p2ps_finding *x = &r->findings[i];
+
+			if (x->verdict < P2PS_V_WARN || !*x->remedy)
+				continue;
+			if (!any)
+				fprintf(f, "\nRemedies:\n");
+			any = true;
+			fprintf(f, "  %s%s%s: %s\n", x->check, *x->subject ? " " : "", x->subject, x->remedy);
+		}
+	}
+	fprintf(f, "\n%u blocker%s, %u warning%s\n", r->nr_fail, r->nr_fail == 1 ? "" : "s",
+		r->nr_warn, r->nr_warn == 1 ? "" : "s");
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "root", required_argument, NULL, 'r' },
+		{ "topo", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct p2ps_doctor_opts o = { 0 };
+	struct p2ps_doctor_report *r;
+	const char *root = NULL, *topo = NULL;
+	char *topo_text = NULL, src[PATH_MAX + 16];
+	bool json = false;
+	int c, err;
+
+	p2pctl_getopt_reset();
+	while ((c = getopt_long(argc, argv, "+jr:t:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = true; break;
+		case 'r': root = optarg; break;
+		case 't': topo = optarg; break;
+		case 'h': fputs(help, p2pctl_out); return 0;
+		default: return p2pctl_usage("doctor", "invalid option");
+		}
+	}
+	if (optind < argc)
+		return p2pctl_usage("doctor", "unexpected argument '%s'", argv[optind]);
+	if (root && (!*root || access(root, R_OK)))
+		return p2pctl_usage("doctor", "--root %s: not a readable directory", root);
+
+	if (topo) {
+		topo_text = read_path(topo);
+		if (!topo_text)
+			return p2pctl_usage("doctor", "--topo %s: cannot read", topo);
+		snprintf(src, sizeof(src), "%s", topo);
+	} else if (root && strcmp(root, "/")) {
+		snprintf(src, sizeof(src), "%s/../cmd/nvidia-smi-topo-m.txt", root);
+		topo_text = read_path(src);
+		if (topo_text && !strstr(topo_text, "GPU0")) {
+			free(topo_text);
+			topo_text = NULL;
+		}
+		if (topo_text)
+			snprintf(src, sizeof(src), "nvidia-smi topo -m (captured)");
+	} else {
+		topo_text = run_nvidia_smi();
+		snprintf(src, sizeof(src), "nvidia-smi topo -m");
+	}
+	o.root = root;
+	o.topo_text = topo_text;
+	o.topo_source = src;
+	if (!root || !strcmp(root, "/"))
+		p2ps_open(&o.h, getenv("P2PCTL_DEVICE"));	/* optional: module state */
+	err = p2ps_doctor(&o, &r);
+	p2ps_close(o.h);
+	free(topo_text);
+	if (err) {
+		p2pctl_error("doctor", "%s", p2ps_strerror(err));
+		return p2pctl_exit_for(err);
+	}
+	if (json)
+		p2pctl_json_print(p2pctl_doctor_json(r, root));
+	else
+		print_human(r, p2pctl_out);
+	c = r->nr_fail ? P2PCTL_EXIT_NOT_MET : 0;
+	p2ps_doctor_free(r);
+	return c;
+}

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0
+/* p2pctl status */
+#include <getopt.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "p2pctl.h"
+
+static const char help[] =
+	"Usage: p2pctl status [--json]\n\n"
+	"Show p2p-shim's state (disabled, waiting, armed, dry-run), the driver\n"
+	"version and profile, each hook (target, kind, state, hits, last error) and\n"
+	"the live BAR1 peer mappings.  Does not need root.\n\n"
+	"  -j, --json     print JSON\n"
+	"  -h, --help     this help\n\n"
+	P2PCTL_EXIT_CODES_HELP;
+
+static json_object *flags_json(uint32_t f)
+{
+	json_object *a = json_object_new_array();
+
+	if (f & P2PS_ENABLE_DRY_RUN)
+		json_object_array_add(a, json_object_new_string("dry-run"));
+	if (f & P2PS_ENABLE_FORCE)
+		json_object_array_add(a, json_object_new_string("force"));
+	return a;
+}
+
+json_object *p2pctl_status_json(const struct p2ps_status_info *st, const char *modver);
+
+json_object *p2pctl_status_json(const struct p2ps_status_info *st, const char *modver)
+{
+	json_object *o = json_object_new_object(), *hooks, *maps;
+	size_t i;
+
+	json_object_object_add(o, "module_version", p2pctl_json_str(modver));
+	json_object_object_add(o, "state", json_object_new_string(p2ps_state_name(st->state)));
+	json_object_object_add(o, "flags", flags_json(st->flags));
+	json_object_object_add(o, "driver_version", p2pctl_json_str(st->driver_version));
+	json_object_object_add(o, "profile", p2pctl_json_str(st->profile));
+	json_object_object_add(o, "hooks_installed", json_object_new_int64(st->nr_installed));
+	json_object_object_add(o, "live_mappings", json_object_new_int64(st->live_mappings));
+	json_object_object_add(o, "stale_gpus", json_object_new_int64(st->stale_gpus));
+	json_object_object_add(o, "hits", json_object_new_uint64(st->hits));
+	hooks = json_object_new_array();
+	for (i = 0; i < st->nr_hooks; i++) {
+		const struct p2ps_hook_info *k = &st->hooks[i];
+		json_object *h = json_object_new_object();
+
+		json_object_object_add(h, "target", json_object_new_string(k->target));
+		json_object_object_add(h, "dest", p2pctl_json_str(k->dest));
+		json_object_object_add(h, "kind", json_object_new_string(p2ps_hook_kind_name(k->kind)));
+		json_object_object_add(h, "state", json_object_new_string(p2ps_hook_state_name(k->state)));
+		json_object_object_add(h, "hits", json_object_new_uint64(k->hits));
+		json_object_object_add(h, "last_error", p2pctl_json_str(k->last_error));
+		json_object_array_add(hooks, h);
+	}
+	json_object_object_add(o, "hooks", hooks);
+	maps = json_object_new_array();
+	for (i = 0; i < st->nr_mappings; i++) {
+		const struct p2ps_mapping_info *m = &st->mappings[i];
+		json_object *j = json_object_new_object();
+
+		json_object_object_add(j, "gpu0", json_object_new_int64(m->gpu0));
+		json_object_object_add(j, "gpu1", json_object_new_int64(m->gpu1));
+		json_object_object_add(j, "conn_type", json_object_new_string(p2ps_conn_type_name(m->conn_type)));
+		json_object_object_add(j, "count", json_object_new_int64(m->count));
+		json_object_object_add(j, "dma_base", json_object_new_uint64(m->dma_base));
+		json_object_object_add(j, "dma_size", json_object_new_uint64(m->dma_size));
+		json_object_array_add(maps, j);
+	}
+	json_object_object_add(o, "mappings", maps);
+	json_object_object_add(o, "detail_error",
+			       st->detail_error ? json_object_new_string(p2ps_strerror(st->detail_error)) : NULL);
+	return o;
+}
+
+void p2pctl_status_print(const struct p2ps_status_info *st, const char *modver, FILE *f);
+
+void p2pctl_status_print(const struct p2ps_status_info *st, const char *modver, FILE *f)
+{
+	struct p2pctl_table t;
+	char buf[64];
+	size_t i;
+
+	p2pctl_table_init(&t, 2);
+	p2pctl_table_row(&t, "module:", *modver ? modver : "?");
+	snprintf(buf, sizeof(buf), "%s%s%s", p2ps_state_name(st->state),
+		 st->flags & P2PS_ENABLE_DRY_RUN ? " (dry run)" : "",
+		 st->flags & P2PS_ENABLE_FORCE ? " (forced)" : "");
+	p2pctl_table_row(&t, "state:", buf);
+	p2pctl_table_row(&t, "driver:", *st->driver_version ? st->driver_version : "not loaded");
+	p2pctl_table_row(&t, "profile:", *st->profile ? st->profile : "none");
+	snprintf(buf, sizeof(buf), "%u installed", st->nr_installed);
+	p2pctl_table_row(&t, "hooks:", buf);
+	snprintf(buf, sizeof(buf), "%" PRIu64, st->hits);
+	p2pctl_table_row(&t, "hits:", buf);
+	snprintf(buf, sizeof(buf), "%u", st->live_mappings);
+	p2pctl_table_row(&t, "mappings:", buf);
+	if (st->stale_gpus) {
+		snprintf(buf, sizeof(buf), "0x%x (initialised before arming)", st->stale_gpus);
+		p2pctl_table_row(&t, "stale GPUs:", buf);
+	}
+	p2pctl_table_print(&t, f, "");
+	p2pctl_table_free(&t);
+
+	if (st->detail_error) {
+		fprintf(f, "\n(no per-hook detail: %s)\n", p2ps_strerror(st->detail_error));
+		return;
+	}
+	if (st->nr_hooks) {
+		fputc('\n', f);
+		p2pctl_table_init(&t, 6);
+		p2pctl_table_row(&t, "TARGET", "KIND", "STATE", "HITS", "DEST", "LAST ERROR");
+		for (i = 0; i < st->nr_hooks; i++) {
+			const struct p2ps_hook_info *k = &st->hooks[i];
+
+			snprintf(buf, sizeof(buf), "%" PRIu64, k->hits);
+			p2pctl_table_row(&t, k->target, p2ps_hook_kind_name(k->kind),
+					 p2ps_hook_state_name(k->state), buf,
+					 *k->dest ? k->dest : "-", *k->last_error ? k->last_error : "-");
+		}
+		p2pctl_table_print(&t, f, "");
+		p2pctl_table_free(&t);
+	}
+	if (st->nr_mappings) {
+		fputc('\n', f);
+		p2pctl_table_init(&t, 6);
+		p2pctl_table_row(&t, "GPU0", "GPU1", "TYPE", "REFS", "DMA BASE", "SIZE");
+		for (i = 0; i < st->nr_mappings; i++) {
+			const struct p2ps_mapping_info *m = &st->mappings[i];
+			char g0[16], g1[16], cnt[16], base[32], size[32];
+
+			snprintf(g0, sizeof(g0), "%u", m->gpu0);
+			snprintf(g1, sizeof(g1), "%u", m->gpu1);
+			snprintf(cnt, sizeof(cnt), "%u", m->count);
+			snprintf(base, sizeof(base), "0x%" PRIx64, m->dma_base);
+			snprintf(size, sizeof(size), "%" PRIu64 " MiB", m->dma_size >> 20);
+			p2pctl_table_row(&t, g0, g1, p2ps_conn_type_name(m->conn_type), cnt, base, size);
+		}
+		p2pctl_table_print(&t, f, "");
+		p2pctl_table_free(&t);
+	}
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct p2ps_status_info *st;
+	struct p2ps_handle *h;
+	char modver[P2PS_NAME_LEN] = "";
+	bool json = false;
+	int c, err, rc;
+
+	p2pctl_getopt_reset();
+	while ((c = getopt_long(argc, argv, "+jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = true; break;
+		case 'h': fputs(help, p2pctl_out); return 0;
+		default: return p2pctl_usage("status", "invalid option");
+		}
+	}
+	if (optind < argc)
+		return p2pctl_usage("status", "unexpected argument '%s'", argv[optind]);
+	rc = p2pctl_open("status", &h);
+	if (rc)
+		return rc;
+	p2ps_module_version(h, NULL, modver, sizeof(modver));
+	err = p2ps_status(h, &st);
+	p2ps_close(h);
+	if (err) {
+		p2pctl_error("status", "%s", p2ps_strerror(err));
+		return p2pctl_exit_for(err);
+	}
+	if (json)
+		p2pctl_json_print(p2pctl_status_json(st, modver));
+	else
+		p2pctl_status_print(st, modver, p2pctl_out);
+	p2ps_status_free(st);
+	return 0;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* p2pctl: shared declarations of the command files. */
+#ifndef P2PCTL_H
+#define P2PCTL_H
+
+#include <stdio.h>
+#include <json-c/json.h>
+#include <p2pshim.h>
+
+/* Exit codes (documented in --help and p2pctl(8)). */
+enum {
+	P2PCTL_EXIT_OK = 0,		/* success */
+	P2PCTL_EXIT_NOT_MET = 1,	/* condition not met, or an operation failed */
+	P2PCTL_EXIT_USAGE = 2,		/* usage error */
+	P2PCTL_EXIT_NOT_LOADED = 3,	/* p2p-shim module not loaded */
+	P2PCTL_EXIT_PERM = 4,		/* permission denied */
+};
+
+#define P2PCTL_EXIT_CODES_HELP \
+	"Exit status: 0 success; 1 condition not met (doctor found a blocker, check\n" \
+	"says unsupported) or the operation failed; 2 usage error; 3 p2p-shim module\n" \
+	"not loaded; 4 permission denied.\n"
+
+/* Where commands print; tests point these elsewhere. */
+extern FILE *p2pctl_out;
+extern FILE *p2pctl_err;
+
+struct p2pctl_cmd {
+	const char *name;
+	int (*handler)(int argc, char **argv);
+	const char *summary;
+};
+
+int p2pctl_main(int argc, char **argv);
+
+int cmd_enable(int argc, char **argv);
+int cmd_disable(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_monitor(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_config(int argc, char **argv);
+int cmd_version(int argc, char **argv);
+/* Built from tools/cuda/ when CUDA_CMDS is set (see tools/Makefile). */
+int cmd_verify(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+/* common.c */
+/* Print "p2pctl: CMD: MSG" on p2pctl_err. */
+void p2pctl_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Exit code for a library error. */
+int p2pctl_exit_for(int err);
+/* Open the module handle, printing why not; returns exit code (0: ok). */
+int p2pctl_open(const char *cmd, struct p2ps_handle **h);
+/* Usage error: message, hint, P2PCTL_EXIT_USAGE. */
+int p2pctl_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Reset getopt state before parsing a command's arguments. */
+void p2pctl_getopt_reset(void);
+/* Print and release a JSON object. */
+void p2pctl_json_print(json_object *o);
+json_object *p2pctl_json_str(const char *s);	/* NULL (json null) for "" */
+
+/* A table printed with aligned columns. */
+struct p2pctl_table {
+	unsigned int ncols, nrows, cap;
+	char **cells;			/* nrows x ncols, strdup'd */
+};
+void p2pctl_table_init(struct p2pctl_table *t, unsigned int ncols);
+void p2pctl_table_row(struct p2pctl_table *t, ...);	/* ncols strings */
+void p2pctl_table_print(struct p2pctl_table *t, FILE *f, const char *indent);
+void p2pctl_table_free(struct p2pctl_table *t);
+
+#endif
