@@ -16,13 +16,13 @@ expect_eq() {
 
 # expect_match WHAT TEXT REGEX
 expect_match() {
-	echo "$2" | tr "\n" " " | grep -Eq -- "$3" || fail "$1: '$2' does not match /$3/"
+	printf "%s" "$2" | tr "\n" " " | grep -Eq -- "$3" || fail "$1: '$2' does not match /$3/"
 	echo "ok: $1 ~ /$3/"
 }
 
 # expect_no_match WHAT TEXT REGEX
 expect_no_match() {
-	if echo "$2" | tr "\n" " " | grep -Eq -- "$3"; then fail "$1: '$2' matches /$3/"; fi
+	if printf "%s" "$2" | tr "\n" " " | grep -Eq -- "$3"; then fail "$1: '$2' matches /$3/"; fi
 	echo "ok: $1 !~ /$3/"
 }
 

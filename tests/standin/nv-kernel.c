@@ -1,0 +1,2538 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Stand-in "RM core" of nvidia.ko: the OS-agnostic part that NVIDIA ships
+ * prebuilt as nv-kernel.o and that p2p-shim hooks.
+ *
+ * This is an independent model written for tests, not NVIDIA code.  It keeps
+ * the real driver's function names, C prototypes, constant values, HAL slot
+ * layout and call order for the P2P paths (see docs/standin.md for the
+ * source of each), so that probes placed by the shim see what they would see
+ * in the real module.  Everything else is reduced to a few fields.
+ *
+ * Like the real core, every RM function is a local symbol, the stubs are
+ * separate one-instruction functions, and this object is built without
+ * ftrace, with endbr64 at entry and plain "ret" (see Kbuild).
+ *
+ * NV_STANDIN_MAJOR (565..999) selects the driver generation's behaviour.
+ */
+#include <linux/kernel.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/bitops.h>
+#include <linux/seq_buf.h>
+#include <linux/sizes.h>
+
+#include "nv-standin.h"
+
+#ifndef NV_STANDIN_VERSION
+#error "NV_STANDIN_VERSION must be set by the build"
+#endif
+
+/* The driver generations whose behaviour differs (docs/standin.md). */
+#define NV_GEN_AT_LEAST(major)	(NV_STANDIN_MAJOR >= (major))
+
+/* ---------------------------------------------------------------------
+ * Basic RM types and status codes (values as in nvstatuscodes.h)
+ */
+typedef u8 NvU8;
+typedef u16 NvU16;
+typedef u32 NvU32;
+typedef u64 NvU64;
+typedef NvU8 NvBool;
+typedef NvU32 NV_STATUS;
+typedef NvU64 RmPhysAddr;
+
+#define NV_TRUE		((NvBool)1)
+#define NV_FALSE	((NvBool)0)
+#define NV_U64_MAX	(~0ULL)
+
+#define NV_OK				0x00000000
+#define NV_ERR_IN_USE			0x00000017
+#define NV_ERR_INSUFFICIENT_RESOURCES	0x0000001A
+#define NV_ERR_INVALID_ADDRESS		0x0000001E
+#define NV_ERR_INVALID_ARGUMENT		0x0000001F
+#define NV_ERR_INVALID_REGISTRY_KEY	0x0000003E
+#define NV_ERR_INVALID_STATE		0x00000040
+#define NV_ERR_NO_MEMORY		0x00000051
+#define NV_ERR_NOT_SUPPORTED		0x00000056
+#define NV_ERR_OBJECT_NOT_FOUND		0x00000057
+#define NV_ERR_STATE_IN_USE		0x00000063
+#define NV_ERR_GENERIC			0x0000FFFF
+
+static const struct {
+	NV_STATUS status;
+	const char *name;
+} nvStatusNames[] = {
+	{ NV_OK, "NV_OK" },
+	{ NV_ERR_IN_USE, "NV_ERR_IN_USE" },
+	{ NV_ERR_INSUFFICIENT_RESOURCES, "NV_ERR_INSUFFICIENT_RESOURCES" },
+	{ NV_ERR_INVALID_ADDRESS, "NV_ERR_INVALID_ADDRESS" },
+	{ NV_ERR_INVALID_ARGUMENT, "NV_ERR_INVALID_ARGUMENT" },
+	{ NV_ERR_INVALID_REGISTRY_KEY, "NV_ERR_INVALID_REGISTRY_KEY" },
+	{ NV_ERR_INVALID_STATE, "NV_ERR_INVALID_STATE" },
+	{ NV_ERR_NO_MEMORY, "NV_ERR_NO_MEMORY" },
+	{ NV_ERR_NOT_SUPPORTED, "NV_ERR_NOT_SUPPORTED" },
+	{ NV_ERR_OBJECT_NOT_FOUND, "NV_ERR_OBJECT_NOT_FOUND" },
+	{ NV_ERR_STATE_IN_USE, "NV_ERR_STATE_IN_USE" },
+	{ NV_ERR_GENERIC, "NV_ERR_GENERIC" },
+};
+
+static const char *nvStatusToString(NV_STATUS status)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(nvStatusNames); i++)
+		if (nvStatusNames[i].status == status)
+			return nvStatusNames[i].name;
+	return "NV_ERR_UNKNOWN";
+}
+
+/* RM's log lines: "NVRM: <function>: <message>". */
+#define NV_PRINTF_ERROR(fmt, ...) \
+	printk(KERN_ERR "NVRM: %s: " fmt, __func__, ##__VA_ARGS__)
+#define NV_PRINTF_INFO(fmt, ...) \
+	printk(KERN_INFO "NVRM: %s: " fmt, __func__, ##__VA_ARGS__)
+
+/*
+ * Every RM function is static (a local "t" symbol) and never inlined or
+ * cloned, so that it keeps its name and C calling convention, as the
+ * probed functions of the real nv-kernel.o do.
+ */
+#define RM_FN	static noinline __attribute__((__noclone__)) __used
+
+/* ---------------------------------------------------------------------
+ * Registry keys and values (nvrm_registry.h)
+ */
+#define NV_REG_STR_CL_FORCE_P2P			"ForceP2P"
+#define NV_REG_STR_RM_FORCE_P2P_TYPE		"RMForceP2PType"
+#define NV_REG_STR_RM_PCIEP2P_TYPE		"RMPcieP2PType"
+#define NV_REG_STR_RM_FORCE_STATIC_BAR1		"RMForceStaticBar1"
+
+/* ForceP2P fields: READ 1:0, WRITE 5:4, ATOMICS 9:8; 0 off, 1 on, 2 default */
+#define FORCE_P2P_READ(v)	((v) & 0x3)
+#define FORCE_P2P_WRITE(v)	(((v) >> 4) & 0x3)
+#define FORCE_P2P_ATOMICS(v)	(((v) >> 8) & 0x3)
+#define FORCE_P2P_DISABLE	0
+#define FORCE_P2P_ENABLE	1
+#define BIF_P2P_NOT_OVERRIDEN	((NvU32)~0)
+
+#if NV_GEN_AT_LEAST(575)
+#define NV_REG_STR_RM_FORCE_P2P_TYPE_DEFAULT	0
+#define NV_REG_STR_RM_FORCE_P2P_TYPE_PCIEP2P	1
+#define NV_REG_STR_RM_FORCE_P2P_TYPE_NVLINK	2
+#define NV_REG_STR_RM_FORCE_P2P_TYPE_C2C	3
+#define NV_REG_STR_RM_FORCE_P2P_TYPE_MAX	NV_REG_STR_RM_FORCE_P2P_TYPE_C2C
+#else
+#define NV_REG_STR_RM_FORCE_P2P_TYPE_DEFAULT	0
+#define NV_REG_STR_RM_FORCE_P2P_TYPE_MAILBOXP2P	1
+#define NV_REG_STR_RM_FORCE_P2P_TYPE_BAR1P2P	2
+#define NV_REG_STR_RM_FORCE_P2P_TYPE_NVLINK	3
+#define NV_REG_STR_RM_FORCE_P2P_TYPE_C2C	4
+#define NV_REG_STR_RM_FORCE_P2P_TYPE_MAX	NV_REG_STR_RM_FORCE_P2P_TYPE_C2C
+#endif
+
+/* RMPcieP2PType exists from 575 on. */
+#define NV_REG_STR_RM_PCIEP2P_TYPE_MAILBOX	0
+#define NV_REG_STR_RM_PCIEP2P_TYPE_BAR1		1
+#define NV_REG_STR_RM_PCIEP2P_TYPE_AUTO		2
+#define NV_REG_STR_RM_PCIEP2P_TYPE_MAX		NV_REG_STR_RM_PCIEP2P_TYPE_AUTO
+
+#define NV_REG_STR_RM_FORCE_STATIC_BAR1_DISABLE		0
+#define NV_REG_STR_RM_FORCE_STATIC_BAR1_ENABLE		1
+#define NV_REG_STR_RM_FORCE_STATIC_BAR1_AUTO		2
+#if NV_GEN_AT_LEAST(575)
+#define NV_REG_STR_RM_FORCE_STATIC_BAR1_MAX		3
+#else
+#define NV_REG_STR_RM_FORCE_STATIC_BAR1_ONLY_GPU	3
+#define NV_REG_STR_RM_FORCE_STATIC_BAR1_MAX		4
+#endif
+
+#if NV_GEN_AT_LEAST(580)
+#define STATIC_BAR1_DEFAULT	NV_REG_STR_RM_FORCE_STATIC_BAR1_AUTO
+#elif NV_GEN_AT_LEAST(575)
+#define STATIC_BAR1_DEFAULT	NV_REG_STR_RM_FORCE_STATIC_BAR1_DISABLE
+#else
+#define STATIC_BAR1_DEFAULT	NV_REG_STR_RM_FORCE_STATIC_BAR1_ONLY_GPU
+#endif
+
+/* NV0000 P2P capability statuses (ctrl0000system.h) */
+#define NV0000_P2P_CAPS_STATUS_OK			0x00
+#define NV0000_P2P_CAPS_STATUS_CHIPSET_NOT_SUPPORTED	0x01
+#define NV0000_P2P_CAPS_STATUS_GPU_NOT_SUPPORTED	0x02
+#define NV0000_P2P_CAPS_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED 0x03
+#define NV0000_P2P_CAPS_STATUS_DISABLED_BY_REGKEY	0x04
+#define NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED		0x05
+
+typedef enum {
+	P2P_CONNECTIVITY_UNKNOWN = 0,
+	P2P_CONNECTIVITY_PCIE_PROPRIETARY = 1,
+	P2P_CONNECTIVITY_PCIE_BAR1 = 2,
+	P2P_CONNECTIVITY_NVLINK = 3,
+	P2P_CONNECTIVITY_NVLINK_INDIRECT = 4,
+	P2P_CONNECTIVITY_C2C = 5,
+} P2P_CONNECTIVITY;
+
+/* NV_P2PAPI_ATTRIBUTES_CONNECTION_TYPE is bits 3:0 of the attributes. */
+#define P2PAPI_CONNECTION_TYPE(attr)	((attr) & 0xF)
+
+static const char *const p2pConnectivityNames[] = {
+	[P2P_CONNECTIVITY_UNKNOWN] = "unknown",
+	[P2P_CONNECTIVITY_PCIE_PROPRIETARY] = "pcie",
+	[P2P_CONNECTIVITY_PCIE_BAR1] = "pcie_bar1",
+	[P2P_CONNECTIVITY_NVLINK] = "nvlink",
+	[P2P_CONNECTIVITY_NVLINK_INDIRECT] = "nvlink_indirect",
+	[P2P_CONNECTIVITY_C2C] = "c2c",
+};
+
+#define BUS_INVALID_PEER	0xffffffff
+#define P2P_MAX_PEERS		8
+#define NVLINK_INVALID_FABRIC_ADDR	NV_U64_MAX
+
+/* ---------------------------------------------------------------------
+ * Chips
+ */
+enum rmArch {
+	ARCH_MAXWELL, ARCH_TURING, ARCH_AMPERE, ARCH_ADA, ARCH_HOPPER,
+	ARCH_BLACKWELL_GB1XX, ARCH_BLACKWELL_GB2XX,
+};
+
+struct rmChip {
+	const char *name;
+	enum rmArch arch;
+	NvBool bGeforce;	/* GSP answers "no PCIe P2P" to GeForce */
+	NvBool bNvlink;		/* has NVLink (bridge or SXM) */
+	NvBool bBar1P2PByDefault; /* PDB_PROP_KBUS_SUPPORT_BAR1_P2P_BY_DEFAULT */
+	int firstMajor;		/* first driver branch that knows the chip */
+};
+
+static const struct rmChip rmChips[] = {
+	{ "GA102", ARCH_AMPERE, NV_TRUE, NV_TRUE, NV_FALSE, 0 },
+	{ "GA100", ARCH_AMPERE, NV_FALSE, NV_TRUE, NV_FALSE, 0 },
+	{ "AD102", ARCH_ADA, NV_TRUE, NV_FALSE, NV_FALSE, 0 },
+	{ "AD104", ARCH_ADA, NV_TRUE, NV_FALSE, NV_FALSE, 0 },
+	{ "GH100", ARCH_HOPPER, NV_FALSE, NV_TRUE, NV_FALSE, 0 },
+	{ "GB100", ARCH_BLACKWELL_GB1XX, NV_FALSE, NV_TRUE, NV_FALSE, 0 },
+	{ "GB202", ARCH_BLACKWELL_GB2XX, NV_TRUE, NV_FALSE, NV_TRUE, 570 },
+	{ "GB203", ARCH_BLACKWELL_GB2XX, NV_TRUE, NV_FALSE, NV_TRUE, 570 },
+};
+
+/* ---------------------------------------------------------------------
+ * Objects.  Only the fields the modelled paths use.
+ */
+typedef struct OBJGPU OBJGPU;
+typedef struct KernelBus KernelBus;
+typedef struct KernelBif KernelBif;
+typedef struct KernelGmmu KernelGmmu;
+typedef struct VirtMemAllocator VirtMemAllocator;
+typedef struct OBJVASPACE OBJVASPACE;
+typedef struct OBJIOVASPACE OBJIOVASPACE;
+typedef struct Memory Memory;
+typedef struct MEMORY_DESCRIPTOR MEMORY_DESCRIPTOR, *PMEMORY_DESCRIPTOR;
+typedef struct CLI_DMA_MAPPING_INFO CLI_DMA_MAPPING_INFO;
+
+#define ADDR_SYSMEM	1
+#define ADDR_FBMEM	2
+
+struct MEMORY_DESCRIPTOR {
+	NvU32 addressSpace;
+	OBJGPU *pGpu;		/* owner of FBMEM */
+	RmPhysAddr base;
+	NvU64 size;
+	NvBool bUncached;
+};
+
+struct OBJVASPACE {
+	OBJGPU *pGpu;
+	NvU32 vaspaceId;
+};
+
+struct OBJIOVASPACE {
+	OBJVASPACE base;
+	NvU64 mappingCount;
+};
+
+struct CLI_DMA_MAPPING_INFO {
+	MEMORY_DESCRIPTOR *pMemDesc;	/* what the PTEs point at */
+	OBJGPU *pPeerGpu;
+	NvU64 bar1Offset;		/* peer BAR1 offset of a BAR1 P2P map */
+	NvU64 length;
+	NvBool bBar1P2P;
+};
+
+/* The parameters for dmaAllocBar1P2PMapping (real field order). */
+typedef struct {
+	OBJVASPACE *pVas;
+	OBJGPU *pPeerGpu;
+	MEMORY_DESCRIPTOR *pPeerMemDesc;
+	MEMORY_DESCRIPTOR *pMemDescOut;
+	NvU32 flags;
+	NvU32 flagsOut;
+	NvU64 offset;
+	NvU64 offsetOut;
+	NvU64 length;
+	CLI_DMA_MAPPING_INFO *pDmaMappingInfo;
+} DMA_BAR1P2P_MAPPING_PRARAMS;
+
+#define DMA_FLAGS_PHYSICAL_KIND		0x1
+#define DMA_FLAGS_UNCACHED		0x2
+
+struct KernelBif {
+	NvU32 p2pOverride;
+	NvU32 forceP2PType;
+	NvU32 pcieP2PType;
+};
+
+/*
+ * KernelBus with its NVOC HAL slots: function pointers filled per chip at
+ * construction, called through the kbus*_HAL macros below.
+ */
+struct KernelBus {
+	NV_STATUS (*__kbusCreateP2PMapping__)(OBJGPU *, KernelBus *, OBJGPU *,
+					      KernelBus *, NvU32 *, NvU32 *, NvU32);
+	NV_STATUS (*__kbusRemoveP2PMapping__)(OBJGPU *, KernelBus *, OBJGPU *,
+					      KernelBus *, NvU32, NvU32, NvU32);
+	NV_STATUS (*__kbusCreateP2PMappingForMailbox__)(OBJGPU *, KernelBus *,
+							OBJGPU *, KernelBus *,
+							NvU32 *, NvU32 *, NvU32);
+	NV_STATUS (*__kbusRemoveP2PMappingForMailbox__)(OBJGPU *, KernelBus *,
+							OBJGPU *, KernelBus *,
+							NvU32, NvU32, NvU32);
+	NV_STATUS (*__kbusCreateP2PMappingForNvlink__)(OBJGPU *, KernelBus *,
+						       OBJGPU *, KernelBus *,
+						       NvU32 *, NvU32 *, NvU32);
+	NV_STATUS (*__kbusRemoveP2PMappingForNvlink__)(OBJGPU *, KernelBus *,
+						       OBJGPU *, KernelBus *,
+						       NvU32, NvU32, NvU32);
+	NV_STATUS (*__kbusCreateP2PMappingForBar1P2P__)(OBJGPU *, KernelBus *,
+							OBJGPU *, KernelBus *,
+							NvU32);
+	NV_STATUS (*__kbusRemoveP2PMappingForBar1P2P__)(OBJGPU *, KernelBus *,
+							OBJGPU *, KernelBus *,
+							NvU32);
+	NV_STATUS (*__kbusGetBar1P2PDmaInfo__)(OBJGPU *, OBJGPU *, KernelBus *,
+					       NvU64 *, NvU64 *);
+	NvBool (*__kbusHasPcieBar1P2PMapping__)(OBJGPU *, KernelBus *, OBJGPU *,
+						KernelBus *);
+	NvBool (*__kbusIsPcieBar1P2PMappingSupported__)(OBJGPU *, KernelBus *,
+							OBJGPU *, KernelBus *);
+#if NV_GEN_AT_LEAST(580)
+	NV_STATUS (*__kbusEnableStaticBar1Mapping__)(OBJGPU *, KernelBus *,
+						     NvU32, NvU64);
+#endif
+	NvBool bSupportBar1P2PByDefault;
+
+	NvU32 staticBar1ForceType;
+	struct {
+		NvBool bStaticBar1Enabled;
+		NvU64 startOffset;	/* BAR1 offset of the static map */
+		NvU64 size;
+		MEMORY_DESCRIPTOR dmaMemDesc;	/* SYSMEM: BAR1 bus range */
+	} staticBar1;
+	NvU64 writeMailboxTotalSize;	/* BAR1 reserved for mailbox P2P */
+	struct {
+		NvU32 busBar1PeerRefcount[NV_STANDIN_MAX_GPUS];
+	} p2pPcieBar1;
+	struct {
+		NvU32 peerNumberMask[NV_STANDIN_MAX_GPUS];
+	} p2pPcie;
+	/* Peer ids (mailbox and NVLink): which GPU, how many users. */
+	NvU32 peerGpuInstance[P2P_MAX_PEERS];
+	NvU32 peerRefcount[P2P_MAX_PEERS];
+};
+
+#define kbusCreateP2PMapping_HAL(g0, b0, g1, b1, p0, p1, a) \
+	((b0)->__kbusCreateP2PMapping__((g0), (b0), (g1), (b1), (p0), (p1), (a)))
+#define kbusRemoveP2PMapping_HAL(g0, b0, g1, b1, p0, p1, a) \
+	((b0)->__kbusRemoveP2PMapping__((g0), (b0), (g1), (b1), (p0), (p1), (a)))
+#define kbusCreateP2PMappingForMailbox_HAL(g0, b0, g1, b1, p0, p1, a) \
+	((b0)->__kbusCreateP2PMappingForMailbox__((g0), (b0), (g1), (b1), (p0), (p1), (a)))
+#define kbusRemoveP2PMappingForMailbox_HAL(g0, b0, g1, b1, p0, p1, a) \
+	((b0)->__kbusRemoveP2PMappingForMailbox__((g0), (b0), (g1), (b1), (p0), (p1), (a)))
+#define kbusCreateP2PMappingForNvlink_HAL(g0, b0, g1, b1, p0, p1, a) \
+	((b0)->__kbusCreateP2PMappingForNvlink__((g0), (b0), (g1), (b1), (p0), (p1), (a)))
+#define kbusRemoveP2PMappingForNvlink_HAL(g0, b0, g1, b1, p0, p1, a) \
+	((b0)->__kbusRemoveP2PMappingForNvlink__((g0), (b0), (g1), (b1), (p0), (p1), (a)))
+#define kbusCreateP2PMappingForBar1P2P_HAL(g0, b0, g1, b1, a) \
+	((b0)->__kbusCreateP2PMappingForBar1P2P__((g0), (b0), (g1), (b1), (a)))
+#define kbusRemoveP2PMappingForBar1P2P_HAL(g0, b0, g1, b1, a) \
+	((b0)->__kbusRemoveP2PMappingForBar1P2P__((g0), (b0), (g1), (b1), (a)))
+/* Dispatched through the peer's KernelBus, as in the real macro. */
+#define kbusGetBar1P2PDmaInfo_HAL(src, peer, peerBus, addr, size) \
+	((peerBus)->__kbusGetBar1P2PDmaInfo__((src), (peer), (peerBus), (addr), (size)))
+#define kbusHasPcieBar1P2PMapping_HAL(g0, b0, g1, b1) \
+	((b0)->__kbusHasPcieBar1P2PMapping__((g0), (b0), (g1), (b1)))
+#define kbusIsPcieBar1P2PMappingSupported_HAL(g0, b0, g1, b1) \
+	((b0)->__kbusIsPcieBar1P2PMappingSupported__((g0), (b0), (g1), (b1)))
+
+/* VirtMemAllocator with its two BAR1 P2P HAL slots. */
+struct VirtMemAllocator {
+	NV_STATUS (*__dmaAllocBar1P2PMapping__)(OBJGPU *, VirtMemAllocator *,
+						DMA_BAR1P2P_MAPPING_PRARAMS *);
+	void (*__dmaFreeBar1P2PMapping__)(VirtMemAllocator *,
+					  CLI_DMA_MAPPING_INFO *);
+};
+
+#define dmaAllocBar1P2PMapping_HAL(g, d, p) \
+	((d)->__dmaAllocBar1P2PMapping__((g), (d), (p)))
+#define dmaFreeBar1P2PMapping_HAL(d, i) ((d)->__dmaFreeBar1P2PMapping__((d), (i)))
+
+/* ---------------------------------------------------------------------
+ * GMMU PTE formats (dev_mmu.h: VER2 for Turing..Ada, VER3 for Hopper+)
+ */
+typedef enum {
+	GMMU_APERTURE_INVALID = 0,
+	GMMU_APERTURE_VIDEO = 1,
+	GMMU_APERTURE_PEER = 2,
+	GMMU_APERTURE_SYS_NONCOH = 3,
+	GMMU_APERTURE_SYS_COH = 4,
+} GMMU_APERTURE;
+
+static const char *const gmmuApertureNames[] = {
+	[GMMU_APERTURE_INVALID] = "INVALID",
+	[GMMU_APERTURE_VIDEO] = "VIDEO",
+	[GMMU_APERTURE_PEER] = "PEER",
+	[GMMU_APERTURE_SYS_NONCOH] = "SYS_NONCOH",
+	[GMMU_APERTURE_SYS_COH] = "SYS_COH",
+};
+
+/* The aperture field's hardware values (NV_MMU_VER{2,3}_PTE_APERTURE_*). */
+#define PTE_APERTURE_VIDEO_MEMORY			0
+#define PTE_APERTURE_PEER_MEMORY			1
+#define PTE_APERTURE_SYSTEM_COHERENT_MEMORY		2
+#define PTE_APERTURE_SYSTEM_NON_COHERENT_MEMORY		3
+
+typedef struct {
+	NvU32 lo;	/* first bit */
+	NvU32 hi;	/* last bit */
+} GMMU_FIELD;
+
+typedef struct {
+	GMMU_FIELD desc;
+	NvU32 shift;	/* address bits dropped before storing */
+} GMMU_FIELD_ADDRESS;
+
+/* Field order as in the real GMMU_FMT_PTE. */
+typedef struct {
+	GMMU_FIELD fldValid;
+	GMMU_FIELD fldAperture;
+	GMMU_FIELD_ADDRESS fldAddrSysmem;
+	GMMU_FIELD_ADDRESS fldAddrVidmem;
+	GMMU_FIELD_ADDRESS fldAddrPeer;
+	GMMU_FIELD fldPeerIndex;
+	GMMU_FIELD fldVolatile;		/* VER2 VOL; VER3 uses PCF instead */
+	GMMU_FIELD fldPcf;
+	NvU32 version;
+} GMMU_FMT_PTE;
+
+static const GMMU_FMT_PTE gmmuFmtPteVer2 = {
+	.fldValid = { 0, 0 },
+	.fldAperture = { 1, 2 },
+	.fldAddrSysmem = { { 8, 53 }, 12 },
+	.fldAddrVidmem = { { 8, 32 }, 12 },
+	.fldAddrPeer = { { 8, 32 }, 12 },
+	.fldPeerIndex = { 33, 35 },
+	.fldVolatile = { 3, 3 },
+	.fldPcf = { 0, 0 },
+	.version = 2,
+};
+
+static const GMMU_FMT_PTE gmmuFmtPteVer3 = {
+	.fldValid = { 0, 0 },
+	.fldAperture = { 1, 2 },
+	.fldAddrSysmem = { { 12, 51 }, 12 },
+	.fldAddrVidmem = { { 12, 51 }, 12 },
+	.fldAddrPeer = { { 12, 51 }, 12 },
+	.fldPeerIndex = { 61, 63 },
+	.fldVolatile = { 0, 0 },
+	.fldPcf = { 3, 7 },
+	.version = 3,
+};
+
+/* NV_MMU_VER3_PTE_PCF_REGULAR_RW_ATOMIC_{CACHED,UNCACHED}_ACE */
+#define PTE_PCF_CACHED		0
+#define PTE_PCF_UNCACHED	1
+
+struct KernelGmmu {
+	const GMMU_FMT_PTE *pPteFmt;
+};
+
+/* ---------------------------------------------------------------------
+ * OBJGPU
+ */
+struct OBJGPU {
+	NvU32 gpuInstance;
+	NvU32 gpuId;		/* domain << 16 | bus << 8 | device */
+	const struct rmChip *pChip;
+	struct nv_standin_gpu_desc desc;
+	NvU8 bIsVirtual;	/* SR-IOV VF: never in this model */
+	NvBool bInitialized;
+	NV_STATUS initStatus;
+	NvU32 nvlinkPeerMask;	/* gpuInstances linked by NVLink */
+	KernelBus kernelBus;
+	KernelBif kernelBif;
+	KernelGmmu kernelGmmu;
+	VirtMemAllocator dma;
+	OBJVASPACE vas;		/* the client's GPU VA space */
+	OBJIOVASPACE iovas;	/* IOMMU mappings made for this GPU */
+	NvU32 liveObjects;
+	NvU32 liveMappings;
+};
+
+#define GPU_GET_KERNEL_BUS(g)	(&(g)->kernelBus)
+#define GPU_GET_KERNEL_BIF(g)	(&(g)->kernelBif)
+#define GPU_GET_KERNEL_GMMU(g)	(&(g)->kernelGmmu)
+#define GPU_GET_DMA(g)		(&(g)->dma)
+#define IS_VIRTUAL(g)		((g)->bIsVirtual)
+
+static OBJGPU *gpumgrGpus[NV_STANDIN_MAX_GPUS];
+static NvU32 gpumgrAttachedMask;
+static struct nv_standin_config rmConfig;
+
+/* ---------------------------------------------------------------------
+ * Fault injection: fail_gh100=<name of a _GH100 body>
+ */
+static NvBool rmFaultInjected(const char *func)
+{
+	return rmConfig.fail_gh100 && !strcmp(rmConfig.fail_gh100, func);
+}
+
+#define RM_FAULT_POINT(ret)						\
+	do {								\
+		if (rmFaultInjected(__func__)) {			\
+			NV_PRINTF_ERROR("injected failure\n");		\
+			return ret;					\
+		}							\
+	} while (0)
+
+/* ---------------------------------------------------------------------
+ * Registry: what NVreg_RegistryDwords holds, written by the interface
+ * layer, read by osReadRegistryDword at GPU initialisation.
+ */
+#define RM_REGISTRY_MAX		16
+#define RM_REGISTRY_KEY_LEN	64
+
+static struct {
+	char key[RM_REGISTRY_KEY_LEN];
+	NvU32 value;
+} rmRegistry[RM_REGISTRY_MAX];
+static unsigned int rmRegistryCount;
+
+RM_FN NV_STATUS osReadRegistryDwordBase(OBJGPU *pGpu, const char *pRegParmStr,
+					NvU32 *pData)
+{
+	unsigned int i;
+
+	for (i = 0; i < rmRegistryCount; i++) {
+		if (!strcmp(rmRegistry[i].key, pRegParmStr)) {
+			*pData = rmRegistry[i].value;
+			return NV_OK;
+		}
+	}
+	return NV_ERR_OBJECT_NOT_FOUND;
+}
+
+RM_FN NV_STATUS osReadRegistryDword(OBJGPU *pGpu, const char *pRegParmStr,
+				    NvU32 *pData)
+{
+	if (!pRegParmStr || !pData)
+		return NV_ERR_INVALID_ARGUMENT;
+	return osReadRegistryDwordBase(pGpu, pRegParmStr, pData);
+}
+
+/* ---------------------------------------------------------------------
+ * gpumgr
+ */
+RM_FN OBJGPU *gpumgrGetGpu(NvU32 gpuInstance)
+{
+	if (gpuInstance >= NV_STANDIN_MAX_GPUS)
+		return NULL;
+	return gpumgrGpus[gpuInstance];
+}
+
+RM_FN NV_STATUS gpumgrGetGpuAttachInfo(NvU32 *pGpuCnt, NvU32 *pGpuMask)
+{
+	if (pGpuCnt)
+		*pGpuCnt = hweight32(gpumgrAttachedMask);
+	if (pGpuMask)
+		*pGpuMask = gpumgrAttachedMask;
+	return NV_OK;
+}
+
+static OBJGPU *gpumgrGetNextGpu(NvU32 gpuMask, NvU32 *pStart)
+{
+	while (*pStart < NV_STANDIN_MAX_GPUS) {
+		NvU32 i = (*pStart)++;
+
+		if ((gpuMask & BIT(i)) && gpumgrGpus[i])
+			return gpumgrGpus[i];
+	}
+	return NULL;
+}
+
+RM_FN RmPhysAddr gpumgrGetGpuPhysFbAddr(OBJGPU *pGpu)
+{
+	return pGpu->desc.bar1_base;
+}
+
+/* ---------------------------------------------------------------------
+ * NVOC stubs.  The suffix names the stub's source body; each is its own
+ * symbol (no identical-code folding), exactly one instruction plus ret.
+ */
+RM_FN NV_STATUS kbusCreateP2PMappingForBar1P2P_395e98(OBJGPU *pGpu0,
+		KernelBus *pKernelBus0, OBJGPU *pGpu1, KernelBus *pKernelBus1,
+		NvU32 attributes)
+{
+	return NV_ERR_NOT_SUPPORTED;
+}
+
+RM_FN NV_STATUS kbusRemoveP2PMappingForBar1P2P_395e98(OBJGPU *pGpu0,
+		KernelBus *pKernelBus0, OBJGPU *pGpu1, KernelBus *pKernelBus1,
+		NvU32 attributes)
+{
+	return NV_ERR_NOT_SUPPORTED;
+}
+
+RM_FN NV_STATUS kbusGetBar1P2PDmaInfo_395e98(OBJGPU *pSrcGpu,
+		OBJGPU *pPeerGpu, KernelBus *pPeerKernelBus, NvU64 *dma_addr,
+		NvU64 *dma_size)
+{
+	return NV_ERR_NOT_SUPPORTED;
+}
+
+RM_FN NvBool kbusHasPcieBar1P2PMapping_d69453(OBJGPU *pGpu0,
+		KernelBus *pKernelBus0, OBJGPU *pGpu1, KernelBus *pKernelBus1)
+{
+	return NV_FALSE;
+}
+
+RM_FN NvBool kbusIsPcieBar1P2PMappingSupported_d69453(OBJGPU *pGpu0,
+		KernelBus *pKernelBus0, OBJGPU *pGpu1, KernelBus *pKernelBus1)
+{
+#ifdef NV_STANDIN_FAULT_STUB
+	/* fault-stub build: a stub whose body is not the known one */
+	return NV_TRUE;
+#else
+	return NV_FALSE;
+#endif
+}
+
+#if NV_GEN_AT_LEAST(580)
+RM_FN NV_STATUS kbusEnableStaticBar1Mapping_395e98(OBJGPU *pGpu,
+		KernelBus *pKernelBus, NvU32 gfid, NvU64 bar1Offset)
+{
+	return NV_ERR_NOT_SUPPORTED;
+}
+#endif
+
+/* 595 renamed the dma stubs (same bodies). */
+#if NV_GEN_AT_LEAST(595)
+#define dmaAllocBar1P2PMapping_STUB	dmaAllocBar1P2PMapping_395e98
+#define dmaFreeBar1P2PMapping_STUB	dmaFreeBar1P2PMapping_d44104
+#else
+#define dmaAllocBar1P2PMapping_STUB	dmaAllocBar1P2PMapping_46f6a7
+#define dmaFreeBar1P2PMapping_STUB	dmaFreeBar1P2PMapping_b3696a
+#endif
+
+RM_FN NV_STATUS dmaAllocBar1P2PMapping_STUB(OBJGPU *pGpu,
+		VirtMemAllocator *pDma, DMA_BAR1P2P_MAPPING_PRARAMS *params)
+{
+	return NV_ERR_NOT_SUPPORTED;
+}
+
+RM_FN void dmaFreeBar1P2PMapping_STUB(VirtMemAllocator *pDma,
+				      CLI_DMA_MAPPING_INFO *pDmaMappingInfo)
+{
+}
+
+/* ---------------------------------------------------------------------
+ * KernelBus: peer ids (mailbox and NVLink)
+ */
+static NvU32 kbusReservePeerId(KernelBus *pKernelBus, NvU32 remoteInstance)
+{
+	NvU32 i;
+
+	for (i = 0; i < P2P_MAX_PEERS; i++) {
+		if (pKernelBus->peerRefcount[i] &&
+		    pKernelBus->peerGpuInstance[i] == remoteInstance) {
+			pKernelBus->peerRefcount[i]++;
+			return i;
+		}
+	}
+	for (i = 0; i < P2P_MAX_PEERS; i++) {
+		if (!pKernelBus->peerRefcount[i]) {
+			pKernelBus->peerRefcount[i] = 1;
+			pKernelBus->peerGpuInstance[i] = remoteInstance;
+			return i;
+		}
+	}
+	return BUS_INVALID_PEER;
+}
+
+static void kbusReleasePeerId(KernelBus *pKernelBus, NvU32 peerId)
+{
+	if (peerId < P2P_MAX_PEERS && pKernelBus->peerRefcount[peerId])
+		pKernelBus->peerRefcount[peerId]--;
+}
+
+static NvU32 kbusGetPeerId(KernelBus *pKernelBus, NvU32 remoteInstance)
+{
+	NvU32 i;
+
+	for (i = 0; i < P2P_MAX_PEERS; i++)
+		if (pKernelBus->peerRefcount[i] &&
+		    pKernelBus->peerGpuInstance[i] == remoteInstance)
+			return i;
+	return BUS_INVALID_PEER;
+}
+
+/* Ada and Blackwell GeForce have no working mailbox P2P hardware. */
+static NvBool kbusIsMailboxBroken(OBJGPU *pGpu)
+{
+	return pGpu->pChip->bGeforce &&
+	       (pGpu->pChip->arch == ARCH_ADA ||
+		pGpu->pChip->arch == ARCH_BLACKWELL_GB2XX);
+}
+
+/* ---------------------------------------------------------------------
+ * KernelBus: mailbox and NVLink P2P
+ */
+RM_FN NV_STATUS kbusCreateP2PMappingForMailbox_GM200(OBJGPU *pGpu0,
+		KernelBus *pKernelBus0, OBJGPU *pGpu1, KernelBus *pKernelBus1,
+		NvU32 *peer0, NvU32 *peer1, NvU32 attributes)
+{
+	NvU32 p0, p1;
+
+	p0 = kbusReservePeerId(pKernelBus0, pGpu1->gpuInstance);
+	if (p0 == BUS_INVALID_PEER)
+		return NV_ERR_INSUFFICIENT_RESOURCES;
+	p1 = kbusReservePeerId(pKernelBus1, pGpu0->gpuInstance);
+	if (p1 == BUS_INVALID_PEER) {
+		kbusReleasePeerId(pKernelBus0, p0);
+		return NV_ERR_INSUFFICIENT_RESOURCES;
+	}
+	pKernelBus0->p2pPcie.peerNumberMask[pGpu1->gpuInstance] |= BIT(p0);
+	pKernelBus1->p2pPcie.peerNumberMask[pGpu0->gpuInstance] |= BIT(p1);
+	*peer0 = p0;
+	*peer1 = p1;
+	/*
+	 * The programming "succeeds" even where the mailbox hardware is
+	 * gone (Ada, Blackwell GeForce): traffic would then fail silently.
+	 */
+	return NV_OK;
+}
+
+RM_FN NV_STATUS kbusRemoveP2PMappingForMailbox_GM200(OBJGPU *pGpu0,
+		KernelBus *pKernelBus0, OBJGPU *pGpu1, KernelBus *pKernelBus1,
+		NvU32 peer0, NvU32 peer1, NvU32 attributes)
+{
+	if (peer0 >= P2P_MAX_PEERS || peer1 >= P2P_MAX_PEERS)
+		return NV_ERR_INVALID_ARGUMENT;
+	kbusReleasePeerId(pKernelBus0, peer0);
+	kbusReleasePeerId(pKernelBus1, peer1);
+	if (!pKernelBus0->peerRefcount[peer0])
+		pKernelBus0->p2pPcie.peerNumberMask[pGpu1->gpuInstance] &= ~BIT(peer0);
+	if (!pKernelBus1->peerRefcount[peer1])
+		pKernelBus1->p2pPcie.peerNumberMask[pGpu0->gpuInstance] &= ~BIT(peer1);
+	return NV_OK;
+}
+
+RM_FN NV_STATUS kbusCreateP2PMappingForNvlink_GP100(OBJGPU *pGpu0,
+		KernelBus *pKernelBus0, OBJGPU *pGpu1, KernelBus *pKernelBus1,
+		NvU32 *peer0, NvU32 *peer1, NvU32 attributes)
+{
+	NvU32 p0, p1;
+
+	if (!(pGpu0->nvlinkPeerMask & BIT(pGpu1->gpuInstance)))
+		return NV_ERR_INVALID_STATE;
+	p0 = kbusReservePeerId(pKernelBus0, pGpu1->gpuInstance);
+	p1 = kbusReservePeerId(pKernelBus1, pGpu0->gpuInstance);
+	if (p0 == BUS_INVALID_PEER || p1 == BUS_INVALID_PEER) {
+		kbusReleasePeerId(pKernelBus0, p0);
+		kbusReleasePeerId(pKernelBus1, p1);
+		return NV_ERR_INSUFFICIENT_RESOURCES;
+	}
+	*peer0 = p0;
+	*peer1 = p1;
+	return NV_OK;
+}
+
+RM_FN NV_STATUS kbusRemoveP2PMappingForNvlink_GP100(OBJGPU *pGpu0,
+		KernelBus *pKernelBus0, OBJGPU *pGpu1, KernelBus *pKernelBus1,
+		NvU32 peer0, NvU32 peer1, NvU32 attributes)
+{
+	if (peer0 >= P2P_MAX_PEERS || peer1 >= P2P_MAX_PEERS)
+		return NV_ERR_INVALID_ARGUMENT;
+	kbusReleasePeerId(pKernelBus0, peer0);
+	kbusReleasePeerId(pKernelBus1, peer1);
+	return NV_OK;
+}
+
+/* ---------------------------------------------------------------------
+ * KernelBus: BAR1 P2P (_GH100 bodies)
+ */
+static NvBool kbusIsStaticBar1Enabled(OBJGPU *pGpu, KernelBus *pKernelBus)
+{
+	return pKernelBus->staticBar1.bStaticBar1Enabled;
+}
+
+RM_FN NvBool kbusIsPcieBar1P2PMappingSupported_GH100(OBJGPU *pGpu0,
+		KernelBus *pKernelBus0, OBJGPU *pGpu1, KernelBus *pKernelBus1)
+{
+	RM_FAULT_POINT(NV_FALSE);
+
+#if NV_GEN_AT_LEAST(590)
+	/* From 590: BAR1 P2P only when asked for, except on GB20x. */
+	if (GPU_GET_KERNEL_BIF(pGpu0)->pcieP2PType != NV_REG_STR_RM_PCIEP2P_TYPE_BAR1 &&
+	    !pKernelBus0->bSupportBar1P2PByDefault)
+		return NV_FALSE;
+#endif
+	if (pGpu0 == pGpu1)
+		return NV_FALSE;	/* no loopback through BAR1 */
+	if (!kbusIsStaticBar1Enabled(pGpu0, pKernelBus0) ||
+	    !kbusIsStaticBar1Enabled(pGpu1, pKernelBus1))
+		return NV_FALSE;
+	/* Mailbox and BAR1 P2P between the same pair exclude each other. */
+	if (pKernelBus0->p2pPcie.peerNumberMask[pGpu1->gpuInstance] ||
+	    pKernelBus1->p2pPcie.peerNumberMask[pGpu0->gpuInstance])
+		return NV_FALSE;
+	return NV_TRUE;
+}
+
+RM_FN NvBool kbusHasPcieBar1P2PMapping_GH100(OBJGPU *pGpu0,
+		KernelBus *pKernelBus0, OBJGPU *pGpu1, KernelBus *pKernelBus1)
+{
+	RM_FAULT_POINT(NV_FALSE);
+	return pKernelBus0->p2pPcieBar1.busBar1PeerRefcount[pGpu1->gpuInstance] &&
+	       pKernelBus1->p2pPcieBar1.busBar1PeerRefcount[pGpu0->gpuInstance];
+}
+
+/* memdescMapIommu of the peer's static BAR1 into the GPU's IOVA space. */
+static NV_STATUS _kbusCreateStaticBar1IOMMUMapping(OBJGPU *pSrcGpu,
+						   OBJGPU *pPeerGpu)
+{
+	RmPhysAddr dma = pPeerGpu->kernelBus.staticBar1.dmaMemDesc.base;
+
+	/* The peer's static BAR1 must be 512 MiB aligned as the GPU sees it. */
+	if (dma & (SZ_512M - 1)) {
+		NV_PRINTF_ERROR("static BAR1 DMA address 0x%llx not 512MB aligned\n",
+				dma);
+		return NV_ERR_INVALID_ADDRESS;
+	}
+	pSrcGpu->iovas.mappingCount++;
+	return NV_OK;
+}
+
+static NV_STATUS _kbusCreateStaticBar1IOMMUMappingForGpuPair(OBJGPU *pGpu0,
+							     OBJGPU *pGpu1)
+{
+	NV_STATUS status;
+
+	status = _kbusCreateStaticBar1IOMMUMapping(pGpu0, pGpu1);
+	if (status != NV_OK)
+		return status;
+	status = _kbusCreateStaticBar1IOMMUMapping(pGpu1, pGpu0);
+	if (status != NV_OK)
+		pGpu0->iovas.mappingCount--;
+	return status;
+}
+
+static void _kbusRemoveStaticBar1IOMMUMappingForGpuPair(OBJGPU *pGpu0,
+							OBJGPU *pGpu1)
+{
+	pGpu0->iovas.mappingCount--;
+	pGpu1->iovas.mappingCount--;
+}
+
+RM_FN NV_STATUS kbusCreateP2PMappingForBar1P2P_GH100(OBJGPU *pGpu0,
+		KernelBus *pKernelBus0, OBJGPU *pGpu1, KernelBus *pKernelBus1,
+		NvU32 attributes)
+{
+	NvU32 *pRef0 = &pKernelBus0->p2pPcieBar1.busBar1PeerRefcount[pGpu1->gpuInstance];
+	NvU32 *pRef1 = &pKernelBus1->p2pPcieBar1.busBar1PeerRefcount[pGpu0->gpuInstance];
+	NV_STATUS status;
+
+	RM_FAULT_POINT(NV_ERR_GENERIC);
+
+	if (IS_VIRTUAL(pGpu0) || IS_VIRTUAL(pGpu1))
+		return NV_ERR_NOT_SUPPORTED;
+	if (!kbusIsPcieBar1P2PMappingSupported_HAL(pGpu0, pKernelBus0, pGpu1,
+						   pKernelBus1))
+		return NV_ERR_NOT_SUPPORTED;
+
+	/* The first BAR1 mapping of the pair maps each side's BAR1 for the other. */
+	if (*pRef0 == 0 && *pRef1 == 0) {
+		status = _kbusCreateStaticBar1IOMMUMappingForGpuPair(pGpu0, pGpu1);
+		if (status != NV_OK)
+			return status;
+	}
+	(*pRef0)++;
+	(*pRef1)++;
+	NV_PRINTF_INFO("added PCIe BAR1 P2P mapping between GPU%u and GPU%u\n",
+		       pGpu0->gpuInstance, pGpu1->gpuInstance);
+	return NV_OK;
+}
+
+RM_FN NV_STATUS kbusRemoveP2PMappingForBar1P2P_GH100(OBJGPU *pGpu0,
+		KernelBus *pKernelBus0, OBJGPU *pGpu1, KernelBus *pKernelBus1,
+		NvU32 attributes)
+{
+	NvU32 *pRef0 = &pKernelBus0->p2pPcieBar1.busBar1PeerRefcount[pGpu1->gpuInstance];
+	NvU32 *pRef1 = &pKernelBus1->p2pPcieBar1.busBar1PeerRefcount[pGpu0->gpuInstance];
+
+	RM_FAULT_POINT(NV_ERR_GENERIC);
+
+	if (IS_VIRTUAL(pGpu0) || IS_VIRTUAL(pGpu1))
+		return NV_ERR_NOT_SUPPORTED;
+	if (*pRef0 == 0 || *pRef1 == 0)
+		return NV_ERR_INVALID_STATE;
+	(*pRef0)--;
+	(*pRef1)--;
+	if (*pRef0 == 0 && *pRef1 == 0)
+		_kbusRemoveStaticBar1IOMMUMappingForGpuPair(pGpu0, pGpu1);
+	return NV_OK;
+}
+
+/*
+ * The fault-nosym build has this body under a compiler-clone name, so the
+ * symbol kbusGetBar1P2PDmaInfo_GH100 does not exist.
+ */
+#ifdef NV_STANDIN_FAULT_NOSYM
+#define GETDMAINFO_GH100_NAME __asm__("kbusGetBar1P2PDmaInfo_GH100.isra.0")
+#else
+#define GETDMAINFO_GH100_NAME
+#endif
+
+RM_FN NV_STATUS kbusGetBar1P2PDmaInfo_GH100(OBJGPU *pSrcGpu, OBJGPU *pPeerGpu,
+		KernelBus *pPeerKernelBus, NvU64 *dma_addr, NvU64 *dma_size)
+		GETDMAINFO_GH100_NAME;
+
+RM_FN NV_STATUS kbusGetBar1P2PDmaInfo_GH100(OBJGPU *pSrcGpu, OBJGPU *pPeerGpu,
+		KernelBus *pPeerKernelBus, NvU64 *dma_addr, NvU64 *dma_size)
+{
+	*dma_addr = NV_U64_MAX;
+	*dma_size = 0;
+
+	RM_FAULT_POINT(NV_ERR_GENERIC);
+
+	if (!pPeerKernelBus->staticBar1.bStaticBar1Enabled)
+		return NV_ERR_NOT_SUPPORTED;
+	/* No IOMMU is modelled: the DMA address is the bus address. */
+	*dma_addr = pPeerKernelBus->staticBar1.dmaMemDesc.base;
+	*dma_size = pPeerKernelBus->staticBar1.dmaMemDesc.size;
+	return NV_OK;
+}
+
+/* ---------------------------------------------------------------------
+ * KernelBus: kbusCreateP2PMapping / kbusRemoveP2PMapping
+ */
+RM_FN NV_STATUS kbusCreateP2PMapping_GP100(OBJGPU *pGpu0,
+		KernelBus *pKernelBus0, OBJGPU *pGpu1, KernelBus *pKernelBus1,
+		NvU32 *peer0, NvU32 *peer1, NvU32 attributes)
+{
+	NvU32 type = P2PAPI_CONNECTION_TYPE(attributes);
+
+	if (type == P2P_CONNECTIVITY_NVLINK ||
+	    type == P2P_CONNECTIVITY_NVLINK_INDIRECT)
+		return kbusCreateP2PMappingForNvlink_HAL(pGpu0, pKernelBus0, pGpu1,
+							 pKernelBus1, peer0, peer1,
+							 attributes);
+	if (type == P2P_CONNECTIVITY_PCIE_PROPRIETARY)
+		return kbusCreateP2PMappingForMailbox_HAL(pGpu0, pKernelBus0, pGpu1,
+							  pKernelBus1, peer0, peer1,
+							  attributes);
+	NV_PRINTF_ERROR("P2P type %u is not supported\n", type);
+	return NV_ERR_NOT_SUPPORTED;
+}
+
+RM_FN NV_STATUS kbusCreateP2PMapping_GH100(OBJGPU *pGpu0,
+		KernelBus *pKernelBus0, OBJGPU *pGpu1, KernelBus *pKernelBus1,
+		NvU32 *peer0, NvU32 *peer1, NvU32 attributes)
+{
+	NvU32 type = P2PAPI_CONNECTION_TYPE(attributes);
+
+	RM_FAULT_POINT(NV_ERR_GENERIC);
+
+	if (type == P2P_CONNECTIVITY_C2C)
+		return NV_ERR_NOT_SUPPORTED;	/* no C2C hardware modelled */
+	if (type == P2P_CONNECTIVITY_NVLINK ||
+	    type == P2P_CONNECTIVITY_NVLINK_INDIRECT)
+		return kbusCreateP2PMappingForNvlink_HAL(pGpu0, pKernelBus0, pGpu1,
+							 pKernelBus1, peer0, peer1,
+							 attributes);
+	if (type == P2P_CONNECTIVITY_PCIE_BAR1)
+		return kbusCreateP2PMappingForBar1P2P_HAL(pGpu0, pKernelBus0, pGpu1,
+							  pKernelBus1, attributes);
+	if (type == P2P_CONNECTIVITY_PCIE_PROPRIETARY)
+		return kbusCreateP2PMappingForMailbox_HAL(pGpu0, pKernelBus0, pGpu1,
+							  pKernelBus1, peer0, peer1,
+							  attributes);
+	NV_PRINTF_ERROR("P2P type %u is not supported\n", type);
+	return NV_ERR_NOT_SUPPORTED;
+}
+
+RM_FN NV_STATUS kbusRemoveP2PMapping_GP100(OBJGPU *pGpu0,
+		KernelBus *pKernelBus0, OBJGPU *pGpu1, KernelBus *pKernelBus1,
+		NvU32 peer0, NvU32 peer1, NvU32 attributes)
+{
+	NvU32 type = P2PAPI_CONNECTION_TYPE(attributes);
+
+	if (type == P2P_CONNECTIVITY_NVLINK ||
+	    type == P2P_CONNECTIVITY_NVLINK_INDIRECT)
+		return kbusRemoveP2PMappingForNvlink_HAL(pGpu0, pKernelBus0, pGpu1,
+							 pKernelBus1, peer0, peer1,
+							 attributes);
+	if (type == P2P_CONNECTIVITY_PCIE_PROPRIETARY)
+		return kbusRemoveP2PMappingForMailbox_HAL(pGpu0, pKernelBus0, pGpu1,
+							  pKernelBus1, peer0, peer1,
+							  attributes);
+	NV_PRINTF_ERROR("P2P type %u is not supported\n", type);
+	return NV_ERR_NOT_SUPPORTED;
+}
+
+RM_FN NV_STATUS kbusRemoveP2PMapping_GH100(OBJGPU *pGpu0,
+		KernelBus *pKernelBus0, OBJGPU *pGpu1, KernelBus *pKernelBus1,
+		NvU32 peer0, NvU32 peer1, NvU32 attributes)
+{
+	NvU32 type = P2PAPI_CONNECTION_TYPE(attributes);
+
+	RM_FAULT_POINT(NV_ERR_GENERIC);
+
+	if (type == P2P_CONNECTIVITY_C2C)
+		return NV_ERR_NOT_SUPPORTED;
+	if (type == P2P_CONNECTIVITY_NVLINK ||
+	    type == P2P_CONNECTIVITY_NVLINK_INDIRECT)
+		return kbusRemoveP2PMappingForNvlink_HAL(pGpu0, pKernelBus0, pGpu1,
+							 pKernelBus1, peer0, peer1,
+							 attributes);
+	if (type == P2P_CONNECTIVITY_PCIE_BAR1)
+		return kbusRemoveP2PMappingForBar1P2P_HAL(pGpu0, pKernelBus0, pGpu1,
+							  pKernelBus1, attributes);
+	if (type == P2P_CONNECTIVITY_PCIE_PROPRIETARY)
+		return kbusRemoveP2PMappingForMailbox_HAL(pGpu0, pKernelBus0, pGpu1,
+							  pKernelBus1, peer0, peer1,
+							  attributes);
+	NV_PRINTF_ERROR("P2P type %u is not supported\n", type);
+	return NV_ERR_NOT_SUPPORTED;
+}
+
+/* ---------------------------------------------------------------------
+ * Static BAR1 (kbusInitBar1 -> kbusIsStaticBar1Supported_TU102 ->
+ * kbusEnableStaticBar1Mapping_TU102), per generation.
+ */
+#define RM_USERD_TOTAL_SIZE	SZ_1M	/* USERD size x max channels */
+#define RM_MAILBOX_BAR1_SIZE	SZ_1M	/* P2P write mailbox area */
+#define RM_CONSOLE_BAR1_SIZE	0	/* headless GPUs */
+
+/* Where the static BAR1 mapping starts and what it maps. */
+static void kbusSetStaticBar1(OBJGPU *pGpu, KernelBus *pKernelBus,
+			      NvU64 bar1Offset)
+{
+	NvU64 fb = ALIGN_DOWN(pGpu->desc.vram_size, SZ_2M);
+
+	pKernelBus->staticBar1.bStaticBar1Enabled = NV_TRUE;
+	pKernelBus->staticBar1.startOffset = bar1Offset;
+	pKernelBus->staticBar1.size = fb;
+	pKernelBus->staticBar1.dmaMemDesc.addressSpace = ADDR_SYSMEM;
+	pKernelBus->staticBar1.dmaMemDesc.pGpu = pGpu;
+	pKernelBus->staticBar1.dmaMemDesc.base =
+		gpumgrGetGpuPhysFbAddr(pGpu) + bar1Offset;
+	pKernelBus->staticBar1.dmaMemDesc.size = fb;
+	pKernelBus->staticBar1.dmaMemDesc.bUncached = NV_TRUE;
+}
+
+#if NV_GEN_AT_LEAST(580)
+RM_FN NV_STATUS kbusEnableStaticBar1Mapping_TU102(OBJGPU *pGpu,
+		KernelBus *pKernelBus, NvU32 gfid, NvU64 bar1Offset)
+{
+	if (pGpu->desc.bar1_size < bar1Offset + pGpu->desc.vram_size)
+		return NV_ERR_INSUFFICIENT_RESOURCES;
+	kbusSetStaticBar1(pGpu, pKernelBus, bar1Offset);
+	NV_PRINTF_INFO("static BAR1 mapped at BAR1 offset 0x%llx\n", bar1Offset);
+	return NV_OK;
+}
+#else
+RM_FN NV_STATUS kbusEnableStaticBar1Mapping_TU102(OBJGPU *pGpu,
+		KernelBus *pKernelBus, NvU32 gfid)
+{
+	NvU64 offset = 0;
+
+#if NV_GEN_AT_LEAST(570)
+	/* The BAR1 allocator places it after the areas reserved before. */
+	offset = ALIGN(RM_CONSOLE_BAR1_SIZE + pKernelBus->writeMailboxTotalSize,
+		       SZ_2M);
+#endif
+	if (pGpu->desc.bar1_size < offset + pGpu->desc.vram_size)
+		return NV_ERR_INSUFFICIENT_RESOURCES;
+	kbusSetStaticBar1(pGpu, pKernelBus, offset);
+	NV_PRINTF_INFO("static BAR1 mapped at BAR1 offset 0x%llx\n", offset);
+	return NV_OK;
+}
+#endif
+
+#if NV_GEN_AT_LEAST(570)
+/* Whether static BAR1 is wanted and fits, given the areas already reserved. */
+RM_FN NV_STATUS kbusIsStaticBar1Supported_TU102(OBJGPU *pGpu,
+		KernelBus *pKernelBus, NvU32 gfid, NvU64 consoleSize,
+		NvU64 mailboxSize)
+{
+	NvU64 bar1 = ALIGN_DOWN(pGpu->desc.bar1_size, SZ_2M);
+	NvU64 fb = ALIGN(pGpu->desc.vram_size, SZ_2M);
+	NvU64 need;
+
+	if (!fb || !bar1)
+		return NV_ERR_NOT_SUPPORTED;
+
+	switch (pKernelBus->staticBar1ForceType) {
+	case NV_REG_STR_RM_FORCE_STATIC_BAR1_DISABLE:
+		return NV_ERR_NOT_SUPPORTED;
+	case NV_REG_STR_RM_FORCE_STATIC_BAR1_ENABLE:
+		if (bar1 < fb) {
+			NV_PRINTF_ERROR("BAR1 too small for static BAR1\n");
+			return NV_ERR_INVALID_REGISTRY_KEY;
+		}
+		return NV_OK;
+	case NV_REG_STR_RM_FORCE_STATIC_BAR1_AUTO:
+		need = fb + RM_USERD_TOTAL_SIZE + SZ_64K + SZ_64K +
+		       consoleSize + mailboxSize;
+#if NV_GEN_AT_LEAST(580)
+		if (consoleSize || mailboxSize)
+			need = ALIGN(need, SZ_512M);
+#endif
+		if (bar1 < need)
+			return NV_ERR_NOT_SUPPORTED;
+		NV_PRINTF_INFO("Enabling static BAR1 automatically!\n");
+		return NV_OK;
+#if !NV_GEN_AT_LEAST(575)
+	case NV_REG_STR_RM_FORCE_STATIC_BAR1_ONLY_GPU:
+		if (GPU_GET_KERNEL_BIF(pGpu)->forceP2PType !=
+		    NV_REG_STR_RM_FORCE_P2P_TYPE_BAR1P2P)
+			return NV_ERR_NOT_SUPPORTED;
+		return bar1 - SZ_128K >= fb ? NV_OK : NV_ERR_NOT_SUPPORTED;
+#endif
+	default:
+		return NV_ERR_INVALID_REGISTRY_KEY;
+	}
+}
+
+/* _kbusRequiresP2PMailboxBar1_GM107 */
+static NvBool kbusRequiresP2PMailboxBar1(OBJGPU *pGpu)
+{
+	KernelBif *pKernelBif = GPU_GET_KERNEL_BIF(pGpu);
+
+#if NV_GEN_AT_LEAST(575)
+	return pKernelBif->pcieP2PType != NV_REG_STR_RM_PCIEP2P_TYPE_BAR1;
+#else
+	return pKernelBif->forceP2PType != NV_REG_STR_RM_FORCE_P2P_TYPE_BAR1P2P;
+#endif
+}
+#else
+/* 565: decided before any BAR1 area is reserved; NvBool. */
+RM_FN NvBool kbusIsStaticBar1Supported_TU102(OBJGPU *pGpu,
+		KernelBus *pKernelBus, NvU32 gfid)
+{
+	NvU64 bar1 = ALIGN_DOWN(pGpu->desc.bar1_size, SZ_2M);
+	NvU64 fb = ALIGN(pGpu->desc.vram_size, SZ_2M);
+
+	switch (pKernelBus->staticBar1ForceType) {
+	case NV_REG_STR_RM_FORCE_STATIC_BAR1_ENABLE:
+		return NV_TRUE;
+	case NV_REG_STR_RM_FORCE_STATIC_BAR1_AUTO:
+		return bar1 >= 2 * fb;
+	case NV_REG_STR_RM_FORCE_STATIC_BAR1_ONLY_GPU:
+		return GPU_GET_KERNEL_BIF(pGpu)->forceP2PType ==
+			NV_REG_STR_RM_FORCE_P2P_TYPE_BAR1P2P &&
+		       bar1 - SZ_128K >= fb;
+	default:
+		return NV_FALSE;
+	}
+}
+#endif
+
+/* The static BAR1 part of kbusInitBar1_GM107. */
+RM_FN NV_STATUS kbusInitBar1(OBJGPU *pGpu, KernelBus *pKernelBus)
+{
+	NV_STATUS status = NV_OK;
+
+	memset(&pKernelBus->staticBar1, 0, sizeof(pKernelBus->staticBar1));
+	pKernelBus->writeMailboxTotalSize = 0;
+
+#if NV_GEN_AT_LEAST(570)
+	if (kbusRequiresP2PMailboxBar1(pGpu))
+		pKernelBus->writeMailboxTotalSize = RM_MAILBOX_BAR1_SIZE;
+
+	status = kbusIsStaticBar1Supported_TU102(pGpu, pKernelBus, 0,
+						 RM_CONSOLE_BAR1_SIZE,
+						 pKernelBus->writeMailboxTotalSize);
+	if (status == NV_ERR_NOT_SUPPORTED)
+		return NV_OK;
+	if (status != NV_OK)
+		return status;
+#if NV_GEN_AT_LEAST(580)
+	status = pKernelBus->__kbusEnableStaticBar1Mapping__(pGpu, pKernelBus, 0,
+		ALIGN(RM_CONSOLE_BAR1_SIZE + pKernelBus->writeMailboxTotalSize,
+		      SZ_512M));
+#else
+	status = kbusEnableStaticBar1Mapping_TU102(pGpu, pKernelBus, 0);
+#endif
+#else
+	if (kbusIsStaticBar1Supported_TU102(pGpu, pKernelBus, 0))
+		status = kbusEnableStaticBar1Mapping_TU102(pGpu, pKernelBus, 0);
+	if (GPU_GET_KERNEL_BIF(pGpu)->forceP2PType !=
+	    NV_REG_STR_RM_FORCE_P2P_TYPE_BAR1P2P)
+		pKernelBus->writeMailboxTotalSize = RM_MAILBOX_BAR1_SIZE;
+#endif
+	return status;
+}
+
+RM_FN void kbusInitRegistryOverrides(OBJGPU *pGpu, KernelBus *pKernelBus)
+{
+	NvU32 data;
+
+	pKernelBus->staticBar1ForceType = STATIC_BAR1_DEFAULT;
+	if (osReadRegistryDword(pGpu, NV_REG_STR_RM_FORCE_STATIC_BAR1,
+				&data) == NV_OK &&
+	    data < NV_REG_STR_RM_FORCE_STATIC_BAR1_MAX)
+		pKernelBus->staticBar1ForceType = data;
+}
+
+/* ---------------------------------------------------------------------
+ * KernelBif
+ */
+RM_FN void _kbifInitRegistryOverrides(OBJGPU *pGpu, KernelBif *pKernelBif)
+{
+	NvU32 data;
+
+	pKernelBif->p2pOverride = BIF_P2P_NOT_OVERRIDEN;
+	if (osReadRegistryDword(pGpu, NV_REG_STR_CL_FORCE_P2P, &data) == NV_OK)
+		pKernelBif->p2pOverride = data;
+
+	pKernelBif->forceP2PType = NV_REG_STR_RM_FORCE_P2P_TYPE_DEFAULT;
+	if (osReadRegistryDword(pGpu, NV_REG_STR_RM_FORCE_P2P_TYPE, &data) == NV_OK &&
+	    data <= NV_REG_STR_RM_FORCE_P2P_TYPE_MAX)
+		pKernelBif->forceP2PType = data;
+
+	pKernelBif->pcieP2PType = NV_REG_STR_RM_PCIEP2P_TYPE_MAILBOX;
+#if NV_GEN_AT_LEAST(575)
+	if (osReadRegistryDword(pGpu, NV_REG_STR_RM_PCIEP2P_TYPE, &data) == NV_OK &&
+	    data <= NV_REG_STR_RM_PCIEP2P_TYPE_MAX)
+		pKernelBif->pcieP2PType = data;
+#endif
+}
+
+/* ---------------------------------------------------------------------
+ * VirtMemAllocator: BAR1 P2P mappings (_GH100 bodies)
+ */
+RM_FN NV_STATUS dmaAllocBar1P2PMapping_GH100(OBJGPU *pGpu,
+		VirtMemAllocator *pDma, DMA_BAR1P2P_MAPPING_PRARAMS *params)
+{
+	OBJGPU *pPeerGpu = params->pPeerGpu;
+	KernelBus *pPeerKernelBus = GPU_GET_KERNEL_BUS(pPeerGpu);
+	MEMORY_DESCRIPTOR *pPeerMemDesc = params->pPeerMemDesc;
+	MEMORY_DESCRIPTOR *pOut;
+	NvU64 bar1Offset;
+
+	RM_FAULT_POINT(NV_ERR_GENERIC);
+
+	/* Map the peer's vidmem through the peer's BAR1 (static here). */
+	if (!pPeerKernelBus->staticBar1.bStaticBar1Enabled)
+		return NV_ERR_INVALID_STATE;
+	bar1Offset = pPeerKernelBus->staticBar1.startOffset +
+		     pPeerMemDesc->base + params->offset;
+
+	/* Describe the BAR1 bus range as uncached sysmem. */
+	pOut = kzalloc(sizeof(*pOut), GFP_KERNEL);
+	if (!pOut)
+		return NV_ERR_NO_MEMORY;
+	pOut->addressSpace = ADDR_SYSMEM;
+	pOut->base = gpumgrGetGpuPhysFbAddr(pPeerGpu) + bar1Offset;
+	pOut->size = params->length;
+	pOut->bUncached = NV_TRUE;
+
+	params->pMemDescOut = pOut;
+	params->offsetOut = 0;
+	params->flagsOut = params->flags | DMA_FLAGS_PHYSICAL_KIND |
+			   DMA_FLAGS_UNCACHED;
+	params->pDmaMappingInfo->bBar1P2P = NV_TRUE;
+	params->pDmaMappingInfo->bar1Offset = bar1Offset;
+	return NV_OK;
+}
+
+RM_FN void dmaFreeBar1P2PMapping_GH100(VirtMemAllocator *pDma,
+				       CLI_DMA_MAPPING_INFO *pDmaMappingInfo)
+{
+	if (!pDmaMappingInfo->bBar1P2P)
+		return;
+	kfree(pDmaMappingInfo->pMemDesc);
+	pDmaMappingInfo->pMemDesc = NULL;
+	pDmaMappingInfo->bBar1P2P = NV_FALSE;
+}
+
+/* ---------------------------------------------------------------------
+ * P2P capabilities (p2p_caps.c)
+ */
+#if NV_GEN_AT_LEAST(580)
+RM_FN NV_STATUS _kgetP2PCapsStatusOverC2C(NvU32 gpuMask, NvU8 *pWrite,
+					  NvU8 *pRead)
+{
+	/* No Grace (C2C) system is modelled. */
+	*pWrite = *pRead = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
+	return NV_ERR_NOT_SUPPORTED;
+}
+#endif
+
+RM_FN NV_STATUS _gpumgrGetP2PCapsStatusOverNvLink(NvU32 gpuMask, NvU8 *pWrite,
+						  NvU8 *pRead)
+{
+	NvU32 inst = 0;
+	OBJGPU *pGpu0 = gpumgrGetNextGpu(gpuMask, &inst);
+	OBJGPU *pGpu1 = gpumgrGetNextGpu(gpuMask, &inst);
+
+	if (!pGpu0 || !pGpu1 ||
+	    !(pGpu0->nvlinkPeerMask & BIT(pGpu1->gpuInstance))) {
+		*pWrite = *pRead = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
+		return NV_ERR_NOT_SUPPORTED;
+	}
+	*pWrite = *pRead = NV0000_P2P_CAPS_STATUS_OK;
+	return NV_OK;
+}
+
+/* ForceP2P: the first GPU in the mask with an override decides. */
+RM_FN NvBool _kp2pCapsCheckStatusOverridesForPcie(NvU32 gpuMask, NvU8 *pWrite,
+						  NvU8 *pRead, NvU8 *pAtomics)
+{
+	NvU32 inst = 0;
+	OBJGPU *pGpu;
+
+	while ((pGpu = gpumgrGetNextGpu(gpuMask, &inst)) != NULL) {
+		NvU32 o = GPU_GET_KERNEL_BIF(pGpu)->p2pOverride;
+
+		if (o == BIF_P2P_NOT_OVERRIDEN)
+			continue;
+		if (FORCE_P2P_READ(o) == FORCE_P2P_DISABLE)
+			*pRead = NV0000_P2P_CAPS_STATUS_DISABLED_BY_REGKEY;
+		else if (FORCE_P2P_READ(o) == FORCE_P2P_ENABLE)
+			*pRead = NV0000_P2P_CAPS_STATUS_OK;
+		if (FORCE_P2P_WRITE(o) == FORCE_P2P_DISABLE)
+			*pWrite = NV0000_P2P_CAPS_STATUS_DISABLED_BY_REGKEY;
+		else if (FORCE_P2P_WRITE(o) == FORCE_P2P_ENABLE)
+			*pWrite = NV0000_P2P_CAPS_STATUS_OK;
+		if (FORCE_P2P_ATOMICS(o) == FORCE_P2P_DISABLE)
+			*pAtomics = NV0000_P2P_CAPS_STATUS_DISABLED_BY_REGKEY;
+		else if (FORCE_P2P_ATOMICS(o) == FORCE_P2P_ENABLE)
+			*pAtomics = NV0000_P2P_CAPS_STATUS_OK;
+		return NV_TRUE;
+	}
+	return NV_FALSE;
+}
+
+/* Mailbox PCIe P2P: overrides, else what GSP answers for the chips. */
+RM_FN NV_STATUS _kp2pCapsGetStatusOverPcie(NvU32 gpuMask, NvU8 *pWrite,
+					   NvU8 *pRead, NvBool *pbCommonPciSwitch)
+{
+	NvU32 inst = 0;
+	OBJGPU *pGpu, *pFirstGpu = NULL;
+	NvU8 unused;
+
+	*pbCommonPciSwitch = NV_TRUE;
+	if (_kp2pCapsCheckStatusOverridesForPcie(gpuMask, pWrite, pRead, &unused))
+		return NV_OK;
+
+	*pRead = *pWrite = NV0000_P2P_CAPS_STATUS_OK;
+	while ((pGpu = gpumgrGetNextGpu(gpuMask, &inst)) != NULL) {
+		if (!pFirstGpu)
+			pFirstGpu = pGpu;
+		else if (pGpu->desc.pcie_switch < 0 ||
+			 pGpu->desc.pcie_switch != pFirstGpu->desc.pcie_switch)
+			*pbCommonPciSwitch = NV_FALSE;
+		/* NV2080_CTRL_CMD_INTERNAL_GET_PCIE_P2P_CAPS */
+		if (pGpu->pChip->bGeforce)
+			*pRead = *pWrite = NV0000_P2P_CAPS_STATUS_GPU_NOT_SUPPORTED;
+	}
+	return NV_OK;
+}
+
+static NV_STATUS _p2pCapsGetHostSystemStatusOverPcieBar1(OBJGPU *pGpu,
+		NvU8 *pWrite, NvU8 *pRead, NvBool bCommonPciSwitchFound)
+{
+	*pWrite = NV0000_P2P_CAPS_STATUS_OK;
+	if (bCommonPciSwitchFound ||
+	    rmConfig.cpu_type == NV_STANDIN_CPU_RYZEN ||
+	    rmConfig.cpu_type == NV_STANDIN_CPU_XEON_SPR)
+		*pRead = NV0000_P2P_CAPS_STATUS_OK;
+	else
+		*pRead = NV0000_P2P_CAPS_STATUS_CHIPSET_NOT_SUPPORTED;
+	return NV_OK;
+}
+
+/* 580 inlines this one into p2pGetCapsStatus (no symbol); earlier ones not. */
+#if NV_GEN_AT_LEAST(580)
+#define PCIE_BAR1_CAPS_FN static __always_inline
+#else
+#define PCIE_BAR1_CAPS_FN RM_FN
+#endif
+
+PCIE_BAR1_CAPS_FN NV_STATUS _kp2pCapsGetStatusOverPcieBar1(NvU32 gpuMask,
+		NvU8 *pWrite, NvU8 *pRead, NvU8 *pAtomics,
+		NvBool bCommonPciSwitchFound)
+{
+	NvU32 inst = 0;
+	OBJGPU *pFirstGpu = gpumgrGetNextGpu(gpuMask, &inst);
+	KernelBif *pKernelBif = GPU_GET_KERNEL_BIF(pFirstGpu);
+	NvU8 writeStatus = *pWrite, readStatus = *pRead;
+	OBJGPU *pPeer;
+
+#if NV_GEN_AT_LEAST(575)
+	if ((pKernelBif->forceP2PType != NV_REG_STR_RM_FORCE_P2P_TYPE_DEFAULT &&
+	     pKernelBif->forceP2PType != NV_REG_STR_RM_FORCE_P2P_TYPE_PCIEP2P) ||
+	    (pKernelBif->pcieP2PType != NV_REG_STR_RM_PCIEP2P_TYPE_BAR1 &&
+	     pKernelBif->pcieP2PType != NV_REG_STR_RM_PCIEP2P_TYPE_AUTO))
+		return NV_ERR_NOT_SUPPORTED;
+#else
+	if (pKernelBif->forceP2PType != NV_REG_STR_RM_FORCE_P2P_TYPE_BAR1P2P)
+		return NV_ERR_NOT_SUPPORTED;
+	/* Up to 570 the override comes before the HAL check. */
+	if (_kp2pCapsCheckStatusOverridesForPcie(gpuMask, pWrite, pRead, pAtomics))
+		return NV_OK;
+#endif
+	if (hweight32(gpuMask) <= 1)
+		inst = 0;	/* loopback: check the GPU against itself */
+	while ((pPeer = gpumgrGetNextGpu(gpuMask, &inst)) != NULL) {
+		if (!kbusIsPcieBar1P2PMappingSupported_HAL(pFirstGpu,
+				GPU_GET_KERNEL_BUS(pFirstGpu), pPeer,
+				GPU_GET_KERNEL_BUS(pPeer)))
+			return NV_ERR_NOT_SUPPORTED;
+	}
+#if NV_GEN_AT_LEAST(575)
+	if (_kp2pCapsCheckStatusOverridesForPcie(gpuMask, pWrite, pRead, pAtomics))
+		return NV_OK;
+#endif
+	_p2pCapsGetHostSystemStatusOverPcieBar1(pFirstGpu, &writeStatus,
+						&readStatus, bCommonPciSwitchFound);
+	if (*pWrite == NV0000_P2P_CAPS_STATUS_OK)
+		*pWrite = writeStatus;
+	if (*pRead == NV0000_P2P_CAPS_STATUS_OK)
+		*pRead = readStatus;
+	if (*pRead != NV0000_P2P_CAPS_STATUS_OK ||
+	    *pWrite != NV0000_P2P_CAPS_STATUS_OK)
+		return NV_ERR_NOT_SUPPORTED;
+	/* BAR1 atomics: topology discovery is not implemented (real TODO). */
+	return NV_OK;
+}
+
+RM_FN NV_STATUS p2pGetCapsStatus(NvU32 gpuMask, NvU8 *pP2PWriteCapStatus,
+				 NvU8 *pP2PReadCapStatus,
+				 NvU8 *pP2PAtomicsCapStatus,
+				 P2P_CONNECTIVITY *pConnectivity)
+{
+	NvBool bCommonSwitchFound = NV_FALSE;
+
+	if (!pP2PWriteCapStatus || !pP2PReadCapStatus || !pConnectivity)
+		return NV_ERR_INVALID_ARGUMENT;
+
+	*pP2PWriteCapStatus = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
+	*pP2PReadCapStatus = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
+	*pP2PAtomicsCapStatus = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
+	*pConnectivity = P2P_CONNECTIVITY_UNKNOWN;
+
+#if NV_GEN_AT_LEAST(580)
+	if (_kgetP2PCapsStatusOverC2C(gpuMask, pP2PWriteCapStatus,
+				      pP2PReadCapStatus) == NV_OK &&
+	    *pP2PWriteCapStatus == NV0000_P2P_CAPS_STATUS_OK &&
+	    *pP2PReadCapStatus == NV0000_P2P_CAPS_STATUS_OK) {
+		*pConnectivity = P2P_CONNECTIVITY_C2C;
+		*pP2PAtomicsCapStatus = NV0000_P2P_CAPS_STATUS_OK;
+		return NV_OK;
+	}
+#endif
+	if (_gpumgrGetP2PCapsStatusOverNvLink(gpuMask, pP2PWriteCapStatus,
+					      pP2PReadCapStatus) == NV_OK &&
+	    *pP2PWriteCapStatus == NV0000_P2P_CAPS_STATUS_OK &&
+	    *pP2PReadCapStatus == NV0000_P2P_CAPS_STATUS_OK) {
+		*pConnectivity = P2P_CONNECTIVITY_NVLINK;
+		*pP2PAtomicsCapStatus = NV0000_P2P_CAPS_STATUS_OK;
+		return NV_OK;
+	}
+
+	if (_kp2pCapsGetStatusOverPcie(gpuMask, pP2PWriteCapStatus,
+				       pP2PReadCapStatus,
+				       &bCommonSwitchFound) == NV_OK &&
+	    (*pP2PWriteCapStatus == NV0000_P2P_CAPS_STATUS_OK ||
+	     *pP2PReadCapStatus == NV0000_P2P_CAPS_STATUS_OK)) {
+		NvU8 w = *pP2PWriteCapStatus, r = *pP2PReadCapStatus;
+		NvU8 a = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
+
+		*pConnectivity = P2P_CONNECTIVITY_PCIE_PROPRIETARY;
+		if (_kp2pCapsGetStatusOverPcieBar1(gpuMask, &w, &r, &a,
+						   bCommonSwitchFound) == NV_OK) {
+			*pP2PWriteCapStatus = w;
+			*pP2PReadCapStatus = r;
+			*pP2PAtomicsCapStatus = a;
+			*pConnectivity = P2P_CONNECTIVITY_PCIE_BAR1;
+		}
+	}
+	return NV_OK;
+}
+
+/* ---------------------------------------------------------------------
+ * GMMU
+ */
+RM_FN const GMMU_FIELD_ADDRESS *gmmuFmtPtePhysAddrFld(const GMMU_FMT_PTE *pPte,
+						      const GMMU_APERTURE aperture)
+{
+	switch (aperture) {
+	case GMMU_APERTURE_SYS_COH:
+	case GMMU_APERTURE_SYS_NONCOH:
+		return &pPte->fldAddrSysmem;
+	case GMMU_APERTURE_PEER:
+		return &pPte->fldAddrPeer;
+	case GMMU_APERTURE_VIDEO:
+		return &pPte->fldAddrVidmem;
+	default:
+		return NULL;
+	}
+}
+
+static NvU64 gmmuFieldMask(const GMMU_FIELD *f)
+{
+	return GENMASK_ULL(f->hi, f->lo);
+}
+
+static void gmmuFieldSet(const GMMU_FIELD *f, NvU64 value, NvU64 *pte)
+{
+	*pte = (*pte & ~gmmuFieldMask(f)) | ((value << f->lo) & gmmuFieldMask(f));
+}
+
+static NvU64 gmmuFieldGet(const GMMU_FIELD *f, NvU64 pte)
+{
+	return (pte & gmmuFieldMask(f)) >> f->lo;
+}
+
+static void gmmuFieldSetAperture(const GMMU_FMT_PTE *pFmt,
+				 GMMU_APERTURE aperture, NvU64 *pte)
+{
+	static const NvU32 hw[] = {
+		[GMMU_APERTURE_VIDEO] = PTE_APERTURE_VIDEO_MEMORY,
+		[GMMU_APERTURE_PEER] = PTE_APERTURE_PEER_MEMORY,
+		[GMMU_APERTURE_SYS_COH] = PTE_APERTURE_SYSTEM_COHERENT_MEMORY,
+		[GMMU_APERTURE_SYS_NONCOH] = PTE_APERTURE_SYSTEM_NON_COHERENT_MEMORY,
+	};
+
+	gmmuFieldSet(&pFmt->fldAperture, hw[aperture], pte);
+}
+
+static void gmmuFieldSetAddress(const GMMU_FIELD_ADDRESS *f, NvU64 addr,
+				NvU64 *pte)
+{
+	gmmuFieldSet(&f->desc, addr >> f->shift, pte);
+}
+
+/* The PEER path adds the NVLink fabric base, unless there is none. */
+RM_FN void kgmmuEncodePhysAddrs_IMPL(KernelGmmu *pKernelGmmu,
+				     const GMMU_APERTURE aperture,
+				     NvU64 *pAddresses, NvU64 fabricBaseAddress,
+				     NvU64 count)
+{
+	NvU64 i;
+
+	if (aperture != GMMU_APERTURE_PEER ||
+	    fabricBaseAddress == NVLINK_INVALID_FABRIC_ADDR)
+		return;
+	for (i = 0; i < count; i++)
+		pAddresses[i] += fabricBaseAddress;
+}
+
+/* Build one valid PTE for aperture/address (and peer index). */
+static NvU64 rmBuildPte(const GMMU_FMT_PTE *pFmt, GMMU_APERTURE aperture,
+			const GMMU_FIELD_ADDRESS *pAddrFld, NvU64 addr,
+			NvU32 peerId, NvBool bVolatile)
+{
+	NvU64 pte = 0;
+
+	gmmuFieldSet(&pFmt->fldValid, 1, &pte);
+	gmmuFieldSetAperture(pFmt, aperture, &pte);
+	if (pFmt->version == 2)
+		gmmuFieldSet(&pFmt->fldVolatile, bVolatile, &pte);
+	else
+		gmmuFieldSet(&pFmt->fldPcf, bVolatile ? PTE_PCF_UNCACHED :
+			     PTE_PCF_CACHED, &pte);
+	if (aperture == GMMU_APERTURE_PEER && peerId < P2P_MAX_PEERS)
+		gmmuFieldSet(&pFmt->fldPeerIndex, peerId, &pte);
+	if (pAddrFld)
+		gmmuFieldSetAddress(pAddrFld, addr, &pte);
+	return pte;
+}
+
+/* ---------------------------------------------------------------------
+ * UVM external mappings (nv_gpu_ops.c)
+ */
+struct gpuSession {
+	NvU32 handle;
+};
+
+typedef struct {
+	NvU64 *pteBuffer;
+	NvU64 pteBufferSize;	/* in bytes */
+	NvU64 numWrittenPtes;
+	NvU64 pageSize;
+	/* What the model reports: the field the address went to. */
+	const GMMU_FIELD_ADDRESS *pAddrFld;
+	GMMU_APERTURE aperture;
+	NvU64 address;
+} gpuExternalMappingInfo;
+
+typedef enum { UvmGpuCachingTypeDefault = 0 } UvmGpuCachingType;
+
+RM_FN NV_STATUS nvGpuOpsGetExternalAllocP2pInfo(struct gpuSession *session,
+		OBJGPU *pMemOwnerGpu, OBJGPU *pGpu, NvBool *isPeerSupported,
+		NvBool *isBar1Supported, NvU32 *peerId)
+{
+	NvU8 w, r, a;
+	P2P_CONNECTIVITY conn;
+	NV_STATUS status;
+
+	status = p2pGetCapsStatus(BIT(pGpu->gpuInstance) |
+				  BIT(pMemOwnerGpu->gpuInstance), &w, &r, &a,
+				  &conn);
+	if (status != NV_OK)
+		return status;
+	*isPeerSupported = w == NV0000_P2P_CAPS_STATUS_OK &&
+			   r == NV0000_P2P_CAPS_STATUS_OK;
+#if NV_GEN_AT_LEAST(580)
+	*isBar1Supported = conn == P2P_CONNECTIVITY_PCIE_BAR1;
+#else
+	*isBar1Supported = NV_FALSE;
+#endif
+	*peerId = kbusGetPeerId(GPU_GET_KERNEL_BUS(pGpu),
+				pMemOwnerGpu->gpuInstance);
+	return NV_OK;
+}
+
+#if NV_GEN_AT_LEAST(580)
+RM_FN GMMU_APERTURE nvGpuOpsGetExternalAllocAperture(struct gpuSession *session,
+		PMEMORY_DESCRIPTOR pMemDesc, NvBool isIndirectPeerSupported,
+		NvBool isPeerSupported, NvBool isBar1P2PSupported,
+		UvmGpuCachingType cachingType)
+{
+	if (pMemDesc->addressSpace == ADDR_FBMEM) {
+		if (isIndirectPeerSupported)
+			return GMMU_APERTURE_SYS_COH;
+		if (isBar1P2PSupported) {
+			/* Pre-Blackwell GPUs lack inbound atomics over BAR1. */
+			if (pMemDesc->pGpu->pChip->arch >= ARCH_BLACKWELL_GB1XX)
+				return GMMU_APERTURE_SYS_COH;
+			return GMMU_APERTURE_SYS_NONCOH;
+		}
+		if (isPeerSupported)
+			return GMMU_APERTURE_PEER;
+		return GMMU_APERTURE_VIDEO;
+	}
+	return GMMU_APERTURE_SYS_COH;
+}
+#else
+RM_FN GMMU_APERTURE nvGpuOpsGetExternalAllocAperture(PMEMORY_DESCRIPTOR pMemDesc,
+		NvBool isIndirectPeerSupported, NvBool isPeerSupported)
+{
+	if (pMemDesc->addressSpace == ADDR_FBMEM) {
+		if (isIndirectPeerSupported)
+			return GMMU_APERTURE_SYS_COH;
+		if (isPeerSupported)
+			return GMMU_APERTURE_PEER;
+		return GMMU_APERTURE_VIDEO;
+	}
+	return GMMU_APERTURE_SYS_COH;
+}
+#endif
+
+#if NV_GEN_AT_LEAST(580)
+RM_FN NV_STATUS nvGpuOpsBuildExternalAllocPtes(OBJVASPACE *pVAS,
+		struct gpuSession *session, OBJGPU *pMappingGpu,
+		MEMORY_DESCRIPTOR *pMemDesc, Memory *pMemory, NvU64 offset,
+		NvU64 size, NvBool isIndirectPeerSupported,
+		NvBool isPeerSupported, NvBool isBar1P2PSupported, NvU32 peerId,
+		gpuExternalMappingInfo *pGpuExternalMappingInfo)
+#else
+RM_FN NV_STATUS nvGpuOpsBuildExternalAllocPtes(OBJVASPACE *pVAS,
+		OBJGPU *pMappingGpu, MEMORY_DESCRIPTOR *pMemDesc,
+		Memory *pMemory, NvU64 offset, NvU64 size,
+		NvBool isIndirectPeerSupported, NvBool isPeerSupported,
+		NvU32 peerId, gpuExternalMappingInfo *pGpuExternalMappingInfo)
+#endif
+{
+	gpuExternalMappingInfo *pInfo = pGpuExternalMappingInfo;
+	const GMMU_FMT_PTE *pFmt = GPU_GET_KERNEL_GMMU(pMappingGpu)->pPteFmt;
+	GMMU_APERTURE aperture;
+	NvU64 addr, pageSize = pInfo->pageSize, i, count;
+	NvBool bVolatile;
+
+#if NV_GEN_AT_LEAST(580)
+	aperture = nvGpuOpsGetExternalAllocAperture(session, pMemDesc,
+						    isIndirectPeerSupported,
+						    isPeerSupported,
+						    isBar1P2PSupported,
+						    UvmGpuCachingTypeDefault);
+#else
+	aperture = nvGpuOpsGetExternalAllocAperture(pMemDesc,
+						    isIndirectPeerSupported,
+						    isPeerSupported);
+#endif
+	if (aperture == GMMU_APERTURE_INVALID)
+		return NV_ERR_INVALID_STATE;
+
+	count = size / pageSize;
+	if (count * sizeof(NvU64) > pInfo->pteBufferSize)
+		return NV_ERR_INSUFFICIENT_RESOURCES;
+
+	bVolatile = aperture == GMMU_APERTURE_PEER ||
+		    aperture == GMMU_APERTURE_SYS_NONCOH ||
+		    pMemDesc->bUncached;
+	addr = pMemDesc->base + offset;
+
+#if NV_GEN_AT_LEAST(580)
+	if (isBar1P2PSupported && pMemDesc->addressSpace == ADDR_FBMEM) {
+		OBJGPU *pOwner = pMemDesc->pGpu;
+		NvU64 base, dmaSize;
+		NV_STATUS status;
+
+		status = kbusGetBar1P2PDmaInfo_HAL(pMappingGpu, pOwner,
+						   GPU_GET_KERNEL_BUS(pOwner),
+						   &base, &dmaSize);
+		if (status != NV_OK)
+			return status;
+		if (base == NV_U64_MAX || dmaSize == 0)
+			return NV_ERR_INVALID_STATE;
+		addr += base;	/* _nvGpuOpsEncodeBar1P2PAddrs */
+	} else
+#endif
+	{
+		NvU64 fabricBase = NVLINK_INVALID_FABRIC_ADDR;
+
+		kgmmuEncodePhysAddrs_IMPL(GPU_GET_KERNEL_GMMU(pMappingGpu),
+					  aperture, &addr, fabricBase, 1);
+	}
+
+	pInfo->aperture = aperture;
+	pInfo->pAddrFld = gmmuFmtPtePhysAddrFld(pFmt, aperture);
+	pInfo->address = addr;
+	for (i = 0; i < count; i++)
+		pInfo->pteBuffer[i] = rmBuildPte(pFmt, aperture, pInfo->pAddrFld,
+						 addr + i * pageSize, peerId,
+						 bVolatile);
+	pInfo->numWrittenPtes = count;
+	return NV_OK;
+}
+
+/* ---------------------------------------------------------------------
+ * IOVA spaces
+ */
+RM_FN void iovaspaceDestruct_IMPL(OBJIOVASPACE *pIOVAS)
+{
+	if (pIOVAS->mappingCount != 0)
+		NV_PRINTF_ERROR("%lld left-over mappings in IOVAS 0x%x\n",
+				(long long)pIOVAS->mappingCount,
+				pIOVAS->base.vaspaceId);
+}
+
+/* ---------------------------------------------------------------------
+ * P2P objects (p2p_api.c) and mappings (virtual_mem.c), kept in small
+ * tables; their index is the handle userspace sees.
+ */
+#define RM_MAX_P2P_OBJECTS	32
+#define RM_MAX_MAPPINGS		64
+
+typedef struct {
+	NvBool bUsed;
+	OBJGPU *peer1;
+	OBJGPU *peer2;
+	NvU32 peerId1;
+	NvU32 peerId2;
+	NvU32 attributes;
+	NvU64 l2pDmaAddress, p2lDmaAddress;
+} P2PApi;
+
+typedef struct {
+	NvBool bUsed;
+	NvU32 p2pObject;
+	OBJGPU *pGpu;		/* mapping GPU */
+	NvBool bUvm;
+	CLI_DMA_MAPPING_INFO info;
+} RmMapping;
+
+static P2PApi rmP2PObjects[RM_MAX_P2P_OBJECTS];
+static RmMapping rmMappings[RM_MAX_MAPPINGS];
+
+static NvBool p2papiIsMailboxBroken(const P2PApi *pP2PApi)
+{
+	return P2PAPI_CONNECTION_TYPE(pP2PApi->attributes) ==
+		P2P_CONNECTIVITY_PCIE_PROPRIETARY &&
+	       (kbusIsMailboxBroken(pP2PApi->peer1) ||
+		kbusIsMailboxBroken(pP2PApi->peer2));
+}
+
+/* NV0000 caps -> connection type, in p2papiConstruct's order. */
+static P2P_CONNECTIVITY p2papiConnectionFromCaps(NvU8 w, NvU8 r,
+						 P2P_CONNECTIVITY conn)
+{
+	if (w != NV0000_P2P_CAPS_STATUS_OK && r != NV0000_P2P_CAPS_STATUS_OK)
+		return P2P_CONNECTIVITY_UNKNOWN;
+	switch (conn) {
+	case P2P_CONNECTIVITY_C2C:
+		return P2P_CONNECTIVITY_C2C;
+	case P2P_CONNECTIVITY_NVLINK:
+	case P2P_CONNECTIVITY_NVLINK_INDIRECT:
+		return P2P_CONNECTIVITY_NVLINK;
+	case P2P_CONNECTIVITY_PCIE_BAR1:
+		return P2P_CONNECTIVITY_PCIE_BAR1;
+	case P2P_CONNECTIVITY_PCIE_PROPRIETARY:
+		return P2P_CONNECTIVITY_PCIE_PROPRIETARY;
+	default:
+		return P2P_CONNECTIVITY_UNKNOWN;
+	}
+}
+
+RM_FN NV_STATUS p2papiConstruct_IMPL(P2PApi *pP2PApi, OBJGPU *pLocalGpu,
+				     OBJGPU *pRemoteGpu, int forcedType)
+{
+	KernelBus *pLocalKernelBus = GPU_GET_KERNEL_BUS(pLocalGpu);
+	KernelBus *pRemoteKernelBus = GPU_GET_KERNEL_BUS(pRemoteGpu);
+	NvU32 peer1 = BUS_INVALID_PEER, peer2 = BUS_INVALID_PEER;
+	P2P_CONNECTIVITY conn, type;
+	NvU8 w, r, a;
+	NV_STATUS status;
+
+	status = p2pGetCapsStatus(BIT(pLocalGpu->gpuInstance) |
+				  BIT(pRemoteGpu->gpuInstance), &w, &r, &a,
+				  &conn);
+	if (status != NV_OK)
+		return status;
+	type = p2papiConnectionFromCaps(w, r, conn);
+	/* A test may force the type the caller asks for ("create --type"). */
+	if (forcedType != NV_STANDIN_TYPE_FROM_CAPS)
+		type = forcedType;
+	if (type == P2P_CONNECTIVITY_UNKNOWN) {
+		NV_PRINTF_ERROR("Unknown connection type\n");
+		return NV_ERR_NOT_SUPPORTED;
+	}
+
+	pP2PApi->peer1 = pLocalGpu;
+	pP2PApi->peer2 = pRemoteGpu;
+	pP2PApi->attributes = type;	/* LINK_TYPE GPA (0) */
+	pP2PApi->l2pDmaAddress = pP2PApi->p2lDmaAddress = NV_U64_MAX;
+
+	status = kbusCreateP2PMapping_HAL(pLocalGpu, pLocalKernelBus, pRemoteGpu,
+					  pRemoteKernelBus, &peer1, &peer2,
+					  pP2PApi->attributes);
+	if (status != NV_OK)
+		return status;
+	pP2PApi->peerId1 = peer1;
+	pP2PApi->peerId2 = peer2;
+
+	/* Kernel-privileged clients also get the BAR1 DMA windows. */
+	if (type == P2P_CONNECTIVITY_PCIE_BAR1) {
+		NvU64 size;
+
+		status = kbusGetBar1P2PDmaInfo_HAL(pLocalGpu, pRemoteGpu,
+						   pRemoteKernelBus,
+						   &pP2PApi->l2pDmaAddress, &size);
+		if (status == NV_OK)
+			status = kbusGetBar1P2PDmaInfo_HAL(pRemoteGpu, pLocalGpu,
+							   pLocalKernelBus,
+							   &pP2PApi->p2lDmaAddress,
+							   &size);
+		/* Like the real code, no cleanup of the mapping here. */
+		if (status != NV_OK)
+			return status;
+	}
+	return NV_OK;
+}
+
+RM_FN NV_STATUS p2papiDestruct_IMPL(P2PApi *pP2PApi)
+{
+	return kbusRemoveP2PMapping_HAL(pP2PApi->peer1,
+					GPU_GET_KERNEL_BUS(pP2PApi->peer1),
+					pP2PApi->peer2,
+					GPU_GET_KERNEL_BUS(pP2PApi->peer2),
+					pP2PApi->peerId1, pP2PApi->peerId2,
+					pP2PApi->attributes);
+}
+
+/* virtmemMapTo_IMPL for peer vidmem: BAR1 P2P or a PEER mapping. */
+RM_FN NV_STATUS virtmemMapTo_IMPL(OBJGPU *pGpu, OBJGPU *pPeerGpu,
+				  MEMORY_DESCRIPTOR *pPeerMemDesc, NvU64 offset,
+				  NvU64 length, CLI_DMA_MAPPING_INFO *pInfo,
+				  GMMU_APERTURE *pAperture, NvU32 *pFlags)
+{
+	NvBool bBar1P2P = kbusHasPcieBar1P2PMapping_HAL(pGpu,
+			GPU_GET_KERNEL_BUS(pGpu), pPeerGpu,
+			GPU_GET_KERNEL_BUS(pPeerGpu));
+	DMA_BAR1P2P_MAPPING_PRARAMS params = {
+		.pVas = &pGpu->vas,
+		.pPeerGpu = pPeerGpu,
+		.pPeerMemDesc = pPeerMemDesc,
+		.offset = offset,
+		.length = length,
+		.pDmaMappingInfo = pInfo,
+	};
+	NV_STATUS status;
+
+	pInfo->pPeerGpu = pPeerGpu;
+	pInfo->length = length;
+	if (!bBar1P2P) {
+		pInfo->pMemDesc = pPeerMemDesc;
+		*pAperture = GMMU_APERTURE_PEER;
+		*pFlags = 0;
+		return NV_OK;
+	}
+	status = dmaAllocBar1P2PMapping_HAL(pGpu, GPU_GET_DMA(pGpu), &params);
+	if (status != NV_OK)
+		return status;
+	pInfo->pMemDesc = params.pMemDescOut;
+	*pAperture = (params.flagsOut & DMA_FLAGS_UNCACHED) ?
+		GMMU_APERTURE_SYS_NONCOH : GMMU_APERTURE_SYS_COH;
+	*pFlags = params.flagsOut;
+	return NV_OK;
+}
+
+/* ---------------------------------------------------------------------
+ * GPU construction: HAL tables as the NVOC-generated init fills them
+ * for the chip and the driver generation (g_kern_bus_nvoc.c,
+ * g_virt_mem_allocator_nvoc.c).
+ */
+static NvBool rmChipHasBar1P2PHals(const struct rmChip *pChip)
+{
+	switch (pChip->arch) {
+	case ARCH_HOPPER:
+	case ARCH_BLACKWELL_GB1XX:
+		return NV_TRUE;
+	case ARCH_BLACKWELL_GB2XX:
+		return NV_GEN_AT_LEAST(570);
+	default:
+		return NV_FALSE;	/* Ampere, Ada: stubs */
+	}
+}
+
+RM_FN void __nvoc_init_funcTable_KernelBus(OBJGPU *pGpu, KernelBus *pKernelBus)
+{
+	NvBool bGH100 = rmChipHasBar1P2PHals(pGpu->pChip);
+
+	pKernelBus->__kbusCreateP2PMappingForMailbox__ =
+		kbusCreateP2PMappingForMailbox_GM200;
+	pKernelBus->__kbusRemoveP2PMappingForMailbox__ =
+		kbusRemoveP2PMappingForMailbox_GM200;
+	pKernelBus->__kbusCreateP2PMappingForNvlink__ =
+		kbusCreateP2PMappingForNvlink_GP100;
+	pKernelBus->__kbusRemoveP2PMappingForNvlink__ =
+		kbusRemoveP2PMappingForNvlink_GP100;
+
+	if (bGH100) {
+		pKernelBus->__kbusCreateP2PMapping__ = kbusCreateP2PMapping_GH100;
+		pKernelBus->__kbusRemoveP2PMapping__ = kbusRemoveP2PMapping_GH100;
+		pKernelBus->__kbusCreateP2PMappingForBar1P2P__ =
+			kbusCreateP2PMappingForBar1P2P_GH100;
+		pKernelBus->__kbusRemoveP2PMappingForBar1P2P__ =
+			kbusRemoveP2PMappingForBar1P2P_GH100;
+		pKernelBus->__kbusGetBar1P2PDmaInfo__ = kbusGetBar1P2PDmaInfo_GH100;
+		pKernelBus->__kbusHasPcieBar1P2PMapping__ =
+			kbusHasPcieBar1P2PMapping_GH100;
+		pKernelBus->__kbusIsPcieBar1P2PMappingSupported__ =
+			kbusIsPcieBar1P2PMappingSupported_GH100;
+	} else {
+		pKernelBus->__kbusCreateP2PMapping__ = kbusCreateP2PMapping_GP100;
+		pKernelBus->__kbusRemoveP2PMapping__ = kbusRemoveP2PMapping_GP100;
+		pKernelBus->__kbusCreateP2PMappingForBar1P2P__ =
+			kbusCreateP2PMappingForBar1P2P_395e98;
+		pKernelBus->__kbusRemoveP2PMappingForBar1P2P__ =
+			kbusRemoveP2PMappingForBar1P2P_395e98;
+		pKernelBus->__kbusGetBar1P2PDmaInfo__ = kbusGetBar1P2PDmaInfo_395e98;
+		pKernelBus->__kbusHasPcieBar1P2PMapping__ =
+			kbusHasPcieBar1P2PMapping_d69453;
+		pKernelBus->__kbusIsPcieBar1P2PMappingSupported__ =
+			kbusIsPcieBar1P2PMappingSupported_d69453;
+	}
+#if NV_GEN_AT_LEAST(580)
+	/* Turing through Blackwell get _TU102; the stub is the default branch. */
+	if (pGpu->pChip->arch >= ARCH_TURING)
+		pKernelBus->__kbusEnableStaticBar1Mapping__ =
+			kbusEnableStaticBar1Mapping_TU102;
+	else
+		pKernelBus->__kbusEnableStaticBar1Mapping__ =
+			kbusEnableStaticBar1Mapping_395e98;
+#endif
+#if NV_GEN_AT_LEAST(590)
+	pKernelBus->bSupportBar1P2PByDefault = pGpu->pChip->bBar1P2PByDefault;
+#endif
+}
+
+RM_FN void __nvoc_init_funcTable_VirtMemAllocator(OBJGPU *pGpu,
+						  VirtMemAllocator *pDma)
+{
+	if (rmChipHasBar1P2PHals(pGpu->pChip)) {
+		pDma->__dmaAllocBar1P2PMapping__ = dmaAllocBar1P2PMapping_GH100;
+		pDma->__dmaFreeBar1P2PMapping__ = dmaFreeBar1P2PMapping_GH100;
+	} else {
+		pDma->__dmaAllocBar1P2PMapping__ = dmaAllocBar1P2PMapping_STUB;
+		pDma->__dmaFreeBar1P2PMapping__ = dmaFreeBar1P2PMapping_STUB;
+	}
+}
+
+/* GPU (re)initialisation: registry overrides, then BAR1. */
+RM_FN NV_STATUS gpuStateInit(OBJGPU *pGpu)
+{
+	KernelBus *pKernelBus = GPU_GET_KERNEL_BUS(pGpu);
+	NV_STATUS status;
+
+	_kbifInitRegistryOverrides(pGpu, GPU_GET_KERNEL_BIF(pGpu));
+	kbusInitRegistryOverrides(pGpu, pKernelBus);
+	status = kbusInitBar1(pGpu, pKernelBus);
+	pGpu->bInitialized = status == NV_OK;
+	pGpu->initStatus = status;
+	if (status != NV_OK)
+		NV_PRINTF_ERROR("GPU%u: BAR1 initialisation failed: 0x%x\n",
+				pGpu->gpuInstance, status);
+	return status;
+}
+
+static const struct rmChip *rmFindChip(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(rmChips); i++)
+		if (!strcmp(rmChips[i].name, name))
+			return &rmChips[i];
+	return NULL;
+}
+
+/* ---------------------------------------------------------------------
+ * Entry points for the kernel interface layer (nv.c)
+ */
+static void rmPrintStatus(struct seq_buf *out, NV_STATUS status)
+{
+	seq_buf_printf(out, "status=0x%x\nstatus_name=%s\n", status,
+		       nvStatusToString(status));
+}
+
+static OBJGPU *rmGetReadyGpu(u32 inst)
+{
+	return gpumgrGetGpu(inst);
+}
+
+const char *rm_standin_version_id(void)
+{
+	return "NVIDIA UNIX Open Kernel Module for x86_64  " NV_STANDIN_VERSION
+	       "  Release Build  (standin@)";
+}
+
+void rm_standin_registry_clear(void)
+{
+	rmRegistryCount = 0;
+}
+
+int rm_standin_registry_write(const char *key, u32 value)
+{
+	unsigned int i;
+
+	if (strlen(key) >= RM_REGISTRY_KEY_LEN)
+		return -EINVAL;
+	for (i = 0; i < rmRegistryCount; i++) {
+		if (!strcmp(rmRegistry[i].key, key)) {
+			rmRegistry[i].value = value;
+			return 0;
+		}
+	}
+	if (rmRegistryCount == RM_REGISTRY_MAX)
+		return -ENOSPC;
+	strscpy(rmRegistry[rmRegistryCount].key, key, RM_REGISTRY_KEY_LEN);
+	rmRegistry[rmRegistryCount].value = value;
+	rmRegistryCount++;
+	return 0;
+}
+
+void rm_standin_registry_show(struct seq_buf *out)
+{
+	unsigned int i;
+
+	for (i = 0; i < rmRegistryCount; i++)
+		seq_buf_printf(out, "%s=0x%x\n", rmRegistry[i].key,
+			       rmRegistry[i].value);
+}
+
+int rm_standin_init(const struct nv_standin_config *cfg)
+{
+	unsigned int i;
+
+	rmConfig = *cfg;
+	for (i = 0; i < cfg->num_gpus; i++) {
+		const struct rmChip *pChip = rmFindChip(cfg->gpu[i].chip);
+		OBJGPU *pGpu;
+
+		if (!pChip || pChip->firstMajor > NV_STANDIN_MAJOR) {
+			printk(KERN_ERR "NVRM: GPU %04x:%02x:%02x.%x (%s) is not supported by this driver\n",
+			       cfg->gpu[i].domain, cfg->gpu[i].bus,
+			       cfg->gpu[i].dev, cfg->gpu[i].fn, cfg->gpu[i].chip);
+			continue;
+		}
+		pGpu = kzalloc(sizeof(*pGpu), GFP_KERNEL);
+		if (!pGpu) {
+			rm_standin_shutdown();
+			return -ENOMEM;
+		}
+		pGpu->gpuInstance = i;
+		pGpu->desc = cfg->gpu[i];
+		pGpu->pChip = pChip;
+		pGpu->gpuId = (cfg->gpu[i].domain << 16) |
+			      (cfg->gpu[i].bus << 8) | cfg->gpu[i].dev;
+		pGpu->nvlinkPeerMask = cfg->nvlink[i];
+		pGpu->kernelGmmu.pPteFmt = pChip->arch >= ARCH_HOPPER ?
+			&gmmuFmtPteVer3 : &gmmuFmtPteVer2;
+		pGpu->vas.pGpu = pGpu;
+		pGpu->vas.vaspaceId = pGpu->gpuId;
+		pGpu->iovas.base.pGpu = pGpu;
+		pGpu->iovas.base.vaspaceId = pGpu->gpuId;
+		__nvoc_init_funcTable_KernelBus(pGpu, &pGpu->kernelBus);
+		__nvoc_init_funcTable_VirtMemAllocator(pGpu, &pGpu->dma);
+		gpumgrGpus[i] = pGpu;
+		gpumgrAttachedMask |= BIT(i);
+		gpuStateInit(pGpu);
+	}
+	return 0;
+}
+
+void rm_standin_shutdown(void)
+{
+	unsigned int i;
+
+	if (rmConfig.unload_destroys) {
+		for (i = 0; i < RM_MAX_MAPPINGS; i++)
+			if (rmMappings[i].bUsed && rmMappings[i].info.bBar1P2P)
+				dmaFreeBar1P2PMapping_HAL(GPU_GET_DMA(rmMappings[i].pGpu),
+							  &rmMappings[i].info);
+		for (i = 0; i < RM_MAX_P2P_OBJECTS; i++) {
+			NV_STATUS status;
+
+			if (!rmP2PObjects[i].bUsed)
+				continue;
+			status = p2papiDestruct_IMPL(&rmP2PObjects[i]);
+			if (status != NV_OK)
+				printk(KERN_ERR "NVRM: p2papiDestruct_IMPL: object %u: 0x%x\n",
+				       i, status);
+		}
+	}
+	for (i = 0; i < RM_MAX_MAPPINGS; i++) {
+		/* Left-over BAR1 P2P memdescs are freed without the HAL. */
+		if (rmMappings[i].bUsed && rmMappings[i].info.bBar1P2P)
+			kfree(rmMappings[i].info.pMemDesc);
+	}
+	memset(rmMappings, 0, sizeof(rmMappings));
+	memset(rmP2PObjects, 0, sizeof(rmP2PObjects));
+
+	for (i = 0; i < NV_STANDIN_MAX_GPUS; i++) {
+		if (!gpumgrGpus[i])
+			continue;
+		iovaspaceDestruct_IMPL(&gpumgrGpus[i]->iovas);
+		kfree(gpumgrGpus[i]);
+		gpumgrGpus[i] = NULL;
+	}
+	gpumgrAttachedMask = 0;
+}
+
+static const char *rmCapsStatusName(NvU8 s)
+{
+	static const char *const names[] = {
+		"OK", "CHIPSET_NOT_SUPPORTED", "GPU_NOT_SUPPORTED",
+		"IOH_TOPOLOGY_NOT_SUPPORTED", "DISABLED_BY_REGKEY",
+		"NOT_SUPPORTED",
+	};
+
+	return s < ARRAY_SIZE(names) ? names[s] : "UNKNOWN";
+}
+
+int rm_standin_caps(u32 a, u32 b, struct seq_buf *out)
+{
+	NvU8 w, r, at;
+	P2P_CONNECTIVITY conn;
+	NV_STATUS status;
+
+	if (!rmGetReadyGpu(a) || !rmGetReadyGpu(b) || a == b)
+		return -ENODEV;
+	status = p2pGetCapsStatus(BIT(a) | BIT(b), &w, &r, &at, &conn);
+	seq_buf_printf(out, "read=%s\nwrite=%s\natomics=%s\nconnectivity=%s\n",
+		       rmCapsStatusName(r), rmCapsStatusName(w),
+		       rmCapsStatusName(at), p2pConnectivityNames[conn]);
+	seq_buf_printf(out, "p2p=%s\n",
+		       (r == NV0000_P2P_CAPS_STATUS_OK &&
+			w == NV0000_P2P_CAPS_STATUS_OK) ? "OK" : "NO");
+	rmPrintStatus(out, status);
+	return 0;
+}
+
+int rm_standin_create(u32 a, u32 b, int type, struct seq_buf *out)
+{
+	OBJGPU *pGpu0 = rmGetReadyGpu(a), *pGpu1 = rmGetReadyGpu(b);
+	P2PApi *pP2PApi = NULL;
+	NV_STATUS status;
+	unsigned int i;
+
+	if (!pGpu0 || !pGpu1 || a == b)
+		return -ENODEV;
+	if (type != NV_STANDIN_TYPE_FROM_CAPS &&
+	    (type <= P2P_CONNECTIVITY_UNKNOWN || type > P2P_CONNECTIVITY_C2C))
+		return -EINVAL;
+	for (i = 0; i < RM_MAX_P2P_OBJECTS; i++) {
+		if (!rmP2PObjects[i].bUsed) {
+			pP2PApi = &rmP2PObjects[i];
+			break;
+		}
+	}
+	if (!pP2PApi)
+		return -ENOSPC;
+
+	if (!pGpu0->bInitialized || !pGpu1->bInitialized) {
+		status = NV_ERR_INVALID_STATE;
+	} else {
+		memset(pP2PApi, 0, sizeof(*pP2PApi));
+		status = p2papiConstruct_IMPL(pP2PApi, pGpu0, pGpu1, type);
+	}
+	if (status != NV_OK) {
+		memset(pP2PApi, 0, sizeof(*pP2PApi));
+		rmPrintStatus(out, status);
+		return 0;
+	}
+	pP2PApi->bUsed = NV_TRUE;
+	pGpu0->liveObjects++;
+	pGpu1->liveObjects++;
+	seq_buf_printf(out, "object=%u\ntype=%s\n", i,
+		       p2pConnectivityNames[P2PAPI_CONNECTION_TYPE(pP2PApi->attributes)]);
+	if (pP2PApi->peerId1 != BUS_INVALID_PEER)
+		seq_buf_printf(out, "peer_id=%u\npeer_id_remote=%u\n",
+			       pP2PApi->peerId1, pP2PApi->peerId2);
+	if (pP2PApi->l2pDmaAddress != NV_U64_MAX)
+		seq_buf_printf(out, "bar1_dma_l2p=0x%llx\nbar1_dma_p2l=0x%llx\n",
+			       pP2PApi->l2pDmaAddress, pP2PApi->p2lDmaAddress);
+	seq_buf_printf(out, "mailbox_broken=%d\n", p2papiIsMailboxBroken(pP2PApi));
+	rmPrintStatus(out, NV_OK);
+	return 0;
+}
+
+static const char *rmFieldName(const GMMU_FMT_PTE *pFmt,
+			       const GMMU_FIELD_ADDRESS *pFld)
+{
+	if (pFld == &pFmt->fldAddrSysmem)
+		return "sys";
+	if (pFld == &pFmt->fldAddrVidmem)
+		return "vid";
+	if (pFld == &pFmt->fldAddrPeer)
+		return "peer";
+	return "none";
+}
+
+/* Decode a PTE back into its fields: what a test compares. */
+static void rmPrintPte(struct seq_buf *out, const GMMU_FMT_PTE *pFmt,
+		       GMMU_APERTURE aperture, const GMMU_FIELD_ADDRESS *pFld,
+		       NvU64 addr, NvU64 pte)
+{
+	seq_buf_printf(out, "aperture=%s\nfield=%s\naddr=0x%llx\n",
+		       gmmuApertureNames[aperture], rmFieldName(pFmt, pFld), addr);
+	seq_buf_printf(out, "pte=0x%016llx\npte_format=ver%u\npte_valid=%llu\npte_aperture=%llu\n",
+		       pte, pFmt->version, gmmuFieldGet(&pFmt->fldValid, pte),
+		       gmmuFieldGet(&pFmt->fldAperture, pte));
+	seq_buf_printf(out, "pte_addr_sys=0x%llx\npte_addr_vid=0x%llx\npte_peer_index=%llu\n",
+		       gmmuFieldGet(&pFmt->fldAddrSysmem.desc, pte) << 12,
+		       gmmuFieldGet(&pFmt->fldAddrVidmem.desc, pte) << 12,
+		       gmmuFieldGet(&pFmt->fldPeerIndex, pte));
+}
+
+static NvBool rmPageSizeValid(NvU64 pageSize)
+{
+	return pageSize == SZ_4K || pageSize == SZ_64K || pageSize == SZ_2M;
+}
+
+int rm_standin_map(u32 obj, u64 offset, u64 page_size, bool uvm,
+		   struct seq_buf *out)
+{
+	P2PApi *pP2PApi;
+	OBJGPU *pGpu, *pPeer;
+	RmMapping *pMap = NULL;
+	MEMORY_DESCRIPTOR peerMem;
+	const GMMU_FMT_PTE *pFmt;
+	const GMMU_FIELD_ADDRESS *pFld;
+	GMMU_APERTURE aperture;
+	NvU64 addr, pte;
+	NvU32 peerId;
+	NV_STATUS status;
+	unsigned int i;
+
+	if (obj >= RM_MAX_P2P_OBJECTS || !rmP2PObjects[obj].bUsed)
+		return -ENOENT;
+	if (!rmPageSizeValid(page_size) || offset % page_size)
+		return -EINVAL;
+	pP2PApi = &rmP2PObjects[obj];
+	pGpu = pP2PApi->peer1;
+	pPeer = pP2PApi->peer2;
+	pFmt = GPU_GET_KERNEL_GMMU(pGpu)->pPteFmt;
+	for (i = 0; i < RM_MAX_MAPPINGS; i++) {
+		if (!rmMappings[i].bUsed) {
+			pMap = &rmMappings[i];
+			break;
+		}
+	}
+	if (!pMap)
+		return -ENOSPC;
+	memset(pMap, 0, sizeof(*pMap));
+
+	/* The peer's whole vidmem as one FBMEM memdesc. */
+	peerMem = (MEMORY_DESCRIPTOR) {
+		.addressSpace = ADDR_FBMEM, .pGpu = pPeer, .base = 0,
+		.size = pPeer->desc.vram_size,
+	};
+	if (offset + page_size > peerMem.size) {
+		rmPrintStatus(out, NV_ERR_INVALID_ARGUMENT);
+		return 0;
+	}
+	peerId = pP2PApi->peerId1;
+
+	if (uvm) {
+		gpuExternalMappingInfo info = { .pteBuffer = &pte,
+			.pteBufferSize = sizeof(pte), .pageSize = page_size };
+		struct gpuSession session = { 0 };
+		NvBool isPeer, isBar1;
+
+		status = nvGpuOpsGetExternalAllocP2pInfo(&session, pPeer, pGpu,
+							 &isPeer, &isBar1, &peerId);
+		if (status == NV_OK && !isPeer && !isBar1)
+			status = NV_ERR_NOT_SUPPORTED;
+		if (status == NV_OK)
+#if NV_GEN_AT_LEAST(580)
+			status = nvGpuOpsBuildExternalAllocPtes(&pGpu->vas, &session,
+					pGpu, &peerMem, NULL, offset, page_size,
+					NV_FALSE, isPeer, isBar1, peerId, &info);
+#else
+			status = nvGpuOpsBuildExternalAllocPtes(&pGpu->vas, pGpu,
+					&peerMem, NULL, offset, page_size,
+					NV_FALSE, isPeer, peerId, &info);
+#endif
+		if (status != NV_OK) {
+			rmPrintStatus(out, status);
+			return 0;
+		}
+		aperture = info.aperture;
+		pFld = info.pAddrFld;
+		addr = info.address;
+	} else {
+		NvU32 flags;
+
+		status = virtmemMapTo_IMPL(pGpu, pPeer, &peerMem, offset,
+					   page_size, &pMap->info, &aperture,
+					   &flags);
+		if (status != NV_OK) {
+			rmPrintStatus(out, status);
+			return 0;
+		}
+		pFld = gmmuFmtPtePhysAddrFld(pFmt, aperture);
+		addr = pMap->info.bBar1P2P ? pMap->info.pMemDesc->base : offset;
+		pte = rmBuildPte(pFmt, aperture, pFld, addr, peerId,
+				 aperture != GMMU_APERTURE_VIDEO);
+	}
+
+	pMap->bUsed = NV_TRUE;
+	pMap->bUvm = uvm;
+	pMap->p2pObject = obj;
+	pMap->pGpu = pGpu;
+	pGpu->liveMappings++;
+	seq_buf_printf(out, "mapping=%u\npath=%s\n", i, uvm ? "uvm" : "rm");
+	rmPrintPte(out, pFmt, aperture, pFld, addr, pte);
+	if (aperture == GMMU_APERTURE_PEER)
+		seq_buf_printf(out, "peer=%u\n", peerId);
+	if (pMap->info.bBar1P2P)
+		seq_buf_printf(out, "bar1_offset=0x%llx\n", pMap->info.bar1Offset);
+	seq_buf_printf(out, "mailbox_broken=%d\n", p2papiIsMailboxBroken(pP2PApi));
+	rmPrintStatus(out, NV_OK);
+	return 0;
+}
+
+int rm_standin_unmap(u32 map, struct seq_buf *out)
+{
+	RmMapping *pMap;
+
+	if (map >= RM_MAX_MAPPINGS || !rmMappings[map].bUsed)
+		return -ENOENT;
+	pMap = &rmMappings[map];
+	if (!pMap->bUvm && pMap->info.bBar1P2P)
+		dmaFreeBar1P2PMapping_HAL(GPU_GET_DMA(pMap->pGpu), &pMap->info);
+	/* A stub free leaves the BAR1 memdesc behind: a leak, as for real. */
+	if (pMap->info.bBar1P2P)
+		seq_buf_printf(out, "leaked=1\n");
+	pMap->pGpu->liveMappings--;
+	pMap->bUsed = NV_FALSE;
+	seq_buf_printf(out, "mapping=%u\n", map);
+	rmPrintStatus(out, NV_OK);
+	return 0;
+}
+
+int rm_standin_destroy(u32 obj, struct seq_buf *out)
+{
+	P2PApi *pP2PApi;
+	NV_STATUS status;
+	unsigned int i;
+
+	if (obj >= RM_MAX_P2P_OBJECTS || !rmP2PObjects[obj].bUsed)
+		return -ENOENT;
+	pP2PApi = &rmP2PObjects[obj];
+	for (i = 0; i < RM_MAX_MAPPINGS; i++) {
+		if (rmMappings[i].bUsed && rmMappings[i].p2pObject == obj) {
+			rmPrintStatus(out, NV_ERR_STATE_IN_USE);
+			return 0;
+		}
+	}
+	/*
+	 * The object goes away whatever Remove returns (as the RM frees the
+	 * resource); a failed Remove leaves its mappings behind.
+	 */
+	status = p2papiDestruct_IMPL(pP2PApi);
+	pP2PApi->peer1->liveObjects--;
+	pP2PApi->peer2->liveObjects--;
+	pP2PApi->bUsed = NV_FALSE;
+	seq_buf_printf(out, "object=%u\n", obj);
+	rmPrintStatus(out, status);
+	return 0;
+}
+
+int rm_standin_reinit(u32 gpu, struct seq_buf *out)
+{
+	OBJGPU *pGpu = rmGetReadyGpu(gpu);
+	NV_STATUS status;
+
+	if (!pGpu)
+		return -ENODEV;
+	if (pGpu->liveObjects) {
+		seq_buf_printf(out, "live_objects=%u\n", pGpu->liveObjects);
+		rmPrintStatus(out, NV_ERR_STATE_IN_USE);
+		return 0;
+	}
+	status = gpuStateInit(pGpu);
+	seq_buf_printf(out, "gpu=%u\nstatic_bar1=%d\n", gpu,
+		       pGpu->kernelBus.staticBar1.bStaticBar1Enabled);
+	rmPrintStatus(out, status);
+	return 0;
+}
+
+int rm_standin_local(u32 gpu, u64 offset, u64 page_size, struct seq_buf *out)
+{
+	OBJGPU *pGpu = rmGetReadyGpu(gpu);
+	const GMMU_FMT_PTE *pFmt;
+	const GMMU_FIELD_ADDRESS *pFld;
+
+	if (!pGpu)
+		return -ENODEV;
+	if (!rmPageSizeValid(page_size) || offset % page_size)
+		return -EINVAL;
+	if (offset + page_size > pGpu->desc.vram_size) {
+		rmPrintStatus(out, NV_ERR_INVALID_ARGUMENT);
+		return 0;
+	}
+	pFmt = GPU_GET_KERNEL_GMMU(pGpu)->pPteFmt;
+	pFld = gmmuFmtPtePhysAddrFld(pFmt, GMMU_APERTURE_VIDEO);
+	rmPrintPte(out, pFmt, GMMU_APERTURE_VIDEO, pFld, offset,
+		   rmBuildPte(pFmt, GMMU_APERTURE_VIDEO, pFld, offset,
+			      BUS_INVALID_PEER, NV_FALSE));
+	rmPrintStatus(out, NV_OK);
+	return 0;
+}
+
+int rm_standin_sysmem(u32 gpu, u64 addr, u64 page_size, struct seq_buf *out)
+{
+	OBJGPU *pGpu = rmGetReadyGpu(gpu);
+	const GMMU_FMT_PTE *pFmt;
+	const GMMU_FIELD_ADDRESS *pFld;
+
+	if (!pGpu)
+		return -ENODEV;
+	if (!rmPageSizeValid(page_size) || addr % page_size)
+		return -EINVAL;
+	pFmt = GPU_GET_KERNEL_GMMU(pGpu)->pPteFmt;
+	pFld = gmmuFmtPtePhysAddrFld(pFmt, GMMU_APERTURE_SYS_COH);
+	rmPrintPte(out, pFmt, GMMU_APERTURE_SYS_COH, pFld, addr,
+		   rmBuildPte(pFmt, GMMU_APERTURE_SYS_COH, pFld, addr,
+			      BUS_INVALID_PEER, NV_FALSE));
+	rmPrintStatus(out, NV_OK);
+	return 0;
+}
+
+void rm_standin_state(struct seq_buf *out)
+{
+	unsigned int i, j;
+
+	seq_buf_printf(out, "version=%s\ngpus=%u\n", NV_STANDIN_VERSION,
+		       hweight32(gpumgrAttachedMask));
+	for (i = 0; i < NV_STANDIN_MAX_GPUS; i++) {
+		OBJGPU *g = gpumgrGpus[i];
+		KernelBus *b;
+		KernelBif *f;
+
+		if (!g)
+			continue;
+		b = GPU_GET_KERNEL_BUS(g);
+		f = GPU_GET_KERNEL_BIF(g);
+		seq_buf_printf(out, "gpu%u.chip=%s\ngpu%u.bdf=%04x:%02x:%02x.%x\n",
+			       i, g->pChip->name, i, g->desc.domain, g->desc.bus,
+			       g->desc.dev, g->desc.fn);
+		seq_buf_printf(out, "gpu%u.gpu_id=0x%x\ngpu%u.init=%s\ngpu%u.init_status=0x%x\n",
+			       i, g->gpuId, i, g->bInitialized ? "ok" : "failed",
+			       i, g->initStatus);
+		seq_buf_printf(out, "gpu%u.vram=0x%llx\ngpu%u.bar1=0x%llx/0x%llx\n",
+			       i, g->desc.vram_size, i, g->desc.bar1_base,
+			       g->desc.bar1_size);
+		seq_buf_printf(out, "gpu%u.static_bar1=%d\ngpu%u.static_bar1_offset=0x%llx\ngpu%u.static_bar1_force_type=%u\n",
+			       i, b->staticBar1.bStaticBar1Enabled, i,
+			       b->staticBar1.startOffset, i,
+			       b->staticBar1ForceType);
+		seq_buf_printf(out, "gpu%u.p2p_override=0x%x\ngpu%u.force_p2p_type=%u\ngpu%u.pcie_p2p_type=%u\n",
+			       i, f->p2pOverride, i, f->forceP2PType, i,
+			       f->pcieP2PType);
+		for (j = 0; j < NV_STANDIN_MAX_GPUS; j++)
+			if (b->p2pPcieBar1.busBar1PeerRefcount[j])
+				seq_buf_printf(out, "gpu%u.bar1_peer_refcount.%u=%u\n",
+					       i, j,
+					       b->p2pPcieBar1.busBar1PeerRefcount[j]);
+		seq_buf_printf(out, "gpu%u.iova_mappings=%llu\ngpu%u.live_objects=%u\ngpu%u.live_mappings=%u\n",
+			       i, g->iovas.mappingCount, i, g->liveObjects, i,
+			       g->liveMappings);
+	}
+}
+
+/* The stubs' machine code, up to and including the first ret (0xc3). */
+#define STUB(fn)	{ #fn, (const void *)fn }
+#define RM_STR(x)	#x
+#define RM_XSTR(x)	RM_STR(x)
+
+void rm_standin_stubs(struct seq_buf *out)
+{
+	static const struct {
+		const char *name;
+		const void *code;
+	} stubs[] = {
+		STUB(kbusCreateP2PMappingForBar1P2P_395e98),
+		STUB(kbusRemoveP2PMappingForBar1P2P_395e98),
+		STUB(kbusGetBar1P2PDmaInfo_395e98),
+		STUB(kbusHasPcieBar1P2PMapping_d69453),
+		STUB(kbusIsPcieBar1P2PMappingSupported_d69453),
+#if NV_GEN_AT_LEAST(580)
+		STUB(kbusEnableStaticBar1Mapping_395e98),
+#endif
+		{ RM_XSTR(dmaAllocBar1P2PMapping_STUB),
+		  (const void *)dmaAllocBar1P2PMapping_STUB },
+		{ RM_XSTR(dmaFreeBar1P2PMapping_STUB),
+		  (const void *)dmaFreeBar1P2PMapping_STUB },
+	};
+	unsigned int i, j;
+
+	for (i = 0; i < ARRAY_SIZE(stubs); i++) {
+		const u8 *p = stubs[i].code;
+
+		seq_buf_printf(out, "%s", stubs[i].name);
+		for (j = 0; j < 16; j++) {
+			seq_buf_printf(out, " %02x", p[j]);
+			if (p[j] == 0xc3)
+				break;
+		}
+		seq_buf_printf(out, "\n");
+	}
+}

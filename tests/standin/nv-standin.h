@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Interface between the stand-in driver's two halves, as in the real
+ * nvidia.ko: nv.c is the kernel interface layer (module parameters, procfs,
+ * debugfs), nv-kernel.c is the OS-agnostic "resource manager" (RM) core
+ * whose internal functions the shim hooks.  Only the rm_standin_* entry
+ * points and nv_standin_* callbacks cross between them.
+ */
+#ifndef NV_STANDIN_H
+#define NV_STANDIN_H
+
+#include <linux/types.h>
+#include <linux/seq_buf.h>
+
+#define NV_STANDIN_MAX_GPUS	8
+
+/* One simulated GPU, as parsed from the gpus= module parameter. */
+struct nv_standin_gpu_desc {
+	char chip[8];		/* "AD102", "GH100", ... */
+	u32 domain;
+	u8 bus, dev, fn;
+	u64 vram_size;
+	u64 bar1_base;		/* bus address of BAR1 */
+	u64 bar1_size;
+	int pcie_switch;	/* GPUs with the same id >= 0 share a switch */
+};
+
+struct nv_standin_config {
+	struct nv_standin_gpu_desc gpu[NV_STANDIN_MAX_GPUS];
+	unsigned int num_gpus;
+	/* nvlink[a] has bit b set when GPU a and GPU b share NVLink. */
+	u32 nvlink[NV_STANDIN_MAX_GPUS];
+	int cpu_type;		/* NV_STANDIN_CPU_* */
+	const char *fail_gh100;	/* _GH100 body to fail, or "" */
+	bool unload_destroys;	/* unload tears live P2P objects down first */
+};
+
+#define NV_STANDIN_CPU_OTHER	0
+#define NV_STANDIN_CPU_RYZEN	1
+#define NV_STANDIN_CPU_XEON_SPR	2
+
+/* Connection types a "create --type" may force (P2P_CONNECTIVITY values). */
+#define NV_STANDIN_TYPE_FROM_CAPS	(-1)
+
+/* RM core entry points (nv-kernel.c).  Each returns 0 or a -errno for a
+ * request the RM cannot even parse (unknown GPU, object...); RM statuses
+ * are reported in the output as status=0x... lines. */
+int rm_standin_init(const struct nv_standin_config *cfg);
+void rm_standin_shutdown(void);
+const char *rm_standin_version_id(void);
+void rm_standin_registry_clear(void);
+int rm_standin_registry_write(const char *key, u32 value);
+void rm_standin_registry_show(struct seq_buf *out);
+int rm_standin_caps(u32 a, u32 b, struct seq_buf *out);
+int rm_standin_create(u32 a, u32 b, int type, struct seq_buf *out);
+int rm_standin_map(u32 obj, u64 offset, u64 page_size, bool uvm,
+		   struct seq_buf *out);
+int rm_standin_unmap(u32 map, struct seq_buf *out);
+int rm_standin_destroy(u32 obj, struct seq_buf *out);
+int rm_standin_reinit(u32 gpu, struct seq_buf *out);
+int rm_standin_local(u32 gpu, u64 offset, u64 page_size, struct seq_buf *out);
+int rm_standin_sysmem(u32 gpu, u64 addr, u64 page_size, struct seq_buf *out);
+void rm_standin_state(struct seq_buf *out);
+void rm_standin_stubs(struct seq_buf *out);
+
+#endif /* NV_STANDIN_H */

@@ -1,0 +1,537 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Stand-in nvidia.ko, kernel interface layer: module parameters, the
+ * simulated GPUs, /proc/driver/nvidia/version and the debugfs control
+ * files that tests/standin/nvflow drives.  The RM core is nv-kernel.c.
+ *
+ * Control (/sys/kernel/debug/nvidia-standin/):
+ *   ctl       write one command, read back its key=value answer
+ *   state     per-GPU state (same as the "state" command)
+ *   stubs     the first bytes of each NVOC stub, read from module text
+ *   registry  the registry the next GPU (re)initialisation reads;
+ *             write "Key=Value;..." to replace it
+ */
+#include <linux/module.h>
+#include <linux/kernel.h>
+#include <linux/init.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/mutex.h>
+#include <linux/ctype.h>
+#include <linux/proc_fs.h>
+#include <linux/seq_file.h>
+#include <linux/debugfs.h>
+#include <linux/uaccess.h>
+#include <linux/sizes.h>
+
+#include "nv-standin.h"
+
+#define NV_STANDIN_RESP_SIZE	4096
+#define NV_STANDIN_CMD_MAX	256
+
+static char *gpus = "AD102@0000:01:00.0,vram=24G,bar1=0x4000000000/32G;"
+		    "AD102@0000:02:00.0,vram=24G,bar1=0x4800000000/32G";
+module_param(gpus, charp, 0444);
+MODULE_PARM_DESC(gpus, "Simulated GPUs: CHIP@DOMAIN:BUS:DEV.FN[,vram=SIZE][,bar1=ADDR/SIZE][,switch=N];...");
+
+static char *nvlink = "";
+module_param(nvlink, charp, 0444);
+MODULE_PARM_DESC(nvlink, "NVLink-connected GPU pairs: A-B[,A-B...]");
+
+static char *NVreg_RegistryDwords = "";
+module_param(NVreg_RegistryDwords, charp, 0444);
+MODULE_PARM_DESC(NVreg_RegistryDwords, "Registry keys: Key=Value[;Key=Value...]");
+
+static char *fail_gh100 = "";
+module_param(fail_gh100, charp, 0444);
+MODULE_PARM_DESC(fail_gh100, "Name of a _GH100 body that fails (fault injection)");
+
+static char *cpu = "ryzen";
+module_param(cpu, charp, 0444);
+MODULE_PARM_DESC(cpu, "Host CPU type for BAR1 P2P reads: ryzen, xeon_spr or other");
+
+static bool unload_destroys;
+module_param(unload_destroys, bool, 0444);
+MODULE_PARM_DESC(unload_destroys, "On unload, tear live P2P objects down through the RM first");
+
+/* One lock for the whole RM, like the RM API lock. */
+static DEFINE_MUTEX(nv_standin_lock);
+static struct dentry *nv_standin_debugfs;
+static struct proc_dir_entry *nv_proc_dir;
+
+/* ------------------------------------------------------------------ */
+/* Parameter parsing */
+
+/* "0000:01:00.0" */
+static int nv_parse_bdf(const char *s, struct nv_standin_gpu_desc *g)
+{
+	unsigned int domain, bus, dev, fn;
+	char tail;
+
+	if (sscanf(s, "%x:%x:%x.%x%c", &domain, &bus, &dev, &fn, &tail) != 4 ||
+	    bus > 0xff || dev > 0x1f || fn > 7)
+		return -EINVAL;
+	g->domain = domain;
+	g->bus = bus;
+	g->dev = dev;
+	g->fn = fn;
+	return 0;
+}
+
+static int nv_parse_size(const char *s, u64 *size)
+{
+	char *end;
+
+	*size = memparse(s, &end);
+	return (*end || !*size) ? -EINVAL : 0;
+}
+
+static int nv_parse_gpu(char *spec, unsigned int index,
+			struct nv_standin_gpu_desc *g)
+{
+	char *opt, *at = strchr(spec, '@');
+	char *rest;
+
+	if (!at)
+		return -EINVAL;
+	*at = '\0';
+	if (!*spec || strlen(spec) >= sizeof(g->chip))
+		return -EINVAL;
+	strscpy(g->chip, spec, sizeof(g->chip));
+	rest = at + 1;
+	opt = strsep(&rest, ",");
+	if (nv_parse_bdf(opt, g))
+		return -EINVAL;
+
+	/* Defaults: a 24 GiB card with a 32 GiB BAR1 in its own window. */
+	g->vram_size = SZ_1G * 24ULL;
+	g->bar1_base = 0x4000000000ULL + index * 0x2000000000ULL;
+	g->bar1_size = SZ_1G * 32ULL;
+	g->pcie_switch = -1;
+
+	while ((opt = strsep(&rest, ",")) != NULL) {
+		char *val = strchr(opt, '=');
+
+		if (!val)
+			return -EINVAL;
+		*val++ = '\0';
+		if (!strcmp(opt, "vram")) {
+			if (nv_parse_size(val, &g->vram_size))
+				return -EINVAL;
+		} else if (!strcmp(opt, "bar1")) {
+			char *slash = strchr(val, '/');
+
+			if (!slash)
+				return -EINVAL;
+			*slash = '\0';
+			if (kstrtou64(val, 0, &g->bar1_base) ||
+			    nv_parse_size(slash + 1, &g->bar1_size))
+				return -EINVAL;
+		} else if (!strcmp(opt, "switch")) {
+			if (kstrtoint(val, 0, &g->pcie_switch))
+				return -EINVAL;
+		} else {
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int nv_parse_gpus(struct nv_standin_config *cfg)
+{
+	char *buf, *rest, *spec;
+	int ret = 0;
+
+	buf = kstrdup(gpus, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	rest = buf;
+	while ((spec = strsep(&rest, ";")) != NULL) {
+		spec = strim(spec);
+		if (!*spec)
+			continue;
+		if (cfg->num_gpus == NV_STANDIN_MAX_GPUS ||
+		    nv_parse_gpu(spec, cfg->num_gpus, &cfg->gpu[cfg->num_gpus])) {
+			pr_err("NVRM: bad gpus= entry '%s'\n", spec);
+			ret = -EINVAL;
+			break;
+		}
+		cfg->num_gpus++;
+	}
+	kfree(buf);
+	return ret;
+}
+
+static int nv_parse_nvlink(struct nv_standin_config *cfg)
+{
+	char *buf, *rest, *pair;
+	int ret = 0;
+
+	buf = kstrdup(nvlink, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	rest = buf;
+	while ((pair = strsep(&rest, ",;")) != NULL) {
+		unsigned int a, b;
+		char tail;
+
+		if (!*pair)
+			continue;
+		if (sscanf(pair, "%u-%u%c", &a, &b, &tail) != 2 ||
+		    a >= cfg->num_gpus || b >= cfg->num_gpus || a == b) {
+			pr_err("NVRM: bad nvlink= pair '%s'\n", pair);
+			ret = -EINVAL;
+			break;
+		}
+		cfg->nvlink[a] |= BIT(b);
+		cfg->nvlink[b] |= BIT(a);
+	}
+	kfree(buf);
+	return ret;
+}
+
+/* "Key=Value;Key2=Value2" into the RM registry (os-registry.c's job). */
+static int nv_parse_registry(const char *text)
+{
+	char *buf, *rest, *entry;
+	int ret = 0;
+
+	buf = kstrdup(text, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	rm_standin_registry_clear();
+	rest = buf;
+	while ((entry = strsep(&rest, ";")) != NULL) {
+		char *val;
+		u32 v;
+
+		entry = strim(entry);
+		if (!*entry)
+			continue;
+		val = strchr(entry, '=');
+		if (!val) {
+			ret = -EINVAL;
+			break;
+		}
+		*val++ = '\0';
+		if (kstrtou32(strim(val), 0, &v)) {
+			ret = -EINVAL;
+			break;
+		}
+		ret = rm_standin_registry_write(strim(entry), v);
+		if (ret)
+			break;
+	}
+	kfree(buf);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* ctl: one command per write, its answer on read */
+
+struct nv_ctl_file {
+	char *resp;
+	size_t len;
+};
+
+static const char *const nv_type_names[] = {
+	"unknown", "pcie", "pcie_bar1", "nvlink", "nvlink_indirect", "c2c",
+};
+
+static int nv_parse_type(const char *s)
+{
+	unsigned int i;
+
+	for (i = 1; i < ARRAY_SIZE(nv_type_names); i++)
+		if (!strcmp(s, nv_type_names[i]))
+			return i;
+	return -EINVAL;
+}
+
+static int nv_ctl_run(int argc, char **argv, struct seq_buf *out)
+{
+	u32 a, b;
+	u64 x, y;
+
+	if (argc == 1 && !strcmp(argv[0], "state")) {
+		rm_standin_state(out);
+		return 0;
+	}
+	if (argc == 3 && !strcmp(argv[0], "caps")) {
+		if (kstrtou32(argv[1], 0, &a) || kstrtou32(argv[2], 0, &b))
+			return -EINVAL;
+		return rm_standin_caps(a, b, out);
+	}
+	if ((argc == 3 || argc == 5) && !strcmp(argv[0], "create")) {
+		int type = NV_STANDIN_TYPE_FROM_CAPS;
+
+		if (kstrtou32(argv[1], 0, &a) || kstrtou32(argv[2], 0, &b))
+			return -EINVAL;
+		if (argc == 5) {
+			if (strcmp(argv[3], "--type"))
+				return -EINVAL;
+			type = nv_parse_type(argv[4]);
+			if (type < 0)
+				return -EINVAL;
+		}
+		return rm_standin_create(a, b, type, out);
+	}
+	if (argc == 5 && !strcmp(argv[0], "map")) {
+		bool uvm;
+
+		if (kstrtou32(argv[1], 0, &a) || kstrtou64(argv[2], 0, &x) ||
+		    kstrtou64(argv[3], 0, &y))
+			return -EINVAL;
+		if (!strcmp(argv[4], "uvm"))
+			uvm = true;
+		else if (!strcmp(argv[4], "rm"))
+			uvm = false;
+		else
+			return -EINVAL;
+		return rm_standin_map(a, x, y, uvm, out);
+	}
+	if (argc == 2 && kstrtou32(argv[1], 0, &a) == 0) {
+		if (!strcmp(argv[0], "unmap"))
+			return rm_standin_unmap(a, out);
+		if (!strcmp(argv[0], "destroy"))
+			return rm_standin_destroy(a, out);
+		if (!strcmp(argv[0], "reinit"))
+			return rm_standin_reinit(a, out);
+		return -EINVAL;
+	}
+	if (argc == 4 && (!strcmp(argv[0], "local") || !strcmp(argv[0], "sysmem"))) {
+		if (kstrtou32(argv[1], 0, &a) || kstrtou64(argv[2], 0, &x) ||
+		    kstrtou64(argv[3], 0, &y))
+			return -EINVAL;
+		if (argv[0][0] == 'l')
+			return rm_standin_local(a, x, y, out);
+		return rm_standin_sysmem(a, x, y, out);
+	}
+	return -EINVAL;
+}
+
+static int nv_ctl_open(struct inode *inode, struct file *file)
+{
+	struct nv_ctl_file *f = kzalloc(sizeof(*f), GFP_KERNEL);
+
+	if (!f)
+		return -ENOMEM;
+	f->resp = kzalloc(NV_STANDIN_RESP_SIZE, GFP_KERNEL);
+	if (!f->resp) {
+		kfree(f);
+		return -ENOMEM;
+	}
+	file->private_data = f;
+	return nonseekable_open(inode, file);
+}
+
+static int nv_ctl_release(struct inode *inode, struct file *file)
+{
+	struct nv_ctl_file *f = file->private_data;
+
+	kfree(f->resp);
+	kfree(f);
+	return 0;
+}
+
+static ssize_t nv_ctl_write(struct file *file, const char __user *ubuf,
+			    size_t count, loff_t *ppos)
+{
+	struct nv_ctl_file *f = file->private_data;
+	char cmd[NV_STANDIN_CMD_MAX], *rest, *tok, *argv[8];
+	struct seq_buf out;
+	int argc = 0, ret;
+
+	if (count == 0 || count >= sizeof(cmd))
+		return -EINVAL;
+	if (copy_from_user(cmd, ubuf, count))
+		return -EFAULT;
+	cmd[count] = '\0';
+	rest = strim(cmd);
+	while ((tok = strsep(&rest, " \t\n")) != NULL) {
+		if (!*tok)
+			continue;
+		if (argc == ARRAY_SIZE(argv))
+			return -EINVAL;
+		argv[argc++] = tok;
+	}
+	if (!argc)
+		return -EINVAL;
+
+	seq_buf_init(&out, f->resp, NV_STANDIN_RESP_SIZE);
+	mutex_lock(&nv_standin_lock);
+	ret = nv_ctl_run(argc, argv, &out);
+	mutex_unlock(&nv_standin_lock);
+	f->len = ret ? 0 : seq_buf_used(&out);
+	return ret ? ret : count;
+}
+
+static ssize_t nv_ctl_read(struct file *file, char __user *ubuf, size_t count,
+			   loff_t *ppos)
+{
+	struct nv_ctl_file *f = file->private_data;
+
+	/* The answer of the last write, from its start. */
+	return simple_read_from_buffer(ubuf, count, ppos, f->resp, f->len);
+}
+
+static const struct file_operations nv_ctl_fops = {
+	.owner = THIS_MODULE,
+	.open = nv_ctl_open,
+	.release = nv_ctl_release,
+	.write = nv_ctl_write,
+	.read = nv_ctl_read,
+	.llseek = no_llseek,
+};
+
+/* Read-only views: state, stubs, registry. */
+static int nv_show_buffered(struct seq_file *m,
+			    void (*fill)(struct seq_buf *out))
+{
+	char *buf = kzalloc(NV_STANDIN_RESP_SIZE, GFP_KERNEL);
+	struct seq_buf out;
+
+	if (!buf)
+		return -ENOMEM;
+	seq_buf_init(&out, buf, NV_STANDIN_RESP_SIZE);
+	mutex_lock(&nv_standin_lock);
+	fill(&out);
+	mutex_unlock(&nv_standin_lock);
+	seq_write(m, buf, seq_buf_used(&out));
+	kfree(buf);
+	return 0;
+}
+
+static int nv_state_show(struct seq_file *m, void *v)
+{
+	return nv_show_buffered(m, rm_standin_state);
+}
+DEFINE_SHOW_ATTRIBUTE(nv_state);
+
+static int nv_stubs_show(struct seq_file *m, void *v)
+{
+	return nv_show_buffered(m, rm_standin_stubs);
+}
+DEFINE_SHOW_ATTRIBUTE(nv_stubs);
+
+static ssize_t nv_registry_write(struct file *file, const char __user *ubuf,
+				 size_t count, loff_t *ppos)
+{
+	char *text;
+	int ret;
+
+	if (count >= PAGE_SIZE)
+		return -EINVAL;
+	text = memdup_user_nul(ubuf, count);
+	if (IS_ERR(text))
+		return PTR_ERR(text);
+	mutex_lock(&nv_standin_lock);
+	ret = nv_parse_registry(text);
+	mutex_unlock(&nv_standin_lock);
+	kfree(text);
+	return ret ? ret : count;
+}
+
+static int nv_registry_show(struct seq_file *m, void *v)
+{
+	return nv_show_buffered(m, rm_standin_registry_show);
+}
+
+static int nv_registry_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, nv_registry_show, NULL);
+}
+
+static const struct file_operations nv_registry_fops = {
+	.owner = THIS_MODULE,
+	.open = nv_registry_open,
+	.read = seq_read,
+	.write = nv_registry_write,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+/* ------------------------------------------------------------------ */
+/* /proc/driver/nvidia/version, as nv-procfs.c prints it */
+
+static int nv_procfs_read_version(struct seq_file *s, void *v)
+{
+	seq_printf(s, "NVRM version: %s\n", rm_standin_version_id());
+	/* The real line carries "gcc -v"'s last line; the kernel's compiler here. */
+	seq_printf(s, "GCC version:  %s\n", CONFIG_CC_VERSION_TEXT);
+	return 0;
+}
+
+static int nv_cpu_type(const char *name)
+{
+	if (!strcmp(name, "ryzen"))
+		return NV_STANDIN_CPU_RYZEN;
+	if (!strcmp(name, "xeon_spr"))
+		return NV_STANDIN_CPU_XEON_SPR;
+	if (!strcmp(name, "other"))
+		return NV_STANDIN_CPU_OTHER;
+	return -EINVAL;
+}
+
+static int __init nvidia_init_module(void)
+{
+	struct nv_standin_config *cfg;
+	int ret;
+
+	cfg = kzalloc(sizeof(*cfg), GFP_KERNEL);
+	if (!cfg)
+		return -ENOMEM;
+	cfg->fail_gh100 = fail_gh100;
+	cfg->unload_destroys = unload_destroys;
+	cfg->cpu_type = nv_cpu_type(cpu);
+	ret = cfg->cpu_type < 0 ? -EINVAL : nv_parse_gpus(cfg);
+	if (!ret)
+		ret = nv_parse_nvlink(cfg);
+	if (!ret) {
+		ret = nv_parse_registry(NVreg_RegistryDwords);
+		if (ret)
+			pr_err("NVRM: bad NVreg_RegistryDwords '%s'\n",
+			       NVreg_RegistryDwords);
+	}
+	if (ret)
+		goto out;
+
+	pr_info("NVRM: loading %s\n", rm_standin_version_id());
+	ret = rm_standin_init(cfg);
+	if (ret)
+		goto out;
+
+	nv_proc_dir = proc_mkdir("driver/nvidia", NULL);
+	if (nv_proc_dir)
+		proc_create_single("version", 0444, nv_proc_dir,
+				   nv_procfs_read_version);
+
+	nv_standin_debugfs = debugfs_create_dir("nvidia-standin", NULL);
+	debugfs_create_file("ctl", 0600, nv_standin_debugfs, NULL, &nv_ctl_fops);
+	debugfs_create_file("state", 0444, nv_standin_debugfs, NULL,
+			    &nv_state_fops);
+	debugfs_create_file("stubs", 0444, nv_standin_debugfs, NULL,
+			    &nv_stubs_fops);
+	debugfs_create_file("registry", 0600, nv_standin_debugfs, NULL,
+			    &nv_registry_fops);
+out:
+	kfree(cfg);
+	return ret;
+}
+
+static void __exit nvidia_exit_module(void)
+{
+	debugfs_remove_recursive(nv_standin_debugfs);
+	if (nv_proc_dir)
+		proc_remove(nv_proc_dir);
+	mutex_lock(&nv_standin_lock);
+	rm_standin_shutdown();
+	mutex_unlock(&nv_standin_lock);
+}
+
+module_init(nvidia_init_module);
+module_exit(nvidia_exit_module);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("Stand-in for NVIDIA's nvidia.ko, for p2p-shim tests");
+MODULE_VERSION(NV_STANDIN_VERSION);

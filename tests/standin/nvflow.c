@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvflow: drive the stand-in nvidia.ko's flows from userspace.
+ *
+ * Each command is written to /sys/kernel/debug/nvidia-standin/ctl and the
+ * driver's key=value answer is printed as is.  Exit status: 0 success,
+ * 1 the driver returned an error status (status=0x... line not 0x0),
+ * 2 usage error or a request the driver could not parse.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CTL_PATH	"/sys/kernel/debug/nvidia-standin/ctl"
+#define STUBS_PATH	"/sys/kernel/debug/nvidia-standin/stubs"
+
+static const char usage_text[] =
+	"usage: nvflow caps A B\n"
+	"       nvflow create A B [--type pcie|pcie_bar1|nvlink|nvlink_indirect|c2c]\n"
+	"       nvflow map OBJ OFFSET PAGESIZE rm|uvm\n"
+	"       nvflow unmap MAP\n"
+	"       nvflow destroy OBJ\n"
+	"       nvflow reinit GPU\n"
+	"       nvflow local GPU OFFSET PAGESIZE\n"
+	"       nvflow sysmem GPU ADDR PAGESIZE\n"
+	"       nvflow state\n"
+	"       nvflow stubs\n";
+
+static int usage(void)
+{
+	fputs(usage_text, stderr);
+	return 2;
+}
+
+static int is_number(const char *s)
+{
+	char *end;
+
+	if (!*s || *s == '-')
+		return 0;
+	errno = 0;
+	(void)strtoull(s, &end, 0);
+	return !errno && !*end;
+}
+
+/* Which arguments after the command must be numbers, by command. */
+static int check_args(int argc, char **argv)
+{
+	static const struct {
+		const char *cmd;
+		int nargs;
+		int nnum;	/* leading numeric arguments */
+	} cmds[] = {
+		{ "caps", 2, 2 }, { "create", 2, 2 }, { "map", 4, 3 },
+		{ "unmap", 1, 1 }, { "destroy", 1, 1 }, { "reinit", 1, 1 },
+		{ "local", 3, 3 }, { "sysmem", 3, 3 }, { "state", 0, 0 },
+	};
+	size_t i;
+	int j;
+
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (strcmp(argv[0], cmds[i].cmd))
+			continue;
+		if (!strcmp(argv[0], "create") && argc == 5 &&
+		    !strcmp(argv[3], "--type"))
+			argc = 3;
+		if (argc - 1 != cmds[i].nargs)
+			return -1;
+		for (j = 1; j <= cmds[i].nnum; j++)
+			if (!is_number(argv[j]))
+				return -1;
+		if (!strcmp(argv[0], "map") && strcmp(argv[4], "rm") &&
+		    strcmp(argv[4], "uvm"))
+			return -1;
+		return 0;
+	}
+	return -1;
+}
+
+static int cat_file(const char *path)
+{
+	char buf[4096];
+	ssize_t n;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0) {
+		fprintf(stderr, "nvflow: %s: %s\n", path, strerror(errno));
+		return 2;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		fwrite(buf, 1, n, stdout);
+	close(fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	char cmd[256], resp[8192];
+	size_t len = 0;
+	ssize_t n;
+	int fd, i, rc = 0;
+	char *line;
+
+	if (argc < 2)
+		return usage();
+	if (!strcmp(argv[1], "stubs") && argc == 2)
+		return cat_file(STUBS_PATH);
+	if (check_args(argc - 1, argv + 1))
+		return usage();
+
+	cmd[0] = '\0';
+	for (i = 1; i < argc; i++) {
+		if (strlen(cmd) + strlen(argv[i]) + 2 > sizeof(cmd))
+			return usage();
+		strcat(cmd, argv[i]);
+		strcat(cmd, i + 1 < argc ? " " : "\n");
+	}
+
+	fd = open(CTL_PATH, O_RDWR);
+	if (fd < 0) {
+		fprintf(stderr, "nvflow: %s: %s (is the stand-in loaded?)\n",
+			CTL_PATH, strerror(errno));
+		return 2;
+	}
+	if (write(fd, cmd, strlen(cmd)) < 0) {
+		fprintf(stderr, "nvflow: %s", errno == ENOENT ?
+			"no such object or mapping\n" : errno == ENODEV ?
+			"no such GPU\n" : "");
+		if (errno != ENOENT && errno != ENODEV)
+			fprintf(stderr, "%s\n", strerror(errno));
+		printf("error=%s\n", strerror(errno));
+		close(fd);
+		return 2;
+	}
+	while (len < sizeof(resp) - 1 &&
+	       (n = read(fd, resp + len, sizeof(resp) - 1 - len)) > 0)
+		len += n;
+	close(fd);
+	resp[len] = '\0';
+	fputs(resp, stdout);
+
+	/* Exit 1 when the driver's status is not NV_OK. */
+	for (line = strtok(resp, "\n"); line; line = strtok(NULL, "\n"))
+		if (!strncmp(line, "status=", 7) && strcmp(line, "status=0x0"))
+			rc = 1;
+	return rc;
+}
