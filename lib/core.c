@@ -71,7 +71,10 @@ const char *p2ps_hook_state_name(uint32_t s)
 
 const char *p2ps_conn_type_name(uint32_t c)
 {
-	static const char *const t[] = { [P2PS_CONN_PCIE_BAR1] = "pcie-bar1" };
+	static const char *const t[] = {
+		[P2PS_CONN_PCIE_BAR1] = "pcie-bar1",
+		[P2PS_CONN_BAR1_WINDOW] = "bar1-window",
+	};
 	return NAME(t, c);
 }
 

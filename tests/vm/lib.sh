@@ -4,7 +4,7 @@
 # mismatch, so a case script reads as a list of expectations.
 
 fail() {
-	echo "FAIL: $*"
+	echo "FAIL: $*" >&2
 	exit 1
 }
 
