@@ -23,6 +23,18 @@
 
 #include "p2p-shim.h"
 
+/*
+ * The registry defaults apply to every GPU initialised while armed: the
+ * registry is read before anything tells a GeForce chip from a Hopper one.
+ * On a host that also has PCIe-only Hopper or datacenter Blackwell GPUs,
+ * turn them off and give the GeForce GPUs the keys per device instead
+ * (p2pctl config --registry writes NVreg_RegistryDwordsPerDevice).
+ */
+static bool use_registry_defaults = true;
+module_param_named(registry_defaults, use_registry_defaults, bool, 0644);
+MODULE_PARM_DESC(registry_defaults,
+		 "Supply ForceP2P and RMPcieP2PType where the user set neither (default: yes)");
+
 /* The driver's functions the wrappers call, bound at arming. */
 static struct {
 	NvBool (*is_supported)(struct OBJGPU *g0, struct KernelBus *b0,
@@ -269,7 +281,7 @@ static void registry_return(struct registry_call *c, struct pt_regs *regs)
 			d = &registry_defaults[i];
 	if (!d)
 		return;
-	if (regs_return_value(regs) != NV_OK) {
+	if (regs_return_value(regs) != NV_OK && READ_ONCE(use_registry_defaults)) {
 		/* The user has not set it: supply ours. */
 		*c->data = d->value;
 		regs_set_return_value(regs, NV_OK);

@@ -96,6 +96,11 @@ static int arm(struct module *mod, struct p2ps_arm_error *err)
 		return -ENOMEM;
 	shim.nr_hooks = profile->nr_hooks;
 	shim.profile = profile;
+	for (i = 0; i < shim.nr_hooks; i++) {
+		shim.hooks[i].desc = &profile->hooks[i];
+		strscpy(shim.hooks[i].symbol, profile->hooks[i].target,
+			sizeof(shim.hooks[i].symbol));
+	}
 
 	ret = p2ps_resolve(mod, profile, shim.hooks, err);
 	if (ret)
@@ -115,8 +120,7 @@ failed:
 	for (i = 0; i < shim.nr_hooks; i++) {
 		struct p2ps_hook *h = &shim.hooks[i];
 
-		if (h->desc && (!strcmp(h->symbol, err->target) ||
-				!strcmp(h->desc->target, err->target))) {
+		if (!strcmp(h->symbol, err->target) || !strcmp(h->desc->target, err->target)) {
 			h->state = P2PS_HOOK_FAILED;
 			strscpy(h->last_error, err->reason, sizeof(h->last_error));
 		}

@@ -30,12 +30,14 @@ int p2pctl_config_text(char *buf, size_t len, bool registry)
 		"# Written by p2pctl config: p2p-shim (PCIe BAR1 P2P on the stock open driver).\n"
 		"# Load p2p-shim before nvidia, so that no GPU initialises before arming.\n"
 		"softdep nvidia pre: p2p-shim\n"
+		"# Arm as soon as nvidia loads.\n"
+		"options p2p-shim enable=1\n"
 		"# Let nvidia resize BAR1 to cover VRAM (Resizable BAR must be on in firmware).\n"
 		"options nvidia NVreg_EnableResizableBar=1\n"
 		"%s",
 		registry ?
 		"# Registry keys for BAR1 P2P (the shim supplies them when unset).\n"
-		"options nvidia NVreg_RegistryDwords=\"ForceP2P=0x11;RMPcieP2PType=1\"\n" : "");
+		"options nvidia NVreg_RegistryDwords=\"ForceP2P=0x211;RMPcieP2PType=1\"\n" : "");
 }
 
 static int mkdirs(const char *path)

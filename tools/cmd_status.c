@@ -80,7 +80,7 @@ void p2pctl_status_print(const struct p2ps_status_info *st, const char *modver, 
 void p2pctl_status_print(const struct p2ps_status_info *st, const char *modver, FILE *f)
 {
 	struct p2pctl_table t;
-	char buf[64];
+	char buf[160];
 	size_t i;
 
 	p2pctl_table_init(&t, 2);
@@ -98,7 +98,15 @@ void p2pctl_status_print(const struct p2ps_status_info *st, const char *modver, 
 	snprintf(buf, sizeof(buf), "%u", st->live_mappings);
 	p2pctl_table_row(&t, "mappings:", buf);
 	if (st->stale_gpus) {
-		snprintf(buf, sizeof(buf), "0x%x (initialised before arming)", st->stale_gpus);
+		size_t n = 0;
+
+		for (unsigned int i = 0; i < 32 && n < sizeof(buf); i++)
+			if (st->stale_gpus & (1u << i))
+				n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%sGPU%u",
+						      n ? ", " : "", i);
+		if (n < sizeof(buf))
+			snprintf(buf + n, sizeof(buf) - n,
+				 ": initialised before arming; re-initialise for full effect");
 		p2pctl_table_row(&t, "stale GPUs:", buf);
 	}
 	p2pctl_table_print(&t, f, "");

@@ -237,7 +237,7 @@ static void test_config(void **state)
 	assert_non_null(strstr(out_text, "options nvidia NVreg_EnableResizableBar=1\n"));
 	assert_null(strstr(out_text, "RegistryDwords"));
 	assert_int_equal(run("config", "--registry", NULL), 0);
-	assert_non_null(strstr(out_text, "NVreg_RegistryDwords=\"ForceP2P=0x11;RMPcieP2PType=1\""));
+	assert_non_null(strstr(out_text, "NVreg_RegistryDwords=\"ForceP2P=0x211;RMPcieP2PType=1\""));
 	assert_int_equal(run("config", "--write", "--root", dir, NULL), 0);
 	snprintf(path, sizeof(path), "%s/etc/modprobe.d/p2p-shim.conf", dir);
 	f = fopen(path, "r");

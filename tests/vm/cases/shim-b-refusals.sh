@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: GPL-2.0
+# Enabling is refused, with the culprit named and nothing armed, for a
+# driver version without a profile (unless forced), a missing target and a
+# changed stub; a failing _GH100 body fails cleanly with no ledger entry.
+. /cases/lib.sh
+kv() { echo "$2" | sed -n "s/^$1=//p" | head -n 1; }
+
+nothing_armed() {
+	st=$(p2pctl status)
+	expect_match "$1: disabled" "$st" 'state: +disabled'
+	expect_match "$1: no hook installed" "$st" 'hooks: +0 installed'
+	[ -z "$(grep -E '^p:|^r:' /sys/kernel/tracing/kprobe_events 2>/dev/null)" ] || true
+}
+
+run insmod /lib/p2p-shim/p2p-shim.ko
+
+echo "== unknown version"
+run insmod /lib/standin/999.1/nvidia.ko
+out=$(p2pctl enable 2>&1); rc=$?
+echo "$out"
+expect_eq "999.1 refused" "$rc" 1
+expect_match "999.1 message" "$out" 'nvidia 999.1 has no profile \(supported: 580.x, 590.x, 595.x\)'
+nothing_armed 999.1
+out=$(p2pctl enable --force) || fail "forced enable: $out"
+expect_match "999.1 forced" "$(p2pctl status)" 'state: +armed.*profile: +gen-b'
+run nvflow reinit 0 >/dev/null
+run nvflow reinit 1 >/dev/null
+out=$(nvflow create 0 1) || fail "999.1 forced create: $out"
+expect_eq "999.1 forced: BAR1 P2P" "$(kv type "$out")" pcie_bar1
+run nvflow destroy 0 >/dev/null
+run p2pctl disable
+run rmmod nvidia
+
+for f in "fault-nosym kbusGetBar1P2PDmaInfo" "fault-stub kbusIsPcieBar1P2PMappingSupported_d69453"; do
+	set -- $f
+	echo "== $1"
+	run insmod /lib/standin/$1/nvidia.ko
+	out=$(p2pctl enable 2>&1) && fail "$1: enable succeeded"
+	echo "$out"
+	expect_match "$1 names the target" "$out" "target: $2"
+	nothing_armed "$1"
+	st=$(p2pctl status)
+	expect_match "$1 status shows the failure" "$st" "$2.*failed"
+	run rmmod nvidia
+done
+
+echo "== failing _GH100 body"
+run insmod /lib/standin/580.159.04/nvidia.ko fail_gh100=kbusCreateP2PMappingForBar1P2P_GH100
+run p2pctl enable
+run nvflow reinit 0 >/dev/null
+run nvflow reinit 1 >/dev/null
+out=$(nvflow create 0 1) && fail "create with a failing body succeeded"
+expect_match "driver's error passed through" "$out" 'status=0xffff'
+expect_match "ledger empty" "$(p2pctl status)" 'mappings: +0'
+run p2pctl disable
+run rmmod nvidia
+run rmmod p2p_shim
