@@ -51,7 +51,7 @@ check: deps
 	tests/check
 
 demo: deps vm-stage
-	tests/vm/run -d tests/vm/demo
+	tests/vm/run -v -d tests/vm/demo
 
 clean:
 	-$(MAKE) -C kmod clean KDIR=$(VM_KDIR)

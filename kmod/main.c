@@ -214,9 +214,12 @@ int p2ps_disable(char *busy, size_t len)
 
 	mutex_lock(&shim.lock);
 	if (p2ps_ledger_live()) {
+		char reason[P2PS_REASON_LEN];
+
 		p2ps_ledger_describe(busy, len);
-		pr_info("disable refused for uid %u: live BAR1 mappings: %s\n", uid, busy);
-		p2ps_event(P2PS_EV_REFUSED, NULL, busy);
+		snprintf(reason, sizeof(reason), "disable: live BAR1 mappings: %s", busy);
+		pr_info("%s refused for uid %u\n", reason, uid);
+		p2ps_event(P2PS_EV_REFUSED, NULL, reason);
 		ret = -EBUSY;
 		goto out;
 	}

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "p2pctl.h"
+#include "cuda/cuda_cmds.h"
 
 static const struct p2pctl_cmd cmds[] = {
 	{ "enable", cmd_enable, "arm p2p-shim (install the profile's hooks)" },
@@ -13,11 +14,9 @@ static const struct p2pctl_cmd cmds[] = {
 	{ "check", cmd_check, "check a driver file or kallsyms dump against the profiles, offline" },
 	{ "config", cmd_config, "print or write the modprobe.d configuration" },
 	{ "version", cmd_version, "print library and module versions" },
-#ifdef P2PCTL_CUDA
-	/* tools/cuda/ (CUDA_CMDS in tools/Makefile) */
+	/* tools/cuda/: the CUDA driver API, loaded at run time */
 	{ "verify", cmd_verify, "verify P2P copies between GPUs with CUDA" },
 	{ "bench", cmd_bench, "measure P2P bandwidth and latency with CUDA" },
-#endif
 };
 
 static void usage(FILE *f)

@@ -42,8 +42,6 @@ int cmd_check(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 /* Built from tools/cuda/ when CUDA_CMDS is set (see tools/Makefile). */
-int cmd_verify(int argc, char **argv);
-int cmd_bench(int argc, char **argv);
 
 /* common.c */
 /* Print "p2pctl: CMD: MSG" on p2pctl_err. */

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Shared helpers for tests/unit/test_cuda_*.c (header-only). */
+#ifndef P2P_FAKECUDA_HARNESS_H
+#define P2P_FAKECUDA_HARNESS_H
+
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const fake_vars[] = {
+	"FAKECUDA_INIT_ERROR", "FAKECUDA_DEVICES", "FAKECUDA_PEER", "FAKECUDA_ENABLE_ERROR",
+	"FAKECUDA_JIT_ERROR", "FAKECUDA_COPY_ERROR", "FAKECUDA_CORRUPT_OFFSET",
+	"FAKECUDA_CORRUPT_KIND", "FAKECUDA_OVERRUN", "FAKECUDA_BW_GBPS", "FAKECUDA_NOPEER_GBPS",
+	"FAKECUDA_LOCAL_GBPS", "FAKECUDA_SM_GBPS", "FAKECUDA_LAT_US", "FAKECUDA_JITTER",
+};
+
+/* Point the loader at fakecuda/libcuda.so.1 beside the test binary (a
+ * dlopen() under ASan may not honour the binary's RUNPATH), unless
+ * LD_LIBRARY_PATH already finds a fake. */
+static inline void fake_setup(void)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 32];
+	ssize_t l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (l <= 0)
+		return;
+	exe[l] = '\0';
+	snprintf(path, sizeof(path), "%s/fakecuda/libcuda.so.1", dirname(exe));
+	setenv("P2PCTL_LIBCUDA", path, 1);
+}
+
+static inline void fake_reset(void)
+{
+	for (size_t i = 0; i < sizeof(fake_vars) / sizeof(fake_vars[0]); i++)
+		unsetenv(fake_vars[i]);
+}
+
+/* Run fn(argc, argv, out, err); return its status, out/err as malloc'd text. */
+typedef int (*cmd_fn)(int, char **, FILE *, FILE *);
+
+static inline char *slurp(FILE *f)
+{
+	long n;
+	char *s;
+
+	fflush(f);
+	n = ftell(f);
+	rewind(f);
+	s = calloc(1, n + 1);
+	if (s && n > 0 && fread(s, 1, n, f) != (size_t)n)
+		s[0] = '\0';
+	fclose(f);
+	return s;
+}
+
+static inline int run_cmd(cmd_fn fn, char **out, char **err, int argc, char **argv)
+{
+	FILE *o = tmpfile(), *e = tmpfile();
+	int rc = fn(argc, argv, o, e);
+
+	*out = slurp(o);
+	*err = slurp(e);
+	return rc;
+}
+
+#define RUN(fn, out, err, ...) ({                                         \
+	char *argv_[] = { __VA_ARGS__, NULL };                             \
+	run_cmd(fn, out, err, (int)(sizeof(argv_) / sizeof(argv_[0])) - 1, argv_); \
+})
+
+#endif

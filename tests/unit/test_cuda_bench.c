@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: GPL-2.0
+/* p2pctl bench against the fake libcuda: JSON shape, numbers, options, errors. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "cuda_int.h"
+#include "harness.h"
+
+static int setup(void **st)
+{
+	(void)st;
+	fake_setup();
+	fake_reset();
+	return 0;
+}
+
+static int teardown(void **st)
+{
+	(void)st;
+	fake_reset();
+	return 0;
+}
+
+static json_object *get(json_object *o, const char *path)
+{
+	char buf[256], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *t = strtok_r(buf, ".", &save); t && o; t = strtok_r(NULL, ".", &save)) {
+		if (json_object_is_type(o, json_type_array))
+			o = json_object_array_get_idx(o, atoi(t));
+		else if (!json_object_object_get_ex(o, t, &o))
+			return NULL;
+	}
+	return o;
+}
+
+static double num(json_object *o, const char *path)
+{
+	json_object *v = get(o, path);
+
+	assert_non_null(v);
+	return json_object_get_double(v);
+}
+
+static const char *str(json_object *o, const char *path)
+{
+	json_object *v = get(o, path);
+
+	assert_non_null(v);
+	return json_object_get_string(v);
+}
+
+static json_object *bench_json(int want_rc, char **argv, int argc)
+{
+	char *out, *err;
+	int rc = run_cmd(bench_main, &out, &err, argc, argv);
+	json_object *o;
+
+	if (rc != want_rc)
+		fprintf(stderr, "rc %d, stderr: %s\n", rc, err);
+	assert_int_equal(rc, want_rc);
+	o = json_tokener_parse(out);
+	assert_non_null(o);
+	free(out);
+	free(err);
+	return o;
+}
+
+#define BENCH_JSON(rc, ...) ({ char *a_[] = { "bench", "--size", "64k", "--json", __VA_ARGS__, NULL }; \
+	bench_json(rc, a_, (int)(sizeof(a_) / sizeof(a_[0])) - 1); })
+
+static void json_shape(void **st)
+{
+	static const char *const keys[] = { "uni_p2p_off", "uni_p2p_on", "bi_p2p_off", "bi_p2p_on",
+		"lat_gpu_p2p_off", "lat_gpu_p2p_on", "lat_cpu_p2p_off", "lat_cpu_p2p_on" };
+	json_object *o = BENCH_JSON(0, "--reps", "3");
+	char path[128];
+
+	(void)st;
+	assert_string_equal(str(o, "command"), "bench");
+	assert_true(json_object_get_boolean(get(o, "ok")));
+	assert_int_equal(json_object_array_length(get(o, "devices")), 2);
+	assert_string_equal(str(o, "devices.1.name"), "Fake GPU 1");
+	assert_string_equal(str(o, "devices.0.compute_capability"), "9.0");
+	assert_null(get(o, "p2p_access.0.0"));
+	assert_true(json_object_get_boolean(get(o, "p2p_access.0.1")));
+	assert_true(num(o, "params.size_bytes") == 65536);
+	assert_true(num(o, "params.copies_per_run") == 5);
+	assert_true(num(o, "params.reps") == 3);
+	assert_true(num(o, "params.latency_copies") == 100);
+	assert_string_equal(str(o, "params.method"), "auto");
+	assert_true(num(o, "wall_s") > 0);
+	assert_int_equal(json_object_object_length(get(o, "matrices")), 8);
+	for (size_t k = 0; k < 8; k++) {
+		snprintf(path, sizeof(path), "matrices.%s.median", keys[k]);
+		assert_int_equal(json_object_array_length(get(o, path)), 2);
+		snprintf(path, sizeof(path), "matrices.%s.median.1", keys[k]);
+		assert_int_equal(json_object_array_length(get(o, path)), 2);
+		snprintf(path, sizeof(path), "matrices.%s.n.0.1", keys[k]);
+		assert_true(num(o, path) == 3);
+		snprintf(path, sizeof(path), "matrices.%s.method.1.0", keys[k]);
+		assert_non_null(get(o, path));
+	}
+	assert_string_equal(str(o, "matrices.uni_p2p_on.unit"), "GB/s");
+	assert_string_equal(str(o, "matrices.lat_gpu_p2p_on.unit"), "us");
+	json_object_put(o);
+}
+
+static void values_follow_fake(void **st)
+{
+	json_object *o;
+
+	(void)st;
+	setenv("FAKECUDA_BW_GBPS", "50", 1);
+	setenv("FAKECUDA_NOPEER_GBPS", "20", 1);
+	setenv("FAKECUDA_LOCAL_GBPS", "1000", 1);
+	setenv("FAKECUDA_LAT_US", "0", 1);
+	o = BENCH_JSON(0, "--reps", "2");
+	assert_true(fabs(num(o, "matrices.uni_p2p_on.median.0.1") - 50) < 0.1);
+	assert_true(fabs(num(o, "matrices.uni_p2p_on.median.1.0") - 50) < 0.1);
+	assert_true(fabs(num(o, "matrices.bi_p2p_on.median.0.1") - 50) < 0.1);	/* fake runs serially */
+	assert_true(fabs(num(o, "matrices.uni_p2p_off.median.0.1") - 20) < 0.05);
+	/* the diagonal counts read and write, as cuda-samples does */
+	assert_true(fabs(num(o, "matrices.uni_p2p_on.median.0.0") - 2000) < 2);
+	/* ce (push) ties with ce-pull etc.; the first candidate wins */
+	assert_string_equal(str(o, "matrices.uni_p2p_on.method.0.1"), "ce");
+	/* our staged copy is two host copies in a row in the fake: 10 GB/s */
+	assert_true(fabs(num(o, "matrices.uni_p2p_off.calibration.0.1.staged") - 10) < 0.05);
+	assert_true(fabs(num(o, "matrices.uni_p2p_on.calibration.0.1.sm-write") - 50) < 0.1);
+	json_object_put(o);
+
+	setenv("FAKECUDA_SM_GBPS", "80", 1);
+	o = BENCH_JSON(0, "--reps", "2", "--no-p2p-off");
+	assert_string_equal(str(o, "matrices.uni_p2p_on.method.0.1"), "sm-write");
+	assert_true(fabs(num(o, "matrices.uni_p2p_on.median.0.1") - 80) < 0.1);
+	assert_true(fabs(num(o, "matrices.uni_p2p_on.calibration.0.1.ce") - 50) < 0.1);
+	assert_null(get(o, "matrices.uni_p2p_off"));
+	assert_false(json_object_get_boolean(get(o, "params.p2p_off")));
+	json_object_put(o);
+
+	setenv("FAKECUDA_LAT_US", "3", 1);
+	o = BENCH_JSON(0, "--reps", "2", "--no-p2p-off");
+	assert_true(fabs(num(o, "matrices.lat_gpu_p2p_on.median.0.1") - 3.0) < 0.01);
+	assert_true(num(o, "matrices.lat_cpu_p2p_on.median.0.1") >= 0);
+	json_object_put(o);
+}
+
+static void spread(void **st)
+{
+	json_object *o;
+
+	(void)st;
+	setenv("FAKECUDA_JITTER", "0.2", 1);
+	o = BENCH_JSON(0, "--reps", "5", "--method", "ce", "--no-p2p-off");
+	assert_true(num(o, "matrices.uni_p2p_on.min.0.1") < num(o, "matrices.uni_p2p_on.max.0.1"));
+	assert_true(num(o, "matrices.uni_p2p_on.q1.0.1") <= num(o, "matrices.uni_p2p_on.median.0.1"));
+	assert_true(num(o, "matrices.uni_p2p_on.median.0.1") <= num(o, "matrices.uni_p2p_on.q3.0.1"));
+	assert_string_equal(str(o, "params.method"), "ce");
+	assert_null(get(o, "matrices.uni_p2p_on.calibration.0.1"));	/* forced: no calibration */
+	json_object_put(o);
+}
+
+static void pairs_subset(void **st)
+{
+	json_object *o;
+
+	(void)st;
+	setenv("FAKECUDA_DEVICES", "3", 1);
+	o = BENCH_JSON(0, "--reps", "1", "--pairs", "0-2", "--no-p2p-off");
+	assert_int_equal(json_object_array_length(get(o, "matrices.uni_p2p_on.median")), 3);
+	assert_non_null(get(o, "matrices.uni_p2p_on.median.0.2"));
+	assert_non_null(get(o, "matrices.uni_p2p_on.median.2.2"));
+	assert_null(get(o, "matrices.uni_p2p_on.median.0.1"));
+	assert_null(get(o, "matrices.uni_p2p_on.median.1.1"));
+	assert_false(json_object_get_boolean(get(o, "devices.1.measured")));
+	json_object_put(o);
+	{
+		char *out, *err;
+
+		assert_int_equal(RUN(bench_main, &out, &err, "bench", "--pairs", "0-5"), 3);
+		assert_non_null(strstr(err, "no GPU 5 (3 found)"));
+		free(out);
+		free(err);
+	}
+}
+
+static void text_output(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--size", "4k", "--reps", "2"), 0);
+	assert_non_null(strstr(out, "Device: 0, Fake GPU 0, pciBusID: 0000:10:00.0"));
+	assert_non_null(strstr(out, "P2P Connectivity Matrix"));
+	assert_non_null(strstr(out, "Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)\n   D\\D        0        1\n"));
+	assert_non_null(strstr(out, "Bidirectional P2P=Enabled Bandwidth Matrix (GB/s)"));
+	assert_non_null(strstr(out, "P2P=Enabled Latency, CPU Matrix (us)"));
+	assert_non_null(strstr(out, "spread (min..max over reps)"));
+	assert_non_null(strstr(out, "wall time "));
+	assert_string_equal(err, "");	/* no progress when stderr is not a terminal */
+	free(out);
+	free(err);
+}
+
+static void plot(void **st)
+{
+	char path[] = "/tmp/p2pctl-test-XXXXXX.svg", *out, *err, head[64] = "";
+	int fd = mkstemps(path, 4);
+	FILE *f;
+
+	(void)st;
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--size", "4k", "--reps", "1",
+			     "--no-p2p-off", "--plot", path, "--plot-matrix", "bi_p2p_on"), 0);
+	free(out);
+	free(err);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(head, sizeof(head), f));
+	fclose(f);
+	unlink(path);
+	assert_string_equal(head, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--size", "4k", "--reps", "1",
+			     "--no-p2p-off", "--plot", "/nonexistent-dir/x.svg"), 1);
+	assert_non_null(strstr(err, "cannot write /nonexistent-dir/x.svg"));
+	free(out);
+	free(err);
+}
+
+static void copy_error(void **st)
+{
+	json_object *o;
+
+	(void)st;
+	setenv("FAKECUDA_COPY_ERROR", "7", 1);
+	o = BENCH_JSON(1, "--reps", "2");
+	assert_false(json_object_get_boolean(get(o, "ok")));
+	assert_non_null(strstr(str(o, "error"), "CUDA_ERROR_LAUNCH_FAILED"));
+	json_object_put(o);
+}
+
+static void degraded(void **st)
+{
+	json_object *o;
+	const char *notes;
+
+	(void)st;
+	setenv("FAKECUDA_PEER", "0", 1);
+	setenv("FAKECUDA_JIT_ERROR", "1", 1);
+	setenv("FAKECUDA_LAT_US", "0", 1);
+	o = BENCH_JSON(0, "--reps", "1");
+	notes = json_object_to_json_string(get(o, "notes"));
+	assert_non_null(strstr(notes, "SM copy kernels unavailable"));
+	assert_non_null(strstr(notes, "no peer access 0->1"));
+	/* P2P=Enabled falls back to the unmapped path, like the sample */
+	assert_true(fabs(num(o, "matrices.uni_p2p_on.median.0.1") - 20) < 0.1);
+	assert_null(get(o, "matrices.uni_p2p_on.calibration.0.1.sm-write"));
+	assert_false(json_object_get_boolean(get(o, "p2p_access.1.0")));
+	json_object_put(o);
+}
+
+static void one_gpu(void **st)
+{
+	json_object *o;
+
+	(void)st;
+	setenv("FAKECUDA_DEVICES", "1", 1);
+	o = BENCH_JSON(0, "--reps", "1");
+	assert_int_equal(json_object_array_length(get(o, "matrices.uni_p2p_on.median")), 1);
+	json_object_put(o);
+}
+
+static void errors(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("P2PCTL_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+	assert_int_equal(RUN(bench_main, &out, &err, "bench"), 3);
+	assert_non_null(strstr(err, "bench: no CUDA driver"));
+	free(out);
+	free(err);
+	fake_setup();
+	setenv("FAKECUDA_INIT_ERROR", "100", 1);
+	assert_int_equal(RUN(bench_main, &out, &err, "bench"), 3);
+	free(out);
+	free(err);
+	unsetenv("FAKECUDA_INIT_ERROR");
+	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--method", "warp"), 2);
+	assert_non_null(strstr(err, "unknown --method 'warp'"));
+	free(out);
+	free(err);
+	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--reps", "0"), 2);
+	free(out);
+	free(err);
+	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--plot-matrix", "nope"), 2);
+	free(out);
+	free(err);
+	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--size", "12Q"), 2);
+	free(out);
+	free(err);
+	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--help"), 0);
+	assert_non_null(strstr(out, "usage: p2pctl bench"));
+	free(out);
+	free(err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(json_shape, setup, teardown),
+		cmocka_unit_test_setup_teardown(values_follow_fake, setup, teardown),
+		cmocka_unit_test_setup_teardown(spread, setup, teardown),
+		cmocka_unit_test_setup_teardown(pairs_subset, setup, teardown),
+		cmocka_unit_test_setup_teardown(text_output, setup, teardown),
+		cmocka_unit_test_setup_teardown(plot, setup, teardown),
+		cmocka_unit_test_setup_teardown(copy_error, setup, teardown),
+		cmocka_unit_test_setup_teardown(degraded, setup, teardown),
+		cmocka_unit_test_setup_teardown(one_gpu, setup, teardown),
+		cmocka_unit_test_setup_teardown(errors, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

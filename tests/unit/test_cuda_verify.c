@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: GPL-2.0
+/* p2pctl verify against the fake libcuda: results, mismatch reports, errors. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cuda_int.h"
+#include "harness.h"
+
+static int setup(void **st)
+{
+	(void)st;
+	fake_setup();
+	fake_reset();
+	return 0;
+}
+
+static int teardown(void **st)
+{
+	(void)st;
+	fake_reset();
+	return 0;
+}
+
+static void all_ok(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "1M"), 0);
+	assert_non_null(strstr(out, "pair 0-1: can-access-peer 0->1 yes, 1->0 yes"));
+	assert_non_null(strstr(out, "  ce        0->1  OK"));
+	assert_non_null(strstr(out, "  sm-read   1->0  OK"));
+	assert_non_null(strstr(out, "  sm-write  0->1  OK"));
+	assert_non_null(strstr(out, "verify: OK (6 OK, 0 FAIL)"));
+	assert_string_equal(err, "");
+	free(out);
+	free(err);
+}
+
+static void odd_sizes(void **st)
+{
+	static const char *const sizes[] = { "1", "15", "17", "4095", "1000003" };
+	char *out, *err;
+
+	(void)st;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", (char *)sizes[i]), 0);
+		assert_non_null(strstr(out, "(6 OK, 0 FAIL)"));
+		free(out);
+		free(err);
+	}
+}
+
+static void pattern_and_compare(void **st)
+{
+	uint8_t a[64], b[64], e, g;
+	uint64_t off, nbad;
+
+	(void)st;
+	verify_pattern(a, sizeof(a), 1);
+	verify_pattern(b, sizeof(b), 1);
+	assert_memory_equal(a, b, sizeof(a));
+	assert_int_equal(verify_compare(a, b, sizeof(a), &off, &e, &g, &nbad), 0);
+	assert_true(nbad == 0);
+	verify_pattern(b, 13, 1);	/* a prefix of the same pattern */
+	assert_memory_equal(a, b, 13);
+	verify_pattern(b, sizeof(b), 2);
+	assert_memory_not_equal(a, b, sizeof(a));
+	verify_pattern(b, sizeof(b), 1);
+	b[37] ^= 0x10;
+	b[50] ^= 0x01;
+	assert_int_equal(verify_compare(b, a, sizeof(a), &off, &e, &g, &nbad), 1);
+	assert_true(off == 37 && e == a[37] && g == (uint8_t)(a[37] ^ 0x10) && nbad == 2);
+	/* a difference in a later 4 KiB block */
+	{
+		uint8_t *x = malloc(10000), *y = malloc(10000);
+
+		verify_pattern(x, 10000, 9);
+		memcpy(y, x, 10000);
+		y[9999] = (uint8_t)~y[9999];
+		assert_int_equal(verify_compare(y, x, 10000, &off, &e, &g, &nbad), 1);
+		assert_true(off == 9999 && nbad == 1 && (uint8_t)(g ^ e) == 0xff);
+		free(x);
+		free(y);
+	}
+}
+
+static void corruption_reported(void **st)
+{
+	char *out, *err, line[256];
+	uint8_t pat[8192];
+
+	(void)st;
+	setenv("FAKECUDA_CORRUPT_OFFSET", "4097", 1);
+	setenv("FAKECUDA_CORRUPT_KIND", "sm", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "8192"), 1);
+	assert_non_null(strstr(out, "  ce        0->1  OK"));
+	assert_non_null(strstr(out, "  ce        1->0  OK"));
+	/* The first SM test (sm-read 0->1) runs third: seed base + 2 << 32. */
+	verify_pattern(pat, sizeof(pat), 0x70327063746c0000ULL + (2ULL << 32));
+	snprintf(line, sizeof(line),
+		 "  sm-read   0->1  FAIL  first mismatch at offset 4097 (0x1001): expected 0x%02x, got 0x%02x"
+		 " (1 of 8192 bytes differ)", pat[4097], (uint8_t)~pat[4097]);
+	assert_non_null(strstr(out, line));
+	assert_non_null(strstr(out, "  sm-write  1->0  FAIL  first mismatch at offset 4097"));
+	assert_non_null(strstr(out, "verify: FAIL (2 OK, 4 FAIL)"));
+	free(out);
+	free(err);
+}
+
+static void corruption_json(void **st)
+{
+	char *out, *err;
+	json_object *o, *pairs, *t, *v, *m;
+
+	(void)st;
+	setenv("FAKECUDA_CORRUPT_OFFSET", "0", 1);
+	setenv("FAKECUDA_CORRUPT_KIND", "ce", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "100", "--json"), 1);
+	o = json_tokener_parse(out);
+	assert_non_null(o);
+	assert_true(json_object_object_get_ex(o, "result", &v));
+	assert_string_equal(json_object_get_string(v), "FAIL");
+	assert_true(json_object_object_get_ex(o, "failures", &v));
+	assert_int_equal(json_object_get_int(v), 2);
+	assert_true(json_object_object_get_ex(o, "pairs", &pairs));
+	assert_int_equal(json_object_array_length(pairs), 1);
+	assert_true(json_object_object_get_ex(json_object_array_get_idx(pairs, 0), "tests", &t));
+	assert_int_equal(json_object_array_length(t), 6);
+	v = json_object_array_get_idx(t, 0);
+	assert_true(json_object_object_get_ex(v, "method", &m));
+	assert_string_equal(json_object_get_string(m), "ce");
+	assert_true(json_object_object_get_ex(v, "status", &m));
+	assert_string_equal(json_object_get_string(m), "FAIL");
+	assert_true(json_object_object_get_ex(v, "first_mismatch", &m));
+	assert_true(json_object_object_get_ex(m, "offset", &v));
+	assert_int_equal(json_object_get_int(v), 0);
+	assert_true(json_object_object_get_ex(m, "expected", &v));
+	assert_true(json_object_object_get_ex(m, "got", &v));
+	v = json_object_array_get_idx(t, 2);	/* sm-read: untouched */
+	assert_true(json_object_object_get_ex(v, "status", &m));
+	assert_string_equal(json_object_get_string(m), "OK");
+	assert_true(json_object_object_get_ex(v, "gbps", &m));
+	json_object_put(o);
+	free(out);
+	free(err);
+}
+
+static void overrun_detected(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_OVERRUN", "1", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "1000"), 1);
+	assert_non_null(strstr(out, "sm-read   0->1  FAIL  wrote past the end: offset 1000 (0x3e8): expected 0xa5"));
+	assert_non_null(strstr(out, "  ce        0->1  OK"));
+	free(out);
+	free(err);
+}
+
+static void copy_error(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_COPY_ERROR", "2", 1);	/* the second copy: ce 1->0 */
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "64k"), 1);
+	assert_non_null(strstr(out, "  ce        1->0  FAIL  cuMemcpyPeerAsync: CUDA_ERROR_LAUNCH_FAILED"));
+	assert_non_null(strstr(out, "(5 OK, 1 FAIL)"));
+	free(out);
+	free(err);
+}
+
+static void no_peer(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_PEER", "0", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "4k"), 1);
+	assert_non_null(strstr(out, "can-access-peer 0->1 no, 1->0 no"));
+	assert_non_null(strstr(out, "FAIL  peer access not supported"));
+	free(out);
+	free(err);
+}
+
+static void enable_fails(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_ENABLE_ERROR", "217", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "4k"), 1);
+	assert_non_null(strstr(out, "cuCtxEnablePeerAccess: CUDA_ERROR_PEER_ACCESS_UNSUPPORTED"));
+	free(out);
+	free(err);
+}
+
+static void jit_fails(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_JIT_ERROR", "1", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "4k"), 1);
+	assert_non_null(strstr(out, "  ce        0->1  OK"));
+	assert_non_null(strstr(out, "sm-write  0->1  FAIL  kernels not loaded on GPU 0: ptxas fatal   : fake JIT failure"));
+	free(out);
+	free(err);
+}
+
+static void three_gpus_pairs(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_DEVICES", "3", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "4k"), 0);
+	assert_non_null(strstr(out, "pair 0-1"));
+	assert_non_null(strstr(out, "pair 0-2"));
+	assert_non_null(strstr(out, "pair 1-2"));
+	assert_non_null(strstr(out, "(18 OK, 0 FAIL)"));
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "4k", "--pairs", "2-1"), 0);
+	assert_null(strstr(out, "pair 0-1"));
+	assert_non_null(strstr(out, "pair 1-2"));
+	assert_null(strstr(out, "GPU 0:"));
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--pairs", "0-3"), 3);
+	assert_non_null(strstr(err, "no GPU 3 (3 found)"));
+	free(out);
+	free(err);
+}
+
+static void no_driver(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("P2PCTL_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify"), 3);
+	assert_non_null(strstr(err, "verify: no CUDA driver: cannot load /nonexistent/libcuda.so.1"));
+	assert_string_equal(out, "");
+	free(out);
+	free(err);
+	fake_setup();
+}
+
+static void init_fails(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_INIT_ERROR", "100", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify"), 3);
+	assert_non_null(strstr(err, "cuInit failed: CUDA_ERROR_NO_DEVICE"));
+	assert_non_null(strstr(err, "no NVIDIA GPU visible"));
+	free(out);
+	free(err);
+}
+
+static void one_gpu(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_DEVICES", "1", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify"), 3);
+	assert_non_null(strstr(err, "needs at least two GPUs (1 found)"));
+	free(out);
+	free(err);
+	setenv("FAKECUDA_DEVICES", "0", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify"), 3);
+	assert_non_null(strstr(err, "no CUDA GPU found"));
+	free(out);
+	free(err);
+}
+
+static void usage_errors(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "0"), 2);
+	assert_non_null(strstr(err, "bad --size '0'"));
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--pairs", "1-1"), 2);
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--bogus"), 2);
+	assert_non_null(strstr(err, "usage: p2pctl verify"));
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "extra"), 2);
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--help"), 0);
+	assert_non_null(strstr(out, "usage: p2pctl verify"));
+	free(out);
+	free(err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(all_ok, setup, teardown),
+		cmocka_unit_test_setup_teardown(odd_sizes, setup, teardown),
+		cmocka_unit_test_setup_teardown(pattern_and_compare, setup, teardown),
+		cmocka_unit_test_setup_teardown(corruption_reported, setup, teardown),
+		cmocka_unit_test_setup_teardown(corruption_json, setup, teardown),
+		cmocka_unit_test_setup_teardown(overrun_detected, setup, teardown),
+		cmocka_unit_test_setup_teardown(copy_error, setup, teardown),
+		cmocka_unit_test_setup_teardown(no_peer, setup, teardown),
+		cmocka_unit_test_setup_teardown(enable_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(jit_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(three_gpus_pairs, setup, teardown),
+		cmocka_unit_test_setup_teardown(no_driver, setup, teardown),
+		cmocka_unit_test_setup_teardown(init_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(one_gpu, setup, teardown),
+		cmocka_unit_test_setup_teardown(usage_errors, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

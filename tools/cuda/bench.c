@@ -1,0 +1,643 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * p2pctl bench: the matrices of cuda-samples' p2pBandwidthLatencyTest
+ * (same transfer sizes, copies per timed run and byte accounting), with
+ * repetitions (median and spread) and the fastest copy method per cell.
+ * See docs/p2pctl-cuda.md and docs/bench.md.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cuda_cmds.h"
+#include "cuda_int.h"
+#include "engine.h"
+#include "report.h"
+
+enum kind { K_UNI, K_BI, K_LAT };
+enum { MX_UNI_OFF, MX_UNI_ON, MX_BI_OFF, MX_BI_ON, MX_LAT_OFF, MX_LAT_ON,
+       MX_CPU_OFF, MX_CPU_ON, MX_COUNT };
+
+static const struct {
+	const char *key, *title, *unit;
+} mx_info[MX_COUNT] = {
+	{ "uni_p2p_off", "Unidirectional P2P=Disabled Bandwidth", "GB/s" },
+	{ "uni_p2p_on", "Unidirectional P2P=Enabled Bandwidth", "GB/s" },
+	{ "bi_p2p_off", "Bidirectional P2P=Disabled Bandwidth", "GB/s" },
+	{ "bi_p2p_on", "Bidirectional P2P=Enabled Bandwidth", "GB/s" },
+	{ "lat_gpu_p2p_off", "P2P=Disabled Latency, GPU", "us" },
+	{ "lat_gpu_p2p_on", "P2P=Enabled Latency, GPU", "us" },
+	{ "lat_cpu_p2p_off", "P2P=Disabled Latency, CPU", "us" },
+	{ "lat_cpu_p2p_on", "P2P=Enabled Latency, CPU", "us" },
+};
+
+struct bench {
+	struct rig r;
+	struct plan plan;
+	struct sm_cfg sm;
+	uint64_t size;
+	int copies, reps, lat_copies, forced, do_off, json, tty;
+	size_t slot;
+	int sel[P2P_MAX_GPUS][P2P_MAX_GPUS];
+	struct matrix *mx;	/* MX_COUNT */
+	FILE *out, *err;
+	char errmsg[512];
+	json_object *notes;
+	int done, total;
+	double init_s;
+};
+
+static void progress(struct bench *b, const char *what, int i, int j)
+{
+	if (!b->tty)
+		return;
+	fprintf(b->err, "\rbench: %-34s %2d->%-2d  [%3d/%3d]", what, i, j, b->done, b->total);
+	fflush(b->err);
+}
+
+static void note(struct bench *b, const char *fmt, const char *a)
+{
+	char buf[4096];
+	int l = snprintf(buf, sizeof(buf), fmt, a);
+
+	if (l < 0)
+		return;
+	json_object_array_add(b->notes, json_object_new_string(buf));
+}
+
+/* Candidate methods for a cell; returns how many. */
+static int candidates(const struct bench *b, enum kind k, int p2p, int diag, int *c)
+{
+	int n = 0;
+
+	if (b->forced >= 0) {
+		int sm = b->forced == M_SM_WRITE || b->forced == M_SM_READ || b->forced == M_SM_SPLIT;
+
+		if ((!diag && !p2p && sm) || (p2p && !diag && b->forced == M_STAGED)) {
+			c[n++] = M_CE;
+			return -n;
+		}
+		c[n++] = b->forced;
+		if (b->forced != M_CE)
+			c[n++] = M_CE;	/* fallback when the forced one can't do this cell */
+		return -n;		/* negative: take the first that works, no calibration */
+	}
+	if (diag) {
+		c[n++] = M_CE;
+		c[n++] = M_SM_WRITE;
+	} else if (!p2p) {
+		c[n++] = M_CE;
+		c[n++] = M_CE_PULL;
+		c[n++] = M_STAGED;
+	} else if (k == K_LAT) {
+		c[n++] = M_CE;
+		c[n++] = M_CE_PULL;
+		c[n++] = M_SM_WRITE;
+		c[n++] = M_SM_READ;
+	} else {
+		c[n++] = M_CE;
+		c[n++] = M_CE_PULL;
+		c[n++] = M_CE_SPLIT;
+		c[n++] = M_SM_WRITE;
+		c[n++] = M_SM_READ;
+		c[n++] = M_SM_SPLIT;
+		c[n++] = M_CE_MULTI;
+	}
+	return n;
+}
+
+/*
+ * One timed run of `copies` transfers. 1 when method m cannot do this cell,
+ * 0 with *val (GB/s, or us per transfer for K_LAT) and *cpu (us per transfer
+ * enqueue), or -1 on a CUDA error (message in b->errmsg).
+ */
+static int run_once(struct bench *b, enum kind k, int m, int i, int j, int copies,
+		    double *val, double *cpu, int *timed_out)
+{
+	struct rig *r = &b->r;
+	size_t n = k == K_LAT ? 16 : b->size;
+	struct run_result rr;
+	CUresult cr;
+	double bytes;
+
+	plan_reset(&b->plan);
+	for (int c = 0; c < copies; c++) {
+		if (i == j) {
+			if (plan_copy(r, &b->plan, m, i, i, r->g[i].src, r->g[i].dst, n, 0))
+				return 1;
+			if (k == K_BI &&
+			    plan_copy(r, &b->plan, m, i, i, r->g[i].dst, r->g[i].src, n, 1))
+				return 1;
+		} else {
+			if (plan_copy(r, &b->plan, m, i, j, r->g[i].src, r->g[j].dst, n, 0))
+				return 1;
+			if (k == K_BI &&
+			    plan_copy(r, &b->plan, m, j, i, r->g[j].src, r->g[i].dst, n, 1))
+				return 1;
+		}
+	}
+	cr = plan_run(r, &b->plan, &b->sm, b->plan.n <= 1024, &rr);
+	if (cr != CUDA_SUCCESS) {
+		snprintf(b->errmsg, sizeof(b->errmsg), "%s %d->%d with %s: %s",
+			 k == K_LAT ? "latency" : k == K_BI ? "bidirectional copy" : "copy",
+			 i, j, method_names[m], cu_errstr(cr));
+		return -1;
+	}
+	*timed_out = rr.timed_out;
+	*cpu = rr.cpu_us / copies;
+	if (k == K_LAT) {
+		*val = rr.gpu_ms * 1e3 / copies;
+		return 0;
+	}
+	bytes = (double)n * copies * (k == K_BI ? 2 : 1) * (i == j ? 2 : 1);
+	*val = rr.gpu_ms > 0 ? bytes / 1e9 / (rr.gpu_ms / 1e3) : 0;
+	return 0;
+}
+
+static int measure_cell(struct bench *b, enum kind k, int p2p, int i, int j,
+			struct cell *cell, struct cell *cpucell)
+{
+	int cand[M_COUNT], nc;
+	int calibrate, best = -1, rc, to;
+	int copies = k == K_LAT ? b->lat_copies : b->copies;
+	double bestv = 0, v, cpu, *vals, *cpus;
+
+	/* SM methods need peer access both ways (the bidirectional run uses both). */
+	p2p = p2p && (i == j || (b->r.peer_on[i][j] && b->r.peer_on[j][i]));
+	nc = candidates(b, k, p2p, i == j, cand);
+	calibrate = nc > 1;
+	if (nc < 0)
+		nc = -nc;
+	/* Warm-up (first use of a buffer pair, lazy mappings, clocks). */
+	for (int c = 0; c < nc; c++) {
+		rc = run_once(b, k, cand[c], i, j, 1, &v, &cpu, &to);
+		if (rc < 0)
+			return -1;
+		if (rc == 0)
+			break;
+	}
+	for (int c = 0; c < nc; c++) {
+		rc = run_once(b, k, cand[c], i, j, k == K_LAT ? copies : 1, &v, &cpu, &to);
+		if (rc < 0)
+			return -1;
+		if (rc > 0)
+			continue;
+		if (calibrate)
+			cell->cal[cand[c]] = v;
+		if (best < 0 || (k == K_LAT ? v < bestv : v > bestv)) {
+			best = cand[c];
+			bestv = v;
+		}
+		if (!calibrate)
+			break;
+	}
+	if (best < 0) {
+		snprintf(b->errmsg, sizeof(b->errmsg), "no copy method works for %d->%d", i, j);
+		return -1;
+	}
+	vals = calloc(b->reps, sizeof(*vals));
+	cpus = calloc(b->reps, sizeof(*cpus));
+	if (!vals || !cpus) {
+		free(vals);
+		free(cpus);
+		snprintf(b->errmsg, sizeof(b->errmsg), "out of memory");
+		return -1;
+	}
+	cell->timeouts = 0;
+	for (int rep = 0; rep < b->reps; rep++) {
+		rc = run_once(b, k, best, i, j, copies, &vals[rep], &cpus[rep], &to);
+		if (rc) {
+			free(vals);
+			free(cpus);
+			return -1;
+		}
+		cell->timeouts += to;
+	}
+	cell->present = 1;
+	cell->method = best;
+	stats_compute(vals, b->reps, &cell->st);
+	if (cpucell) {
+		cpucell->present = 1;
+		cpucell->method = best;
+		stats_compute(cpus, b->reps, &cpucell->st);
+	}
+	free(vals);
+	free(cpus);
+	return 0;
+}
+
+static int want_cell(const struct bench *b, int i, int j)
+{
+	if (!b->r.g[i].used || !b->r.g[j].used)
+		return 0;
+	return i == j || b->sel[i][j];
+}
+
+static int run_phase(struct bench *b, int p2p)
+{
+	static const char *const what[3] = { "unidirectional", "bidirectional", "latency" };
+	int n = b->r.n;
+
+	for (int k = K_UNI; k <= K_LAT; k++) {
+		int mi = k == K_UNI ? MX_UNI_OFF : k == K_BI ? MX_BI_OFF : MX_LAT_OFF;
+		struct matrix *m = &b->mx[mi + (p2p ? 1 : 0)];
+		struct matrix *cm = k == K_LAT ? &b->mx[p2p ? MX_CPU_ON : MX_CPU_OFF] : NULL;
+		char label[64];
+
+		snprintf(label, sizeof(label), "%s P2P=%s", what[k], p2p ? "on" : "off");
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j < n; j++) {
+				if (!want_cell(b, i, j))
+					continue;
+				progress(b, label, i, j);
+				if (measure_cell(b, k, p2p, i, j, &m->c[i * n + j],
+						 cm ? &cm->c[i * n + j] : NULL))
+					return -1;
+				b->done++;
+			}
+	}
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: p2pctl bench [--size BYTES] [--reps N] [--pairs I-J,...] [--json]\n"
+		"                    [--plot FILE.svg] [--plot-matrix KEY] [--no-p2p-off]\n"
+		"                    [--method auto|ce|ce-pull|ce-split|ce-multi|sm-write|sm-read|sm-split|staged]\n"
+		"                    [--copies N] [--lat-copies N]\n"
+		"  --size BYTES     bytes per transfer (default 160000000, the sample's 40M ints;\n"
+		"                   suffixes k, M, G = KiB, MiB, GiB; kB, MB, GB decimal)\n"
+		"  --reps N         timed runs per cell; median and spread over them (default 5)\n"
+		"  --copies N       transfers per timed run (default 5, as the sample)\n"
+		"  --lat-copies N   16-byte transfers per latency run (default 100, as the sample)\n"
+		"  --pairs LIST     only these GPU pairs (and their GPUs' diagonal cells)\n"
+		"  --method M       one copy method for every cell instead of the fastest (auto)\n"
+		"  --no-p2p-off     skip the P2P=Disabled matrices\n"
+		"  --json           JSON on stdout instead of the text matrices\n"
+		"  --plot FILE      write an SVG heatmap of one matrix (default uni_p2p_on)\n"
+		"exit status: 0 ok, 1 CUDA error, 2 usage, 3 no driver or no GPU\n");
+}
+
+static int env_int(const char *name, int def)
+{
+	const char *s = getenv(name);
+
+	return s && *s ? atoi(s) : def;
+}
+
+static void print_text(struct bench *b)
+{
+	FILE *f = b->out;
+	int n = b->r.n;
+
+	fprintf(f, "[p2pctl bench: P2P (Peer-to-Peer) GPU Bandwidth Latency Test]\n");
+	for (int i = 0; i < n; i++)
+		fprintf(f, "Device: %d, %s, pciBusID: %s%s\n", i, b->r.g[i].name, b->r.g[i].busid,
+			b->r.g[i].used ? "" : " (not measured)");
+	fprintf(f, "P2P Connectivity Matrix\n     D\\D");
+	for (int j = 0; j < n; j++)
+		fprintf(f, "%6d", j);
+	fputc('\n', f);
+	for (int i = 0; i < n; i++) {
+		fprintf(f, "%6d\t", i);
+		for (int j = 0; j < n; j++)
+			fprintf(f, "%6d", i == j ? 1 : b->r.can_peer[i][j]);
+		fputc('\n', f);
+	}
+	fprintf(f, "size %llu bytes x %d copies per run, %d runs per cell (median shown); "
+		"latency: 16 bytes x %d\n\n", (unsigned long long)b->size, b->copies, b->reps,
+		b->lat_copies);
+	static const int order[] = { MX_UNI_OFF, MX_UNI_ON, MX_BI_OFF, MX_BI_ON,
+				     MX_LAT_OFF, MX_CPU_OFF, MX_LAT_ON, MX_CPU_ON };
+	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
+		const struct matrix *m = &b->mx[order[k]];
+		int any = 0;
+
+		for (int c = 0; c < n * n; c++)
+			any |= m->c[c].present;
+		if (any)
+			matrix_print(f, m, method_names);
+	}
+}
+
+static json_object *devices_json(const struct rig *r)
+{
+	json_object *a = json_object_new_array();
+
+	for (int i = 0; i < r->n; i++) {
+		json_object *d = json_object_new_object();
+		char cc[16];
+
+		snprintf(cc, sizeof(cc), "%d.%d", r->g[i].cc_major, r->g[i].cc_minor);
+		json_object_object_add(d, "index", json_object_new_int(i));
+		json_object_object_add(d, "name", json_object_new_string(r->g[i].name));
+		json_object_object_add(d, "pci_bus_id", json_object_new_string(r->g[i].busid));
+		json_object_object_add(d, "sm_count", json_object_new_int(r->g[i].sms));
+		json_object_object_add(d, "compute_capability", json_object_new_string(cc));
+		json_object_object_add(d, "measured", json_object_new_boolean(r->g[i].used));
+		json_object_array_add(a, d);
+	}
+	return a;
+}
+
+json_object *cuda_devices_json(const struct rig *r)
+{
+	return devices_json(r);
+}
+
+json_object *cuda_peer_json(const struct rig *r)
+{
+	json_object *a = json_object_new_array();
+
+	for (int i = 0; i < r->n; i++) {
+		json_object *row = json_object_new_array();
+
+		for (int j = 0; j < r->n; j++)
+			json_object_array_add(row, i == j ? NULL :
+					      json_object_new_boolean(r->can_peer[i][j]));
+		json_object_array_add(a, row);
+	}
+	return a;
+}
+
+int bench_main(int argc, char **argv, FILE *out, FILE *err)
+{
+	static const struct option lo[] = {
+		{ "size", required_argument, NULL, 's' },
+		{ "reps", required_argument, NULL, 'r' },
+		{ "copies", required_argument, NULL, 'c' },
+		{ "lat-copies", required_argument, NULL, 'l' },
+		{ "pairs", required_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "plot", required_argument, NULL, 'P' },
+		{ "plot-matrix", required_argument, NULL, 'M' },
+		{ "no-p2p-off", no_argument, NULL, 'n' },
+		{ "method", required_argument, NULL, 'm' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct bench *b;
+	const char *pairs = NULL, *plot = NULL, *plotkey = "uni_p2p_on";
+	char emsg[512];
+	int use[P2P_MAX_GPUS] = { 0 }, rc = P2P_EXIT_OK, opt;
+	double t0 = now_s();
+
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return P2P_EXIT_FAIL;
+	b->mx = calloc(MX_COUNT, sizeof(*b->mx));
+	if (!b->mx) {
+		free(b);
+		return P2P_EXIT_FAIL;
+	}
+	b->out = out;
+	b->err = err;
+	b->size = 160000000;
+	b->copies = 5;
+	b->reps = 5;
+	b->lat_copies = 100;
+	b->forced = -1;
+	b->do_off = 1;
+	optind = 0;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			if (parse_size(optarg, &b->size)) {
+				fprintf(err, "bench: bad --size '%s'\n", optarg);
+				rc = P2P_EXIT_USAGE;
+			}
+			break;
+		case 'r': case 'c': case 'l': {
+			char *e;
+			long v = strtol(optarg, &e, 10);
+
+			if (*e || v < 1 || v > 100000) {
+				fprintf(err, "bench: bad count '%s'\n", optarg);
+				rc = P2P_EXIT_USAGE;
+			} else if (opt == 'r') {
+				b->reps = (int)v;
+			} else if (opt == 'c') {
+				b->copies = (int)v;
+			} else {
+				b->lat_copies = (int)v;
+			}
+			break;
+		}
+		case 'p': pairs = optarg; break;
+		case 'j': b->json = 1; break;
+		case 'P': plot = optarg; break;
+		case 'M': plotkey = optarg; break;
+		case 'n': b->do_off = 0; break;
+		case 'm':
+			if (strcmp(optarg, "auto")) {
+				b->forced = method_parse(optarg);
+				if (b->forced < 0) {
+					fprintf(err, "bench: unknown --method '%s'\n", optarg);
+					rc = P2P_EXIT_USAGE;
+				}
+			}
+			break;
+		case 'h':
+			usage(out);
+			goto done;
+		default:
+			fprintf(err, "bench: bad option '%s'\n", argv[optind - 1]);
+			rc = P2P_EXIT_USAGE;
+		}
+	}
+	if (!rc && optind < argc) {
+		fprintf(err, "bench: unexpected argument '%s'\n", argv[optind]);
+		rc = P2P_EXIT_USAGE;
+	}
+	if (!rc && parse_pairs(pairs, b->sel, emsg, sizeof(emsg))) {
+		fprintf(err, "bench: %s\n", emsg);
+		rc = P2P_EXIT_USAGE;
+	}
+	if (!rc) {
+		int ok = 0;
+
+		for (int k = 0; k < MX_COUNT; k++)
+			ok |= !strcmp(plotkey, mx_info[k].key);
+		if (!ok) {
+			fprintf(err, "bench: unknown --plot-matrix '%s'\n", plotkey);
+			rc = P2P_EXIT_USAGE;
+		}
+	}
+	if (rc) {
+		usage(err);
+		goto done;
+	}
+	b->sm.threads = env_int("P2PCTL_SM_THREADS", 512);
+	b->sm.blocks_per_sm = env_int("P2PCTL_SM_BLOCKS_PER_SM", 4);
+	b->slot = (size_t)env_int("P2PCTL_STAGE_SLOT", 8 << 20);
+	b->tty = isatty(fileno(err));
+	b->notes = json_object_new_array();
+
+	rc = cu_open(emsg, sizeof(emsg));
+	if (rc) {
+		fprintf(err, "bench: %s\n", emsg);
+		goto done;
+	}
+	{
+		int n;
+
+		rc = rig_count(&n, emsg, sizeof(emsg));
+		if (rc) {
+			fprintf(err, "bench: %s\n", emsg);
+			goto close;
+		}
+		if (pairs) {
+			for (int i = 0; i < P2P_MAX_GPUS; i++)
+				for (int j = 0; j < P2P_MAX_GPUS; j++)
+					if (b->sel[i][j] && (i >= n || j >= n)) {
+						fprintf(err, "bench: no GPU %d (%d found)\n",
+							i >= n ? i : j, n);
+						rc = P2P_EXIT_NODEV;
+						goto close;
+					}
+			for (int i = 0; i < n; i++)
+				for (int j = 0; j < n; j++)
+					if (b->sel[i][j])
+						use[i] = use[j] = 1;
+		} else {
+			for (int i = 0; i < n; i++)
+				use[i] = 1;
+		}
+	}
+	rc = rig_open(&b->r, use, b->size, 1, emsg, sizeof(emsg));
+	if (rc) {
+		fprintf(err, "bench: %s\n", emsg);
+		goto close;
+	}
+	b->init_s = now_s() - t0;
+	if (b->r.jitlog[0]) {
+		fprintf(err, "bench: SM copy kernels unavailable, copy engines only:\n%s\n", b->r.jitlog);
+		note(b, "SM copy kernels unavailable: %s", b->r.jitlog);
+	}
+	for (int k = 0; k < MX_COUNT; k++)
+		matrix_init(&b->mx[k], mx_info[k].key, mx_info[k].title, mx_info[k].unit, b->r.n);
+	for (int i = 0; i < b->r.n; i++)
+		for (int j = 0; j < b->r.n; j++)
+			b->total += want_cell(b, i, j) ? 3 * (b->do_off ? 2 : 1) : 0;
+	if (b->do_off) {
+		size_t slot = b->slot < b->size ? b->slot : b->size;
+
+		if (rig_ring_alloc(&b->r, slot ? slot : 16) != CUDA_SUCCESS)
+			note(b, "no pinned staging memory: %s", "method 'staged' skipped");
+		if (run_phase(b, 0)) {
+			rc = P2P_EXIT_FAIL;
+			goto report;
+		}
+	}
+	for (int i = 0; i < b->r.n; i++)
+		for (int j = 0; j < b->r.n; j++) {
+			CUresult cr;
+
+			if (i == j || !b->sel[i][j] || !want_cell(b, i, j))
+				continue;
+			if (!b->r.can_peer[i][j]) {
+				char pair[32];
+
+				snprintf(pair, sizeof(pair), "%d->%d", i, j);
+				note(b, "no peer access %s: P2P=Enabled cells use the driver's fallback", pair);
+				continue;
+			}
+			cr = rig_peer(&b->r, i, j, 1);
+			if (cr != CUDA_SUCCESS) {
+				snprintf(b->errmsg, sizeof(b->errmsg),
+					 "cuCtxEnablePeerAccess %d->%d: %s", i, j, cu_errstr(cr));
+				rc = P2P_EXIT_FAIL;
+				goto report;
+			}
+		}
+	if (run_phase(b, 1))
+		rc = P2P_EXIT_FAIL;
+report:
+	if (b->tty)
+		fprintf(err, "\r%70s\r", "");
+	if (rc)
+		fprintf(err, "bench: %s\n", b->errmsg);
+	if (b->json) {
+		json_object *o = json_object_new_object(), *p = json_object_new_object();
+		json_object *ms = json_object_new_object();
+
+		json_object_object_add(o, "command", json_object_new_string("bench"));
+		json_object_object_add(o, "format", json_object_new_int(1));
+		json_object_object_add(o, "ok", json_object_new_boolean(rc == 0));
+		if (rc)
+			json_object_object_add(o, "error", json_object_new_string(b->errmsg));
+		json_object_object_add(o, "driver_version", json_object_new_int(b->r.driver_version));
+		json_object_object_add(o, "devices", devices_json(&b->r));
+		json_object_object_add(o, "p2p_access", cuda_peer_json(&b->r));
+		json_object_object_add(p, "size_bytes", json_object_new_int64((int64_t)b->size));
+		json_object_object_add(p, "copies_per_run", json_object_new_int(b->copies));
+		json_object_object_add(p, "reps", json_object_new_int(b->reps));
+		json_object_object_add(p, "latency_bytes", json_object_new_int(16));
+		json_object_object_add(p, "latency_copies", json_object_new_int(b->lat_copies));
+		json_object_object_add(p, "method", json_object_new_string(
+			b->forced < 0 ? "auto" : method_names[b->forced]));
+		json_object_object_add(p, "sm_threads", json_object_new_int(b->sm.threads));
+		json_object_object_add(p, "sm_blocks_per_sm", json_object_new_int(b->sm.blocks_per_sm));
+		json_object_object_add(p, "stage_slot_bytes", json_object_new_int64((int64_t)b->slot));
+		json_object_object_add(p, "p2p_off", json_object_new_boolean(b->do_off));
+		json_object_object_add(o, "params", p);
+		for (int k = 0; k < MX_COUNT; k++) {
+			int any = 0;
+
+			for (int c = 0; c < b->r.n * b->r.n; c++)
+				any |= b->mx[k].c[c].present;
+			if (any)
+				json_object_object_add(ms, mx_info[k].key,
+						       matrix_json(&b->mx[k], method_names, M_COUNT));
+		}
+		json_object_object_add(o, "matrices", ms);
+		json_object_object_add(o, "notes", json_object_get(b->notes));
+		json_object_object_add(o, "init_s", json_object_new_double(round(b->init_s * 1e4) / 1e4));
+		json_object_object_add(o, "wall_s", json_object_new_double(
+			round((now_s() - t0) * 1e4) / 1e4));
+		fprintf(out, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+								      JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(o);
+	} else if (!rc || b->done) {
+		print_text(b);
+		for (size_t k = 0; k < json_object_array_length(b->notes); k++)
+			fprintf(out, "note: %s\n",
+				json_object_get_string(json_object_array_get_idx(b->notes, k)));
+		fprintf(out, "wall time %.3f s\n", now_s() - t0);
+	}
+	if (plot && !rc) {
+		FILE *f = fopen(plot, "w");
+		const struct matrix *pm = NULL;
+		char sub[256];
+
+		for (int k = 0; k < MX_COUNT; k++)
+			if (!strcmp(plotkey, mx_info[k].key))
+				pm = &b->mx[k];
+		snprintf(sub, sizeof(sub), "p2pctl bench, %s, %llu-byte transfers x %d, median of %d",
+			 b->r.n ? b->r.g[0].name : "", (unsigned long long)b->size, b->copies, b->reps);
+		if (!f || matrix_svg(f, pm, sub) || fclose(f)) {
+			fprintf(err, "bench: cannot write %s\n", plot);
+			rc = P2P_EXIT_FAIL;
+		}
+	}
+	rig_close(&b->r);
+close:
+	cu_close();
+done:
+	plan_free(&b->plan);
+	if (b->notes)
+		json_object_put(b->notes);
+	free(b->mx);
+	free(b);
+	return rc;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	return bench_main(argc, argv, stdout, stderr);
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef P2P_CUDA_KERNELS_H
+#define P2P_CUDA_KERNELS_H
+
+#include <stddef.h>
+#include "cu.h"
+
+/*
+ * Three kernels, JIT-compiled by the driver from embedded PTX (ISA 7.0,
+ * target sm_70: runs on Volta and every later GPU):
+ *   p2p_read (u64 dst, u64 src, u64 n16, u64 tail)
+ *       run on the destination GPU: loads from (peer) src, stores locally.
+ *   p2p_write(u64 dst, u64 src, u64 n16, u64 tail)
+ *       run on the source GPU: loads locally, stores to (peer) dst.
+ *     Both copy n16 16-byte units then `tail` (< 16) single bytes; a
+ *     grid-stride loop, four 16-byte loads in flight per thread.
+ *   p2p_delay(u64 flag, u64 timeout_clocks)
+ *       spins until *(u32 *)flag != 0 or timeout; on timeout it sets
+ *       ((u32 *)flag)[1] = 1 so the host can tell (cuda-samples' delay()).
+ */
+enum { K_READ, K_WRITE, K_DELAY, K_COUNT };
+extern const char *const kernel_names[K_COUNT];
+
+const char *kernels_ptx(void);
+/* Load the module into the current context; log gets the JIT error log. */
+CUresult kernels_load(CUmodule *mod, CUfunction fn[K_COUNT], char *log, size_t loglen);
+
+#endif

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef P2P_CUDA_RIG_H
+#define P2P_CUDA_RIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cu.h"
+#include "kernels.h"
+#include "opts.h"
+
+#define RIG_STREAMS 4		/* slot d (0, 1) is direction d; d + 2 its second stream */
+#define RIG_RING 4		/* host staging ring: slots per direction */
+
+struct gpu {
+	int ord;
+	int used;
+	CUdevice dev;
+	CUcontext ctx;
+	char name[128];
+	char busid[32];
+	int sms, cc_major, cc_minor;
+	CUmodule mod;
+	CUfunction fn[K_COUNT];
+	int kernels_ok;
+	CUstream s[RIG_STREAMS];
+	CUevent ev_start, ev_stop;
+	CUevent ev_aux[RIG_STREAMS];
+	CUevent ev_fill[2][RIG_RING];	/* recorded when this GPU is the source */
+	CUevent ev_free[2][RIG_RING];	/* recorded when this GPU is the destination */
+	CUdeviceptr src, dst;			/* bufsize bytes each */
+	CUresult err;
+	char errmsg[256];
+};
+
+struct rig {
+	int n;				/* GPUs in the system */
+	int driver_version;
+	size_t bufsize;
+	struct gpu g[P2P_MAX_GPUS];
+	int can_peer[P2P_MAX_GPUS][P2P_MAX_GPUS];
+	int peer_on[P2P_MAX_GPUS][P2P_MAX_GPUS];
+	volatile uint32_t *flag;	/* [0] release, [1] delay timed out */
+	CUdeviceptr flag_dev;
+	void *ring[2];	/* pinned staging buffers, RIG_RING slots each */
+	size_t ring_slot;
+	char jitlog[2048];
+};
+
+/*
+ * cu_open() must have succeeded. Query every GPU; for those with use[i]
+ * set: retain the primary context, load the kernels (failure there is not
+ * fatal: kernels_ok = 0 and jitlog says why), create streams and events,
+ * allocate src/dst of bufsize bytes (src filled with 0x5a5a5a5a when fill).
+ * GPUs are set up in parallel, one thread each. 0, or an exit code + err.
+ */
+int rig_open(struct rig *r, const int *use, size_t bufsize, int fill, char *err, size_t errlen);
+/* Count GPUs only (after cu_open). */
+int rig_count(int *n, char *err, size_t errlen);
+void rig_close(struct rig *r);
+/* Enable (on=1) or disable peer access from GPU a's context to b's. */
+CUresult rig_peer(struct rig *r, int a, int b, int on);
+/* Pinned host staging ring (RIG_STREAMS x RIG_RING x slot bytes). */
+CUresult rig_ring_alloc(struct rig *r, size_t slot);
+CUresult rig_cur(struct rig *r, int g);
+
+#endif
