@@ -182,17 +182,12 @@ static NvBool wrap_is_supported(struct OBJGPU *g0, struct KernelBus *b0,
 static NV_STATUS wrap_create(struct OBJGPU *g0, struct KernelBus *b0,
 			     struct OBJGPU *g1, struct KernelBus *b1, NvU32 attributes)
 {
-	NvU64 base = 0, size = 0;
 	NV_STATUS st;
 
 	wrapper_enter();
 	st = nv.create(g0, b0, g1, b1, attributes);
-	if (st == NV_OK) {
-		/* For the event only: where GPU1's BAR1 appears to GPU0. */
-		if (nv.dma_info(g0, g1, b1, &base, &size) != NV_OK)
-			base = size = 0;
-		p2ps_ledger_pair_get(g0, g1, base, size);
-	}
+	if (st == NV_OK)
+		p2ps_ledger_pair_get(g0, b0, g1, b1);
 	wrapper_exit();
 	return st;
 }
@@ -241,23 +236,8 @@ bool p2ps_route_bar1(struct pt_regs *regs)
 	       NV_P2PAPI_CONNECTION_TYPE_PCIE_BAR1;
 }
 
-/*
- * Registry defaults.  GeForce PCIe caps come back NOT_SUPPORTED from GSP
- * unless ForceP2P overrides them, and the caps check takes the BAR1 route
- * only with RMPcieP2PType BAR1 (590+ accept nothing else).  0x211: reads
- * and writes on, atomics left to the driver (0x11 would disable them).
- * RMForceStaticBar1 is left alone: forcing it fails GPU initialisation
- * when BAR1 is smaller than VRAM, and 580+ enables it when it fits.
- */
-struct registry_default {
-	const char *key;
-	NvU32 value;
-};
-
-static const struct registry_default registry_defaults[] = {
-	{ "ForceP2P", 0x211 },
-	{ "RMPcieP2PType", 1 },
-};
+/* The profile whose registry defaults apply, bound at arming. */
+static const struct p2ps_profile *bound_profile;
 
 struct registry_call {
 	struct OBJGPU *gpu;
@@ -267,18 +247,17 @@ struct registry_call {
 
 static void registry_return(struct registry_call *c, struct pt_regs *regs)
 {
-	const struct registry_default *d = NULL;
+	const struct p2ps_registry_default *d = NULL, *r;
 	unsigned long flags;
 	struct p2ps_gpu *g;
 	bool injected = false;
 	u32 instance;
-	int i;
 
 	if (!c->gpu || !c->key || !c->data)
 		return;
-	for (i = 0; i < ARRAY_SIZE(registry_defaults); i++)
-		if (!strcmp(c->key, registry_defaults[i].key))
-			d = &registry_defaults[i];
+	for (r = bound_profile ? bound_profile->registry : NULL; r && r->key; r++)
+		if (!strcmp(c->key, r->key))
+			d = r;
 	if (!d)
 		return;
 	if (regs_return_value(regs) != NV_OK && READ_ONCE(use_registry_defaults)) {
@@ -313,6 +292,9 @@ struct caps_call {
 	u32 *connectivity;
 };
 
+static_assert(sizeof(struct registry_call) <= P2PS_RET_DATA_SIZE);
+static_assert(sizeof(struct caps_call) <= P2PS_RET_DATA_SIZE);
+
 static void caps_return(struct caps_call *c, struct pt_regs *regs)
 {
 	if (regs_return_value(regs) != NV_OK || !c->connectivity || !c->read || !c->write)
@@ -328,57 +310,49 @@ static void caps_return(struct caps_call *c, struct pt_regs *regs)
 	*c->connectivity = P2P_CONNECTIVITY_UNKNOWN;
 }
 
-static struct p2ps_hook *krp_hook(struct kretprobe_instance *ri)
+void p2ps_registry_entry(void *data, struct pt_regs *regs)
 {
-	return container_of(get_kretprobe(ri), struct p2ps_hook, krp);
+	struct registry_call *c = data;
+
+	c->gpu = (struct OBJGPU *)regs_get_kernel_argument(regs, 0);
+	c->key = (const char *)regs_get_kernel_argument(regs, 1);
+	c->data = (NvU32 *)regs_get_kernel_argument(regs, 2);
 }
 
-size_t p2ps_bar1_ret_data_size(enum p2ps_action action)
+void p2ps_registry_return(void *data, struct pt_regs *regs)
 {
-	return action == P2PS_ACT_CAPS_GUARD ? sizeof(struct caps_call) :
-					       sizeof(struct registry_call);
+	registry_return(data, regs);
 }
 
-int p2ps_bar1_ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+void p2ps_caps_entry(void *data, struct pt_regs *regs)
 {
-	struct p2ps_hook *h = krp_hook(ri);
+	struct caps_call *c = data;
 
-	atomic64_inc(&h->hits);
-	if (h->desc->action == P2PS_ACT_CAPS_GUARD) {
-		struct caps_call *c = (struct caps_call *)ri->data;
-
-		c->mask = regs_get_kernel_argument(regs, 0);
-		c->write = (u8 *)regs_get_kernel_argument(regs, 1);
-		c->read = (u8 *)regs_get_kernel_argument(regs, 2);
-		c->atomics = (u8 *)regs_get_kernel_argument(regs, 3);
-		c->connectivity = (u32 *)regs_get_kernel_argument(regs, 4);
-	} else {
-		struct registry_call *c = (struct registry_call *)ri->data;
-
-		c->gpu = (struct OBJGPU *)regs_get_kernel_argument(regs, 0);
-		c->key = (const char *)regs_get_kernel_argument(regs, 1);
-		c->data = (NvU32 *)regs_get_kernel_argument(regs, 2);
-	}
-	return 0;
+	c->mask = regs_get_kernel_argument(regs, 0);
+	c->write = (u8 *)regs_get_kernel_argument(regs, 1);
+	c->read = (u8 *)regs_get_kernel_argument(regs, 2);
+	c->atomics = (u8 *)regs_get_kernel_argument(regs, 3);
+	c->connectivity = (u32 *)regs_get_kernel_argument(regs, 4);
 }
 
-int p2ps_bar1_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+void p2ps_caps_return(void *data, struct pt_regs *regs)
 {
-	struct p2ps_hook *h = krp_hook(ri);
+	caps_return(data, regs);
+}
 
-	if (h->desc->action == P2PS_ACT_CAPS_GUARD)
-		caps_return((struct caps_call *)ri->data, regs);
-	else
-		registry_return((struct registry_call *)ri->data, regs);
-	return 0;
+/* The driver's own BAR1 DMA info, for the ledger and the UVM fix. */
+NV_STATUS p2ps_bar1_dma_info(struct OBJGPU *src, struct OBJGPU *peer,
+			     struct KernelBus *peer_bus, NvU64 *base, NvU64 *size)
+{
+	return nv.dma_info ? nv.dma_info(src, peer, peer_bus, base, size) : NV_ERR_NOT_SUPPORTED;
 }
 
 /*
  * Point the wrappers at the driver's functions and the hooks at the
  * wrappers, and take note of the GPUs already initialised.
  */
-int p2ps_bar1_bind(struct module *mod, struct p2ps_hook *hooks, unsigned int n,
-		   struct p2ps_arm_error *err)
+int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
+		   struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err)
 {
 	static const struct {
 		enum p2ps_action action;
@@ -396,6 +370,7 @@ int p2ps_bar1_bind(struct module *mod, struct p2ps_hook *hooks, unsigned int n,
 	unsigned int i, j;
 
 	memset(&nv, 0, sizeof(nv));
+	bound_profile = profile;
 	for (i = 0; i < n; i++)
 		for (j = 0; j < ARRAY_SIZE(wrappers); j++)
 			if (hooks[i].desc->action == wrappers[j].action) {

@@ -10,6 +10,8 @@
  *    post_handler so that it is never jump-optimised (an optimised probe
  *    ignores a changed instruction pointer).  Where the target's entry is
  *    an ftrace site the kprobe sits on ftrace, which allows the same.
+ *  - argument rewrite: a kprobe at the target's entry that may change
+ *    argument registers before the target runs (no optimisation either).
  *  - return override: a kretprobe whose handlers look at the arguments on
  *    entry and may change the return value (and out-parameters) on return.
  *  - count: a kprobe that only counts, for dry runs.
@@ -44,6 +46,65 @@ static void redirect_post(struct kprobe *kp, struct pt_regs *regs, unsigned long
 {
 }
 
+static int arg_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct p2ps_hook *h = kp_hook(kp);
+
+	atomic64_inc(&h->hits);
+	if (h->desc->action == P2PS_ACT_UVM_ENCODE)
+		p2ps_uvm_encode(regs);
+	return 0;
+}
+
+static struct p2ps_hook *krp_hook(struct kretprobe_instance *ri)
+{
+	return container_of(get_kretprobe(ri), struct p2ps_hook, krp);
+}
+
+static int ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct p2ps_hook *h = krp_hook(ri);
+
+	atomic64_inc(&h->hits);
+	switch (h->desc->action) {
+	case P2PS_ACT_REGISTRY_DEFAULTS:
+		p2ps_registry_entry(ri->data, regs);
+		break;
+	case P2PS_ACT_CAPS_GUARD:
+		p2ps_caps_entry(ri->data, regs);
+		break;
+	case P2PS_ACT_UVM_SCOPE:
+		p2ps_uvm_scope_entry(ri->data, regs);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static int ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct p2ps_hook *h = krp_hook(ri);
+
+	switch (h->desc->action) {
+	case P2PS_ACT_REGISTRY_DEFAULTS:
+		p2ps_registry_return(ri->data, regs);
+		break;
+	case P2PS_ACT_CAPS_GUARD:
+		p2ps_caps_return(ri->data, regs);
+		break;
+	case P2PS_ACT_UVM_SCOPE:
+		p2ps_uvm_scope_return(ri->data, regs);
+		break;
+	case P2PS_ACT_UVM_APERTURE:
+		p2ps_uvm_aperture_return(ri->data, regs);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
 static int count_pre(struct kprobe *kp, struct pt_regs *regs)
 {
 	atomic64_inc(&kp_hook(kp)->hits);
@@ -62,11 +123,17 @@ static int install_one(struct p2ps_hook *h, bool dry_run)
 		h->kp.post_handler = redirect_post;
 		ret = register_kprobe(&h->kp);
 		break;
+	case P2PS_HOOK_ARG:
+		h->kp.addr = (kprobe_opcode_t *)h->addr;
+		h->kp.pre_handler = arg_pre;
+		h->kp.post_handler = redirect_post;
+		ret = register_kprobe(&h->kp);
+		break;
 	case P2PS_HOOK_RETURN:
 		h->krp.kp.addr = (kprobe_opcode_t *)h->addr;
-		h->krp.entry_handler = p2ps_bar1_ret_entry;
-		h->krp.handler = p2ps_bar1_ret;
-		h->krp.data_size = p2ps_bar1_ret_data_size(h->desc->action);
+		h->krp.entry_handler = ret_entry;
+		h->krp.handler = ret_handler;
+		h->krp.data_size = P2PS_RET_DATA_SIZE;
 		/* A missed instance would skip a registry default: be generous. */
 		h->krp.maxactive = 64;
 		ret = register_kretprobe(&h->krp);

@@ -23,6 +23,7 @@ struct ledger_entry {
 	enum p2ps_conn_type conn;
 	struct OBJGPU *gpu0, *gpu1;
 	void *key;			/* BAR1_WINDOW: the driver's mapping info */
+	u64 base10;			/* PCIE_BAR1: GPU0's BAR1 as GPU1 reaches it */
 	struct p2ps_mapping_event ev;	/* what status and events report */
 };
 
@@ -77,19 +78,38 @@ static struct ledger_entry *new_entry(enum p2ps_conn_type conn, struct OBJGPU *g
 	return e;
 }
 
-void p2ps_ledger_pair_get(struct OBJGPU *g0, struct OBJGPU *g1, u64 dma_base, u64 dma_size)
+/* Where @peer's static BAR1 appears to @src; U64_MAX if unknown. */
+static u64 bar1_base(struct OBJGPU *src, struct OBJGPU *peer, struct KernelBus *peer_bus,
+		     u64 *size)
+{
+	NvU64 base, sz;
+
+	if (p2ps_bar1_dma_info(src, peer, peer_bus, &base, &sz) != NV_OK || !sz)
+		return U64_MAX;
+	if (size)
+		*size = sz;
+	return base;
+}
+
+void p2ps_ledger_pair_get(struct OBJGPU *g0, struct KernelBus *b0,
+			  struct OBJGPU *g1, struct KernelBus *b1)
 {
 	struct ledger_entry *e, *fresh = new_entry(P2PS_CONN_PCIE_BAR1, g0, g1);
 	struct p2ps_mapping_event ev = { .conn = P2PS_CONN_PCIE_BAR1 };
 	unsigned long flags;
+	u64 size = 0;
 
+	/* Asked before taking the lock: these call into the driver. */
+	if (fresh) {
+		fresh->ev.dma_base = bar1_base(g0, g1, b1, &size);
+		fresh->ev.dma_size = size;
+		fresh->base10 = bar1_base(g1, g0, b0, NULL);
+	}
 	spin_lock_irqsave(&ledger_lock, flags);
 	e = find_pair(g0, g1);
 	if (!e && fresh) {
 		e = fresh;
 		fresh = NULL;
-		e->ev.dma_base = dma_base;
-		e->ev.dma_size = dma_size;
 		list_add_tail(&e->node, &entries);
 	}
 	if (e) {
@@ -171,6 +191,20 @@ void p2ps_ledger_dma_put(struct CLI_DMA_MAPPING_INFO *info)
 	ev.count = 0;
 	kfree(e);
 	p2ps_event_mapping(P2PS_EV_MAPPING_REMOVED, &ev);
+}
+
+/* The BAR1 DMA base at which @mapper reaches @owner's VRAM, if they are a pair. */
+bool p2ps_ledger_bar1_base(struct OBJGPU *mapper, struct OBJGPU *owner, u64 *base)
+{
+	struct ledger_entry *e;
+	unsigned long flags;
+
+	spin_lock_irqsave(&ledger_lock, flags);
+	e = find_pair(mapper, owner);
+	if (e)
+		*base = e->gpu0 == mapper ? e->ev.dma_base : e->base10;
+	spin_unlock_irqrestore(&ledger_lock, flags);
+	return e && *base != U64_MAX;
 }
 
 unsigned int p2ps_ledger_live(void)

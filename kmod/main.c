@@ -85,9 +85,11 @@ static int arm(struct module *mod, struct p2ps_arm_error *err)
 	if (!profile && (shim.flags & P2PS_ENABLE_FORCE))
 		profile = p2ps_profile_newest();
 	if (!profile) {
+		const char *why = p2ps_unsupported_reason(mod->version);
+
 		p2ps_supported_versions(supported, sizeof(supported));
-		p2ps_fail(err, "", "nvidia %s has no profile (supported: %s); force to try the newest",
-			  mod->version, supported);
+		p2ps_fail(err, "", "nvidia %s has no profile (supported: %s)%s%s", mod->version,
+			  supported, why ? ": " : "; force to try the newest", why ?: "");
 		return -EOPNOTSUPP;
 	}
 
@@ -105,7 +107,8 @@ static int arm(struct module *mod, struct p2ps_arm_error *err)
 	ret = p2ps_resolve(mod, profile, shim.hooks, err);
 	if (ret)
 		goto failed;
-	if (p2ps_bar1_bind(mod, shim.hooks, shim.nr_hooks, err)) {
+	p2ps_uvm_reset();
+	if (p2ps_bar1_bind(mod, profile, shim.hooks, shim.nr_hooks, err)) {
 		ret = -ENOENT;
 		goto failed;
 	}
@@ -135,6 +138,7 @@ static void disarm(void)
 		return;
 	p2ps_hooks_remove(shim.hooks, shim.nr_hooks);
 	p2ps_bar1_unbind();
+	p2ps_uvm_reset();
 }
 
 static void snapshot_locked(struct p2ps_status_snapshot *snap)

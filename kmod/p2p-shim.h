@@ -23,6 +23,11 @@
 #include <p2p-shim/profile.h>
 #include <p2p-shim/uapi.h>
 
+/* The hooks know the x86-64 calling convention; so does the driver. */
+#ifndef CONFIG_X86_64
+#error "p2p-shim supports x86-64 only, like NVIDIA's open driver it hooks"
+#endif
+
 /* The driver's own types, as far as the hooks need them. */
 typedef u32 NV_STATUS;
 typedef u32 NvU32;
@@ -30,6 +35,10 @@ typedef u64 NvU64;
 typedef u8 NvBool;
 #define NV_OK			0x00000000
 #define NV_ERR_NOT_SUPPORTED	0x00000056
+
+/* GMMU_APERTURE (gmmu_fmt.h) */
+#define GMMU_APERTURE_PEER		2
+#define GMMU_APERTURE_SYS_NONCOH	3
 
 struct OBJGPU;
 struct KernelBus;
@@ -120,18 +129,32 @@ void p2ps_hooks_remove(struct p2ps_hook *hooks, unsigned int n);
 int p2ps_redirect_pre(struct kprobe *kp, struct pt_regs *regs);
 
 /* bar1.c */
-int p2ps_bar1_bind(struct module *mod, struct p2ps_hook *hooks, unsigned int n,
-		   struct p2ps_arm_error *err);
+int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
+		   struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err);
 void p2ps_bar1_unbind(void);
 u32 p2ps_bar1_stale_gpus(void);
 bool p2ps_route_bar1(struct pt_regs *regs);
-int p2ps_bar1_ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs);
-int p2ps_bar1_ret(struct kretprobe_instance *ri, struct pt_regs *regs);
-size_t p2ps_bar1_ret_data_size(enum p2ps_action action);
 u32 p2ps_gpu_instance(struct OBJGPU *gpu);
+NV_STATUS p2ps_bar1_dma_info(struct OBJGPU *src, struct OBJGPU *peer,
+			     struct KernelBus *peer_bus, NvU64 *base, NvU64 *size);
+/* Return-override handlers: entry saves the call in @data, return acts. */
+#define P2PS_RET_DATA_SIZE	48
+void p2ps_registry_entry(void *data, struct pt_regs *regs);
+void p2ps_registry_return(void *data, struct pt_regs *regs);
+void p2ps_caps_entry(void *data, struct pt_regs *regs);
+void p2ps_caps_return(void *data, struct pt_regs *regs);
+
+/* uvm.c: gen A's UVM external mapping fix */
+void p2ps_uvm_scope_entry(void *data, struct pt_regs *regs);
+void p2ps_uvm_scope_return(void *data, struct pt_regs *regs);
+void p2ps_uvm_aperture_return(void *data, struct pt_regs *regs);
+void p2ps_uvm_encode(struct pt_regs *regs);
+void p2ps_uvm_reset(void);
 
 /* ledger.c */
-void p2ps_ledger_pair_get(struct OBJGPU *g0, struct OBJGPU *g1, u64 dma_base, u64 dma_size);
+void p2ps_ledger_pair_get(struct OBJGPU *g0, struct KernelBus *b0,
+			  struct OBJGPU *g1, struct KernelBus *b1);
+bool p2ps_ledger_bar1_base(struct OBJGPU *mapper, struct OBJGPU *owner, u64 *base);
 void p2ps_ledger_pair_put(struct OBJGPU *g0, struct OBJGPU *g1);
 void p2ps_ledger_dma_get(struct CLI_DMA_MAPPING_INFO *info, struct OBJGPU *gpu,
 			 struct OBJGPU *peer);

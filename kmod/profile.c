@@ -40,73 +40,162 @@ static const struct p2ps_code ret_void =		/* return */
 }
 
 /*
+ * The BAR1 P2P HAL slots and the PCIE_BAR1 routing: the same in every
+ * generation served, 565 to 595 (docs/hooks.md has the evidence per tag).
+ */
+#define BAR1_P2P_HOOKS \
+	STUB_TO_GH100(kbusIsPcieBar1P2PMappingSupported, ret_false, P2PS_ACT_NOTE_STUB_GPUS, \
+		      "lets the caps check and BAR1 mapping see static BAR1 on both GPUs"), \
+	STUB_TO_GH100(kbusHasPcieBar1P2PMapping, ret_false, P2PS_ACT_NONE, \
+		      "makes peer mappings (RM and UVM) take the BAR1 path"), \
+	STUB_TO_GH100(kbusCreateP2PMappingForBar1P2P, ret_not_supported, P2PS_ACT_LEDGER_CREATE, \
+		      "creates the BAR1 P2P pair: refcounts and IOMMU mapping of the peer BAR1"), \
+	STUB_TO_GH100(kbusRemoveP2PMappingForBar1P2P, ret_not_supported, P2PS_ACT_LEDGER_REMOVE, \
+		      "tears the pair down; without it the IOMMU mappings leak"), \
+	STUB_TO_GH100(kbusGetBar1P2PDmaInfo, ret_not_supported, P2PS_ACT_NONE, \
+		      "gives the peer BAR1 DMA base that SYS_NONCOH peer PTEs point at"), \
+	STUB_TO_GH100(dmaAllocBar1P2PMapping, ret_not_supported, P2PS_ACT_LEDGER_DMA_MAP, \
+		      "maps peer memory into a GPU VA space through the peer's BAR1"), \
+	STUB_TO_GH100(dmaFreeBar1P2PMapping, ret_void, P2PS_ACT_LEDGER_DMA_UNMAP, \
+		      "releases that BAR1 window; the stub would leak it"), \
+	{ \
+		.target = "kbusCreateP2PMapping_GP100", \
+		.kind = P2PS_HOOK_REDIRECT, \
+		.dest = "kbusCreateP2PMapping_GH100", \
+		.action = P2PS_ACT_ROUTE_BAR1, \
+		.why = "routes connection type PCIE_BAR1 (only) to the BAR1 path on pre-Hopper chips", \
+	}, \
+	{ \
+		.target = "kbusRemoveP2PMapping_GP100", \
+		.kind = P2PS_HOOK_REDIRECT, \
+		.dest = "kbusRemoveP2PMapping_GH100", \
+		.action = P2PS_ACT_ROUTE_BAR1, \
+		.why = "routes PCIE_BAR1 teardown the same way", \
+	}, \
+	{ \
+		.target = "osReadRegistryDword", \
+		.kind = P2PS_HOOK_RETURN, \
+		.action = P2PS_ACT_REGISTRY_DEFAULTS, \
+		.why = "supplies the profile's registry keys where the user set none", \
+	}, \
+	{ \
+		.target = "p2pGetCapsStatus", \
+		.kind = P2PS_HOOK_RETURN, \
+		.action = P2PS_ACT_CAPS_GUARD, \
+		.why = "never lets the forced caps select the mailbox path GeForce chips lack", \
+	}
+
+/*
  * Gen B, 580.x to 595.x: the driver has the BAR1 P2P implementation (for
- * Hopper and Blackwell) and the UVM side already encodes BAR1 peers as
- * SYS_NONCOH; GeForce chips only lack the HAL slots and the routing.
+ * Hopper and Blackwell) and its UVM side encodes BAR1 peers as SYS_NONCOH;
+ * GeForce chips only lack the HAL slots and the routing.
  */
 static const struct p2ps_hook_desc gen_b_hooks[] = {
-	STUB_TO_GH100(kbusIsPcieBar1P2PMappingSupported, ret_false, P2PS_ACT_NOTE_STUB_GPUS,
-		      "lets the caps check and BAR1 mapping see static BAR1 on both GPUs"),
-	STUB_TO_GH100(kbusHasPcieBar1P2PMapping, ret_false, P2PS_ACT_NONE,
-		      "makes peer mappings (RM and UVM) take the BAR1 path"),
-	STUB_TO_GH100(kbusCreateP2PMappingForBar1P2P, ret_not_supported, P2PS_ACT_LEDGER_CREATE,
-		      "creates the BAR1 P2P pair: refcounts and IOMMU mapping of the peer BAR1"),
-	STUB_TO_GH100(kbusRemoveP2PMappingForBar1P2P, ret_not_supported, P2PS_ACT_LEDGER_REMOVE,
-		      "tears the pair down; without it the IOMMU mappings leak"),
-	STUB_TO_GH100(kbusGetBar1P2PDmaInfo, ret_not_supported, P2PS_ACT_NONE,
-		      "gives the peer BAR1 DMA base that SYS_NONCOH peer PTEs point at"),
-	STUB_TO_GH100(dmaAllocBar1P2PMapping, ret_not_supported, P2PS_ACT_LEDGER_DMA_MAP,
-		      "maps peer memory into a GPU VA space through the peer's BAR1"),
-	STUB_TO_GH100(dmaFreeBar1P2PMapping, ret_void, P2PS_ACT_LEDGER_DMA_UNMAP,
-		      "releases that BAR1 window; the stub would leak it"),
+	BAR1_P2P_HOOKS,
+};
+
+/*
+ * Gen A, 565.x to 575.x: the same, and the UVM external mapping code knows
+ * only the PEER aperture, which GeForce chips cannot use for BAR1 peers.
+ * Within a PTE build for a BAR1 pair (and only there), the aperture becomes
+ * SYS_NONCOH and the address the peer's BAR1 DMA base plus the offset.
+ */
+static const struct p2ps_hook_desc gen_a_hooks[] = {
+	BAR1_P2P_HOOKS,
 	{
-		.target = "kbusCreateP2PMapping_GP100",
-		.kind = P2PS_HOOK_REDIRECT,
-		.dest = "kbusCreateP2PMapping_GH100",
-		.action = P2PS_ACT_ROUTE_BAR1,
-		.why = "routes connection type PCIE_BAR1 (only) to the BAR1 path on pre-Hopper chips",
-	},
-	{
-		.target = "kbusRemoveP2PMapping_GP100",
-		.kind = P2PS_HOOK_REDIRECT,
-		.dest = "kbusRemoveP2PMapping_GH100",
-		.action = P2PS_ACT_ROUTE_BAR1,
-		.why = "routes PCIE_BAR1 teardown the same way",
-	},
-	{
-		.target = "osReadRegistryDword",
+		.target = "nvGpuOpsBuildExternalAllocPtes",
 		.kind = P2PS_HOOK_RETURN,
-		.action = P2PS_ACT_REGISTRY_DEFAULTS,
-		.why = "supplies ForceP2P and RMPcieP2PType where the user set neither",
+		.action = P2PS_ACT_UVM_SCOPE,
+		.why = "scopes the UVM fix to PTE builds for a BAR1 pair (mapping GPU, memory owner)",
 	},
 	{
-		.target = "p2pGetCapsStatus",
+		.target = "nvGpuOpsGetExternalAllocAperture",
 		.kind = P2PS_HOOK_RETURN,
-		.action = P2PS_ACT_CAPS_GUARD,
-		.why = "never lets the forced caps select the mailbox path GeForce chips lack",
+		.action = P2PS_ACT_UVM_APERTURE,
+		.why = "in scope: PEER becomes SYS_NONCOH, so the sysmem address field is used",
+	},
+	{
+		.target = "kgmmuEncodePhysAddrs_IMPL",
+		.kind = P2PS_HOOK_ARG,
+		.action = P2PS_ACT_UVM_ENCODE,
+		.why = "in scope: encodes the addresses as peer addresses at the peer's BAR1 DMA base",
 	},
 };
 
-static const char *const gen_b_calls[] = {
+static const char *const calls[] = {
+	"kbusGetBar1P2PDmaInfo_GH100",
 	"gpumgrGetGpuAttachInfo",
 	"gpumgrGetGpu",
 	NULL,
 };
 
+/*
+ * Registry keys: GeForce PCIe caps come back NOT_SUPPORTED from GSP unless
+ * ForceP2P overrides them (0x211: reads and writes on, atomics left to the
+ * driver; 0x11 would disable them).  The caps check takes the BAR1 route
+ * only for the P2P type its generation wants: RMForceP2PType=2 (BAR1P2P)
+ * in 565-570, RMPcieP2PType=1 (BAR1) from 575 (where RMForceP2PType=2
+ * means NVLink).  575 also needs static BAR1, off by default there;
+ * RMForceStaticBar1=2 (auto) turns it on only where BAR1 holds VRAM.
+ * Never 1 (force): it fails GPU initialisation when BAR1 is too small.
+ */
+static const struct p2ps_registry_default gen_a1_registry[] = {
+	{ "ForceP2P", 0x211 },
+	{ "RMForceP2PType", 2 },
+	{ NULL, 0 },
+};
+
+static const struct p2ps_registry_default gen_a2_registry[] = {
+	{ "ForceP2P", 0x211 },
+	{ "RMPcieP2PType", 1 },
+	{ "RMForceStaticBar1", 2 },
+	{ NULL, 0 },
+};
+
+static const struct p2ps_registry_default gen_b_registry[] = {
+	{ "ForceP2P", 0x211 },
+	{ "RMPcieP2PType", 1 },
+	{ NULL, 0 },
+};
+
+static const unsigned int gen_a1_majors[] = { 565, 570, 0 };
+static const unsigned int gen_a2_majors[] = { 575, 0 };
 static const unsigned int gen_b_majors[] = { 580, 590, 595, 0 };
 
+#define NR(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Oldest first: the last one is what --force uses for an unknown version. */
 const struct p2ps_profile p2ps_profiles[] = {
+	{
+		.name = "gen-a1",
+		.versions = "565.x, 570.x",
+		.majors = gen_a1_majors,
+		.hooks = gen_a_hooks,
+		.nr_hooks = NR(gen_a_hooks),
+		.calls = calls,
+		.registry = gen_a1_registry,
+	},
+	{
+		.name = "gen-a2",
+		.versions = "575.x",
+		.majors = gen_a2_majors,
+		.hooks = gen_a_hooks,
+		.nr_hooks = NR(gen_a_hooks),
+		.calls = calls,
+		.registry = gen_a2_registry,
+	},
 	{
 		.name = "gen-b",
 		.versions = "580.x, 590.x, 595.x",
 		.majors = gen_b_majors,
 		.hooks = gen_b_hooks,
-		.nr_hooks = sizeof(gen_b_hooks) / sizeof(gen_b_hooks[0]),
-		.calls = gen_b_calls,
+		.nr_hooks = NR(gen_b_hooks),
+		.calls = calls,
+		.registry = gen_b_registry,
 	},
 };
 
-const unsigned int p2ps_nr_profiles = sizeof(p2ps_profiles) / sizeof(p2ps_profiles[0]);
+const unsigned int p2ps_nr_profiles = NR(p2ps_profiles);
 
 /* Parse one decimal component; returns the rest or NULL. */
 static const char *parse_component(const char *s, unsigned int *out)
@@ -224,6 +313,18 @@ int p2ps_match_code(const unsigned char *text, size_t len,
 			n += snprintf(why + n, whylen - n, " %02x", text[j]);
 	}
 	return -1;
+}
+
+const char *p2ps_unsupported_reason(const char *version)
+{
+	unsigned int major, minor, patch;
+
+	if (!version || p2ps_parse_version(version, &major, &minor, &patch))
+		return NULL;
+	if (major == 550 || major == 560)
+		return "550.x/560.x decide static BAR1 in stub HAL slots (kbusIsBar1P2PCapable) "
+		       "and pick UVM apertures inside functions: use a patched driver";
+	return NULL;
 }
 
 void p2ps_supported_versions(char *buf, size_t len)

@@ -53,6 +53,15 @@ enum p2ps_action {
 	P2PS_ACT_ROUTE_BAR1,		/* redirect only when attributes say PCIE_BAR1 */
 	P2PS_ACT_REGISTRY_DEFAULTS,	/* return override: registry defaults */
 	P2PS_ACT_CAPS_GUARD,		/* return override: refuse forced mailbox caps */
+	P2PS_ACT_UVM_SCOPE,		/* return override: a UVM external PTE build */
+	P2PS_ACT_UVM_APERTURE,		/* return override: PEER -> SYS_NONCOH, in scope */
+	P2PS_ACT_UVM_ENCODE,		/* argument rewrite: add the peer BAR1 base, in scope */
+};
+
+/* A registry key the profile supplies where the user has not set it. */
+struct p2ps_registry_default {
+	const char *key;
+	unsigned int value;
 };
 
 struct p2ps_hook_desc {
@@ -72,6 +81,7 @@ struct p2ps_profile {
 	const struct p2ps_hook_desc *hooks;
 	unsigned int nr_hooks;
 	const char *const *calls;	/* functions the module calls, NULL-terminated */
+	const struct p2ps_registry_default *registry;	/* {NULL}-terminated */
 };
 
 extern const struct p2ps_profile p2ps_profiles[];
@@ -98,6 +108,9 @@ bool p2ps_is_stub_of(const char *sym, const char *base);
  */
 int p2ps_match_code(const unsigned char *text, size_t len,
 		    const struct p2ps_code *expect, char *why, size_t whylen);
+
+/* Why a known driver generation has no profile, or NULL. */
+const char *p2ps_unsupported_reason(const char *version);
 
 /* "a, b, c": every served major version, for refusal messages. */
 void p2ps_supported_versions(char *buf, size_t len);

@@ -233,9 +233,10 @@ typedef struct CLI_DMA_MAPPING_INFO CLI_DMA_MAPPING_INFO;
 #define ADDR_SYSMEM	1
 #define ADDR_FBMEM	2
 
+/* pGpu first, as in every real tag from 550 to 595 (the shim relies on it). */
 struct MEMORY_DESCRIPTOR {
-	NvU32 addressSpace;
 	OBJGPU *pGpu;		/* owner of FBMEM */
+	NvU32 addressSpace;
 	RmPhysAddr base;
 	NvU64 size;
 	NvBool bUncached;

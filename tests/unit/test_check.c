@@ -136,8 +136,16 @@ static void gen_elf(const struct p2ps_profile *p, enum variant v, const char *dr
 		if (d->dest)
 			add_plain(&g, d->dest);
 	}
-	for (i = 0; p->calls && p->calls[i]; i++)
-		add_plain(&g, p->calls[i]);
+	for (i = 0; p->calls && p->calls[i]; i++) {
+		size_t j;
+		bool dup = false;
+
+		/* A called function may also be a redirect destination. */
+		for (j = 0; j < p->nr_hooks; j++)
+			dup |= p->hooks[j].dest && !strcmp(p->hooks[j].dest, p->calls[i]);
+		if (!dup)
+			add_plain(&g, p->calls[i]);
+	}
 
 	put(&shstr, "", 1);
 	nm[1] = put(&shstr, ".text", 6);

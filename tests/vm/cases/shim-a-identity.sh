@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: GPL-2.0
+# Gen A changes only BAR1 peer mappings: local vidmem and sysmem PTEs of an
+# AD102 pair, and NVLink peer PTEs of a GH100 pair, are byte-identical with
+# and without the shim.  And versions without a profile are refused with
+# the supported ranges named (545), or with the reason (550).
+. /cases/lib.sh
+H='GH100@0000:01:00.0,vram=80G,bar1=0x20000000000/128G;GH100@0000:02:00.0,vram=80G,bar1=0x22000000000/128G'
+
+ptes_local() {
+	for spec in "0x0 0x1000" "0x200000 0x200000" "0x40000000 0x1000"; do
+		nvflow local 0 $spec | grep -E '^(aperture|field|addr|pte)='
+		nvflow sysmem 1 0x12345000 0x1000 | grep -E '^(aperture|field|addr|pte)='
+	done
+}
+ptes_nvlink() {
+	nvflow create 0 1 | grep -E '^(type|status)='
+	for spec in "0x0 0x1000" "0x200000 0x200000"; do
+		nvflow map 0 $spec uvm | grep -E '^(aperture|field|addr|pte)='
+	done
+}
+
+for v in 565.57.01 570.148.08 575.64.05; do
+	run insmod /lib/standin/$v/nvidia.ko
+	stock_local=$(ptes_local)
+	run rmmod nvidia
+	run insmod /lib/standin/$v/nvidia.ko gpus="$H" nvlink=0-1
+	stock_nvlink=$(ptes_nvlink)
+	run rmmod nvidia
+
+	run insmod /lib/p2p-shim/p2p-shim.ko enable=1
+	run insmod /lib/standin/$v/nvidia.ko
+	shim_local=$(ptes_local)
+	run rmmod nvidia
+	run insmod /lib/standin/$v/nvidia.ko gpus="$H" nvlink=0-1
+	shim_nvlink=$(ptes_nvlink)
+	echo "$shim_nvlink"
+	expect_match "$v NVLink peers use PEER" "$shim_nvlink" 'aperture=PEER'
+	run rmmod nvidia
+	run rmmod p2p_shim
+
+	[ "$stock_local" = "$shim_local" ] || fail "$v local/sysmem PTEs differ"
+	echo "ok: $v local and sysmem PTEs identical"
+	[ "$stock_nvlink" = "$shim_nvlink" ] || fail "$v NVLink peer PTEs differ"
+	echo "ok: $v NVLink peer PTEs identical"
+done
+
+run insmod /lib/p2p-shim/p2p-shim.ko
+for v in 545.29.06 550.163.01; do
+	run insmod /lib/standin/$v/nvidia.ko
+	out=$(p2pctl enable 2>&1) && fail "$v enabled"
+	echo "$out"
+	expect_match "$v names the supported ranges" "$out" 'supported: 565.x, 570.x, 575.x, 580.x, 590.x, 595.x'
+	case $v in 550*) expect_match "$v says why" "$out" 'patched driver' ;; esac
+	expect_match "$v nothing armed" "$(p2pctl status)" 'state: +disabled'
+	run rmmod nvidia
+done
