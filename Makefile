@@ -4,6 +4,10 @@
 # make deps       install build and test dependencies (Debian 12, apt-get)
 # make check      deps, build, unit tests, VM tests; ends "N passed, N failed"
 # make demo       the whole flow in a VM against the stand-in driver
+# make install    module (KDIR/KVER), libp2pshim, headers, p2pctl, extras
+#                 under PREFIX (default /usr/local) and DESTDIR; see
+#                 docs/install.md.  make uninstall removes the same.
+# make check-packages   build and install the Debian packages (slow)
 # make clean
 
 KVER ?= $(shell uname -r)
@@ -17,7 +21,10 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude
 export CC CFLAGS
 
-.PHONY: all module userspace deps check demo clean vm-stage unit standin sparse unit-run
+.PHONY: all module userspace deps check demo bench clean vm-stage unit standin sparse unit-run
+.PHONY: install install-module install-userspace install-dist install-modprobe
+.PHONY: uninstall uninstall-module uninstall-userspace uninstall-dist uninstall-modprobe
+.PHONY: dkms-source check-packages
 
 all: module userspace
 
@@ -33,6 +40,7 @@ deps:
 
 # Everything the VM needs, built for the kernel it boots.
 vm-stage: userspace standin
+	$(MAKE) -C bench/vm CFLAGS="$(filter-out -Iinclude,$(CFLAGS))"
 	$(MAKE) -C tests/vm/src CFLAGS="$(filter-out -Iinclude,$(CFLAGS))"
 	$(MAKE) -C kmod KDIR=$(VM_KDIR)
 	$(MAKE) -C $(VM_KDIR) M=$(CURDIR)/tests/vm/selftest modules
@@ -50,6 +58,10 @@ sparse:
 check: deps
 	tests/check
 
+# Benchmarks that run in the VM; they print numbers, they do not pass or fail on them.
+bench: vm-stage
+	tests/vm/run -v -d bench/vm
+
 demo: deps vm-stage
 	tests/vm/run -v -d tests/vm/demo
 
@@ -61,8 +73,101 @@ clean:
 	$(MAKE) -C tests/standin clean
 	$(MAKE) -C tests/unit clean
 	$(MAKE) -C tests/vm/src clean
+	$(MAKE) -C bench/vm clean
 	rm -rf build
 
 unit-run: unit
 	tests/unit/run
 
+
+# --- install (docs/install.md) -------------------------------------------
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+# The modprobe.d snippet always goes to $(DATADIR)/p2p-shim/ (inert); only
+# 'make install-modprobe' puts it where modprobe reads it.
+MODPROBEDIR ?= /usr/lib/modprobe.d
+INSTALL_MOD_PATH ?= $(DESTDIR)
+INSTALL_MOD_DIR ?= extra
+DEPMOD ?= depmod
+DKMS_VERSION = $(shell sed -n 's/^\#define P2PS_MODULE_VERSION[[:space:]]*"\(.*\)"/\1/p' include/p2p-shim/profile.h)
+
+# The release the headers in KDIR were built for (where modules_install
+# puts the module), and "CONFIG_MODULE_SIG_ALL=" when KDIR's signing key is
+# absent (as in Debian's header packages): no failing sign-file then.
+KREL = $(or $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null),$(KVER))
+SIG_KEY = $(shell sed -n 's/^CONFIG_MODULE_SIG_KEY="\(.*\)"$$/\1/p' $(KDIR)/.config 2>/dev/null)
+NOSIGN = $(if $(filter pkcs11:%,$(SIG_KEY)),,$(if $(wildcard $(SIG_KEY) $(KDIR)/$(SIG_KEY)),,CONFIG_MODULE_SIG_ALL=))
+DEPMOD_RUN = $(DEPMOD) $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KREL)
+USERDIRS = PREFIX=$(PREFIX) SBINDIR=$(SBINDIR) LIBDIR=$(LIBDIR) \
+	INCLUDEDIR=$(INCLUDEDIR) MANDIR=$(MANDIR)
+
+install: install-module install-userspace install-dist
+
+install-module: module
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/kmod INSTALL_MOD_PATH=$(INSTALL_MOD_PATH) \
+		INSTALL_MOD_DIR=$(INSTALL_MOD_DIR) $(NOSIGN) modules_install
+	$(DEPMOD_RUN)
+
+install-userspace: userspace
+	$(MAKE) -C lib install $(USERDIRS)
+	$(MAKE) -C tools install $(USERDIRS)
+	if [ -z "$(DESTDIR)" ]; then ldconfig; fi
+
+install-dist:
+	install -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(SYSTEMDUNITDIR) \
+		$(DESTDIR)$(DATADIR)/p2p-shim/modprobe.d
+	install -m 644 tools/p2pctl.bash-completion $(DESTDIR)$(BASHCOMPDIR)/p2pctl
+	sed 's|/usr/sbin/p2pctl|$(SBINDIR)/p2pctl|g' dist/systemd/p2p-shim.service \
+		>$(DESTDIR)$(SYSTEMDUNITDIR)/p2p-shim.service
+	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/p2p-shim.service
+	install -m 644 dist/modprobe.d/p2p-shim.conf $(DESTDIR)$(DATADIR)/p2p-shim/modprobe.d/
+
+# Opt-in: from now on modprobe loads p2p-shim (armed) before nvidia.
+install-modprobe:
+	install -d $(DESTDIR)$(MODPROBEDIR)
+	install -m 644 dist/modprobe.d/p2p-shim.conf $(DESTDIR)$(MODPROBEDIR)/
+
+uninstall: uninstall-module uninstall-userspace uninstall-dist uninstall-modprobe
+
+uninstall-module:
+	rm -f $(INSTALL_MOD_PATH)/lib/modules/$(KREL)/$(INSTALL_MOD_DIR)/p2p-shim.ko
+	rmdir $(INSTALL_MOD_PATH)/lib/modules/$(KREL)/$(INSTALL_MOD_DIR) 2>/dev/null || true
+	if [ -d $(INSTALL_MOD_PATH)/lib/modules/$(KREL)/kernel ] || [ -z "$(INSTALL_MOD_PATH)" ]; then \
+		$(DEPMOD_RUN); \
+	else \
+		rm -f $(INSTALL_MOD_PATH)/lib/modules/$(KREL)/modules.*; \
+		rmdir -p $(INSTALL_MOD_PATH)/lib/modules/$(KREL) 2>/dev/null || true; \
+	fi
+
+uninstall-userspace:
+	$(MAKE) -C lib uninstall $(USERDIRS)
+	$(MAKE) -C tools uninstall $(USERDIRS)
+
+uninstall-dist:
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/p2pctl $(DESTDIR)$(SYSTEMDUNITDIR)/p2p-shim.service \
+		$(DESTDIR)$(DATADIR)/p2p-shim/modprobe.d/p2p-shim.conf
+	rmdir $(DESTDIR)$(DATADIR)/p2p-shim/modprobe.d $(DESTDIR)$(DATADIR)/p2p-shim 2>/dev/null || true
+
+uninstall-modprobe:
+	rm -f $(DESTDIR)$(MODPROBEDIR)/p2p-shim.conf
+
+# The tree DKMS builds from: dkms.conf, kmod/ sources and the headers they
+# include, under $(DESTDIR)/usr/src/p2p-shim-<version>.
+DKMS_SRC = $(DESTDIR)/usr/src/p2p-shim-$(DKMS_VERSION)
+dkms-source:
+	install -d $(DKMS_SRC)/kmod $(DKMS_SRC)/include/p2p-shim
+	install -m 644 dkms.conf $(DKMS_SRC)/
+	install -m 644 kmod/Kbuild kmod/Makefile kmod/*.c kmod/*.h $(DKMS_SRC)/kmod/
+	rm -f $(DKMS_SRC)/kmod/*.mod.c
+	install -m 644 include/p2p-shim/*.h $(DKMS_SRC)/include/p2p-shim/
+
+# Builds the Debian packages and installs them on this machine (dpkg -i;
+# dkms builds the module for the VM kernel's headers, nothing is loaded).
+check-packages:
+	tests/packaging/run

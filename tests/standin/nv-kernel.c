@@ -21,6 +21,7 @@
 #include <linux/bitops.h>
 #include <linux/seq_buf.h>
 #include <linux/sizes.h>
+#include <linux/timekeeping.h>
 
 #include "nv-standin.h"
 
@@ -2162,6 +2163,37 @@ int rm_standin_caps(u32 a, u32 b, struct seq_buf *out)
 		       (r == NV0000_P2P_CAPS_STATUS_OK &&
 			w == NV0000_P2P_CAPS_STATUS_OK) ? "OK" : "NO");
 	rmPrintStatus(out, status);
+	return 0;
+}
+
+/*
+ * Benchmark support (bench/hooks): the cost of N calls of a BAR1 P2P HAL
+ * slot through the GPU's HAL table (the stub, or whatever the shim made
+ * of it) against N direct calls of the _GH100 body it stands for.
+ */
+int rm_standin_bench(u32 a, u32 b, u32 n, struct seq_buf *out)
+{
+	OBJGPU *pGpu0 = rmGetReadyGpu(a), *pGpu1 = rmGetReadyGpu(b);
+	KernelBus *b0, *b1;
+	u64 t0, t1, t2, t3;
+	NvU32 i, yes = 0;
+
+	if (!pGpu0 || !pGpu1 || a == b || !n)
+		return -EINVAL;
+	b0 = GPU_GET_KERNEL_BUS(pGpu0);
+	b1 = GPU_GET_KERNEL_BUS(pGpu1);
+	t0 = ktime_get_ns();
+	for (i = 0; i < n; i++)
+		yes += kbusIsPcieBar1P2PMappingSupported_GH100(pGpu0, b0, pGpu1, b1);
+	t1 = ktime_get_ns();
+	for (i = 0; i < n; i++)
+		yes += kbusIsPcieBar1P2PMappingSupported_HAL(pGpu0, b0, pGpu1, b1);
+	t2 = ktime_get_ns();
+	for (i = 0; i < n; i++)
+		yes += kbusHasPcieBar1P2PMapping_HAL(pGpu0, b0, pGpu1, b1);
+	t3 = ktime_get_ns();
+	seq_buf_printf(out, "calls=%u\ndirect_ns=%llu\nhal_issupported_ns=%llu\nhal_has_ns=%llu\ntrue=%u\n",
+		       n, t1 - t0, t2 - t1, t3 - t2, yes);
 	return 0;
 }
 

@@ -61,6 +61,7 @@ int rm_standin_reinit(u32 gpu, struct seq_buf *out);
 int rm_standin_local(u32 gpu, u64 offset, u64 page_size, struct seq_buf *out);
 int rm_standin_sysmem(u32 gpu, u64 addr, u64 page_size, struct seq_buf *out);
 void rm_standin_state(struct seq_buf *out);
+int rm_standin_bench(u32 a, u32 b, u32 n, struct seq_buf *out);
 void rm_standin_stubs(struct seq_buf *out);
 
 #endif /* NV_STANDIN_H */

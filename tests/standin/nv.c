@@ -257,6 +257,14 @@ static int nv_ctl_run(int argc, char **argv, struct seq_buf *out)
 		rm_standin_state(out);
 		return 0;
 	}
+	if (argc == 4 && !strcmp(argv[0], "bench")) {
+		u32 n;
+
+		if (kstrtou32(argv[1], 0, &a) || kstrtou32(argv[2], 0, &b) ||
+		    kstrtou32(argv[3], 0, &n))
+			return -EINVAL;
+		return rm_standin_bench(a, b, n, out);
+	}
 	if (argc == 3 && !strcmp(argv[0], "caps")) {
 		if (kstrtou32(argv[1], 0, &a) || kstrtou32(argv[2], 0, &b))
 			return -EINVAL;

@@ -27,7 +27,8 @@ static const char usage_text[] =
 	"       nvflow local GPU OFFSET PAGESIZE\n"
 	"       nvflow sysmem GPU ADDR PAGESIZE\n"
 	"       nvflow state\n"
-	"       nvflow stubs\n";
+	"       nvflow stubs\n"
+	"       nvflow bench A B N\n";
 
 static int usage(void)
 {
@@ -57,6 +58,7 @@ static int check_args(int argc, char **argv)
 		{ "caps", 2, 2 }, { "create", 2, 2 }, { "map", 4, 3 },
 		{ "unmap", 1, 1 }, { "destroy", 1, 1 }, { "reinit", 1, 1 },
 		{ "local", 3, 3 }, { "sysmem", 3, 3 }, { "state", 0, 0 },
+		{ "bench", 3, 3 },
 	};
 	size_t i;
 	int j;
