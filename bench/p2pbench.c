@@ -13,9 +13,9 @@
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "verify"))
-		return cmd_verify(argc - 1, argv + 1);
+		return verify_main(argc - 1, argv + 1, stdout, stderr);
 	if (argc >= 2 && !strcmp(argv[1], "bench"))
-		return cmd_bench(argc - 1, argv + 1);
+		return bench_main(argc - 1, argv + 1, stdout, stderr);
 	if (argc >= 2 && !strcmp(argv[1], "ptx")) {
 		fputs(kernels_ptx(), stdout);
 		return 0;

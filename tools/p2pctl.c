@@ -3,7 +3,6 @@
 #include <string.h>
 
 #include "p2pctl.h"
-#include "cuda/cuda_cmds.h"
 
 static const struct p2pctl_cmd cmds[] = {
 	{ "enable", cmd_enable, "arm p2p-shim (install the profile's hooks)" },

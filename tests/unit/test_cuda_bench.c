@@ -310,7 +310,7 @@ static void errors(void **st)
 	free(out);
 	free(err);
 	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--help"), 0);
-	assert_non_null(strstr(out, "usage: p2pctl bench"));
+	assert_non_null(strstr(out, "Usage: p2pctl bench"));
 	free(out);
 	free(err);
 }

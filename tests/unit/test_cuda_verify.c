@@ -298,14 +298,14 @@ static void usage_errors(void **st)
 	free(out);
 	free(err);
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--bogus"), 2);
-	assert_non_null(strstr(err, "usage: p2pctl verify"));
+	assert_non_null(strstr(err, "Usage: p2pctl verify"));
 	free(out);
 	free(err);
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", "extra"), 2);
 	free(out);
 	free(err);
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--help"), 0);
-	assert_non_null(strstr(out, "usage: p2pctl verify"));
+	assert_non_null(strstr(out, "Usage: p2pctl verify"));
 	free(out);
 	free(err);
 }

@@ -60,6 +60,9 @@ static const char *const commands[] = {
 	"enable", "disable", "status", "monitor", "doctor", "check", "config", "version",
 };
 
+/* The CUDA commands: their own exit codes (3: no CUDA driver or GPU). */
+static const char *const cuda_commands[] = { "verify", "bench" };
+
 static void test_help(void **state)
 {
 	unsigned int i;
@@ -286,6 +289,28 @@ static void test_man_page(void **state)
 			if (!strstr(clean, opt))
 				fail_msg("man page lacks option %s of '%s'", opt, commands[i]);
 		}
+	}
+	for (i = 0; i < sizeof(cuda_commands) / sizeof(cuda_commands[0]); i++) {
+		char need[64];
+
+		snprintf(need, sizeof(need), "p2pctl %s", cuda_commands[i]);
+		if (!strstr(clean, need))
+			fail_msg("man page lacks '%s'", need);
+		assert_int_equal(run(cuda_commands[i], "--help", NULL), 0);
+		snprintf(need, sizeof(need), "Usage: p2pctl %s", cuda_commands[i]);
+		assert_non_null(strstr(out_text, need));
+		for (p = out_text; (p = strstr(p, "--")); ) {
+			char opt[64];
+			size_t n = 2;
+
+			while (p[n] && (p[n] == '-' || (p[n] >= 'a' && p[n] <= 'z')))
+				n++;
+			snprintf(opt, sizeof(opt), "%.*s", (int)n, p);
+			p += n;
+			if (n > 2 && !strstr(clean, opt))
+				fail_msg("man page lacks option %s of '%s'", opt, cuda_commands[i]);
+		}
+		assert_int_equal(run(cuda_commands[i], "--no-such-option", NULL), P2PCTL_EXIT_USAGE);
 	}
 	assert_non_null(strstr(clean, "EXIT STATUS"));
 	free(clean);

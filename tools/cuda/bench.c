@@ -265,7 +265,7 @@ static int run_phase(struct bench *b, int p2p)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: p2pctl bench [--size BYTES] [--reps N] [--pairs I-J,...] [--json]\n"
+		"Usage: p2pctl bench [--size BYTES] [--reps N] [--pairs I-J,...] [--json]\n"
 		"                    [--plot FILE.svg] [--plot-matrix KEY] [--no-p2p-off]\n"
 		"                    [--method auto|ce|ce-pull|ce-split|ce-multi|sm-write|sm-read|sm-split|staged]\n"
 		"                    [--copies N] [--lat-copies N]\n"
@@ -637,7 +637,3 @@ done:
 	return rc;
 }
 
-int cmd_bench(int argc, char **argv)
-{
-	return bench_main(argc, argv, stdout, stderr);
-}

@@ -8,7 +8,10 @@
 #ifndef P2P_CUDA_CMDS_H
 #define P2P_CUDA_CMDS_H
 
-int cmd_verify(int argc, char **argv);
-int cmd_bench(int argc, char **argv);
+#include <stdio.h>
+
+/* argv[0] is the command's name; output goes to @out, messages to @err. */
+int verify_main(int argc, char **argv, FILE *out, FILE *err);
+int bench_main(int argc, char **argv, FILE *out, FILE *err);
 
 #endif

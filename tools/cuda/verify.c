@@ -179,7 +179,7 @@ static int run_test(struct vstate *v, struct vtest *t)
 static void vusage(FILE *f)
 {
 	fprintf(f,
-		"usage: p2pctl verify [--size BYTES] [--pairs I-J,...] [--json]\n"
+		"Usage: p2pctl verify [--size BYTES] [--pairs I-J,...] [--json]\n"
 		"  --size BYTES   bytes per copy (default 64M = 64 MiB; any size >= 1)\n"
 		"  --pairs LIST   only these GPU pairs (default: every pair)\n"
 		"  --json         JSON on stdout\n"
@@ -434,7 +434,3 @@ done:
 	return rc;
 }
 
-int cmd_verify(int argc, char **argv)
-{
-	return verify_main(argc, argv, stdout, stderr);
-}
