@@ -22,6 +22,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
+#include <linux/slab.h>
 
 #include "p2p-shim.h"
 
@@ -189,10 +190,40 @@ int p2ps_hooks_install(struct p2ps_hook *hooks, unsigned int n, bool dry_run,
 	return 0;
 }
 
+/*
+ * Remove every installed hook.  In batches: each batch waits for one RCU
+ * grace period instead of one per probe.
+ */
 void p2ps_hooks_remove(struct p2ps_hook *hooks, unsigned int n)
 {
-	unsigned int i = n;
+	struct kretprobe **rps = kcalloc(n, sizeof(*rps), GFP_KERNEL);
+	struct kprobe **kps = kcalloc(n, sizeof(*kps), GFP_KERNEL);
+	unsigned int i, nk = 0, nr = 0;
 
-	while (i--)
-		remove_one(&hooks[i]);
+	if (!kps || !rps) {
+		/* One at a time, then. */
+		for (i = n; i--; )
+			remove_one(&hooks[i]);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		struct p2ps_hook *h = &hooks[i];
+
+		if (h->state != P2PS_HOOK_INSTALLED)
+			continue;
+		if (h->kind == P2PS_HOOK_RETURN)
+			rps[nr++] = &h->krp;
+		else
+			kps[nk++] = &h->kp;
+		h->state = P2PS_HOOK_IDLE;
+	}
+	unregister_kprobes(kps, nk);
+	unregister_kretprobes(rps, nr);
+	for (i = 0; i < n; i++)
+		if (hooks[i].kind == P2PS_HOOK_RETURN && hooks[i].krp.nmissed)
+			snprintf(hooks[i].last_error, sizeof(hooks[i].last_error),
+				 "%d calls missed", hooks[i].krp.nmissed);
+out:
+	kfree(kps);
+	kfree(rps);
 }
