@@ -7,7 +7,8 @@
 # make install    module (KDIR/KVER), libp2pshim, headers, p2pctl, extras
 #                 under PREFIX (default /usr/local) and DESTDIR; see
 #                 docs/install.md.  make uninstall removes the same.
-# make check-packages   build and install the Debian packages (slow)
+# make check-packages   build, lint, install and purge the Debian packages
+#                 here (root; under a minute; not part of make check)
 # make clean
 
 KVER ?= $(shell uname -r)
@@ -148,6 +149,7 @@ uninstall-module:
 uninstall-userspace:
 	$(MAKE) -C lib uninstall $(USERDIRS)
 	$(MAKE) -C tools uninstall $(USERDIRS)
+	if [ -z "$(DESTDIR)" ]; then ldconfig; fi
 
 uninstall-dist:
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/p2pctl $(DESTDIR)$(SYSTEMDUNITDIR)/p2p-shim.service \
