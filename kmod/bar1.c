@@ -60,9 +60,17 @@ static struct {
 static atomic_t inflight = ATOMIC_INIT(0);
 static DECLARE_WAIT_QUEUE_HEAD(inflight_wq);
 
+/*
+ * While a disable decides, no new BAR1 mapping may appear: the wrappers
+ * that create one answer as the stub would (NOT_SUPPORTED) meanwhile.
+ */
+static bool closing;
+
 static void wrapper_enter(void)
 {
 	atomic_inc(&inflight);
+	/* Pairs with the barrier in p2ps_bar1_close(): see closing, or be seen. */
+	smp_mb__after_atomic();
 }
 
 static void wrapper_exit(void)
@@ -185,7 +193,10 @@ static NV_STATUS wrap_create(struct OBJGPU *g0, struct KernelBus *b0,
 	NV_STATUS st;
 
 	wrapper_enter();
-	st = nv.create(g0, b0, g1, b1, attributes);
+	if (READ_ONCE(closing))
+		st = NV_ERR_NOT_SUPPORTED;
+	else
+		st = nv.create(g0, b0, g1, b1, attributes);
 	if (st == NV_OK)
 		p2ps_ledger_pair_get(g0, b0, g1, b1);
 	wrapper_exit();
@@ -211,7 +222,7 @@ static NV_STATUS wrap_dma_map(struct OBJGPU *gpu, struct VirtMemAllocator *dma,
 	NV_STATUS st;
 
 	wrapper_enter();
-	st = nv.dma_map(gpu, dma, params);
+	st = READ_ONCE(closing) ? NV_ERR_NOT_SUPPORTED : nv.dma_map(gpu, dma, params);
 	if (st == NV_OK && params)
 		p2ps_ledger_dma_get(params->pDmaMappingInfo, gpu, params->pPeerGpu);
 	wrapper_exit();
@@ -406,9 +417,36 @@ int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 	return 0;
 }
 
-/* After the hooks are gone: wait until no task runs a wrapper. */
-void p2ps_bar1_unbind(void)
+/* Wait until no task runs a wrapper (or is about to). */
+static void wait_for_wrappers(void)
 {
 	synchronize_rcu_tasks();
 	wait_event(inflight_wq, !atomic_read(&inflight));
+}
+
+/* After the hooks are gone. */
+void p2ps_bar1_unbind(void)
+{
+	wait_for_wrappers();
+	WRITE_ONCE(closing, false);
+}
+
+/*
+ * Before a disable looks at the ledger: stop new BAR1 mappings and let
+ * those being made finish, so that what the ledger says stays true until
+ * the hooks are gone.  p2ps_bar1_reopen() undoes it if disable is refused.
+ * A wrapper counts itself before it looks at closing, and we set closing
+ * before we look at the count: each side sees the other (no grace period
+ * needed here; the task not yet counted will see closing).
+ */
+void p2ps_bar1_close(void)
+{
+	WRITE_ONCE(closing, true);
+	smp_mb();
+	wait_event(inflight_wq, !atomic_read(&inflight));
+}
+
+void p2ps_bar1_reopen(void)
+{
+	WRITE_ONCE(closing, false);
 }

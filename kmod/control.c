@@ -75,6 +75,9 @@ static long ioctl_enable(void __user *uarg)
 		return ret;
 	if ((e.flags & ~P2PS_ENABLE_FLAGS) || e.pad)
 		return -EINVAL;
+	/* Make sure the answer can be delivered before acting on the request. */
+	if (copy_to_user(uarg, &e, sizeof(e)))
+		return -EFAULT;
 	ret = p2ps_enable(e.flags, &err);
 	p2ps_snapshot(&snap, &hooks, &hits);
 	e.state = snap.state;
@@ -96,6 +99,8 @@ static long ioctl_disable(void __user *uarg)
 	if (d.flags)
 		return -EINVAL;
 	memset(d.reason, 0, sizeof(d.reason));
+	if (copy_to_user(uarg, &d, sizeof(d)))
+		return -EFAULT;
 	ret = p2ps_disable(d.reason, sizeof(d.reason));
 	if (copy_to_user(uarg, &d, sizeof(d)))
 		return -EFAULT;

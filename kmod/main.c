@@ -212,14 +212,21 @@ out:
 
 int p2ps_disable(char *busy, size_t len)
 {
+	bool armed;
 	struct p2ps_status_snapshot snap;
 	u32 uid = caller_uid();
 	int ret = 0;
 
 	mutex_lock(&shim.lock);
+	armed = shim.state == P2PS_STATE_ARMED;
+	/* No new mapping while we decide; those in flight land in the ledger. */
+	if (armed)
+		p2ps_bar1_close();
 	if (p2ps_ledger_live()) {
 		char reason[P2PS_REASON_LEN];
 
+		if (armed)
+			p2ps_bar1_reopen();
 		p2ps_ledger_describe(busy, len);
 		snprintf(reason, sizeof(reason), "disable: live BAR1 mappings: %s", busy);
 		pr_info("%s refused for uid %u\n", reason, uid);
@@ -233,6 +240,8 @@ int p2ps_disable(char *busy, size_t len)
 		pr_info("disabled by uid %u\n", uid);
 		snapshot_locked(&snap);
 		p2ps_event(P2PS_EV_DISARMED, &snap, "disabled");
+		shim.flags = 0;
+		free_hooks();
 	}
 out:
 	mutex_unlock(&shim.lock);

@@ -132,6 +132,8 @@ int p2ps_redirect_pre(struct kprobe *kp, struct pt_regs *regs);
 int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 		   struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err);
 void p2ps_bar1_unbind(void);
+void p2ps_bar1_close(void);
+void p2ps_bar1_reopen(void);
 u32 p2ps_bar1_stale_gpus(void);
 bool p2ps_route_bar1(struct pt_regs *regs);
 u32 p2ps_gpu_instance(struct OBJGPU *gpu);

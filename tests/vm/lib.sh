@@ -40,7 +40,7 @@ run() {
 }
 
 # Kernel log lines written since the last call of klog_mark.
-klog_mark() { dmesg | wc -l >/tmp/.klog_mark; }
-klog_since() { dmesg | tail -n +$(($(cat /tmp/.klog_mark 2>/dev/null || echo 0) + 1)); }
+klog_mark() { dmesg -c >/dev/null; }
+klog_since() { dmesg; }
 
 module_loaded() { grep -q "^$1 " /proc/modules; }

@@ -1,0 +1,3 @@
+# SPDX-License-Identifier: GPL-2.0
+# Reliability soak, part 2 of 3: the same as rel-soak1 (see there).
+. /cases/rel-soak1.sh
