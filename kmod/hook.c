@@ -31,7 +31,7 @@ static struct p2ps_hook *kp_hook(struct kprobe *kp)
 	return container_of(kp, struct p2ps_hook, kp);
 }
 
-int p2ps_redirect_pre(struct kprobe *kp, struct pt_regs *regs)
+static int redirect_pre(struct kprobe *kp, struct pt_regs *regs)
 {
 	struct p2ps_hook *h = kp_hook(kp);
 
@@ -120,7 +120,7 @@ static int install_one(struct p2ps_hook *h, bool dry_run)
 	switch (h->kind) {
 	case P2PS_HOOK_REDIRECT:
 		h->kp.addr = (kprobe_opcode_t *)h->addr;
-		h->kp.pre_handler = p2ps_redirect_pre;
+		h->kp.pre_handler = redirect_pre;
 		h->kp.post_handler = redirect_post;
 		ret = register_kprobe(&h->kp);
 		break;

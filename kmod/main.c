@@ -229,7 +229,7 @@ int p2ps_disable(char *busy, size_t len)
 			p2ps_bar1_reopen();
 		p2ps_ledger_describe(busy, len);
 		snprintf(reason, sizeof(reason), "disable: live BAR1 mappings: %s", busy);
-		pr_info("%s refused for uid %u\n", reason, uid);
+		pr_info("disable refused for uid %u: live BAR1 mappings: %s\n", uid, busy);
 		p2ps_event(P2PS_EV_REFUSED, NULL, reason);
 		ret = -EBUSY;
 		goto out;

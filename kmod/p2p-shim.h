@@ -126,7 +126,6 @@ unsigned long p2ps_driver_lookup(struct module *mod, const char *name);
 int p2ps_hooks_install(struct p2ps_hook *hooks, unsigned int n, bool dry_run,
 		       struct p2ps_arm_error *err);
 void p2ps_hooks_remove(struct p2ps_hook *hooks, unsigned int n);
-int p2ps_redirect_pre(struct kprobe *kp, struct pt_regs *regs);
 
 /* bar1.c */
 int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,

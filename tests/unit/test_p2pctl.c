@@ -254,6 +254,24 @@ static void test_config(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+/* Every long option in out_text (a --help) appears in the man page text. */
+static void check_options_documented(const char *man, const char *cmd)
+{
+	const char *p;
+
+	for (p = out_text; (p = strstr(p, "--")); ) {
+		char opt[64];
+		size_t n = 2;
+
+		while (p[n] && (p[n] == '-' || (p[n] >= 'a' && p[n] <= 'z')))
+			n++;
+		snprintf(opt, sizeof(opt), "%.*s", (int)n, p);
+		p += n;
+		if (n > 2 && !strstr(man, opt))
+			fail_msg("man page lacks option %s of '%s'", opt, cmd);
+	}
+}
+
 /* Every command and every long option of --help appears in p2pctl.8. */
 static void test_man_page(void **state)
 {
@@ -276,19 +294,7 @@ static void test_man_page(void **state)
 		if (!strstr(clean, need))
 			fail_msg("man page lacks '%s'", need);
 		assert_int_equal(run(commands[i], "--help", NULL), 0);
-		for (p = out_text; (p = strstr(p, "--")); ) {
-			char opt[64];
-			size_t n = 2;
-
-			while (p[n] && (p[n] == '-' || (p[n] >= 'a' && p[n] <= 'z')))
-				n++;
-			snprintf(opt, sizeof(opt), "%.*s", (int)n, p);
-			p += n;
-			if (n <= 2)
-				continue;
-			if (!strstr(clean, opt))
-				fail_msg("man page lacks option %s of '%s'", opt, commands[i]);
-		}
+		check_options_documented(clean, commands[i]);
 	}
 	for (i = 0; i < sizeof(cuda_commands) / sizeof(cuda_commands[0]); i++) {
 		char need[64];
@@ -299,17 +305,7 @@ static void test_man_page(void **state)
 		assert_int_equal(run(cuda_commands[i], "--help", NULL), 0);
 		snprintf(need, sizeof(need), "Usage: p2pctl %s", cuda_commands[i]);
 		assert_non_null(strstr(out_text, need));
-		for (p = out_text; (p = strstr(p, "--")); ) {
-			char opt[64];
-			size_t n = 2;
-
-			while (p[n] && (p[n] == '-' || (p[n] >= 'a' && p[n] <= 'z')))
-				n++;
-			snprintf(opt, sizeof(opt), "%.*s", (int)n, p);
-			p += n;
-			if (n > 2 && !strstr(clean, opt))
-				fail_msg("man page lacks option %s of '%s'", opt, cuda_commands[i]);
-		}
+		check_options_documented(clean, cuda_commands[i]);
 		assert_int_equal(run(cuda_commands[i], "--no-such-option", NULL), P2PCTL_EXIT_USAGE);
 	}
 	assert_non_null(strstr(clean, "EXIT STATUS"));
