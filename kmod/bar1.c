@@ -256,8 +256,9 @@ struct registry_call {
 	NvU32 *data;
 };
 
-static void registry_return(struct registry_call *c, struct pt_regs *regs)
+void p2ps_registry_return(void *data, struct pt_regs *regs)
 {
+	struct registry_call *c = data;
 	const struct p2ps_registry_default *d = NULL, *r;
 	unsigned long flags;
 	struct p2ps_gpu *g;
@@ -306,8 +307,9 @@ struct caps_call {
 static_assert(sizeof(struct registry_call) <= P2PS_RET_DATA_SIZE);
 static_assert(sizeof(struct caps_call) <= P2PS_RET_DATA_SIZE);
 
-static void caps_return(struct caps_call *c, struct pt_regs *regs)
+void p2ps_caps_return(void *data, struct pt_regs *regs)
 {
+	struct caps_call *c = data;
 	if (regs_return_value(regs) != NV_OK || !c->connectivity || !c->read || !c->write)
 		return;
 	if (*c->connectivity != P2P_CONNECTIVITY_PCIE_PROPRIETARY)
@@ -330,11 +332,6 @@ void p2ps_registry_entry(void *data, struct pt_regs *regs)
 	c->data = (NvU32 *)regs_get_kernel_argument(regs, 2);
 }
 
-void p2ps_registry_return(void *data, struct pt_regs *regs)
-{
-	registry_return(data, regs);
-}
-
 void p2ps_caps_entry(void *data, struct pt_regs *regs)
 {
 	struct caps_call *c = data;
@@ -344,11 +341,6 @@ void p2ps_caps_entry(void *data, struct pt_regs *regs)
 	c->read = (u8 *)regs_get_kernel_argument(regs, 2);
 	c->atomics = (u8 *)regs_get_kernel_argument(regs, 3);
 	c->connectivity = (u32 *)regs_get_kernel_argument(regs, 4);
-}
-
-void p2ps_caps_return(void *data, struct pt_regs *regs)
-{
-	caps_return(data, regs);
 }
 
 /* The driver's own BAR1 DMA info, for the ledger and the UVM fix. */
@@ -392,8 +384,10 @@ int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 	nv.attach_info = (void *)p2ps_driver_lookup(mod, "gpumgrGetGpuAttachInfo");
 	nv.get_gpu = (void *)p2ps_driver_lookup(mod, "gpumgrGetGpu");
 	if (!nv.is_supported || !nv.create || !nv.remove || !nv.dma_map || !nv.dma_unmap ||
-	    !nv.dma_info || !nv.attach_info || !nv.get_gpu)
-		return p2ps_fail(err, "", "profile does not provide every function the wrappers need");
+	    !nv.dma_info || !nv.attach_info || !nv.get_gpu) {
+		p2ps_fail(err, "", "profile does not provide every function the wrappers need");
+		return -ENOENT;
+	}
 
 	spin_lock_irqsave(&gpus_lock, flags);
 	memset(gpus, 0, sizeof(gpus));

@@ -180,8 +180,7 @@ int p2ps_hooks_install(struct p2ps_hook *hooks, unsigned int n, bool dry_run,
 			snprintf(h->last_error, sizeof(h->last_error),
 				 "kprobe registration failed (%d)", ret);
 			p2ps_fail(err, h->symbol, "cannot install the probe: error %d", ret);
-			while (i--)
-				remove_one(&hooks[i]);
+			p2ps_hooks_remove(hooks, i);
 			return ret;
 		}
 		h->state = P2PS_HOOK_INSTALLED;

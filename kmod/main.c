@@ -47,7 +47,7 @@ static u32 caller_uid(void)
 	return from_kuid(&init_user_ns, current_uid());
 }
 
-int p2ps_fail(struct p2ps_arm_error *err, const char *target, const char *fmt, ...)
+void p2ps_fail(struct p2ps_arm_error *err, const char *target, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -55,7 +55,6 @@ int p2ps_fail(struct p2ps_arm_error *err, const char *target, const char *fmt, .
 	va_start(ap, fmt);
 	vsnprintf(err->reason, sizeof(err->reason), fmt, ap);
 	va_end(ap);
-	return -EINVAL;	/* callers return their own errno */
 }
 
 static void free_hooks(void)
@@ -108,10 +107,9 @@ static int arm(struct module *mod, struct p2ps_arm_error *err)
 	if (ret)
 		goto failed;
 	p2ps_uvm_reset();
-	if (p2ps_bar1_bind(mod, profile, shim.hooks, shim.nr_hooks, err)) {
-		ret = -ENOENT;
+	ret = p2ps_bar1_bind(mod, profile, shim.hooks, shim.nr_hooks, err);
+	if (ret)
 		goto failed;
-	}
 	ret = p2ps_hooks_install(shim.hooks, shim.nr_hooks, dry, err);
 	if (ret)
 		goto failed;

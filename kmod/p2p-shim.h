@@ -98,7 +98,7 @@ struct p2ps_arm_error {
 };
 
 __printf(3, 4)
-int p2ps_fail(struct p2ps_arm_error *err, const char *target, const char *fmt, ...);
+void p2ps_fail(struct p2ps_arm_error *err, const char *target, const char *fmt, ...);
 
 /* main.c: the state, for the control plane. */
 struct p2ps_status_snapshot {

@@ -3,7 +3,6 @@
 # CPU; compare ratios): how long arming the whole gen-B profile takes, and
 # what a redirected call costs against a direct call of the same body.
 . /cases/lib.sh
-kv() { echo "$2" | sed -n "s/^$1=//p" | head -n 1; }
 N=20000
 
 run insmod /lib/standin/580.159.04/nvidia.ko

@@ -14,20 +14,6 @@
 #include "cuda_int.h"
 #include "harness.h"
 
-static int setup(void **st)
-{
-	(void)st;
-	fake_setup();
-	fake_reset();
-	return 0;
-}
-
-static int teardown(void **st)
-{
-	(void)st;
-	fake_reset();
-	return 0;
-}
 
 static json_object *get(json_object *o, const char *path)
 {
@@ -318,16 +304,16 @@ static void errors(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(json_shape, setup, teardown),
-		cmocka_unit_test_setup_teardown(values_follow_fake, setup, teardown),
-		cmocka_unit_test_setup_teardown(spread, setup, teardown),
-		cmocka_unit_test_setup_teardown(pairs_subset, setup, teardown),
-		cmocka_unit_test_setup_teardown(text_output, setup, teardown),
-		cmocka_unit_test_setup_teardown(plot, setup, teardown),
-		cmocka_unit_test_setup_teardown(copy_error, setup, teardown),
-		cmocka_unit_test_setup_teardown(degraded, setup, teardown),
-		cmocka_unit_test_setup_teardown(one_gpu, setup, teardown),
-		cmocka_unit_test_setup_teardown(errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(json_shape, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(values_follow_fake, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(spread, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(pairs_subset, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(text_output, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(plot, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(copy_error, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(degraded, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(one_gpu, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(errors, fake_test_setup, fake_test_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,20 +12,6 @@
 #include "cuda_int.h"
 #include "harness.h"
 
-static int setup(void **st)
-{
-	(void)st;
-	fake_setup();
-	fake_reset();
-	return 0;
-}
-
-static int teardown(void **st)
-{
-	(void)st;
-	fake_reset();
-	return 0;
-}
 
 static void all_ok(void **st)
 {
@@ -313,21 +299,21 @@ static void usage_errors(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(all_ok, setup, teardown),
-		cmocka_unit_test_setup_teardown(odd_sizes, setup, teardown),
-		cmocka_unit_test_setup_teardown(pattern_and_compare, setup, teardown),
-		cmocka_unit_test_setup_teardown(corruption_reported, setup, teardown),
-		cmocka_unit_test_setup_teardown(corruption_json, setup, teardown),
-		cmocka_unit_test_setup_teardown(overrun_detected, setup, teardown),
-		cmocka_unit_test_setup_teardown(copy_error, setup, teardown),
-		cmocka_unit_test_setup_teardown(no_peer, setup, teardown),
-		cmocka_unit_test_setup_teardown(enable_fails, setup, teardown),
-		cmocka_unit_test_setup_teardown(jit_fails, setup, teardown),
-		cmocka_unit_test_setup_teardown(three_gpus_pairs, setup, teardown),
-		cmocka_unit_test_setup_teardown(no_driver, setup, teardown),
-		cmocka_unit_test_setup_teardown(init_fails, setup, teardown),
-		cmocka_unit_test_setup_teardown(one_gpu, setup, teardown),
-		cmocka_unit_test_setup_teardown(usage_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(all_ok, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(odd_sizes, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(pattern_and_compare, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(corruption_reported, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(corruption_json, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(overrun_detected, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(copy_error, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(no_peer, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(enable_fails, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(jit_fails, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(three_gpus_pairs, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(no_driver, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(init_fails, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(one_gpu, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(usage_errors, fake_test_setup, fake_test_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -44,3 +44,6 @@ klog_mark() { dmesg -c >/dev/null; }
 klog_since() { dmesg; }
 
 module_loaded() { grep -q "^$1 " /proc/modules; }
+
+# kv KEY TEXT: the value of the first "KEY=value" line of TEXT (nvflow output).
+kv() { echo "$2" | sed -n "s/^$1=//p" | head -n 1; }

@@ -38,6 +38,22 @@ static inline void fake_reset(void)
 		unsetenv(fake_vars[i]);
 }
 
+/* cmocka setup and teardown: the fake beside the binary, no fault set. */
+static inline int fake_test_setup(void **st)
+{
+	(void)st;
+	fake_setup();
+	fake_reset();
+	return 0;
+}
+
+static inline int fake_test_teardown(void **st)
+{
+	(void)st;
+	fake_reset();
+	return 0;
+}
+
 /* Run fn(argc, argv, out, err); return its status, out/err as malloc'd text. */
 typedef int (*cmd_fn)(int, char **, FILE *, FILE *);
 

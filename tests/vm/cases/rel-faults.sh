@@ -11,7 +11,6 @@
 # the stand-in holds BAR1 refcounts or IOVA mappings made through the
 # hooks; disabled means no hook and no kprobe; both modules unload at the end.
 . /cases/lib.sh
-kv() { echo "$2" | sed -n "s/^$1=//p" | head -n 1; }
 G='AD102@0000:01:00.0;AD102@0000:02:00.0;AD102@0000:03:00.0;AD102@0000:04:00.0'
 NV=/lib/standin/580.159.04/nvidia.ko
 raw() { p2ps-raw status | sed -n 's/^state=/state=/p'; }

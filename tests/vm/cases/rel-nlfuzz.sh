@@ -10,7 +10,6 @@ limit=$(sed -n 's/.*p2ptest\.case_timeout=\([0-9]*\).*/\1/p' /proc/cmdline)
 scale=$(( ${limit:-120} / 120 ))
 [ "$scale" -ge 1 ] || scale=1
 seed() { if [ "$scale" -eq 1 ]; then echo "$1"; else echo 0x$(head -c 8 /dev/urandom | xxd -p); fi; }
-kv() { echo "$2" | sed -n "s/^$1=//p" | head -n 1; }
 t0=$(date +%s)
 
 run insmod /lib/p2p-shim/p2p-shim.ko

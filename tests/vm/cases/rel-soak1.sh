@@ -18,7 +18,6 @@
 # cache (a leak of one object per cycle would show 340); both modules
 # unload.  Scale as rel-fuzz.
 . /cases/lib.sh
-kv() { echo "$2" | sed -n "s/^$1=//p" | head -n 1; }
 limit=$(sed -n 's/.*p2ptest\.case_timeout=\([0-9]*\).*/\1/p' /proc/cmdline)
 scale=$(( ${limit:-120} / 120 ))
 [ "$scale" -ge 1 ] || scale=1

@@ -4,7 +4,6 @@
 # the PEER aperture) come out SYS_NONCOH, in the sysmem address field, at
 # the peer's BAR1 DMA base + offset, for several offsets and page sizes.
 . /cases/lib.sh
-kv() { echo "$2" | sed -n "s/^$1=//p" | head -n 1; }
 G='AD102@0000:01:00.0,vram=24G,bar1=0x4000000000/32G;AD102@0000:02:00.0,vram=24G,bar1=0x6000000000/32G'
 
 for v in 565.57.01 570.148.08 575.64.05; do

@@ -4,7 +4,6 @@
 # peer's BAR1, teardown), the ledger holds disable and rmmod off while a
 # mapping is live, and nvidia unloads with no left-over mappings.
 . /cases/lib.sh
-kv() { echo "$2" | sed -n "s/^$1=//p" | head -n 1; }
 G='AD102@0000:01:00.0,vram=24G,bar1=0x4000000000/32G;AD102@0000:02:00.0,vram=24G,bar1=0x6000000000/32G'
 
 for v in 580.159.04 595.45.04; do

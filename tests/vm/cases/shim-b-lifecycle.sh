@@ -4,7 +4,6 @@
 # armed (disarms cleanly) and back (re-arms); nvidia removed with live
 # mappings that its own unload tears down through the hooks.
 . /cases/lib.sh
-kv() { echo "$2" | sed -n "s/^$1=//p" | head -n 1; }
 
 echo "== nvidia first"
 run insmod /lib/standin/580.159.04/nvidia.ko

@@ -3,7 +3,6 @@
 # driver version without a profile (unless forced), a missing target and a
 # changed stub; a failing _GH100 body fails cleanly with no ledger entry.
 . /cases/lib.sh
-kv() { echo "$2" | sed -n "s/^$1=//p" | head -n 1; }
 
 nothing_armed() {
 	st=$(p2pctl status)

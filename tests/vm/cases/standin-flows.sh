@@ -2,7 +2,6 @@
 # Stand-in driver flows: local and sysmem PTEs, re-initialisation with a new
 # registry, fault injection, static BAR1 limits, Blackwell, usage errors.
 . /cases/lib.sh
-kv() { echo "$2" | sed -n "s/^$1=//p" | head -n 1; }
 R=/sys/kernel/debug/nvidia-standin/registry
 KO=/lib/standin/580.159.04/nvidia.ko
 

@@ -3,7 +3,6 @@
 # ForceP2P=0x11 turns the PCIe caps OK, but the object is a mailbox one on
 # hardware without a mailbox, and BAR1 P2P still fails on the stubs.
 . /cases/lib.sh
-kv() { echo "$2" | sed -n "s/^$1=//p" | head -n 1; }
 
 for v in 575.64.05 580.159.04 595.45.04; do
 	echo "== $v ForceP2P=0x11"

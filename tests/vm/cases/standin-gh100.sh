@@ -3,7 +3,6 @@
 # version gives it (with its registry keys), the UVM aperture per
 # generation, native NVLink where nvlink= says so.
 . /cases/lib.sh
-kv() { echo "$2" | sed -n "s/^$1=//p" | head -n 1; }
 G='GH100@0000:01:00.0,vram=80G,bar1=0x20000000000/128G;GH100@0000:02:00.0,vram=80G,bar1=0x22000000000/128G'
 
 # version, registry that asks for BAR1 P2P, expected UVM aperture

@@ -3,7 +3,6 @@
 # default GPUs (two AD102, 24G VRAM, 32G BAR1): version reporting, no P2P,
 # a forced BAR1 P2P object fails on the stubs, static BAR1 per generation.
 . /cases/lib.sh
-kv() { echo "$2" | sed -n "s/^$1=//p" | head -n 1; }
 
 for v in 565.57.01 570.148.08 575.64.05 580.159.04 595.45.04 999.1; do
 	echo "== $v"

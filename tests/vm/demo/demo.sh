@@ -4,7 +4,6 @@
 . /cases/lib.sh
 step() { printf '\n### %s\n' "$*"; }
 sh_() { echo "# $*"; "$@"; }
-kv() { echo "$2" | sed -n "s/^$1=//p" | head -n 1; }
 
 step "What doctor says about a real host with two RTX 4090s (captured fixture)"
 sh_ p2pctl doctor --root /fixtures/rtx4090-pair/root

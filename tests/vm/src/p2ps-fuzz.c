@@ -42,20 +42,8 @@
 #include <linux/fs.h>
 #include <p2p-shim/uapi.h>
 
-static uint64_t rng;
+#include "testutil.h"
 
-static uint64_t rnd(void)
-{
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 0x2545F4914F6CDD1DULL;
-}
-
-static uint32_t below(uint32_t n)
-{
-	return (uint32_t)(rnd() % n);
-}
 
 #define PAGE 4096
 #define GUARD 64
@@ -73,7 +61,7 @@ static const unsigned long ccmd[4] = {
 /* errno counts per class; index 0 is success. */
 #define NERR 160
 static unsigned long counts[C_N][NERR];
-static unsigned long failures, unchanged_checks, kinds[16];
+static unsigned long unchanged_checks, kinds[16];
 /* Root ENABLE/DISABLE that failed yet changed the state, by errno. */
 static unsigned long effect_on_error[NERR];
 static int privileged;

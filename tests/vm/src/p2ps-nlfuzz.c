@@ -31,29 +31,9 @@
 #include <unistd.h>
 
 #include "p2ps-nl.h"
+#include "testutil.h"
 
-static uint64_t rng;
 
-static uint64_t rnd(void)
-{
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 0x2545F4914F6CDD1DULL;
-}
-
-static uint32_t below(uint32_t n)
-{
-	return (uint32_t)(rnd() % n);
-}
-
-static unsigned long failures;
-
-#define FAILF(...)							\
-	do {								\
-		if (failures++ < 20)					\
-			fprintf(stderr, "FAIL " __VA_ARGS__);		\
-	} while (0)
 
 /* Random attributes into @p (room @room); returns bytes written. */
 static size_t garbage_attrs(unsigned char *p, size_t room, int depth)

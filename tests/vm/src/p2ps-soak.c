@@ -32,16 +32,10 @@
 #include <unistd.h>
 
 #include "p2ps-nl.h"
+#include "testutil.h"
 
 static volatile sig_atomic_t stop;
 static unsigned int interval_us = 5000;	/* between polls: a monitor, not a spinner */
-static unsigned long failures;
-
-#define FAILF(...)							\
-	do {								\
-		if (failures++ < 20)					\
-			fprintf(stderr, "FAIL " __VA_ARGS__);		\
-	} while (0)
 
 static void on_signal(int sig)
 {
