@@ -121,7 +121,9 @@ failed:
 	for (i = 0; i < shim.nr_hooks; i++) {
 		struct p2ps_hook *h = &shim.hooks[i];
 
-		if (!strcmp(h->symbol, err->target) || !strcmp(h->desc->target, err->target)) {
+		/* The target itself, or a function it leads to that we call. */
+		if (!strcmp(h->symbol, err->target) || !strcmp(h->desc->target, err->target) ||
+		    (h->desc->dest && !strcmp(h->desc->dest, err->target))) {
 			h->state = P2PS_HOOK_FAILED;
 			strscpy(h->last_error, err->reason, sizeof(h->last_error));
 		}
@@ -137,18 +139,24 @@ static void disarm(void)
 	p2ps_hooks_remove(shim.hooks, shim.nr_hooks);
 	p2ps_bar1_unbind();
 	p2ps_uvm_reset();
+	p2ps_gpus_reset();
 }
 
 static void snapshot_locked(struct p2ps_status_snapshot *snap)
 {
 	snap->state = shim.state;
 	snap->flags = shim.flags;
-	snap->stale_gpus = shim.state == P2PS_STATE_DISABLED ? 0 : p2ps_bar1_stale_gpus();
+	snap->stale_gpus = shim.state == P2PS_STATE_DISABLED ? 0 : p2ps_gpus_stale();
 	strscpy(snap->driver_version, shim.driver_version, sizeof(snap->driver_version));
 	strscpy(snap->profile, shim.profile ? shim.profile->name : "", sizeof(snap->profile));
 }
 
-static void announce_armed(const char *why)
+/*
+ * @late: nvidia was running already, so GPUs it initialised before now
+ * read the registry without us; which ones, we learn only when the driver
+ * names them (we never ask it), so say it generally here.
+ */
+static void announce_armed(const char *why, bool late)
 {
 	struct p2ps_status_snapshot snap;
 
@@ -156,9 +164,8 @@ static void announce_armed(const char *why)
 	pr_info("%s profile %s for nvidia %s (%u hooks) %s\n",
 		shim.state == P2PS_STATE_DRY_RUN ? "dry run of" : "armed",
 		snap.profile, snap.driver_version, shim.nr_hooks, why);
-	if (snap.stale_gpus)
-		pr_info("GPUs initialised before arming (mask 0x%x): re-initialise them for full effect\n",
-			snap.stale_gpus);
+	if (late && shim.state == P2PS_STATE_ARMED)
+		pr_info("GPUs initialised before arming keep the stock P2P settings until re-initialised\n");
 	p2ps_event(P2PS_EV_ARMED, &snap, NULL);
 }
 
@@ -202,7 +209,7 @@ int p2ps_enable(u32 flags, struct p2ps_arm_error *err)
 		announce_refusal(err, ret, who);
 		goto out;
 	}
-	announce_armed(who);
+	announce_armed(who, true);
 out:
 	mutex_unlock(&shim.lock);
 	return ret;
@@ -301,7 +308,7 @@ static int driver_notify(struct notifier_block *nb, unsigned long action, void *
 			announce_refusal(&err, ret, "on nvidia's arrival");
 			break;
 		}
-		announce_armed("on nvidia's arrival");
+		announce_armed("on nvidia's arrival", false);
 		break;
 	case MODULE_STATE_GOING:
 		if (shim.state == P2PS_STATE_ARMED || shim.state == P2PS_STATE_DRY_RUN) {

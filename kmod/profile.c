@@ -44,7 +44,7 @@ static const struct p2ps_code ret_void =		/* return */
  * generation served, 565 to 595 (docs/hooks.md has the evidence per tag).
  */
 #define BAR1_P2P_HOOKS \
-	STUB_TO_GH100(kbusIsPcieBar1P2PMappingSupported, ret_false, P2PS_ACT_NOTE_STUB_GPUS, \
+	STUB_TO_GH100(kbusIsPcieBar1P2PMappingSupported, ret_false, P2PS_ACT_NONE, \
 		      "lets the caps check and BAR1 mapping see static BAR1 on both GPUs"), \
 	STUB_TO_GH100(kbusHasPcieBar1P2PMapping, ret_false, P2PS_ACT_NONE, \
 		      "makes peer mappings (RM and UVM) take the BAR1 path"), \
@@ -83,6 +83,18 @@ static const struct p2ps_code ret_void =		/* return */
 		.kind = P2PS_HOOK_RETURN, \
 		.action = P2PS_ACT_CAPS_GUARD, \
 		.why = "never lets the forced caps select the mailbox path GeForce chips lack", \
+	}, \
+	{ \
+		.target = "gpumgrAttachGpu", \
+		.kind = P2PS_HOOK_RETURN, \
+		.action = P2PS_ACT_GPU_ATTACH, \
+		.why = "observes a GPU's attach: ties its instance to the OBJGPU reading ForceP2P", \
+	}, \
+	{ \
+		.target = "gpumgrDetachGpu", \
+		.kind = P2PS_HOOK_ARG, \
+		.action = P2PS_ACT_GPU_DETACH, \
+		.why = "observes a GPU's detach: its OBJGPU and settings go with it", \
 	}
 
 /*
@@ -122,10 +134,13 @@ static const struct p2ps_hook_desc gen_a_hooks[] = {
 	},
 };
 
+/*
+ * Besides the wrappers' destinations, the module calls only this: a HAL
+ * body, reached through the driver's NVOC tables, so it keeps its ENDBR.
+ * Nothing of the GPU manager: see kmod/gpus.c.
+ */
 static const char *const calls[] = {
 	"kbusGetBar1P2PDmaInfo_GH100",
-	"gpumgrGetGpuAttachInfo",
-	"gpumgrGetGpu",
 	NULL,
 };
 
@@ -268,11 +283,10 @@ bool p2ps_is_stub_of(const char *sym, const char *base)
 /* Length of an entry prefix at @p: endbr64, or a 5-byte nop or call (ftrace). */
 static size_t entry_prefix(const unsigned char *p, size_t len)
 {
-	static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
 	static const unsigned char nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 
-	if (len >= sizeof(endbr64) && !memcmp(p, endbr64, sizeof(endbr64)))
-		return sizeof(endbr64);
+	if (len >= 4 && p2ps_has_endbr(p))
+		return 4;
 	if (len >= sizeof(nop5) && !memcmp(p, nop5, sizeof(nop5)))
 		return sizeof(nop5);
 	if (len >= 5 && p[0] == 0xe8)	/* call __fentry__ or its trampoline */
@@ -313,6 +327,19 @@ int p2ps_match_code(const unsigned char *text, size_t len,
 			n += snprintf(why + n, whylen - n, " %02x", text[j]);
 	}
 	return -1;
+}
+
+bool p2ps_action_calls_dest(enum p2ps_action action)
+{
+	return action == P2PS_ACT_LEDGER_CREATE || action == P2PS_ACT_LEDGER_REMOVE ||
+	       action == P2PS_ACT_LEDGER_DMA_MAP || action == P2PS_ACT_LEDGER_DMA_UNMAP;
+}
+
+bool p2ps_has_endbr(const unsigned char *text)
+{
+	static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+	return !memcmp(text, endbr64, sizeof(endbr64));
 }
 
 const char *p2ps_unsupported_reason(const char *version)
