@@ -184,6 +184,9 @@ void p2ps_registry_return(void *data, struct pt_regs *regs)
  * have.  For such pairs, put back what the stock driver says: no P2P.  It
  * takes one forced GPU: the first GPU of a pair decides the override, and
  * its partner may be one initialised before arming (a display GPU, say).
+ * On 565-570 the same override also reports PCIE_BAR1 for a pair without
+ * static BAR1 on both GPUs (it is applied before the BAR1 HAL check); such
+ * a pair fails to map later, so it gets the stock answer too.
  */
 struct caps_call {
 	NvU32 mask;
@@ -194,21 +197,39 @@ struct caps_call {
 static_assert(sizeof(struct registry_call) <= P2PS_RET_DATA_SIZE);
 static_assert(sizeof(struct caps_call) <= P2PS_RET_DATA_SIZE);
 
+/* The stock answer: no P2P. */
+static void refuse(struct caps_call *c)
+{
+	*c->write = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
+	*c->read = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
+	if (c->atomics)
+		*c->atomics = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
+	*c->connectivity = P2P_CONNECTIVITY_UNKNOWN;
+}
+
+/*
+ * Whether the bound profile watches static BAR1 (gen-a1, whose caps code
+ * applies the override before the BAR1 HAL check).
+ */
+static bool watch_static_bar1;
+
 void p2ps_caps_return(void *data, struct pt_regs *regs)
 {
 	struct caps_call *c = data;
 
 	if (regs_return_value(regs) != NV_OK || !c->connectivity || !c->read || !c->write)
 		return;
-	if (*c->connectivity != P2P_CONNECTIVITY_PCIE_PROPRIETARY)
-		return;
-	if (!p2ps_gpus_forced_in(c->mask))
-		return;
-	*c->write = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
-	*c->read = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
-	if (c->atomics)
-		*c->atomics = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
-	*c->connectivity = P2P_CONNECTIVITY_UNKNOWN;
+	switch (*c->connectivity) {
+	case P2P_CONNECTIVITY_PCIE_PROPRIETARY:
+		if (p2ps_gpus_forced_in(c->mask))
+			refuse(c);
+		break;
+	case P2P_CONNECTIVITY_PCIE_BAR1:
+		if (READ_ONCE(watch_static_bar1) && p2ps_gpus_forced_in(c->mask) &&
+		    !p2ps_gpus_static_bar1(c->mask))
+			refuse(c);
+		break;
+	}
 }
 
 void p2ps_registry_entry(void *data, struct pt_regs *regs)
@@ -257,12 +278,16 @@ int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 
 	memset(&nv, 0, sizeof(nv));
 	bound_profile = profile;
-	for (i = 0; i < n; i++)
+	WRITE_ONCE(watch_static_bar1, false);
+	for (i = 0; i < n; i++) {
+		if (hooks[i].desc->action == P2PS_ACT_STATIC_BAR1)
+			WRITE_ONCE(watch_static_bar1, true);
 		for (j = 0; j < ARRAY_SIZE(wrappers); j++)
 			if (hooks[i].desc->action == wrappers[j].action) {
 				hooks[i].via = (unsigned long)wrappers[j].wrapper;
 				*wrappers[j].fn = (void *)hooks[i].dest;
 			}
+	}
 	nv.dma_info = (void *)p2ps_driver_lookup(mod, "kbusGetBar1P2PDmaInfo_GH100");
 	if (!nv.create || !nv.remove || !nv.dma_map || !nv.dma_unmap || !nv.dma_info) {
 		p2ps_fail(err, "", "profile does not provide every function the wrappers need");

@@ -32,6 +32,7 @@ struct p2ps_gpu {
 	struct OBJGPU *gpu;	/* while attached under our hooks, else NULL */
 	struct task_struct *attaching;	/* the thread inside gpumgrAttachGpu */
 	bool forced;		/* its ForceP2P came from us */
+	bool static_bar1;	/* kbusEnableStaticBar1Mapping succeeded (gen-a1) */
 	bool stale;		/* asked about, but attached before arming */
 };
 
@@ -140,6 +141,47 @@ void p2ps_gpu_set_forced(struct OBJGPU *gpu, bool forced)
 		if (gpus[i].gpu == gpu)
 			gpus[i].forced = forced;
 	spin_unlock_irqrestore(&gpus_lock, flags);
+}
+
+/* kbusEnableStaticBar1Mapping_TU102(pGpu, pKernelBus, gfid) returned. */
+struct static_bar1_call {
+	struct OBJGPU *gpu;
+};
+static_assert(sizeof(struct static_bar1_call) <= P2PS_RET_DATA_SIZE);
+
+void p2ps_gpu_static_bar1_entry(void *data, struct pt_regs *regs)
+{
+	struct static_bar1_call *c = data;
+
+	c->gpu = (struct OBJGPU *)regs_get_kernel_argument(regs, 0);
+}
+
+void p2ps_gpu_static_bar1_return(void *data, struct pt_regs *regs)
+{
+	struct static_bar1_call *c = data;
+	bool on = regs_return_value(regs) == NV_OK;
+	unsigned long flags;
+	int i;
+
+	spin_lock_irqsave(&gpus_lock, flags);
+	for (i = 0; c->gpu && i < NV_MAX_DEVICES; i++)
+		if (gpus[i].gpu == c->gpu)
+			gpus[i].static_bar1 = on;
+	spin_unlock_irqrestore(&gpus_lock, flags);
+}
+
+/* Whether every GPU of @mask got static BAR1 while we watched. */
+bool p2ps_gpus_static_bar1(u32 mask)
+{
+	unsigned long flags, bits = mask;
+	bool all = true;
+	int i;
+
+	spin_lock_irqsave(&gpus_lock, flags);
+	for_each_set_bit(i, &bits, NV_MAX_DEVICES)
+		all &= gpus[i].static_bar1;
+	spin_unlock_irqrestore(&gpus_lock, flags);
+	return all;
 }
 
 /* The driver asks about the GPUs of @mask: note those we never saw attach. */

@@ -82,6 +82,9 @@ static int ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	case P2PS_ACT_GPU_ATTACH:
 		p2ps_gpu_attach_entry(ri->data, regs);
 		break;
+	case P2PS_ACT_STATIC_BAR1:
+		p2ps_gpu_static_bar1_entry(ri->data, regs);
+		break;
 	default:
 		break;
 	}
@@ -110,6 +113,9 @@ static int ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 		break;
 	case P2PS_ACT_GPU_ATTACH:
 		p2ps_gpu_attach_return(ri->data, regs);
+		break;
+	case P2PS_ACT_STATIC_BAR1:
+		p2ps_gpu_static_bar1_return(ri->data, regs);
 		break;
 	default:
 		break;

@@ -71,6 +71,7 @@ struct DMA_BAR1P2P_MAPPING_PRARAMS {
 /* P2P_CONNECTIVITY and NV0000_P2P_CAPS_STATUS values. */
 #define P2P_CONNECTIVITY_UNKNOWN		0
 #define P2P_CONNECTIVITY_PCIE_PROPRIETARY	1
+#define P2P_CONNECTIVITY_PCIE_BAR1		2
 #define NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED	0x05
 
 #define NV_MAX_DEVICES		32
@@ -152,6 +153,9 @@ void p2ps_gpu_attach_return(void *data, struct pt_regs *regs);
 void p2ps_gpu_detach(struct pt_regs *regs);
 bool p2ps_gpu_bind(struct OBJGPU *gpu);
 void p2ps_gpu_set_forced(struct OBJGPU *gpu, bool forced);
+void p2ps_gpu_static_bar1_entry(void *data, struct pt_regs *regs);
+void p2ps_gpu_static_bar1_return(void *data, struct pt_regs *regs);
+bool p2ps_gpus_static_bar1(u32 mask);
 void p2ps_gpus_asked(u32 mask);
 bool p2ps_gpus_forced_in(u32 mask);
 u32 p2ps_gpu_instance(struct OBJGPU *gpu);

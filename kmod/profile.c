@@ -112,25 +112,44 @@ static const struct p2ps_hook_desc gen_b_hooks[] = {
  * Within a PTE build for a BAR1 pair (and only there), the aperture becomes
  * SYS_NONCOH and the address the peer's BAR1 DMA base plus the offset.
  */
-static const struct p2ps_hook_desc gen_a_hooks[] = {
-	BAR1_P2P_HOOKS,
+#define GEN_A_HOOKS \
+	BAR1_P2P_HOOKS, \
+	{ \
+		.target = "nvGpuOpsBuildExternalAllocPtes", \
+		.kind = P2PS_HOOK_RETURN, \
+		.action = P2PS_ACT_UVM_SCOPE, \
+		.why = "scopes the UVM fix to PTE builds for a BAR1 pair (mapping GPU, memory owner)", \
+	}, \
+	{ \
+		.target = "nvGpuOpsGetExternalAllocAperture", \
+		.kind = P2PS_HOOK_RETURN, \
+		.action = P2PS_ACT_UVM_APERTURE, \
+		.why = "in scope: PEER becomes SYS_NONCOH, so the sysmem address field is used", \
+	}, \
+	{ \
+		.target = "kgmmuEncodePhysAddrs_IMPL", \
+		.kind = P2PS_HOOK_ARG, \
+		.action = P2PS_ACT_UVM_ENCODE, \
+		.why = "in scope: encodes the addresses as peer addresses at the peer's BAR1 DMA base", \
+	}
+
+static const struct p2ps_hook_desc gen_a2_hooks[] = {
+	GEN_A_HOOKS,
+};
+
+/*
+ * 565 and 570 apply the ForceP2P override before asking the BAR1 HAL
+ * whether both GPUs have static BAR1 (_kp2pCapsGetStatusOverPcieBar1), so
+ * a pair without it would be reported PCIE_BAR1 OK and then fail to map.
+ * The caps guard needs to know which GPUs did get static BAR1.
+ */
+static const struct p2ps_hook_desc gen_a1_hooks[] = {
+	GEN_A_HOOKS,
 	{
-		.target = "nvGpuOpsBuildExternalAllocPtes",
+		.target = "kbusEnableStaticBar1Mapping_TU102",
 		.kind = P2PS_HOOK_RETURN,
-		.action = P2PS_ACT_UVM_SCOPE,
-		.why = "scopes the UVM fix to PTE builds for a BAR1 pair (mapping GPU, memory owner)",
-	},
-	{
-		.target = "nvGpuOpsGetExternalAllocAperture",
-		.kind = P2PS_HOOK_RETURN,
-		.action = P2PS_ACT_UVM_APERTURE,
-		.why = "in scope: PEER becomes SYS_NONCOH, so the sysmem address field is used",
-	},
-	{
-		.target = "kgmmuEncodePhysAddrs_IMPL",
-		.kind = P2PS_HOOK_ARG,
-		.action = P2PS_ACT_UVM_ENCODE,
-		.why = "in scope: encodes the addresses as peer addresses at the peer's BAR1 DMA base",
+		.action = P2PS_ACT_STATIC_BAR1,
+		.why = "observes which GPUs got static BAR1: the caps guard refuses BAR1 P2P without it",
 	},
 };
 
@@ -185,8 +204,8 @@ const struct p2ps_profile p2ps_profiles[] = {
 		.name = "gen-a1",
 		.versions = "565.x, 570.x",
 		.majors = gen_a1_majors,
-		.hooks = gen_a_hooks,
-		.nr_hooks = NR(gen_a_hooks),
+		.hooks = gen_a1_hooks,
+		.nr_hooks = NR(gen_a1_hooks),
 		.calls = calls,
 		.registry = gen_a1_registry,
 	},
@@ -194,8 +213,8 @@ const struct p2ps_profile p2ps_profiles[] = {
 		.name = "gen-a2",
 		.versions = "575.x",
 		.majors = gen_a2_majors,
-		.hooks = gen_a_hooks,
-		.nr_hooks = NR(gen_a_hooks),
+		.hooks = gen_a2_hooks,
+		.nr_hooks = NR(gen_a2_hooks),
 		.calls = calls,
 		.registry = gen_a2_registry,
 	},

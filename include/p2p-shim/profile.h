@@ -57,6 +57,7 @@ enum p2ps_action {
 	P2PS_ACT_UVM_ENCODE,		/* argument rewrite: add the peer BAR1 base, in scope */
 	P2PS_ACT_GPU_ATTACH,		/* return override (observes): a GPU attaches */
 	P2PS_ACT_GPU_DETACH,		/* entry probe (observes): a GPU detaches */
+	P2PS_ACT_STATIC_BAR1,		/* return override (observes): static BAR1 enabled */
 };
 
 /* Whether the module calls a hook's destination (through a wrapper). */
