@@ -293,7 +293,6 @@ int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 		p2ps_fail(err, "", "profile does not provide every function the wrappers need");
 		return -ENOENT;
 	}
-	p2ps_gpus_reset();
 	return 0;
 }
 

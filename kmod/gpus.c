@@ -39,8 +39,23 @@ struct p2ps_gpu {
 static struct p2ps_gpu gpus[NV_MAX_DEVICES];
 static DEFINE_SPINLOCK(gpus_lock);
 
+static unsigned int nr_forced;	/* GPUs with forced set */
+
+/* Called with gpus_lock held. */
+static void set_forced(struct p2ps_gpu *g, bool forced)
+{
+	if (g->forced == forced)
+		return;
+	g->forced = forced;
+	if (forced)
+		nr_forced++;
+	else if (--nr_forced == 0)
+		p2ps_residual_done();
+}
+
 static void forget(struct p2ps_gpu *g)
 {
+	set_forced(g, false);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -139,7 +154,7 @@ void p2ps_gpu_set_forced(struct OBJGPU *gpu, bool forced)
 	spin_lock_irqsave(&gpus_lock, flags);
 	for (i = 0; gpu && i < NV_MAX_DEVICES; i++)
 		if (gpus[i].gpu == gpu)
-			gpus[i].forced = forced;
+			set_forced(&gpus[i], forced);
 	spin_unlock_irqrestore(&gpus_lock, flags);
 }
 

@@ -225,7 +225,7 @@ void p2ps_hooks_remove(struct p2ps_hook *hooks, unsigned int n)
 	for (i = 0; i < n; i++) {
 		struct p2ps_hook *h = &hooks[i];
 
-		if (h->state != P2PS_HOOK_INSTALLED)
+		if (h->state != P2PS_HOOK_INSTALLED || h->keep)
 			continue;
 		if (h->kind == P2PS_HOOK_RETURN)
 			rps[nr++] = &h->krp;

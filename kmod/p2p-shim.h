@@ -85,6 +85,7 @@ struct p2ps_hook {
 	unsigned long via;		/* REDIRECT: wrapper in p2p-shim, or 0 */
 	enum p2ps_hook_kind kind;	/* as installed: COUNT in a dry run */
 	enum p2ps_hook_state state;
+	bool keep;			/* left installed by a disable (main.c: residual guard) */
 	atomic64_t hits;
 	atomic64_t bypassed;		/* UVM_SCOPE: builds that missed the aperture hook */
 	char last_error[P2PS_REASON_LEN];
@@ -148,6 +149,8 @@ void p2ps_caps_return(void *data, struct pt_regs *regs);
 
 /* gpus.c */
 void p2ps_gpus_reset(void);
+/* main.c: the last GPU carrying our ForceP2P has detached. */
+void p2ps_residual_done(void);
 void p2ps_gpu_attach_entry(void *data, struct pt_regs *regs);
 void p2ps_gpu_attach_return(void *data, struct pt_regs *regs);
 void p2ps_gpu_detach(struct pt_regs *regs);
