@@ -5,9 +5,11 @@
 # kbusGetBar1P2PDmaInfo_GH100; no RM function has an ftrace site.
 . /cases/lib.sh
 
-# The type letter of an [nvidia] symbol, empty when there is none.
-symtype() { awk -v f="$1" '$3 == f && $4 == "[nvidia]" { print $2 }' /proc/kallsyms; }
-syms() { grep '\[nvidia\]' /proc/kallsyms; }
+# The type letter of an [nvidia] symbol, empty when there is none.  Reads
+# the [nvidia] lines once per load (all of /proc/kallsyms per symbol takes
+# minutes under TCG on a busy machine).
+syms() { grep '\[nvidia\]' /proc/kallsyms >nvsyms; cat nvsyms; }
+symtype() { awk -v f="$1" '$3 == f { print $2 }' nvsyms; }
 
 run insmod /lib/standin/580.159.04/nvidia.ko
 ks=$(syms)
@@ -22,7 +24,7 @@ for f in kbusCreateP2PMapping_GP100 kbusCreateP2PMapping_GH100 \
 	dmaAllocBar1P2PMapping_GH100 dmaAllocBar1P2PMapping_46f6a7 \
 	dmaFreeBar1P2PMapping_GH100 dmaFreeBar1P2PMapping_b3696a \
 	kbusCreateP2PMappingForMailbox_GM200 kbusCreateP2PMappingForNvlink_GP100 \
-	osReadRegistryDword p2pGetCapsStatus gpumgrGetGpuAttachInfo gpumgrGetGpu \
+	osReadRegistryDword p2pGetCapsStatus gpumgrAttachGpu gpumgrDetachGpu \
 	gmmuFmtPtePhysAddrFld nvGpuOpsGetExternalAllocAperture \
 	nvGpuOpsBuildExternalAllocPtes p2papiConstruct_IMPL \
 	_kp2pCapsCheckStatusOverridesForPcie iovaspaceDestruct_IMPL; do
@@ -38,6 +40,7 @@ fi
 run rmmod nvidia
 
 run insmod /lib/standin/575.64.05/nvidia.ko
+syms >/dev/null
 expect_eq "575 keeps _kp2pCapsGetStatusOverPcieBar1" "$(symtype _kp2pCapsGetStatusOverPcieBar1)" t
 expect_no_match "575 has no EnableStatic stub" "$(syms)" 'kbusEnableStaticBar1Mapping_395e98'
 run rmmod nvidia
