@@ -820,13 +820,14 @@ static void check_iommu(struct dctx *c)
  * console at BAR1 offset 0, reserves the P2P mailbox (8 x 64 KiB) unless the
  * PCIe P2P type is BAR1, asks kbusIsStaticBar1Supported_TU102 and maps the
  * client-visible VRAM: from 580 at ALIGN_UP(console + mailbox, 512 MiB),
- * before 580 wherever the BAR1 heap has room (2 MiB aligned).  Peers take
- * the static BAR1 only at a 512 MiB-aligned DMA address
- * (_kbusCreateStaticBar1IOMMUMapping).
+ * in 570-575 wherever the BAR1 heap has room (2 MiB aligned).  565 decides
+ * before the console and mailbox and maps at 0.  Peers take the static BAR1
+ * only at a 512 MiB-aligned DMA address (_kbusCreateStaticBar1IOMMUMapping).
  */
 enum drv_gen {
 	GEN_UNSERVED,		/* < 565, or the proprietary module */
-	GEN_A1,			/* 565, 570: RMForceStaticBar1 default 3 (ONLY_GPU) */
+	GEN_A0,			/* 565: default 3 (ONLY_GPU), decided before the console */
+	GEN_A1,			/* 570: default 3 (ONLY_GPU) */
 	GEN_A2,			/* 575: default 0 (DISABLE) */
 	GEN_B,			/* 580+: default 2 (AUTO), console offset padded to 512 MiB */
 };
@@ -860,11 +861,12 @@ struct sb_result {
 /* The effective RMForceStaticBar1 of a generation. */
 static long sb_force_type(const struct sb_rules *k)
 {
-	long max = k->gen == GEN_A1 ? 4 : 3;
+	long max = k->gen <= GEN_A1 ? 4 : 3;
 
 	if (k->user_force_sb >= 0 && k->user_force_sb < max)
 		return k->user_force_sb;
 	switch (k->gen) {
+	case GEN_A0:
 	case GEN_A1: return SB_ONLY_GPU;
 	case GEN_A2: return k->shim_keys ? SB_AUTO : SB_DISABLE;
 	default: return SB_AUTO;
@@ -874,7 +876,7 @@ static long sb_force_type(const struct sb_rules *k)
 /* Is the P2P mailbox reserved in BAR1 (_kbusRequiresP2PMailboxBar1_GM107)? */
 static bool sb_mailbox(const struct sb_rules *k)
 {
-	if (k->gen == GEN_A1) {
+	if (k->gen == GEN_A0 || k->gen == GEN_A1) {
 		long t = k->user_force_p2p_type >= 0 ? k->user_force_p2p_type :
 			 k->shim_keys ? 2 : 0;
 
@@ -885,7 +887,7 @@ static bool sb_mailbox(const struct sb_rules *k)
 
 static bool sb_bar1p2p_type(const struct sb_rules *k)
 {
-	return k->gen == GEN_A1 && !sb_mailbox(k);
+	return (k->gen == GEN_A0 || k->gen == GEN_A1) && !sb_mailbox(k);
 }
 
 #define MB(x) ((unsigned long long)((x) / MiB))
@@ -906,6 +908,45 @@ static void sb_eval(const struct sb_rules *k, long force, uint64_t bar1, uint64_
 	uint64_t need = fb_al, off, req;
 
 	o->remedy[0] = '\0';
+	if (k->gen == GEN_A0) {
+		/*
+		 * 565: decided before the console and the mailbox; with static
+		 * BAR1 the console is not preserved (static BAR1 maps FB 0 at
+		 * BAR1 0, where the console already was) and nothing precedes it.
+		 * ENABLE has no size check, AUTO wants twice the FB.
+		 */
+		need = ALIGN_UP_(cfb, SZ_2M);
+		if (force == SB_DISABLE) {
+			o->v = P2PS_SB_NO;
+			snprintf(o->why, sizeof(o->why), "RMForceStaticBar1=0 (set by the user)");
+			return;
+		}
+		if (force == SB_ONLY_GPU && !sb_bar1p2p_type(k)) {
+			o->v = P2PS_SB_NO;
+			snprintf(o->why, sizeof(o->why),
+				 "565 default (RMForceStaticBar1=3) maps it only with RMForceP2PType=2, which is not in effect");
+			return;
+		}
+		if ((force == SB_ONLY_GPU && (va < 128 * KiB || va - 128 * KiB < fb_al)) ||
+		    (force == SB_AUTO && va_al < 2 * fb_al)) {
+			o->v = P2PS_SB_NO;
+			snprintf(o->why, sizeof(o->why), "%s: BAR1 (%llu MiB) can't hold %sVRAM (%llu MiB)",
+				 force == SB_AUTO ? "565 automatic rule" : "565 rule", MB(bar1),
+				 force == SB_AUTO ? "twice " : "", MB(fb_al));
+			return;
+		}
+		if (need > va_al) {
+			o->v = P2PS_SB_INIT_FAILS;
+			snprintf(o->why, sizeof(o->why),
+				 "RMForceStaticBar1=1 (565 checks no size): VRAM (%llu MiB) overruns BAR1 (%llu MiB): the GPU fails to initialise",
+				 MB(need), MB(va_al));
+			return;
+		}
+		o->v = P2PS_SB_YES;
+		snprintf(o->why, sizeof(o->why), "565 rule: BAR1 %llu MiB holds VRAM %llu MiB from offset 0%s",
+			 MB(bar1), MB(need), con ? " (565 then reserves no console mapping)" : "");
+		return;
+	}
 	switch (force) {
 	case SB_DISABLE:
 		o->v = P2PS_SB_NO;
@@ -934,7 +975,7 @@ static void sb_eval(const struct sb_rules *k, long force, uint64_t bar1, uint64_
 		if (!sb_bar1p2p_type(k)) {
 			o->v = P2PS_SB_NO;
 			snprintf(o->why, sizeof(o->why),
-				 "565/570 default (RMForceStaticBar1=3) maps it only with RMForceP2PType=2, which is not in effect");
+				 "570 default (RMForceStaticBar1=3) maps it only with RMForceP2PType=2, which is not in effect");
 			return;
 		}
 		if (va < 128 * KiB || va - 128 * KiB < fb_al) {
@@ -983,14 +1024,14 @@ static void sb_eval(const struct sb_rules *k, long force, uint64_t bar1, uint64_
 	if (off % SZ_512M) {
 		o->v = P2PS_SB_UNALIGNED;
 		snprintf(o->why, sizeof(o->why),
-			 "mapped after the %s at a 2 MiB boundary: peers need a 512 MiB-aligned address (565-575), so BAR1 P2P mappings fail",
+			 "mapped after the %s at a 2 MiB boundary: peers need a 512 MiB-aligned address (570-575), so BAR1 P2P mappings fail",
 			 con ? "boot console" : "P2P mailbox");
 		return;
 	}
 	o->v = P2PS_SB_YES;
 	snprintf(o->why, sizeof(o->why), "%s: BAR1 %llu MiB holds VRAM %llu MiB%s",
 		 force == SB_ENABLE ? "RMForceStaticBar1=1" :
-		 force == SB_ONLY_GPU ? "RMForceP2PType=2 with the 565/570 default" : "automatic rule",
+		 force == SB_ONLY_GPU ? "RMForceP2PType=2 with the 570 default" : "automatic rule",
 		 MB(bar1), MB(need), !off ? "" :
 		 con ? " from offset 512 MiB, after the console" : " from offset 512 MiB, after the P2P mailbox");
 }
@@ -1023,7 +1064,7 @@ static void sb_rules_init(struct dctx *c, struct sb_rules *k)
 	} else if (!c->r->open_module || major < 565) {
 		k->gen = GEN_UNSERVED;
 	} else {
-		k->gen = major < 575 ? GEN_A1 : major < 580 ? GEN_A2 : GEN_B;
+		k->gen = major < 570 ? GEN_A0 : major < 575 ? GEN_A1 : major < 580 ? GEN_A2 : GEN_B;
 	}
 	param_value(c, "RegistryDwords", dwords, sizeof(dwords));
 	k->user_force_sb = reg_key(dwords, "RMForceStaticBar1");
@@ -1076,7 +1117,7 @@ static void sb_gpu(struct dctx *c, const struct sb_rules *k, struct p2ps_gpu *g,
 		return;
 	case P2PS_SB_UNALIGNED:
 		p2ps_strlcpy(o->remedy,
-			     "move the display (and boot console) to another GPU or the iGPU, or use driver 580+, which puts static BAR1 at 512 MiB",
+			     "move the display (and boot console) to another GPU or the iGPU, or use driver 580+ (static BAR1 at 512 MiB)",
 			     sizeof(o->remedy));
 		return;
 	case P2PS_SB_INIT_FAILS: {

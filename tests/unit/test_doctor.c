@@ -301,6 +301,23 @@ static void test_4090_display(void **state)
 	assert_int_equal(f->verdict, P2PS_V_FAIL);
 	assert_non_null(strstr(f->remedy, "move the display"));
 	p2ps_doctor_free(r);
+
+	/* 575: the automatic rule (p2p-shim's RMForceStaticBar1=2) counts the console, same placement */
+	r = doctor("rtx4090-display-575", NULL);
+	assert_string_equal(r->profile, "gen-a2");
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_UNALIGNED);
+	assert_int_equal(r->gpus[1].static_bar1, P2PS_SB_YES);
+	assert_non_null(strstr(r->gpus[1].static_bar1_why, "automatic rule"));
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	p2ps_doctor_free(r);
+
+	/* 565: decided before the console, at offset 0 */
+	r = doctor("rtx4090-display-565", NULL);
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_YES);
+	assert_non_null(strstr(r->gpus[0].static_bar1_why, "565"));
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
+	assert_int_equal(verdict(r, "p2p", PAIR), P2PS_V_OK);
+	p2ps_doctor_free(r);
 }
 
 /* RTX 4090 D modded to 48 GiB (VRAM from nvidia-smi) + RTX 4090, both BAR1 32 GiB. */
