@@ -1086,7 +1086,6 @@ static void sb_gpu(struct dctx *c, const struct sb_rules *k, struct p2ps_gpu *g,
 	char bs[32], vs[32];
 
 	memset(o, 0, sizeof(*o));
-	(void)c;
 	fmt_size(g->bar1, bs, sizeof(bs));
 	fmt_size(g->vram, vs, sizeof(vs));
 	if (k->gen == GEN_UNSERVED) {
