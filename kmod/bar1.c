@@ -7,12 +7,12 @@
  * own implementation and records what it did (ledger, GPU table).
  *
  * Return overrides: registry defaults for osReadRegistryDword, and the caps
- * guard on p2pGetCapsStatus.
+ * guard on p2pGetCapsStatus.  Which GPU carries which setting is kept in
+ * gpus.c.
  *
- * The GPU table remembers, per OBJGPU the driver showed us: its instance,
- * whether it uses the BAR1 stubs (seen through a stub hook: only pre-Hopper
- * chips do), whether we supplied its ForceP2P, and whether it had been
- * initialised before arming (so its registry-time settings miss ours).
+ * Every driver function called from here is a HAL body the driver itself
+ * reaches through its NVOC tables, so it keeps its ENDBR on IBT kernels;
+ * p2ps_resolve() checks that before arming.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -37,8 +37,6 @@ MODULE_PARM_DESC(registry_defaults,
 
 /* The driver's functions the wrappers call, bound at arming. */
 static struct {
-	NvBool (*is_supported)(struct OBJGPU *g0, struct KernelBus *b0,
-			       struct OBJGPU *g1, struct KernelBus *b1);
 	NV_STATUS (*create)(struct OBJGPU *g0, struct KernelBus *b0,
 			    struct OBJGPU *g1, struct KernelBus *b1, NvU32 attributes);
 	NV_STATUS (*remove)(struct OBJGPU *g0, struct KernelBus *b0,
@@ -48,8 +46,6 @@ static struct {
 	NV_STATUS (*dma_map)(struct OBJGPU *gpu, struct VirtMemAllocator *dma,
 			     struct DMA_BAR1P2P_MAPPING_PRARAMS *params);
 	void (*dma_unmap)(struct VirtMemAllocator *dma, struct CLI_DMA_MAPPING_INFO *info);
-	NV_STATUS (*attach_info)(NvU32 *count, NvU32 *mask);
-	struct OBJGPU *(*get_gpu)(NvU32 instance);
 } nv;
 
 /*
@@ -79,113 +75,7 @@ static void wrapper_exit(void)
 		wake_up_all(&inflight_wq);
 }
 
-/* The GPU table. */
-struct p2ps_gpu {
-	struct OBJGPU *gpu;
-	bool stub;	/* uses the BAR1 stubs: a pre-Hopper chip */
-	bool forced;	/* its ForceP2P came from us */
-	bool stale;	/* initialised before arming, not since */
-	u32 instance;
-};
-
-static struct p2ps_gpu gpus[NV_MAX_DEVICES];
-static DEFINE_SPINLOCK(gpus_lock);
-
-/* The GPU instance the driver gives @gpu, or U32_MAX. */
-u32 p2ps_gpu_instance(struct OBJGPU *gpu)
-{
-	u32 i;
-
-	for (i = 0; gpu && nv.get_gpu && i < NV_MAX_DEVICES; i++)
-		if (nv.get_gpu(i) == gpu)
-			return i;
-	return U32_MAX;
-}
-
-/* The table entry for @gpu, added if new; NULL when the table is full. */
-static struct p2ps_gpu *gpu_entry(struct OBJGPU *gpu, u32 instance)
-{
-	struct p2ps_gpu *free = NULL;
-	int i;
-
-	lockdep_assert_held(&gpus_lock);
-	for (i = 0; i < NV_MAX_DEVICES; i++) {
-		if (gpus[i].gpu == gpu) {
-			/* Instances are known once the GPU is initialised. */
-			if (gpus[i].instance == U32_MAX)
-				gpus[i].instance = instance;
-			return &gpus[i];
-		}
-		if (!gpus[i].gpu && !free)
-			free = &gpus[i];
-	}
-	if (free) {
-		free->gpu = gpu;
-		free->instance = instance;
-	}
-	return free;
-}
-
-static void note_stub_gpu(struct OBJGPU *gpu)
-{
-	u32 instance = p2ps_gpu_instance(gpu);
-	struct p2ps_gpu *g;
-	unsigned long flags;
-
-	spin_lock_irqsave(&gpus_lock, flags);
-	g = gpu_entry(gpu, instance);
-	if (g)
-		g->stub = true;
-	spin_unlock_irqrestore(&gpus_lock, flags);
-}
-
-/* Whether any GPU of @mask is a stub GPU whose ForceP2P we supplied. */
-static bool mask_has_forced_stub_gpu(u32 mask)
-{
-	struct OBJGPU *gpu[NV_MAX_DEVICES];
-	unsigned long flags;
-	bool found = false;
-	int i, j;
-
-	for (i = 0; i < NV_MAX_DEVICES; i++)
-		gpu[i] = (mask & BIT(i)) ? nv.get_gpu(i) : NULL;
-	spin_lock_irqsave(&gpus_lock, flags);
-	for (i = 0; i < NV_MAX_DEVICES && !found; i++)
-		for (j = 0; gpu[i] && j < NV_MAX_DEVICES; j++)
-			if (gpus[j].gpu == gpu[i] && gpus[j].stub && gpus[j].forced)
-				found = true;
-	spin_unlock_irqrestore(&gpus_lock, flags);
-	return found;
-}
-
-u32 p2ps_bar1_stale_gpus(void)
-{
-	unsigned long flags;
-	u32 mask = 0;
-	int i;
-
-	spin_lock_irqsave(&gpus_lock, flags);
-	for (i = 0; i < NV_MAX_DEVICES; i++)
-		if (gpus[i].gpu && gpus[i].stale && gpus[i].instance < NV_MAX_DEVICES)
-			mask |= BIT(gpus[i].instance);
-	spin_unlock_irqrestore(&gpus_lock, flags);
-	return mask;
-}
-
 /* Wrappers: each has the signature of the stub it replaces. */
-
-static NvBool wrap_is_supported(struct OBJGPU *g0, struct KernelBus *b0,
-				struct OBJGPU *g1, struct KernelBus *b1)
-{
-	NvBool ret;
-
-	wrapper_enter();
-	note_stub_gpu(g0);
-	note_stub_gpu(g1);
-	ret = nv.is_supported(g0, b0, g1, b1);
-	wrapper_exit();
-	return ret;
-}
 
 static NV_STATUS wrap_create(struct OBJGPU *g0, struct KernelBus *b0,
 			     struct OBJGPU *g1, struct KernelBus *b1, NvU32 attributes)
@@ -260,10 +150,7 @@ void p2ps_registry_return(void *data, struct pt_regs *regs)
 {
 	struct registry_call *c = data;
 	const struct p2ps_registry_default *d = NULL, *r;
-	unsigned long flags;
-	struct p2ps_gpu *g;
-	bool injected = false;
-	u32 instance;
+	bool force_p2p, supply;
 
 	if (!c->gpu || !c->key || !c->data)
 		return;
@@ -272,23 +159,21 @@ void p2ps_registry_return(void *data, struct pt_regs *regs)
 			d = r;
 	if (!d)
 		return;
-	if (regs_return_value(regs) != NV_OK && READ_ONCE(use_registry_defaults)) {
+	/*
+	 * ForceP2P only for a GPU whose attach we see: the caps guard must be
+	 * able to tell which GPUs carry it.
+	 */
+	force_p2p = !strcmp(d->key, "ForceP2P");
+	supply = regs_return_value(regs) != NV_OK && READ_ONCE(use_registry_defaults);
+	if (force_p2p && !p2ps_gpu_bind(c->gpu))
+		return;
+	if (supply) {
 		/* The user has not set it: supply ours. */
 		*c->data = d->value;
 		regs_set_return_value(regs, NV_OK);
-		injected = true;
 	}
-	if (strcmp(d->key, "ForceP2P"))
-		return;
-	/* ForceP2P is read once per GPU initialisation. */
-	instance = p2ps_gpu_instance(c->gpu);
-	spin_lock_irqsave(&gpus_lock, flags);
-	g = gpu_entry(c->gpu, instance);
-	if (g) {
-		g->forced = injected;
-		g->stale = false;
-	}
-	spin_unlock_irqrestore(&gpus_lock, flags);
+	if (force_p2p)
+		p2ps_gpu_set_forced(c->gpu, supply);
 }
 
 /*
@@ -296,7 +181,12 @@ void p2ps_registry_return(void *data, struct pt_regs *regs)
  * available (no static BAR1: small BAR, or BAR1 smaller than VRAM) would
  * come back as PCIE_PROPRIETARY with reads and writes OK, and the driver
  * would then use mailbox P2P, which GeForce chips since Ampere no longer
- * have.  For such pairs, put back what the stock driver says: no P2P.
+ * have.  For such pairs, put back what the stock driver says: no P2P.  It
+ * takes one forced GPU: the first GPU of a pair decides the override, and
+ * its partner may be one initialised before arming (a display GPU, say).
+ * On 565-570 the same override also reports PCIE_BAR1 for a pair without
+ * static BAR1 on both GPUs (it is applied before the BAR1 HAL check); such
+ * a pair fails to map later, so it gets the stock answer too.
  */
 struct caps_call {
 	NvU32 mask;
@@ -307,20 +197,39 @@ struct caps_call {
 static_assert(sizeof(struct registry_call) <= P2PS_RET_DATA_SIZE);
 static_assert(sizeof(struct caps_call) <= P2PS_RET_DATA_SIZE);
 
-void p2ps_caps_return(void *data, struct pt_regs *regs)
+/* The stock answer: no P2P. */
+static void refuse(struct caps_call *c)
 {
-	struct caps_call *c = data;
-	if (regs_return_value(regs) != NV_OK || !c->connectivity || !c->read || !c->write)
-		return;
-	if (*c->connectivity != P2P_CONNECTIVITY_PCIE_PROPRIETARY)
-		return;
-	if (!mask_has_forced_stub_gpu(c->mask))
-		return;
 	*c->write = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
 	*c->read = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
 	if (c->atomics)
 		*c->atomics = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
 	*c->connectivity = P2P_CONNECTIVITY_UNKNOWN;
+}
+
+/*
+ * Whether the bound profile watches static BAR1 (gen-a1, whose caps code
+ * applies the override before the BAR1 HAL check).
+ */
+static bool watch_static_bar1;
+
+void p2ps_caps_return(void *data, struct pt_regs *regs)
+{
+	struct caps_call *c = data;
+
+	if (regs_return_value(regs) != NV_OK || !c->connectivity || !c->read || !c->write)
+		return;
+	switch (*c->connectivity) {
+	case P2P_CONNECTIVITY_PCIE_PROPRIETARY:
+		if (p2ps_gpus_forced_in(c->mask))
+			refuse(c);
+		break;
+	case P2P_CONNECTIVITY_PCIE_BAR1:
+		if (READ_ONCE(watch_static_bar1) && p2ps_gpus_forced_in(c->mask) &&
+		    !p2ps_gpus_static_bar1(c->mask))
+			refuse(c);
+		break;
+	}
 }
 
 void p2ps_registry_entry(void *data, struct pt_regs *regs)
@@ -337,6 +246,7 @@ void p2ps_caps_entry(void *data, struct pt_regs *regs)
 	struct caps_call *c = data;
 
 	c->mask = regs_get_kernel_argument(regs, 0);
+	p2ps_gpus_asked(c->mask);
 	c->write = (u8 *)regs_get_kernel_argument(regs, 1);
 	c->read = (u8 *)regs_get_kernel_argument(regs, 2);
 	c->atomics = (u8 *)regs_get_kernel_argument(regs, 3);
@@ -350,10 +260,7 @@ NV_STATUS p2ps_bar1_dma_info(struct OBJGPU *src, struct OBJGPU *peer,
 	return nv.dma_info ? nv.dma_info(src, peer, peer_bus, base, size) : NV_ERR_NOT_SUPPORTED;
 }
 
-/*
- * Point the wrappers at the driver's functions and the hooks at the
- * wrappers, and take note of the GPUs already initialised.
- */
+/* Point the wrappers at the driver's functions and the hooks at the wrappers. */
 int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 		   struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err)
 {
@@ -362,51 +269,29 @@ int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 		void *wrapper;
 		void **fn;
 	} wrappers[] = {
-		{ P2PS_ACT_NOTE_STUB_GPUS, wrap_is_supported, (void **)&nv.is_supported },
 		{ P2PS_ACT_LEDGER_CREATE, wrap_create, (void **)&nv.create },
 		{ P2PS_ACT_LEDGER_REMOVE, wrap_remove, (void **)&nv.remove },
 		{ P2PS_ACT_LEDGER_DMA_MAP, wrap_dma_map, (void **)&nv.dma_map },
 		{ P2PS_ACT_LEDGER_DMA_UNMAP, wrap_dma_unmap, (void **)&nv.dma_unmap },
 	};
-	NvU32 count = 0, mask = 0;
-	unsigned long flags;
 	unsigned int i, j;
 
 	memset(&nv, 0, sizeof(nv));
 	bound_profile = profile;
-	for (i = 0; i < n; i++)
+	WRITE_ONCE(watch_static_bar1, false);
+	for (i = 0; i < n; i++) {
+		if (hooks[i].desc->action == P2PS_ACT_STATIC_BAR1)
+			WRITE_ONCE(watch_static_bar1, true);
 		for (j = 0; j < ARRAY_SIZE(wrappers); j++)
 			if (hooks[i].desc->action == wrappers[j].action) {
 				hooks[i].via = (unsigned long)wrappers[j].wrapper;
 				*wrappers[j].fn = (void *)hooks[i].dest;
 			}
+	}
 	nv.dma_info = (void *)p2ps_driver_lookup(mod, "kbusGetBar1P2PDmaInfo_GH100");
-	nv.attach_info = (void *)p2ps_driver_lookup(mod, "gpumgrGetGpuAttachInfo");
-	nv.get_gpu = (void *)p2ps_driver_lookup(mod, "gpumgrGetGpu");
-	if (!nv.is_supported || !nv.create || !nv.remove || !nv.dma_map || !nv.dma_unmap ||
-	    !nv.dma_info || !nv.attach_info || !nv.get_gpu) {
+	if (!nv.create || !nv.remove || !nv.dma_map || !nv.dma_unmap || !nv.dma_info) {
 		p2ps_fail(err, "", "profile does not provide every function the wrappers need");
 		return -ENOENT;
-	}
-
-	spin_lock_irqsave(&gpus_lock, flags);
-	memset(gpus, 0, sizeof(gpus));
-	spin_unlock_irqrestore(&gpus_lock, flags);
-
-	/* GPUs initialised already read their registry without us. */
-	if (nv.attach_info(&count, &mask) != NV_OK)
-		mask = 0;
-	for (i = 0; i < NV_MAX_DEVICES; i++) {
-		struct OBJGPU *gpu = (mask & BIT(i)) ? nv.get_gpu(i) : NULL;
-		struct p2ps_gpu *g;
-
-		if (!gpu)
-			continue;
-		spin_lock_irqsave(&gpus_lock, flags);
-		g = gpu_entry(gpu, i);
-		if (g)
-			g->stale = true;
-		spin_unlock_irqrestore(&gpus_lock, flags);
 	}
 	return 0;
 }

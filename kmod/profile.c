@@ -44,7 +44,7 @@ static const struct p2ps_code ret_void =		/* return */
  * generation served, 565 to 595 (docs/hooks.md has the evidence per tag).
  */
 #define BAR1_P2P_HOOKS \
-	STUB_TO_GH100(kbusIsPcieBar1P2PMappingSupported, ret_false, P2PS_ACT_NOTE_STUB_GPUS, \
+	STUB_TO_GH100(kbusIsPcieBar1P2PMappingSupported, ret_false, P2PS_ACT_NONE, \
 		      "lets the caps check and BAR1 mapping see static BAR1 on both GPUs"), \
 	STUB_TO_GH100(kbusHasPcieBar1P2PMapping, ret_false, P2PS_ACT_NONE, \
 		      "makes peer mappings (RM and UVM) take the BAR1 path"), \
@@ -83,6 +83,18 @@ static const struct p2ps_code ret_void =		/* return */
 		.kind = P2PS_HOOK_RETURN, \
 		.action = P2PS_ACT_CAPS_GUARD, \
 		.why = "never lets the forced caps select the mailbox path GeForce chips lack", \
+	}, \
+	{ \
+		.target = "gpumgrAttachGpu", \
+		.kind = P2PS_HOOK_RETURN, \
+		.action = P2PS_ACT_GPU_ATTACH, \
+		.why = "observes a GPU's attach: ties its instance to the OBJGPU reading ForceP2P", \
+	}, \
+	{ \
+		.target = "gpumgrDetachGpu", \
+		.kind = P2PS_HOOK_ARG, \
+		.action = P2PS_ACT_GPU_DETACH, \
+		.why = "observes a GPU's detach: its OBJGPU and settings go with it", \
 	}
 
 /*
@@ -100,32 +112,54 @@ static const struct p2ps_hook_desc gen_b_hooks[] = {
  * Within a PTE build for a BAR1 pair (and only there), the aperture becomes
  * SYS_NONCOH and the address the peer's BAR1 DMA base plus the offset.
  */
-static const struct p2ps_hook_desc gen_a_hooks[] = {
-	BAR1_P2P_HOOKS,
+#define GEN_A_HOOKS \
+	BAR1_P2P_HOOKS, \
+	{ \
+		.target = "nvGpuOpsBuildExternalAllocPtes", \
+		.kind = P2PS_HOOK_RETURN, \
+		.action = P2PS_ACT_UVM_SCOPE, \
+		.why = "scopes the UVM fix to PTE builds for a BAR1 pair (mapping GPU, memory owner)", \
+	}, \
+	{ \
+		.target = "nvGpuOpsGetExternalAllocAperture", \
+		.kind = P2PS_HOOK_RETURN, \
+		.action = P2PS_ACT_UVM_APERTURE, \
+		.why = "in scope: PEER becomes SYS_NONCOH, so the sysmem address field is used", \
+	}, \
+	{ \
+		.target = "kgmmuEncodePhysAddrs_IMPL", \
+		.kind = P2PS_HOOK_ARG, \
+		.action = P2PS_ACT_UVM_ENCODE, \
+		.why = "in scope: encodes the addresses as peer addresses at the peer's BAR1 DMA base", \
+	}
+
+static const struct p2ps_hook_desc gen_a2_hooks[] = {
+	GEN_A_HOOKS,
+};
+
+/*
+ * 565 and 570 apply the ForceP2P override before asking the BAR1 HAL
+ * whether both GPUs have static BAR1 (_kp2pCapsGetStatusOverPcieBar1), so
+ * a pair without it would be reported PCIE_BAR1 OK and then fail to map.
+ * The caps guard needs to know which GPUs did get static BAR1.
+ */
+static const struct p2ps_hook_desc gen_a1_hooks[] = {
+	GEN_A_HOOKS,
 	{
-		.target = "nvGpuOpsBuildExternalAllocPtes",
+		.target = "kbusEnableStaticBar1Mapping_TU102",
 		.kind = P2PS_HOOK_RETURN,
-		.action = P2PS_ACT_UVM_SCOPE,
-		.why = "scopes the UVM fix to PTE builds for a BAR1 pair (mapping GPU, memory owner)",
-	},
-	{
-		.target = "nvGpuOpsGetExternalAllocAperture",
-		.kind = P2PS_HOOK_RETURN,
-		.action = P2PS_ACT_UVM_APERTURE,
-		.why = "in scope: PEER becomes SYS_NONCOH, so the sysmem address field is used",
-	},
-	{
-		.target = "kgmmuEncodePhysAddrs_IMPL",
-		.kind = P2PS_HOOK_ARG,
-		.action = P2PS_ACT_UVM_ENCODE,
-		.why = "in scope: encodes the addresses as peer addresses at the peer's BAR1 DMA base",
+		.action = P2PS_ACT_STATIC_BAR1,
+		.why = "observes which GPUs got static BAR1: the caps guard refuses BAR1 P2P without it",
 	},
 };
 
+/*
+ * Besides the wrappers' destinations, the module calls only this: a HAL
+ * body, reached through the driver's NVOC tables, so it keeps its ENDBR.
+ * Nothing of the GPU manager: see kmod/gpus.c.
+ */
 static const char *const calls[] = {
 	"kbusGetBar1P2PDmaInfo_GH100",
-	"gpumgrGetGpuAttachInfo",
-	"gpumgrGetGpu",
 	NULL,
 };
 
@@ -170,8 +204,8 @@ const struct p2ps_profile p2ps_profiles[] = {
 		.name = "gen-a1",
 		.versions = "565.x, 570.x",
 		.majors = gen_a1_majors,
-		.hooks = gen_a_hooks,
-		.nr_hooks = NR(gen_a_hooks),
+		.hooks = gen_a1_hooks,
+		.nr_hooks = NR(gen_a1_hooks),
 		.calls = calls,
 		.registry = gen_a1_registry,
 	},
@@ -179,8 +213,8 @@ const struct p2ps_profile p2ps_profiles[] = {
 		.name = "gen-a2",
 		.versions = "575.x",
 		.majors = gen_a2_majors,
-		.hooks = gen_a_hooks,
-		.nr_hooks = NR(gen_a_hooks),
+		.hooks = gen_a2_hooks,
+		.nr_hooks = NR(gen_a2_hooks),
 		.calls = calls,
 		.registry = gen_a2_registry,
 	},
@@ -268,11 +302,10 @@ bool p2ps_is_stub_of(const char *sym, const char *base)
 /* Length of an entry prefix at @p: endbr64, or a 5-byte nop or call (ftrace). */
 static size_t entry_prefix(const unsigned char *p, size_t len)
 {
-	static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
 	static const unsigned char nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 
-	if (len >= sizeof(endbr64) && !memcmp(p, endbr64, sizeof(endbr64)))
-		return sizeof(endbr64);
+	if (len >= 4 && p2ps_has_endbr(p))
+		return 4;
 	if (len >= sizeof(nop5) && !memcmp(p, nop5, sizeof(nop5)))
 		return sizeof(nop5);
 	if (len >= 5 && p[0] == 0xe8)	/* call __fentry__ or its trampoline */
@@ -313,6 +346,19 @@ int p2ps_match_code(const unsigned char *text, size_t len,
 			n += snprintf(why + n, whylen - n, " %02x", text[j]);
 	}
 	return -1;
+}
+
+bool p2ps_action_calls_dest(enum p2ps_action action)
+{
+	return action == P2PS_ACT_LEDGER_CREATE || action == P2PS_ACT_LEDGER_REMOVE ||
+	       action == P2PS_ACT_LEDGER_DMA_MAP || action == P2PS_ACT_LEDGER_DMA_UNMAP;
+}
+
+bool p2ps_has_endbr(const unsigned char *text)
+{
+	static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+	return !memcmp(text, endbr64, sizeof(endbr64));
 }
 
 const char *p2ps_unsupported_reason(const char *version)

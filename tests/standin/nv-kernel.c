@@ -234,14 +234,28 @@ typedef struct CLI_DMA_MAPPING_INFO CLI_DMA_MAPPING_INFO;
 #define ADDR_SYSMEM	1
 #define ADDR_FBMEM	2
 
-/* pGpu first, as in every real tag from 550 to 595 (the shim relies on it). */
+/* NV_MEMORY_CACHED / NV_MEMORY_UNCACHED (nvos.h) */
+#define NV_MEMORY_UNCACHED	0
+#define NV_MEMORY_CACHED	1
+
+/*
+ * pGpu first, as in every real tag from 550 to 595 (the shim relies on
+ * it).  Two cache attributes, as memdesc.h has them: how the owning GPU
+ * caches the memory (vidmem: cached), and how a peer does (uncached unless
+ * the allocation asked otherwise).
+ */
 struct MEMORY_DESCRIPTOR {
 	OBJGPU *pGpu;		/* owner of FBMEM */
 	NvU32 addressSpace;
 	RmPhysAddr base;
 	NvU64 size;
 	NvBool bUncached;
+	NvU32 gpuCacheAttrib;
+	NvU32 gpuP2PCacheAttrib;
 };
+
+#define memdescGetGpuCacheAttrib(m)	((m)->gpuCacheAttrib)
+#define memdescGetGpuP2PCacheAttrib(m)	((m)->gpuP2PCacheAttrib)
 
 struct OBJVASPACE {
 	OBJGPU *pGpu;
@@ -486,8 +500,29 @@ struct OBJGPU {
 #define GPU_GET_DMA(g)		(&(g)->dma)
 #define IS_VIRTUAL(g)		((g)->bIsVirtual)
 
-static OBJGPU *gpumgrGpus[NV_STANDIN_MAX_GPUS];
-static NvU32 gpumgrAttachedMask;
+/*
+ * OBJSYS and OBJGPUMGR (system.c, gpu_mgr.c): g_pSys is NULL until RM's
+ * init builds the system object, in nvidia's module init; every gpumgr
+ * function reads it without a check, so a call before init oopses, as the
+ * real one does.
+ */
+typedef struct OBJGPUMGR {
+	OBJGPU *pGpus[NV_STANDIN_MAX_GPUS];
+	NvU32 attachedMask;
+} OBJGPUMGR;
+
+typedef struct OBJSYS {
+	OBJGPUMGR *pGpuMgr;
+} OBJSYS;
+
+static OBJGPUMGR rmGpuMgr;
+static OBJSYS rmSys;
+static OBJSYS *g_pSys;
+
+#define SYS_GET_INSTANCE()	(READ_ONCE(g_pSys))
+#define SYS_GET_GPUMGR(s)	((s)->pGpuMgr)
+#define gpumgrGpus		(SYS_GET_GPUMGR(SYS_GET_INSTANCE())->pGpus)
+#define gpumgrAttachedMask	(SYS_GET_GPUMGR(SYS_GET_INSTANCE())->attachedMask)
 static struct nv_standin_config rmConfig;
 
 /* ---------------------------------------------------------------------
@@ -904,12 +939,24 @@ RM_FN NV_STATUS kbusRemoveP2PMappingForBar1P2P_GH100(OBJGPU *pGpu0,
 #define GETDMAINFO_GH100_NAME
 #endif
 
-RM_FN NV_STATUS kbusGetBar1P2PDmaInfo_GH100(OBJGPU *pSrcGpu, OBJGPU *pPeerGpu,
+/*
+ * The fault-endbr build gives this body no ENDBR, as objtool's sealing
+ * leaves a function that is only called directly on an IBT kernel (the
+ * kernel then overwrites the ENDBR with a 4-byte nop at load; QEMU's CPU
+ * has no IBT, so this build shows the first bytes directly).
+ */
+#ifdef NV_STANDIN_FAULT_ENDBR
+#define GETDMAINFO_GH100_CF __attribute__((nocf_check))
+#else
+#define GETDMAINFO_GH100_CF
+#endif
+
+RM_FN GETDMAINFO_GH100_CF NV_STATUS kbusGetBar1P2PDmaInfo_GH100(OBJGPU *pSrcGpu, OBJGPU *pPeerGpu,
 		KernelBus *pPeerKernelBus, NvU64 *dma_addr, NvU64 *dma_size)
 		GETDMAINFO_GH100_NAME;
 
-RM_FN NV_STATUS kbusGetBar1P2PDmaInfo_GH100(OBJGPU *pSrcGpu, OBJGPU *pPeerGpu,
-		KernelBus *pPeerKernelBus, NvU64 *dma_addr, NvU64 *dma_size)
+RM_FN GETDMAINFO_GH100_CF NV_STATUS kbusGetBar1P2PDmaInfo_GH100(OBJGPU *pSrcGpu,
+		OBJGPU *pPeerGpu, KernelBus *pPeerKernelBus, NvU64 *dma_addr, NvU64 *dma_size)
 {
 	*dma_addr = NV_U64_MAX;
 	*dma_size = 0;
@@ -1571,7 +1618,16 @@ struct gpuSession {
 	NvU32 handle;
 };
 
+/* UvmGpuCachingType / UvmRmGpuCachingType (nv_uvm_types.h) */
+typedef enum {
+	UvmGpuCachingTypeDefault = 0,
+	UvmGpuCachingTypeForceUncached = 1,
+	UvmGpuCachingTypeForceCached = 2,
+} UvmGpuCachingType;
+
+/* cachingType first, as in UvmGpuExternalMappingInfo of every tag 550-595. */
 typedef struct {
+	UvmGpuCachingType cachingType;
 	NvU64 *pteBuffer;
 	NvU64 pteBufferSize;	/* in bytes */
 	NvU64 numWrittenPtes;
@@ -1582,7 +1638,25 @@ typedef struct {
 	NvU64 address;
 } gpuExternalMappingInfo;
 
-typedef enum { UvmGpuCachingTypeDefault = 0 } UvmGpuCachingType;
+/*
+ * nvGpuOpsGetExternalAllocVolatility (static, inlined): a peer's memory is
+ * volatile (uncached in the mapping GPU's L2) per its P2P cache attribute,
+ * anything else per its own.  Before 580 only the PEER aperture counts as
+ * a peer; from 580 a BAR1 peer does too.
+ */
+static NvBool nvGpuOpsGetExternalAllocVolatility(PMEMORY_DESCRIPTOR pMemDesc,
+		GMMU_APERTURE aperture, NvBool isIndirectPeerSupported,
+		NvBool isBar1P2PSupported, UvmGpuCachingType cachingType)
+{
+	if (cachingType == UvmGpuCachingTypeForceUncached)
+		return NV_TRUE;
+	if (cachingType != UvmGpuCachingTypeDefault)
+		return NV_FALSE;
+	if (aperture == GMMU_APERTURE_PEER || isIndirectPeerSupported ||
+	    (NV_GEN_AT_LEAST(580) && isBar1P2PSupported))
+		return memdescGetGpuP2PCacheAttrib(pMemDesc) == NV_MEMORY_UNCACHED;
+	return memdescGetGpuCacheAttrib(pMemDesc) == NV_MEMORY_UNCACHED;
+}
 
 RM_FN NV_STATUS nvGpuOpsGetExternalAllocP2pInfo(struct gpuSession *session,
 		OBJGPU *pMemOwnerGpu, OBJGPU *pGpu, NvBool *isPeerSupported,
@@ -1631,8 +1705,9 @@ RM_FN GMMU_APERTURE nvGpuOpsGetExternalAllocAperture(struct gpuSession *session,
 	return GMMU_APERTURE_SYS_COH;
 }
 #else
-RM_FN GMMU_APERTURE nvGpuOpsGetExternalAllocAperture(PMEMORY_DESCRIPTOR pMemDesc,
-		NvBool isIndirectPeerSupported, NvBool isPeerSupported)
+static __always_inline GMMU_APERTURE rmExternalAllocAperture(
+		PMEMORY_DESCRIPTOR pMemDesc, NvBool isIndirectPeerSupported,
+		NvBool isPeerSupported)
 {
 	if (pMemDesc->addressSpace == ADDR_FBMEM) {
 		if (isIndirectPeerSupported)
@@ -1643,6 +1718,24 @@ RM_FN GMMU_APERTURE nvGpuOpsGetExternalAllocAperture(PMEMORY_DESCRIPTOR pMemDesc
 	}
 	return GMMU_APERTURE_SYS_COH;
 }
+
+RM_FN GMMU_APERTURE nvGpuOpsGetExternalAllocAperture(PMEMORY_DESCRIPTOR pMemDesc,
+		NvBool isIndirectPeerSupported, NvBool isPeerSupported)
+{
+	return rmExternalAllocAperture(pMemDesc, isIndirectPeerSupported,
+				       isPeerSupported);
+}
+
+/*
+ * The fault-inline build: the compiler inlined the static aperture choice
+ * into the PTE build (it may: the out-of-line copy stays for the other
+ * callers), so a probe on the symbol never sees this call.
+ */
+#ifdef NV_STANDIN_FAULT_INLINE
+#define rmBuildPtesAperture rmExternalAllocAperture
+#else
+#define rmBuildPtesAperture nvGpuOpsGetExternalAllocAperture
+#endif
 #endif
 
 #if NV_GEN_AT_LEAST(580)
@@ -1673,9 +1766,8 @@ RM_FN NV_STATUS nvGpuOpsBuildExternalAllocPtes(OBJVASPACE *pVAS,
 						    isBar1P2PSupported,
 						    UvmGpuCachingTypeDefault);
 #else
-	aperture = nvGpuOpsGetExternalAllocAperture(pMemDesc,
-						    isIndirectPeerSupported,
-						    isPeerSupported);
+	aperture = rmBuildPtesAperture(pMemDesc, isIndirectPeerSupported,
+				       isPeerSupported);
 #endif
 	if (aperture == GMMU_APERTURE_INVALID)
 		return NV_ERR_INVALID_STATE;
@@ -1684,9 +1776,14 @@ RM_FN NV_STATUS nvGpuOpsBuildExternalAllocPtes(OBJVASPACE *pVAS,
 	if (count * sizeof(NvU64) > pInfo->pteBufferSize)
 		return NV_ERR_INSUFFICIENT_RESOURCES;
 
-	bVolatile = aperture == GMMU_APERTURE_PEER ||
-		    aperture == GMMU_APERTURE_SYS_NONCOH ||
-		    pMemDesc->bUncached;
+#if NV_GEN_AT_LEAST(580)
+	bVolatile = nvGpuOpsGetExternalAllocVolatility(pMemDesc, aperture,
+			isIndirectPeerSupported, isBar1P2PSupported,
+			pInfo->cachingType);
+#else
+	bVolatile = nvGpuOpsGetExternalAllocVolatility(pMemDesc, aperture,
+			isIndirectPeerSupported, NV_FALSE, pInfo->cachingType);
+#endif
 	addr = pMemDesc->base + offset;
 
 #if NV_GEN_AT_LEAST(580)
@@ -1932,7 +2029,8 @@ RM_FN void __nvoc_init_funcTable_KernelBus(OBJGPU *pGpu, KernelBus *pKernelBus)
 			kbusCreateP2PMappingForBar1P2P_GH100;
 		pKernelBus->__kbusRemoveP2PMappingForBar1P2P__ =
 			kbusRemoveP2PMappingForBar1P2P_GH100;
-		pKernelBus->__kbusGetBar1P2PDmaInfo__ = kbusGetBar1P2PDmaInfo_GH100;
+		/* (fault-endbr's copy carries nocf_check in its type) */
+		pKernelBus->__kbusGetBar1P2PDmaInfo__ = (void *)kbusGetBar1P2PDmaInfo_GH100;
 		pKernelBus->__kbusHasPcieBar1P2PMapping__ =
 			kbusHasPcieBar1P2PMapping_GH100;
 		pKernelBus->__kbusIsPcieBar1P2PMappingSupported__ =
@@ -2057,44 +2155,79 @@ void rm_standin_registry_show(struct seq_buf *out)
 			       rmRegistry[i].value);
 }
 
+/*
+ * gpumgrAttachGpu / gpumgrDetachGpu (gpu_mgr.c): RmInitAdapter attaches a
+ * GPU on its first open (or in persistence mode), RmShutdownAdapter
+ * detaches it after the last close.  Each attach constructs a new OBJGPU,
+ * so the pointer changes from one cycle to the next; the engines'
+ * constructors read the registry (kbifConstructEngine: ForceP2P) on the
+ * attaching thread.
+ */
+typedef struct nv_standin_gpu_desc GPUATTACHARG;
+
+RM_FN NV_STATUS gpumgrAttachGpu(NvU32 gpuInstance, GPUATTACHARG *pAttachArg)
+{
+	const struct rmChip *pChip = rmFindChip(pAttachArg->chip);
+	OBJGPU *pGpu;
+
+	if (gpuInstance >= NV_STANDIN_MAX_GPUS || gpumgrGpus[gpuInstance])
+		return NV_ERR_INVALID_ARGUMENT;
+	if (!pChip || pChip->firstMajor > NV_STANDIN_MAJOR) {
+		printk(KERN_ERR "NVRM: GPU %04x:%02x:%02x.%x (%s) is not supported by this driver\n",
+		       pAttachArg->domain, pAttachArg->bus, pAttachArg->dev,
+		       pAttachArg->fn, pAttachArg->chip);
+		return NV_ERR_NOT_SUPPORTED;
+	}
+	pGpu = kzalloc(sizeof(*pGpu), GFP_KERNEL);
+	if (!pGpu)
+		return NV_ERR_NO_MEMORY;
+	pGpu->gpuInstance = gpuInstance;
+	pGpu->desc = *pAttachArg;
+	pGpu->pChip = pChip;
+	pGpu->gpuId = (pAttachArg->domain << 16) | (pAttachArg->bus << 8) |
+		      pAttachArg->dev;
+	pGpu->nvlinkPeerMask = rmConfig.nvlink[gpuInstance];
+	pGpu->kernelGmmu.pPteFmt = pChip->arch >= ARCH_HOPPER ?
+		&gmmuFmtPteVer3 : &gmmuFmtPteVer2;
+	pGpu->vas.pGpu = pGpu;
+	pGpu->vas.vaspaceId = pGpu->gpuId;
+	pGpu->iovas.base.pGpu = pGpu;
+	pGpu->iovas.base.vaspaceId = pGpu->gpuId;
+	__nvoc_init_funcTable_KernelBus(pGpu, &pGpu->kernelBus);
+	__nvoc_init_funcTable_VirtMemAllocator(pGpu, &pGpu->dma);
+	gpumgrGpus[gpuInstance] = pGpu;
+	gpumgrAttachedMask |= BIT(gpuInstance);
+	gpuStateInit(pGpu);
+	return NV_OK;
+}
+
+RM_FN NV_STATUS gpumgrDetachGpu(NvU32 gpuInstance)
+{
+	OBJGPU *pGpu = gpumgrGetGpu(gpuInstance);
+
+	if (!pGpu)
+		return NV_ERR_INVALID_ARGUMENT;
+	iovaspaceDestruct_IMPL(&pGpu->iovas);
+	gpumgrGpus[gpuInstance] = NULL;
+	gpumgrAttachedMask &= ~BIT(gpuInstance);
+	kfree(pGpu);
+	return NV_OK;
+}
+
+/* RM's own init (RmInitRm): the system object, then (persistence) the GPUs. */
 int rm_standin_init(const struct nv_standin_config *cfg)
 {
 	unsigned int i;
 
 	rmConfig = *cfg;
-	for (i = 0; i < cfg->num_gpus; i++) {
-		const struct rmChip *pChip = rmFindChip(cfg->gpu[i].chip);
-		OBJGPU *pGpu;
-
-		if (!pChip || pChip->firstMajor > NV_STANDIN_MAJOR) {
-			printk(KERN_ERR "NVRM: GPU %04x:%02x:%02x.%x (%s) is not supported by this driver\n",
-			       cfg->gpu[i].domain, cfg->gpu[i].bus,
-			       cfg->gpu[i].dev, cfg->gpu[i].fn, cfg->gpu[i].chip);
-			continue;
-		}
-		pGpu = kzalloc(sizeof(*pGpu), GFP_KERNEL);
-		if (!pGpu) {
+	memset(&rmGpuMgr, 0, sizeof(rmGpuMgr));
+	rmSys.pGpuMgr = &rmGpuMgr;
+	WRITE_ONCE(g_pSys, &rmSys);
+	for (i = 0; i < cfg->num_gpus; i++)
+		if (gpumgrAttachGpu(i, &rmConfig.gpu[i]) == NV_ERR_NO_MEMORY) {
 			rm_standin_shutdown();
 			return -ENOMEM;
 		}
-		pGpu->gpuInstance = i;
-		pGpu->desc = cfg->gpu[i];
-		pGpu->pChip = pChip;
-		pGpu->gpuId = (cfg->gpu[i].domain << 16) |
-			      (cfg->gpu[i].bus << 8) | cfg->gpu[i].dev;
-		pGpu->nvlinkPeerMask = cfg->nvlink[i];
-		pGpu->kernelGmmu.pPteFmt = pChip->arch >= ARCH_HOPPER ?
-			&gmmuFmtPteVer3 : &gmmuFmtPteVer2;
-		pGpu->vas.pGpu = pGpu;
-		pGpu->vas.vaspaceId = pGpu->gpuId;
-		pGpu->iovas.base.pGpu = pGpu;
-		pGpu->iovas.base.vaspaceId = pGpu->gpuId;
-		__nvoc_init_funcTable_KernelBus(pGpu, &pGpu->kernelBus);
-		__nvoc_init_funcTable_VirtMemAllocator(pGpu, &pGpu->dma);
-		gpumgrGpus[i] = pGpu;
-		gpumgrAttachedMask |= BIT(i);
-		gpuStateInit(pGpu);
-	}
 	return 0;
 }
 
@@ -2102,6 +2235,8 @@ void rm_standin_shutdown(void)
 {
 	unsigned int i;
 
+	if (!SYS_GET_INSTANCE())
+		return;
 	if (rmConfig.unload_destroys) {
 		for (i = 0; i < RM_MAX_MAPPINGS; i++)
 			if (rmMappings[i].bUsed && rmMappings[i].info.bBar1P2P)
@@ -2126,14 +2261,9 @@ void rm_standin_shutdown(void)
 	memset(rmMappings, 0, sizeof(rmMappings));
 	memset(rmP2PObjects, 0, sizeof(rmP2PObjects));
 
-	for (i = 0; i < NV_STANDIN_MAX_GPUS; i++) {
-		if (!gpumgrGpus[i])
-			continue;
-		iovaspaceDestruct_IMPL(&gpumgrGpus[i]->iovas);
-		kfree(gpumgrGpus[i]);
-		gpumgrGpus[i] = NULL;
-	}
-	gpumgrAttachedMask = 0;
+	for (i = 0; i < NV_STANDIN_MAX_GPUS; i++)
+		gpumgrDetachGpu(i);
+	WRITE_ONCE(g_pSys, NULL);
 }
 
 static const char *rmCapsStatusName(NvU8 s)
@@ -2271,6 +2401,10 @@ static void rmPrintPte(struct seq_buf *out, const GMMU_FMT_PTE *pFmt,
 		       gmmuFieldGet(&pFmt->fldAddrSysmem.desc, pte) << 12,
 		       gmmuFieldGet(&pFmt->fldAddrVidmem.desc, pte) << 12,
 		       gmmuFieldGet(&pFmt->fldPeerIndex, pte));
+	/* Uncached in the mapping GPU's L2: the VOL bit, or PCF on ver3. */
+	seq_buf_printf(out, "pte_volatile=%llu\n", pFmt->version == 3 ?
+		       (NvU64)(gmmuFieldGet(&pFmt->fldPcf, pte) == PTE_PCF_UNCACHED) :
+		       gmmuFieldGet(&pFmt->fldVolatile, pte));
 }
 
 static NvBool rmPageSizeValid(NvU64 pageSize)
@@ -2315,6 +2449,8 @@ int rm_standin_map(u32 obj, u64 offset, u64 page_size, bool uvm,
 	peerMem = (MEMORY_DESCRIPTOR) {
 		.addressSpace = ADDR_FBMEM, .pGpu = pPeer, .base = 0,
 		.size = pPeer->desc.vram_size,
+		.gpuCacheAttrib = NV_MEMORY_CACHED,
+		.gpuP2PCacheAttrib = NV_MEMORY_UNCACHED,
 	};
 	if (offset + page_size > peerMem.size) {
 		rmPrintStatus(out, NV_ERR_INVALID_ARGUMENT);
@@ -2428,6 +2564,7 @@ int rm_standin_destroy(u32 obj, struct seq_buf *out)
 	return 0;
 }
 
+/* The last client closes the GPU and a new one opens it (no persistence). */
 int rm_standin_reinit(u32 gpu, struct seq_buf *out)
 {
 	OBJGPU *pGpu = rmGetReadyGpu(gpu);
@@ -2440,9 +2577,13 @@ int rm_standin_reinit(u32 gpu, struct seq_buf *out)
 		rmPrintStatus(out, NV_ERR_STATE_IN_USE);
 		return 0;
 	}
-	status = gpuStateInit(pGpu);
+	gpumgrDetachGpu(gpu);
+	status = gpumgrAttachGpu(gpu, &rmConfig.gpu[gpu]);
+	pGpu = rmGetReadyGpu(gpu);
+	if (status == NV_OK && pGpu)
+		status = pGpu->initStatus;
 	seq_buf_printf(out, "gpu=%u\nstatic_bar1=%d\n", gpu,
-		       pGpu->kernelBus.staticBar1.bStaticBar1Enabled);
+		       pGpu ? pGpu->kernelBus.staticBar1.bStaticBar1Enabled : 0);
 	rmPrintStatus(out, status);
 	return 0;
 }
