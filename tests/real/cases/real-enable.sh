@@ -25,7 +25,7 @@ if [ "$EXPECT" = arm ]; then
 	expect_armed "enable again" armed
 	run p2pctl disable
 	echo "== arming time (resolve, check, install $EXPECT_HOOKS hooks; TCG)"
-	bench=$(armbench 20) || fail "armbench: $bench"
+	bench=$(armbench 5) || fail "armbench: $bench"
 	echo "$bench"
 	echo "arming: $(echo "$bench" | sed -n 's/^enable  *n=[0-9]* //p')"
 	expect_nothing_installed "after armbench" disabled
