@@ -12,6 +12,7 @@ if [ "$EXPECT" = arm ]; then
 	wait_state armed
 	klog_since | grep p2p_shim
 	expect_armed "armed on arrival" armed
+	p2pctl status	# hits: what nvidia's own init called while armed
 	run rmmod nvidia
 	expect_nothing_installed "nvidia gone" waiting
 	nvidia_load
