@@ -48,6 +48,10 @@ static struct {
 	NV_STATUS (*dma_map)(struct OBJGPU *gpu, struct VirtMemAllocator *dma,
 			     struct DMA_BAR1P2P_MAPPING_PRARAMS *params);
 	void (*dma_unmap)(struct VirtMemAllocator *dma, struct CLI_DMA_MAPPING_INFO *info);
+	/* gen 0 */
+	NvBool (*bar1_capable)(struct OBJGPU *gpu, struct KernelBus *bus, NvU32 gfid);
+	NV_STATUS (*static_enable)(struct OBJGPU *gpu, struct KernelBus *bus, NvU32 gfid);
+	void (*static_disable)(struct OBJGPU *gpu, struct KernelBus *bus, NvU32 gfid);
 	NV_STATUS (*attach_info)(NvU32 *count, NvU32 *mask);
 	struct OBJGPU *(*get_gpu)(NvU32 instance);
 } nv;
@@ -85,6 +89,7 @@ struct p2ps_gpu {
 	bool stub;	/* uses the BAR1 stubs: a pre-Hopper chip */
 	bool forced;	/* its ForceP2P came from us */
 	bool stale;	/* initialised before arming, not since */
+	bool static_bar1;	/* gen 0: its static BAR1 came from our hooks */
 	u32 instance;
 };
 
@@ -139,8 +144,11 @@ static void note_stub_gpu(struct OBJGPU *gpu)
 	spin_unlock_irqrestore(&gpus_lock, flags);
 }
 
-/* Whether any GPU of @mask is a stub GPU whose ForceP2P we supplied. */
-static bool mask_has_forced_stub_gpu(u32 mask)
+/*
+ * Whether any GPU of @mask is a stub GPU whose ForceP2P we supplied and,
+ * with @no_static, that has no static BAR1 from our hooks.
+ */
+static bool mask_has_forced_stub_gpu_where(u32 mask, bool no_static)
 {
 	struct OBJGPU *gpu[NV_MAX_DEVICES];
 	unsigned long flags;
@@ -152,11 +160,119 @@ static bool mask_has_forced_stub_gpu(u32 mask)
 	spin_lock_irqsave(&gpus_lock, flags);
 	for (i = 0; i < NV_MAX_DEVICES && !found; i++)
 		for (j = 0; gpu[i] && j < NV_MAX_DEVICES; j++)
-			if (gpus[j].gpu == gpu[i] && gpus[j].stub && gpus[j].forced)
+			if (gpus[j].gpu == gpu[i] && gpus[j].stub && gpus[j].forced &&
+			    !(no_static && gpus[j].static_bar1))
 				found = true;
 	spin_unlock_irqrestore(&gpus_lock, flags);
 	return found;
 }
+
+static bool mask_has_forced_stub_gpu(u32 mask)
+{
+	return mask_has_forced_stub_gpu_where(mask, false);
+}
+
+/* Mark or unmark @gpu as having static BAR1 from our hooks. */
+static void set_static_gpu(struct OBJGPU *gpu, bool on)
+{
+	u32 instance = p2ps_gpu_instance(gpu);
+	struct p2ps_gpu *g;
+	unsigned long flags;
+
+	spin_lock_irqsave(&gpus_lock, flags);
+	g = gpu_entry(gpu, instance);
+	if (g) {
+		g->static_bar1 = on;
+		if (on)
+			g->stub = true;
+	}
+	spin_unlock_irqrestore(&gpus_lock, flags);
+}
+
+static bool is_static_gpu(struct OBJGPU *gpu)
+{
+	unsigned long flags;
+	bool found = false;
+	int i;
+
+	spin_lock_irqsave(&gpus_lock, flags);
+	for (i = 0; i < NV_MAX_DEVICES && !found; i++)
+		found = gpus[i].gpu == gpu && gpus[i].static_bar1;
+	spin_unlock_irqrestore(&gpus_lock, flags);
+	return found;
+}
+
+/*
+ * Gen 0: where static BAR1 is visible.  A task inside one of the BAR1 P2P
+ * wrappers (the mapping-supported check, the BAR1 window map and unmap)
+ * sees a GPU's static BAR1; every other caller of kbusIsStaticBar1Enabled
+ * does not, for the GPUs whose static BAR1 came from our hooks (those
+ * drivers have the rest of the static-BAR1 code for Hopper only).
+ */
+#define NR_VIEWS 32
+
+static struct {
+	struct task_struct *task;
+	unsigned int depth;
+} views[NR_VIEWS];
+static DEFINE_SPINLOCK(views_lock);
+
+/* Whether @task may see static BAR1; lock held. */
+static int view_of(struct task_struct *task)
+{
+	int i;
+
+	lockdep_assert_held(&views_lock);
+	for (i = 0; i < NR_VIEWS; i++)
+		if (views[i].task == task)
+			return i;
+	return -1;
+}
+
+/* Enter the view for this task (nested calls count); false if no slot. */
+static bool view_enter(void)
+{
+	unsigned long flags;
+	int i;
+
+	spin_lock_irqsave(&views_lock, flags);
+	i = view_of(current);
+	if (i < 0) {
+		i = view_of(NULL);
+		if (i >= 0)
+			views[i].task = current;
+	}
+	if (i >= 0)
+		views[i].depth++;
+	spin_unlock_irqrestore(&views_lock, flags);
+	return i >= 0;
+}
+
+static void view_exit(void)
+{
+	unsigned long flags;
+	int i;
+
+	spin_lock_irqsave(&views_lock, flags);
+	i = view_of(current);
+	if (i >= 0 && !--views[i].depth)
+		views[i].task = NULL;
+	spin_unlock_irqrestore(&views_lock, flags);
+}
+
+static bool in_view(void)
+{
+	unsigned long flags;
+	bool in;
+
+	spin_lock_irqsave(&views_lock, flags);
+	in = view_of(current) >= 0;
+	spin_unlock_irqrestore(&views_lock, flags);
+	return in;
+}
+
+/* Whether the bound profile has the gen-0 static BAR1 hooks. */
+static bool static_hooks;
 
 u32 p2ps_bar1_stale_gpus(void)
 {
@@ -182,7 +298,14 @@ static NvBool wrap_is_supported(struct OBJGPU *g0, struct KernelBus *b0,
 	wrapper_enter();
 	note_stub_gpu(g0);
 	note_stub_gpu(g1);
-	ret = nv.is_supported(g0, b0, g1, b1);
+	if (!static_hooks)
+		ret = nv.is_supported(g0, b0, g1, b1);
+	else if (view_enter()) {
+		ret = nv.is_supported(g0, b0, g1, b1);
+		view_exit();
+	} else {
+		ret = NV_FALSE;		/* as the stub says */
+	}
 	wrapper_exit();
 	return ret;
 }
@@ -222,7 +345,13 @@ static NV_STATUS wrap_dma_map(struct OBJGPU *gpu, struct VirtMemAllocator *dma,
 	NV_STATUS st;
 
 	wrapper_enter();
-	st = READ_ONCE(closing) ? NV_ERR_NOT_SUPPORTED : nv.dma_map(gpu, dma, params);
+	if (READ_ONCE(closing) || (static_hooks && !view_enter())) {
+		st = NV_ERR_NOT_SUPPORTED;
+	} else {
+		st = nv.dma_map(gpu, dma, params);
+		if (static_hooks)
+			view_exit();
+	}
 	if (st == NV_OK && params)
 		p2ps_ledger_dma_get(params->pDmaMappingInfo, gpu, params->pPeerGpu);
 	wrapper_exit();
@@ -231,10 +360,82 @@ static NV_STATUS wrap_dma_map(struct OBJGPU *gpu, struct VirtMemAllocator *dma,
 
 static void wrap_dma_unmap(struct VirtMemAllocator *dma, struct CLI_DMA_MAPPING_INFO *info)
 {
+	bool view = false;
+
 	wrapper_enter();
+	if (static_hooks) {
+		view = view_enter();
+		if (!view)
+			pr_warn_ratelimited("no view slot for a BAR1 window unmap: its BAR1 range may leak\n");
+	}
 	nv.dma_unmap(dma, info);
+	if (view)
+		view_exit();
 	p2ps_ledger_dma_put(info);
 	wrapper_exit();
+}
+
+/*
+ * Gen 0.  kbusIsBar1P2PCapable decides at BAR1 initialisation whether a
+ * GPU gets static BAR1; the GPU goes through the stub, so it is a stub
+ * GPU.  While a disable decides, the answer is the stub's: no new static
+ * BAR1 (GPU initialisation must not fail over it).
+ */
+static NvBool wrap_bar1_capable(struct OBJGPU *gpu, struct KernelBus *bus, NvU32 gfid)
+{
+	NvBool ret;
+
+	wrapper_enter();
+	note_stub_gpu(gpu);
+	ret = READ_ONCE(closing) ? NV_FALSE : nv.bar1_capable(gpu, bus, gfid);
+	wrapper_exit();
+	return ret;
+}
+
+static NV_STATUS wrap_static_enable(struct OBJGPU *gpu, struct KernelBus *bus, NvU32 gfid)
+{
+	NV_STATUS st;
+
+	wrapper_enter();
+	st = nv.static_enable(gpu, bus, gfid);
+	if (st == NV_OK) {
+		set_static_gpu(gpu, true);
+		p2ps_ledger_static_get(gpu);
+	}
+	wrapper_exit();
+	return st;
+}
+
+static void wrap_static_disable(struct OBJGPU *gpu, struct KernelBus *bus, NvU32 gfid)
+{
+	wrapper_enter();
+	nv.static_disable(gpu, bus, gfid);
+	if (is_static_gpu(gpu)) {
+		set_static_gpu(gpu, false);
+		p2ps_ledger_static_put(gpu);
+	}
+	wrapper_exit();
+}
+
+/* kbusIsStaticBar1Enabled_IMPL(pGpu, pKernelBus) */
+struct static_view_call {
+	struct OBJGPU *gpu;
+};
+
+void p2ps_static_view_entry(void *data, struct pt_regs *regs)
+{
+	struct static_view_call *c = data;
+
+	c->gpu = (struct OBJGPU *)regs_get_kernel_argument(regs, 0);
+}
+
+void p2ps_static_view_return(void *data, struct pt_regs *regs)
+{
+	struct static_view_call *c = data;
+
+	if (!(regs_return_value(regs) & 0xff) || !is_static_gpu(c->gpu) || in_view())
+		return;
+	regs_set_return_value(regs, NV_FALSE);
 }
 
 /* PCIE_BAR1 create/remove calls go to _GH100; every other type stays. */
@@ -306,16 +507,31 @@ struct caps_call {
 
 static_assert(sizeof(struct registry_call) <= P2PS_RET_DATA_SIZE);
 static_assert(sizeof(struct caps_call) <= P2PS_RET_DATA_SIZE);
+static_assert(sizeof(struct static_view_call) <= P2PS_RET_DATA_SIZE);
 
 void p2ps_caps_return(void *data, struct pt_regs *regs)
 {
 	struct caps_call *c = data;
+
 	if (regs_return_value(regs) != NV_OK || !c->connectivity || !c->read || !c->write)
 		return;
-	if (*c->connectivity != P2P_CONNECTIVITY_PCIE_PROPRIETARY)
+	switch (*c->connectivity) {
+	case P2P_CONNECTIVITY_PCIE_PROPRIETARY:
+		if (!mask_has_forced_stub_gpu(c->mask))
+			return;
+		break;
+	case P2P_CONNECTIVITY_PCIE_BAR1:
+		/*
+		 * Gen 0: before 565, ForceP2P answers the BAR1 caps before
+		 * the driver asks whether both GPUs have static BAR1; a pair
+		 * without it would fail at the first mapping instead.
+		 */
+		if (!static_hooks || !mask_has_forced_stub_gpu_where(c->mask, true))
+			return;
+		break;
+	default:
 		return;
-	if (!mask_has_forced_stub_gpu(c->mask))
-		return;
+	}
 	*c->write = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
 	*c->read = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
 	if (c->atomics)
@@ -330,6 +546,18 @@ void p2ps_registry_entry(void *data, struct pt_regs *regs)
 	c->gpu = (struct OBJGPU *)regs_get_kernel_argument(regs, 0);
 	c->key = (const char *)regs_get_kernel_argument(regs, 1);
 	c->data = (NvU32 *)regs_get_kernel_argument(regs, 2);
+}
+
+/* 550-560: p2pGetCapsStatus(gpuMask, pWrite, pRead, pConnectivity) */
+void p2ps_caps_entry_v1(void *data, struct pt_regs *regs)
+{
+	struct caps_call *c = data;
+
+	c->mask = regs_get_kernel_argument(regs, 0);
+	c->write = (u8 *)regs_get_kernel_argument(regs, 1);
+	c->read = (u8 *)regs_get_kernel_argument(regs, 2);
+	c->atomics = NULL;
+	c->connectivity = (u32 *)regs_get_kernel_argument(regs, 3);
 }
 
 void p2ps_caps_entry(void *data, struct pt_regs *regs)
@@ -367,6 +595,9 @@ int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 		{ P2PS_ACT_LEDGER_REMOVE, wrap_remove, (void **)&nv.remove },
 		{ P2PS_ACT_LEDGER_DMA_MAP, wrap_dma_map, (void **)&nv.dma_map },
 		{ P2PS_ACT_LEDGER_DMA_UNMAP, wrap_dma_unmap, (void **)&nv.dma_unmap },
+		{ P2PS_ACT_BAR1_CAPABLE, wrap_bar1_capable, (void **)&nv.bar1_capable },
+		{ P2PS_ACT_STATIC_ENABLE, wrap_static_enable, (void **)&nv.static_enable },
+		{ P2PS_ACT_STATIC_DISABLE, wrap_static_disable, (void **)&nv.static_disable },
 	};
 	NvU32 count = 0, mask = 0;
 	unsigned long flags;
@@ -388,6 +619,15 @@ int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 		p2ps_fail(err, "", "profile does not provide every function the wrappers need");
 		return -ENOENT;
 	}
+	/* Gen 0's static BAR1 hooks come as a set. */
+	static_hooks = nv.bar1_capable || nv.static_enable || nv.static_disable;
+	if (static_hooks && (!nv.bar1_capable || !nv.static_enable || !nv.static_disable)) {
+		p2ps_fail(err, "", "profile has only some of the static BAR1 hooks");
+		return -ENOENT;
+	}
+	spin_lock_irqsave(&views_lock, flags);
+	memset(views, 0, sizeof(views));
+	spin_unlock_irqrestore(&views_lock, flags);
 
 	spin_lock_irqsave(&gpus_lock, flags);
 	memset(gpus, 0, sizeof(gpus));

@@ -35,6 +35,7 @@ typedef u64 NvU64;
 typedef u8 NvBool;
 #define NV_OK			0x00000000
 #define NV_ERR_NOT_SUPPORTED	0x00000056
+#define NV_FALSE		((NvBool)0)
 
 /* GMMU_APERTURE (gmmu_fmt.h) */
 #define GMMU_APERTURE_PEER		2
@@ -70,6 +71,7 @@ struct DMA_BAR1P2P_MAPPING_PRARAMS {
 /* P2P_CONNECTIVITY and NV0000_P2P_CAPS_STATUS values. */
 #define P2P_CONNECTIVITY_UNKNOWN		0
 #define P2P_CONNECTIVITY_PCIE_PROPRIETARY	1
+#define P2P_CONNECTIVITY_PCIE_BAR1		2
 #define NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED	0x05
 
 #define NV_MAX_DEVICES		32
@@ -143,6 +145,9 @@ NV_STATUS p2ps_bar1_dma_info(struct OBJGPU *src, struct OBJGPU *peer,
 void p2ps_registry_entry(void *data, struct pt_regs *regs);
 void p2ps_registry_return(void *data, struct pt_regs *regs);
 void p2ps_caps_entry(void *data, struct pt_regs *regs);
+void p2ps_caps_entry_v1(void *data, struct pt_regs *regs);
+void p2ps_static_view_entry(void *data, struct pt_regs *regs);
+void p2ps_static_view_return(void *data, struct pt_regs *regs);
 void p2ps_caps_return(void *data, struct pt_regs *regs);
 
 /* uvm.c: gen A's UVM external mapping fix */
@@ -160,6 +165,8 @@ void p2ps_ledger_pair_put(struct OBJGPU *g0, struct OBJGPU *g1);
 void p2ps_ledger_dma_get(struct CLI_DMA_MAPPING_INFO *info, struct OBJGPU *gpu,
 			 struct OBJGPU *peer);
 void p2ps_ledger_dma_put(struct CLI_DMA_MAPPING_INFO *info);
+void p2ps_ledger_static_get(struct OBJGPU *gpu);
+void p2ps_ledger_static_put(struct OBJGPU *gpu);
 unsigned int p2ps_ledger_live(void);
 void p2ps_ledger_describe(char *buf, size_t len);
 void p2ps_ledger_drop_all(void);

@@ -41,9 +41,9 @@ static const struct p2ps_code ret_void =		/* return */
 
 /*
  * The BAR1 P2P HAL slots and the PCIE_BAR1 routing: the same in every
- * generation served, 565 to 595 (docs/hooks.md has the evidence per tag).
+ * generation served, 550 to 595 (docs/hooks.md has the evidence per tag).
  */
-#define BAR1_P2P_HOOKS \
+#define BAR1_P2P_COMMON_HOOKS \
 	STUB_TO_GH100(kbusIsPcieBar1P2PMappingSupported, ret_false, P2PS_ACT_NOTE_STUB_GPUS, \
 		      "lets the caps check and BAR1 mapping see static BAR1 on both GPUs"), \
 	STUB_TO_GH100(kbusHasPcieBar1P2PMapping, ret_false, P2PS_ACT_NONE, \
@@ -77,13 +77,16 @@ static const struct p2ps_code ret_void =		/* return */
 		.kind = P2PS_HOOK_RETURN, \
 		.action = P2PS_ACT_REGISTRY_DEFAULTS, \
 		.why = "supplies the profile's registry keys where the user set none", \
-	}, \
-	{ \
+	}
+
+#define CAPS_GUARD_HOOK(act) { \
 		.target = "p2pGetCapsStatus", \
 		.kind = P2PS_HOOK_RETURN, \
-		.action = P2PS_ACT_CAPS_GUARD, \
-		.why = "never lets the forced caps select the mailbox path GeForce chips lack", \
+		.action = (act), \
+		.why = "never lets the forced caps select a P2P path the GPUs cannot use", \
 	}
+
+#define BAR1_P2P_HOOKS BAR1_P2P_COMMON_HOOKS, CAPS_GUARD_HOOK(P2PS_ACT_CAPS_GUARD)
 
 /*
  * Gen B, 580.x to 595.x: the driver has the BAR1 P2P implementation (for
@@ -95,6 +98,70 @@ static const struct p2ps_hook_desc gen_b_hooks[] = {
 };
 
 /*
+ * The UVM external mapping fix: 550.x to 575.x encode a peer's memory
+ * with the PEER aperture only, which GeForce chips cannot use for BAR1
+ * peers.  Within a PTE build for a BAR1 pair (and only there), the
+ * aperture becomes SYS_NONCOH and the address the peer's BAR1 DMA base
+ * plus the offset.
+ */
+#define UVM_HOOKS \
+	{ \
+		.target = "nvGpuOpsBuildExternalAllocPtes", \
+		.kind = P2PS_HOOK_RETURN, \
+		.action = P2PS_ACT_UVM_SCOPE, \
+		.why = "scopes the UVM fix to PTE builds for a BAR1 pair (mapping GPU, memory owner)", \
+	}, \
+	{ \
+		.target = "nvGpuOpsGetExternalAllocAperture", \
+		.kind = P2PS_HOOK_RETURN, \
+		.action = P2PS_ACT_UVM_APERTURE, \
+		.why = "in scope: PEER becomes SYS_NONCOH, so the sysmem address field is used", \
+	}, \
+	{ \
+		.target = "kgmmuEncodePhysAddrs_IMPL", \
+		.kind = P2PS_HOOK_ARG, \
+		.action = P2PS_ACT_UVM_ENCODE, \
+		.why = "in scope: encodes the addresses as peer addresses at the peer's BAR1 DMA base", \
+	}
+
+/*
+ * Gen 0, 550.x and 560.x: as gen A, and static BAR1, which these drivers
+ * decide and set up through HAL slots that are stubs on every chip but
+ * Hopper (kbusIsBar1P2PCapable, kbusEnableStaticBar1Mapping, ...).  The
+ * _GH100 bodies are generic (BAR1 size against VRAM, RMForceP2PType=2,
+ * a 2 MiB-page BAR1 mapping of all VRAM at BAR1 offset 0).  Once static
+ * BAR1 is on, these drivers would also route every BAR1 mapping of video
+ * memory and every compressed allocation through static-BAR1 code that
+ * only Hopper has (GetStaticFbAperture: contiguous memory only;
+ * UpdateStaticBar1VAMapping: a stub): so for a GPU whose static BAR1 came
+ * from these hooks, kbusIsStaticBar1Enabled says yes only to the BAR1 P2P
+ * code, inside our wrappers, and no to everything else, which keeps its
+ * dynamic BAR1 mappings as without static BAR1.  The community patch did
+ * the same by commenting out the static branch of _kbusMapAperture_GM107.
+ * p2pGetCapsStatus has no atomics argument before 565.
+ */
+static const struct p2ps_hook_desc gen_0_hooks[] = {
+	BAR1_P2P_COMMON_HOOKS,
+	CAPS_GUARD_HOOK(P2PS_ACT_CAPS_GUARD_V1),
+	STUB_TO_GH100(kbusIsBar1P2PCapable, ret_false, P2PS_ACT_BAR1_CAPABLE,
+		      "BAR1 initialisation asks it: _GH100 says yes with RMForceP2PType=2 "
+		      "when BAR1 holds all VRAM plus 128 KiB"),
+	STUB_TO_GH100(kbusEnableStaticBar1Mapping, ret_not_supported, P2PS_ACT_STATIC_ENABLE,
+		      "maps all VRAM through BAR1 (static BAR1), which BAR1 P2P needs"),
+	STUB_TO_GH100(kbusDisableStaticBar1Mapping, ret_void, P2PS_ACT_STATIC_DISABLE,
+		      "tears the static BAR1 mapping down with BAR1; the stub would leak it"),
+	STUB_TO_GH100(kbusGetStaticFbAperture, ret_not_supported, P2PS_ACT_NONE,
+		      "gives the static BAR1 offset of peer memory mapped for BAR1 P2P"),
+	{
+		.target = "kbusIsStaticBar1Enabled_IMPL",
+		.kind = P2PS_HOOK_RETURN,
+		.action = P2PS_ACT_STATIC_VIEW,
+		.why = "static BAR1 from these hooks is seen by the BAR1 P2P code only",
+	},
+	UVM_HOOKS,
+};
+
+/*
  * Gen A, 565.x to 575.x: the same, and the UVM external mapping code knows
  * only the PEER aperture, which GeForce chips cannot use for BAR1 peers.
  * Within a PTE build for a BAR1 pair (and only there), the aperture becomes
@@ -102,24 +169,7 @@ static const struct p2ps_hook_desc gen_b_hooks[] = {
  */
 static const struct p2ps_hook_desc gen_a_hooks[] = {
 	BAR1_P2P_HOOKS,
-	{
-		.target = "nvGpuOpsBuildExternalAllocPtes",
-		.kind = P2PS_HOOK_RETURN,
-		.action = P2PS_ACT_UVM_SCOPE,
-		.why = "scopes the UVM fix to PTE builds for a BAR1 pair (mapping GPU, memory owner)",
-	},
-	{
-		.target = "nvGpuOpsGetExternalAllocAperture",
-		.kind = P2PS_HOOK_RETURN,
-		.action = P2PS_ACT_UVM_APERTURE,
-		.why = "in scope: PEER becomes SYS_NONCOH, so the sysmem address field is used",
-	},
-	{
-		.target = "kgmmuEncodePhysAddrs_IMPL",
-		.kind = P2PS_HOOK_ARG,
-		.action = P2PS_ACT_UVM_ENCODE,
-		.why = "in scope: encodes the addresses as peer addresses at the peer's BAR1 DMA base",
-	},
+	UVM_HOOKS,
 };
 
 static const char *const calls[] = {
@@ -139,6 +189,17 @@ static const char *const calls[] = {
  * RMForceStaticBar1=2 (auto) turns it on only where BAR1 holds VRAM.
  * Never 1 (force): it fails GPU initialisation when BAR1 is too small.
  */
+/*
+ * 550 and 560 have neither RMPcieP2PType nor RMForceStaticBar1: static BAR1
+ * follows RMForceP2PType=2 there (kbusIsBar1P2PCapable_GH100).  ForceP2P
+ * has no atomics field before 565; 0x211 reads as reads and writes on.
+ */
+static const struct p2ps_registry_default gen_0_registry[] = {
+	{ "ForceP2P", 0x211 },
+	{ "RMForceP2PType", 2 },
+	{ NULL, 0 },
+};
+
 static const struct p2ps_registry_default gen_a1_registry[] = {
 	{ "ForceP2P", 0x211 },
 	{ "RMForceP2PType", 2 },
@@ -158,6 +219,7 @@ static const struct p2ps_registry_default gen_b_registry[] = {
 	{ NULL, 0 },
 };
 
+static const unsigned int gen_0_majors[] = { 550, 560, 0 };
 static const unsigned int gen_a1_majors[] = { 565, 570, 0 };
 static const unsigned int gen_a2_majors[] = { 575, 0 };
 static const unsigned int gen_b_majors[] = { 580, 590, 595, 0 };
@@ -166,6 +228,15 @@ static const unsigned int gen_b_majors[] = { 580, 590, 595, 0 };
 
 /* Oldest first: the last one is what --force uses for an unknown version. */
 const struct p2ps_profile p2ps_profiles[] = {
+	{
+		.name = "gen-0",
+		.versions = "550.x, 560.x",
+		.majors = gen_0_majors,
+		.hooks = gen_0_hooks,
+		.nr_hooks = NR(gen_0_hooks),
+		.calls = calls,
+		.registry = gen_0_registry,
+	},
 	{
 		.name = "gen-a1",
 		.versions = "565.x, 570.x",
@@ -321,9 +392,11 @@ const char *p2ps_unsupported_reason(const char *version)
 
 	if (!version || p2ps_parse_version(version, &major, &minor, &patch))
 		return NULL;
-	if (major == 550 || major == 560)
-		return "550.x/560.x decide static BAR1 in stub HAL slots (kbusIsBar1P2PCapable) "
-		       "and pick UVM apertures inside functions: use a patched driver";
+	if (major == 555)
+		return "555.x is not verified: its nvGpuOpsBuildExternalAllocPtes and "
+		       "dmaAllocBar1P2PMapping_GH100 differ from 550.x/560.x; use 550.x or 560.x";
+	if (major < 550)
+		return "drivers before 550.x have no static BAR1 support to build BAR1 P2P on";
 	return NULL;
 }
 

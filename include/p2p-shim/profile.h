@@ -56,6 +56,12 @@ enum p2ps_action {
 	P2PS_ACT_UVM_SCOPE,		/* return override: a UVM external PTE build */
 	P2PS_ACT_UVM_APERTURE,		/* return override: PEER -> SYS_NONCOH, in scope */
 	P2PS_ACT_UVM_ENCODE,		/* argument rewrite: add the peer BAR1 base, in scope */
+	/* gen 0 (550.x, 560.x): static BAR1 decided in stub slots */
+	P2PS_ACT_BAR1_CAPABLE,		/* redirect; note a stub GPU; "no" while disabling */
+	P2PS_ACT_STATIC_ENABLE,		/* redirect; ledger records the GPU's static BAR1 */
+	P2PS_ACT_STATIC_DISABLE,	/* redirect; ledger forgets it */
+	P2PS_ACT_STATIC_VIEW,		/* return override: static BAR1 seen by BAR1 P2P only */
+	P2PS_ACT_CAPS_GUARD_V1,		/* return override: the caps guard, 4-argument caps */
 };
 
 /* A registry key the profile supplies where the user has not set it. */
