@@ -7,16 +7,17 @@
  * own implementation and records what it did (ledger, GPU table).
  *
  * Return overrides: registry defaults for osReadRegistryDword, and the caps
- * guard on p2pGetCapsStatus.
+ * guard on p2pGetCapsStatus.  Which GPU carries which setting is kept in
+ * gpus.c.
  *
- * The GPU table remembers, per OBJGPU the driver showed us: its instance,
- * whether it uses the BAR1 stubs (seen through a stub hook: only pre-Hopper
- * chips do), whether we supplied its ForceP2P, and whether it had been
- * initialised before arming (so its registry-time settings miss ours).
+ * Every driver function called from here is a HAL body the driver itself
+ * reaches through its NVOC tables, so it keeps its ENDBR on IBT kernels;
+ * p2ps_resolve() checks that before arming.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/rcupdate.h>
+#include <linux/sched.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/wait.h>
@@ -37,8 +38,6 @@ MODULE_PARM_DESC(registry_defaults,
 
 /* The driver's functions the wrappers call, bound at arming. */
 static struct {
-	NvBool (*is_supported)(struct OBJGPU *g0, struct KernelBus *b0,
-			       struct OBJGPU *g1, struct KernelBus *b1);
 	NV_STATUS (*create)(struct OBJGPU *g0, struct KernelBus *b0,
 			    struct OBJGPU *g1, struct KernelBus *b1, NvU32 attributes);
 	NV_STATUS (*remove)(struct OBJGPU *g0, struct KernelBus *b0,
@@ -49,11 +48,11 @@ static struct {
 			     struct DMA_BAR1P2P_MAPPING_PRARAMS *params);
 	void (*dma_unmap)(struct VirtMemAllocator *dma, struct CLI_DMA_MAPPING_INFO *info);
 	/* gen 0 */
+	NvBool (*is_supported)(struct OBJGPU *g0, struct KernelBus *b0,
+			       struct OBJGPU *g1, struct KernelBus *b1);
 	NvBool (*bar1_capable)(struct OBJGPU *gpu, struct KernelBus *bus, NvU32 gfid);
 	NV_STATUS (*static_enable)(struct OBJGPU *gpu, struct KernelBus *bus, NvU32 gfid);
 	void (*static_disable)(struct OBJGPU *gpu, struct KernelBus *bus, NvU32 gfid);
-	NV_STATUS (*attach_info)(NvU32 *count, NvU32 *mask);
-	struct OBJGPU *(*get_gpu)(NvU32 instance);
 } nv;
 
 /*
@@ -83,125 +82,6 @@ static void wrapper_exit(void)
 		wake_up_all(&inflight_wq);
 }
 
-/* The GPU table. */
-struct p2ps_gpu {
-	struct OBJGPU *gpu;
-	bool stub;	/* uses the BAR1 stubs: a pre-Hopper chip */
-	bool forced;	/* its ForceP2P came from us */
-	bool stale;	/* initialised before arming, not since */
-	bool static_bar1;	/* gen 0: its static BAR1 came from our hooks */
-	u32 instance;
-};
-
-static struct p2ps_gpu gpus[NV_MAX_DEVICES];
-static DEFINE_SPINLOCK(gpus_lock);
-
-/* The GPU instance the driver gives @gpu, or U32_MAX. */
-u32 p2ps_gpu_instance(struct OBJGPU *gpu)
-{
-	u32 i;
-
-	for (i = 0; gpu && nv.get_gpu && i < NV_MAX_DEVICES; i++)
-		if (nv.get_gpu(i) == gpu)
-			return i;
-	return U32_MAX;
-}
-
-/* The table entry for @gpu, added if new; NULL when the table is full. */
-static struct p2ps_gpu *gpu_entry(struct OBJGPU *gpu, u32 instance)
-{
-	struct p2ps_gpu *free = NULL;
-	int i;
-
-	lockdep_assert_held(&gpus_lock);
-	for (i = 0; i < NV_MAX_DEVICES; i++) {
-		if (gpus[i].gpu == gpu) {
-			/* Instances are known once the GPU is initialised. */
-			if (gpus[i].instance == U32_MAX)
-				gpus[i].instance = instance;
-			return &gpus[i];
-		}
-		if (!gpus[i].gpu && !free)
-			free = &gpus[i];
-	}
-	if (free) {
-		free->gpu = gpu;
-		free->instance = instance;
-	}
-	return free;
-}
-
-static void note_stub_gpu(struct OBJGPU *gpu)
-{
-	u32 instance = p2ps_gpu_instance(gpu);
-	struct p2ps_gpu *g;
-	unsigned long flags;
-
-	spin_lock_irqsave(&gpus_lock, flags);
-	g = gpu_entry(gpu, instance);
-	if (g)
-		g->stub = true;
-	spin_unlock_irqrestore(&gpus_lock, flags);
-}
-
-/*
- * Whether any GPU of @mask is a stub GPU whose ForceP2P we supplied and,
- * with @no_static, that has no static BAR1 from our hooks.
- */
-static bool mask_has_forced_stub_gpu_where(u32 mask, bool no_static)
-{
-	struct OBJGPU *gpu[NV_MAX_DEVICES];
-	unsigned long flags;
-	bool found = false;
-	int i, j;
-
-	for (i = 0; i < NV_MAX_DEVICES; i++)
-		gpu[i] = (mask & BIT(i)) ? nv.get_gpu(i) : NULL;
-	spin_lock_irqsave(&gpus_lock, flags);
-	for (i = 0; i < NV_MAX_DEVICES && !found; i++)
-		for (j = 0; gpu[i] && j < NV_MAX_DEVICES; j++)
-			if (gpus[j].gpu == gpu[i] && gpus[j].stub && gpus[j].forced &&
-			    !(no_static && gpus[j].static_bar1))
-				found = true;
-	spin_unlock_irqrestore(&gpus_lock, flags);
-	return found;
-}
-
-static bool mask_has_forced_stub_gpu(u32 mask)
-{
-	return mask_has_forced_stub_gpu_where(mask, false);
-}
-
-/* Mark or unmark @gpu as having static BAR1 from our hooks. */
-static void set_static_gpu(struct OBJGPU *gpu, bool on)
-{
-	u32 instance = p2ps_gpu_instance(gpu);
-	struct p2ps_gpu *g;
-	unsigned long flags;
-
-	spin_lock_irqsave(&gpus_lock, flags);
-	g = gpu_entry(gpu, instance);
-	if (g) {
-		g->static_bar1 = on;
-		if (on)
-			g->stub = true;
-	}
-	spin_unlock_irqrestore(&gpus_lock, flags);
-}
-
-static bool is_static_gpu(struct OBJGPU *gpu)
-{
-	unsigned long flags;
-	bool found = false;
-	int i;
-
-	spin_lock_irqsave(&gpus_lock, flags);
-	for (i = 0; i < NV_MAX_DEVICES && !found; i++)
-		found = gpus[i].gpu == gpu && gpus[i].static_bar1;
-	spin_unlock_irqrestore(&gpus_lock, flags);
-	return found;
-}
-
 /*
  * Gen 0: where static BAR1 is visible.  A task inside one of the BAR1 P2P
  * wrappers (the mapping-supported check, the BAR1 window map and unmap)
@@ -217,7 +97,10 @@ static struct {
 } views[NR_VIEWS];
 static DEFINE_SPINLOCK(views_lock);
 
-/* Whether @task may see static BAR1; lock held. */
+/* Whether the bound profile sets static BAR1 up itself (gen 0). */
+static bool static_hooks;
+
+/* The slot of @task; views_lock held. */
 static int view_of(struct task_struct *task)
 {
 	int i;
@@ -271,44 +154,7 @@ static bool in_view(void)
 	return in;
 }
 
-/* Whether the bound profile has the gen-0 static BAR1 hooks. */
-static bool static_hooks;
-
-u32 p2ps_bar1_stale_gpus(void)
-{
-	unsigned long flags;
-	u32 mask = 0;
-	int i;
-
-	spin_lock_irqsave(&gpus_lock, flags);
-	for (i = 0; i < NV_MAX_DEVICES; i++)
-		if (gpus[i].gpu && gpus[i].stale && gpus[i].instance < NV_MAX_DEVICES)
-			mask |= BIT(gpus[i].instance);
-	spin_unlock_irqrestore(&gpus_lock, flags);
-	return mask;
-}
-
 /* Wrappers: each has the signature of the stub it replaces. */
-
-static NvBool wrap_is_supported(struct OBJGPU *g0, struct KernelBus *b0,
-				struct OBJGPU *g1, struct KernelBus *b1)
-{
-	NvBool ret;
-
-	wrapper_enter();
-	note_stub_gpu(g0);
-	note_stub_gpu(g1);
-	if (!static_hooks)
-		ret = nv.is_supported(g0, b0, g1, b1);
-	else if (view_enter()) {
-		ret = nv.is_supported(g0, b0, g1, b1);
-		view_exit();
-	} else {
-		ret = NV_FALSE;		/* as the stub says */
-	}
-	wrapper_exit();
-	return ret;
-}
 
 static NV_STATUS wrap_create(struct OBJGPU *g0, struct KernelBus *b0,
 			     struct OBJGPU *g1, struct KernelBus *b1, NvU32 attributes)
@@ -375,19 +221,34 @@ static void wrap_dma_unmap(struct VirtMemAllocator *dma, struct CLI_DMA_MAPPING_
 	wrapper_exit();
 }
 
+/* Gen 0: the BAR1 P2P code asks whether both GPUs have static BAR1. */
+static NvBool wrap_is_supported(struct OBJGPU *g0, struct KernelBus *b0,
+				struct OBJGPU *g1, struct KernelBus *b1)
+{
+	NvBool ret = NV_FALSE;		/* as the stub says, without a view */
+
+	wrapper_enter();
+	if (view_enter()) {
+		ret = nv.is_supported(g0, b0, g1, b1);
+		view_exit();
+	}
+	wrapper_exit();
+	return ret;
+}
+
 /*
- * Gen 0.  kbusIsBar1P2PCapable decides at BAR1 initialisation whether a
- * GPU gets static BAR1; the GPU goes through the stub, so it is a stub
- * GPU.  While a disable decides, the answer is the stub's: no new static
- * BAR1 (GPU initialisation must not fail over it).
+ * Gen 0: kbusIsBar1P2PCapable decides at BAR1 initialisation whether a GPU
+ * gets static BAR1.  The stub's answer (no) while a disable decides, and
+ * for a GPU whose attach we did not see: its static BAR1 could not be told
+ * apart from Hopper's, and everything else on it would then see it.
  */
 static NvBool wrap_bar1_capable(struct OBJGPU *gpu, struct KernelBus *bus, NvU32 gfid)
 {
-	NvBool ret;
+	NvBool ret = NV_FALSE;
 
 	wrapper_enter();
-	note_stub_gpu(gpu);
-	ret = READ_ONCE(closing) ? NV_FALSE : nv.bar1_capable(gpu, bus, gfid);
+	if (!READ_ONCE(closing) && p2ps_gpu_instance(gpu) != U32_MAX)
+		ret = nv.bar1_capable(gpu, bus, gfid);
 	wrapper_exit();
 	return ret;
 }
@@ -398,10 +259,8 @@ static NV_STATUS wrap_static_enable(struct OBJGPU *gpu, struct KernelBus *bus, N
 
 	wrapper_enter();
 	st = nv.static_enable(gpu, bus, gfid);
-	if (st == NV_OK) {
-		set_static_gpu(gpu, true);
-		p2ps_ledger_static_get(gpu);
-	}
+	if (st == NV_OK)
+		p2ps_ledger_static_get(gpu);	/* the observer on _GH100 marks the GPU */
 	wrapper_exit();
 	return st;
 }
@@ -410,10 +269,8 @@ static void wrap_static_disable(struct OBJGPU *gpu, struct KernelBus *bus, NvU32
 {
 	wrapper_enter();
 	nv.static_disable(gpu, bus, gfid);
-	if (is_static_gpu(gpu)) {
-		set_static_gpu(gpu, false);
-		p2ps_ledger_static_put(gpu);
-	}
+	p2ps_gpu_set_static_bar1(gpu, false);
+	p2ps_ledger_static_put(gpu);
 	wrapper_exit();
 }
 
@@ -421,6 +278,7 @@ static void wrap_static_disable(struct OBJGPU *gpu, struct KernelBus *bus, NvU32
 struct static_view_call {
 	struct OBJGPU *gpu;
 };
+static_assert(sizeof(struct static_view_call) <= P2PS_RET_DATA_SIZE);
 
 void p2ps_static_view_entry(void *data, struct pt_regs *regs)
 {
@@ -433,7 +291,7 @@ void p2ps_static_view_return(void *data, struct pt_regs *regs)
 {
 	struct static_view_call *c = data;
 
-	if (!(regs_return_value(regs) & 0xff) || !is_static_gpu(c->gpu) || in_view())
+	if (!(regs_return_value(regs) & 0xff) || !p2ps_ledger_has_static(c->gpu) || in_view())
 		return;
 	regs_set_return_value(regs, NV_FALSE);
 }
@@ -461,10 +319,7 @@ void p2ps_registry_return(void *data, struct pt_regs *regs)
 {
 	struct registry_call *c = data;
 	const struct p2ps_registry_default *d = NULL, *r;
-	unsigned long flags;
-	struct p2ps_gpu *g;
-	bool injected = false;
-	u32 instance;
+	bool force_p2p, supply;
 
 	if (!c->gpu || !c->key || !c->data)
 		return;
@@ -473,23 +328,21 @@ void p2ps_registry_return(void *data, struct pt_regs *regs)
 			d = r;
 	if (!d)
 		return;
-	if (regs_return_value(regs) != NV_OK && READ_ONCE(use_registry_defaults)) {
+	/*
+	 * ForceP2P only for a GPU whose attach we see: the caps guard must be
+	 * able to tell which GPUs carry it.
+	 */
+	force_p2p = !strcmp(d->key, "ForceP2P");
+	supply = regs_return_value(regs) != NV_OK && READ_ONCE(use_registry_defaults);
+	if (force_p2p && !p2ps_gpu_bind(c->gpu))
+		return;
+	if (supply) {
 		/* The user has not set it: supply ours. */
 		*c->data = d->value;
 		regs_set_return_value(regs, NV_OK);
-		injected = true;
 	}
-	if (strcmp(d->key, "ForceP2P"))
-		return;
-	/* ForceP2P is read once per GPU initialisation. */
-	instance = p2ps_gpu_instance(c->gpu);
-	spin_lock_irqsave(&gpus_lock, flags);
-	g = gpu_entry(c->gpu, instance);
-	if (g) {
-		g->forced = injected;
-		g->stale = false;
-	}
-	spin_unlock_irqrestore(&gpus_lock, flags);
+	if (force_p2p)
+		p2ps_gpu_set_forced(c->gpu, supply);
 }
 
 /*
@@ -497,7 +350,12 @@ void p2ps_registry_return(void *data, struct pt_regs *regs)
  * available (no static BAR1: small BAR, or BAR1 smaller than VRAM) would
  * come back as PCIE_PROPRIETARY with reads and writes OK, and the driver
  * would then use mailbox P2P, which GeForce chips since Ampere no longer
- * have.  For such pairs, put back what the stock driver says: no P2P.
+ * have.  For such pairs, put back what the stock driver says: no P2P.  It
+ * takes one forced GPU: the first GPU of a pair decides the override, and
+ * its partner may be one initialised before arming (a display GPU, say).
+ * On 550-570 the same override also reports PCIE_BAR1 for a pair without
+ * static BAR1 on both GPUs (it is applied before the BAR1 HAL check); such
+ * a pair fails to map later, so it gets the stock answer too.
  */
 struct caps_call {
 	NvU32 mask;
@@ -507,7 +365,22 @@ struct caps_call {
 
 static_assert(sizeof(struct registry_call) <= P2PS_RET_DATA_SIZE);
 static_assert(sizeof(struct caps_call) <= P2PS_RET_DATA_SIZE);
-static_assert(sizeof(struct static_view_call) <= P2PS_RET_DATA_SIZE);
+
+/* The stock answer: no P2P. */
+static void refuse(struct caps_call *c)
+{
+	*c->write = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
+	*c->read = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
+	if (c->atomics)
+		*c->atomics = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
+	*c->connectivity = P2P_CONNECTIVITY_UNKNOWN;
+}
+
+/*
+ * Whether the bound profile watches static BAR1 (gen 0 and gen-a1, whose
+ * caps code applies the override before the BAR1 HAL check).
+ */
+static bool watch_static_bar1;
 
 void p2ps_caps_return(void *data, struct pt_regs *regs)
 {
@@ -517,26 +390,15 @@ void p2ps_caps_return(void *data, struct pt_regs *regs)
 		return;
 	switch (*c->connectivity) {
 	case P2P_CONNECTIVITY_PCIE_PROPRIETARY:
-		if (!mask_has_forced_stub_gpu(c->mask))
-			return;
+		if (p2ps_gpus_forced_in(c->mask))
+			refuse(c);
 		break;
 	case P2P_CONNECTIVITY_PCIE_BAR1:
-		/*
-		 * Gen 0: before 565, ForceP2P answers the BAR1 caps before
-		 * the driver asks whether both GPUs have static BAR1; a pair
-		 * without it would fail at the first mapping instead.
-		 */
-		if (!static_hooks || !mask_has_forced_stub_gpu_where(c->mask, true))
-			return;
+		if (READ_ONCE(watch_static_bar1) && p2ps_gpus_forced_in(c->mask) &&
+		    !p2ps_gpus_static_bar1(c->mask))
+			refuse(c);
 		break;
-	default:
-		return;
 	}
-	*c->write = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
-	*c->read = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
-	if (c->atomics)
-		*c->atomics = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
-	*c->connectivity = P2P_CONNECTIVITY_UNKNOWN;
 }
 
 void p2ps_registry_entry(void *data, struct pt_regs *regs)
@@ -554,6 +416,7 @@ void p2ps_caps_entry_v1(void *data, struct pt_regs *regs)
 	struct caps_call *c = data;
 
 	c->mask = regs_get_kernel_argument(regs, 0);
+	p2ps_gpus_asked(c->mask);
 	c->write = (u8 *)regs_get_kernel_argument(regs, 1);
 	c->read = (u8 *)regs_get_kernel_argument(regs, 2);
 	c->atomics = NULL;
@@ -565,6 +428,7 @@ void p2ps_caps_entry(void *data, struct pt_regs *regs)
 	struct caps_call *c = data;
 
 	c->mask = regs_get_kernel_argument(regs, 0);
+	p2ps_gpus_asked(c->mask);
 	c->write = (u8 *)regs_get_kernel_argument(regs, 1);
 	c->read = (u8 *)regs_get_kernel_argument(regs, 2);
 	c->atomics = (u8 *)regs_get_kernel_argument(regs, 3);
@@ -578,10 +442,7 @@ NV_STATUS p2ps_bar1_dma_info(struct OBJGPU *src, struct OBJGPU *peer,
 	return nv.dma_info ? nv.dma_info(src, peer, peer_bus, base, size) : NV_ERR_NOT_SUPPORTED;
 }
 
-/*
- * Point the wrappers at the driver's functions and the hooks at the
- * wrappers, and take note of the GPUs already initialised.
- */
+/* Point the wrappers at the driver's functions and the hooks at the wrappers. */
 int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 		   struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err)
 {
@@ -590,64 +451,46 @@ int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 		void *wrapper;
 		void **fn;
 	} wrappers[] = {
-		{ P2PS_ACT_NOTE_STUB_GPUS, wrap_is_supported, (void **)&nv.is_supported },
 		{ P2PS_ACT_LEDGER_CREATE, wrap_create, (void **)&nv.create },
 		{ P2PS_ACT_LEDGER_REMOVE, wrap_remove, (void **)&nv.remove },
 		{ P2PS_ACT_LEDGER_DMA_MAP, wrap_dma_map, (void **)&nv.dma_map },
 		{ P2PS_ACT_LEDGER_DMA_UNMAP, wrap_dma_unmap, (void **)&nv.dma_unmap },
+		{ P2PS_ACT_VIEW_IS_SUPPORTED, wrap_is_supported, (void **)&nv.is_supported },
 		{ P2PS_ACT_BAR1_CAPABLE, wrap_bar1_capable, (void **)&nv.bar1_capable },
 		{ P2PS_ACT_STATIC_ENABLE, wrap_static_enable, (void **)&nv.static_enable },
 		{ P2PS_ACT_STATIC_DISABLE, wrap_static_disable, (void **)&nv.static_disable },
 	};
-	NvU32 count = 0, mask = 0;
 	unsigned long flags;
 	unsigned int i, j;
 
 	memset(&nv, 0, sizeof(nv));
 	bound_profile = profile;
-	for (i = 0; i < n; i++)
+	WRITE_ONCE(watch_static_bar1, false);
+	for (i = 0; i < n; i++) {
+		if (hooks[i].desc->action == P2PS_ACT_STATIC_BAR1 ||
+		    hooks[i].desc->action == P2PS_ACT_STATIC_ENABLE)
+			WRITE_ONCE(watch_static_bar1, true);
 		for (j = 0; j < ARRAY_SIZE(wrappers); j++)
 			if (hooks[i].desc->action == wrappers[j].action) {
 				hooks[i].via = (unsigned long)wrappers[j].wrapper;
 				*wrappers[j].fn = (void *)hooks[i].dest;
 			}
+	}
 	nv.dma_info = (void *)p2ps_driver_lookup(mod, "kbusGetBar1P2PDmaInfo_GH100");
-	nv.attach_info = (void *)p2ps_driver_lookup(mod, "gpumgrGetGpuAttachInfo");
-	nv.get_gpu = (void *)p2ps_driver_lookup(mod, "gpumgrGetGpu");
-	if (!nv.is_supported || !nv.create || !nv.remove || !nv.dma_map || !nv.dma_unmap ||
-	    !nv.dma_info || !nv.attach_info || !nv.get_gpu) {
+	if (!nv.create || !nv.remove || !nv.dma_map || !nv.dma_unmap || !nv.dma_info) {
 		p2ps_fail(err, "", "profile does not provide every function the wrappers need");
 		return -ENOENT;
 	}
 	/* Gen 0's static BAR1 hooks come as a set. */
-	static_hooks = nv.bar1_capable || nv.static_enable || nv.static_disable;
-	if (static_hooks && (!nv.bar1_capable || !nv.static_enable || !nv.static_disable)) {
+	static_hooks = nv.bar1_capable || nv.static_enable || nv.static_disable || nv.is_supported;
+	if (static_hooks && (!nv.bar1_capable || !nv.static_enable || !nv.static_disable ||
+			     !nv.is_supported)) {
 		p2ps_fail(err, "", "profile has only some of the static BAR1 hooks");
 		return -ENOENT;
 	}
 	spin_lock_irqsave(&views_lock, flags);
 	memset(views, 0, sizeof(views));
 	spin_unlock_irqrestore(&views_lock, flags);
-
-	spin_lock_irqsave(&gpus_lock, flags);
-	memset(gpus, 0, sizeof(gpus));
-	spin_unlock_irqrestore(&gpus_lock, flags);
-
-	/* GPUs initialised already read their registry without us. */
-	if (nv.attach_info(&count, &mask) != NV_OK)
-		mask = 0;
-	for (i = 0; i < NV_MAX_DEVICES; i++) {
-		struct OBJGPU *gpu = (mask & BIT(i)) ? nv.get_gpu(i) : NULL;
-		struct p2ps_gpu *g;
-
-		if (!gpu)
-			continue;
-		spin_lock_irqsave(&gpus_lock, flags);
-		g = gpu_entry(gpu, i);
-		if (g)
-			g->stale = true;
-		spin_unlock_irqrestore(&gpus_lock, flags);
-	}
 	return 0;
 }
 

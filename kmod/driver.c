@@ -96,9 +96,33 @@ static int check_body(struct p2ps_hook *h, unsigned long size, struct p2ps_arm_e
 }
 
 /*
+ * A function the module will call must start with ENDBR: on IBT kernels
+ * objtool seals (and the kernel poisons, at load) the ENDBR of functions
+ * that nvidia only ever calls directly, and our indirect call would then
+ * fault.  Checked on every kernel: the driver is built with it everywhere.
+ */
+static int check_callable(struct module *mod, const char *name, unsigned long addr,
+			  struct p2ps_arm_error *err)
+{
+	unsigned char text[4];
+
+	if (copy_from_kernel_nofault(text, (void *)addr, sizeof(text))) {
+		p2ps_fail(err, name, "cannot read its code");
+		return -EFAULT;
+	}
+	if (!p2ps_has_endbr(text)) {
+		p2ps_fail(err, name, "%s does not start with endbr64 (%*ph): only called directly "
+			  "inside %s, so it cannot be called from here on IBT kernels",
+			  name, (int)sizeof(text), text, DRIVER_NAME);
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
+/*
  * Resolve every target, destination and called function of @profile in
- * @mod and check every stub's body.  Nothing is installed here; the first
- * problem fails the whole profile.
+ * @mod and check every stub's body and every function we call.  Nothing
+ * is installed here; the first problem fails the whole profile.
  */
 int p2ps_resolve(struct module *mod, const struct p2ps_profile *profile,
 		 struct p2ps_hook *hooks, struct p2ps_arm_error *err)
@@ -138,13 +162,23 @@ int p2ps_resolve(struct module *mod, const struct p2ps_profile *profile,
 					  d->dest);
 				return -ENOENT;
 			}
+			if (p2ps_action_calls_dest(d->action)) {
+				ret = check_callable(mod, d->dest, h->dest, err);
+				if (ret)
+					return ret;
+			}
 		}
 	}
 	for (call = profile->calls; call && *call; call++) {
-		if (!p2ps_driver_lookup(mod, *call)) {
+		unsigned long addr = p2ps_driver_lookup(mod, *call);
+
+		if (!addr) {
 			p2ps_fail(err, *call, "function %s not found", *call);
 			return -ENOENT;
 		}
+		ret = check_callable(mod, *call, addr, err);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }

@@ -54,6 +54,8 @@ static int arg_pre(struct kprobe *kp, struct pt_regs *regs)
 	atomic64_inc(&h->hits);
 	if (h->desc->action == P2PS_ACT_UVM_ENCODE)
 		p2ps_uvm_encode(regs);
+	else if (h->desc->action == P2PS_ACT_GPU_DETACH)
+		p2ps_gpu_detach(regs);
 	return 0;
 }
 
@@ -83,6 +85,12 @@ static int ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	case P2PS_ACT_UVM_SCOPE:
 		p2ps_uvm_scope_entry(ri->data, regs);
 		break;
+	case P2PS_ACT_GPU_ATTACH:
+		p2ps_gpu_attach_entry(ri->data, regs);
+		break;
+	case P2PS_ACT_STATIC_BAR1:
+		p2ps_gpu_static_bar1_entry(ri->data, regs);
+		break;
 	default:
 		break;
 	}
@@ -105,10 +113,19 @@ static int ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 		p2ps_static_view_return(ri->data, regs);
 		break;
 	case P2PS_ACT_UVM_SCOPE:
-		p2ps_uvm_scope_return(ri->data, regs);
+		if (p2ps_uvm_scope_return(ri->data, regs))
+			snprintf(h->last_error, sizeof(h->last_error), "%lld BAR1 PTE builds "
+				 "bypassed the aperture hook (inlined?): stock PTEs",
+				 atomic64_inc_return(&h->bypassed));
 		break;
 	case P2PS_ACT_UVM_APERTURE:
 		p2ps_uvm_aperture_return(ri->data, regs);
+		break;
+	case P2PS_ACT_GPU_ATTACH:
+		p2ps_gpu_attach_return(ri->data, regs);
+		break;
+	case P2PS_ACT_STATIC_BAR1:
+		p2ps_gpu_static_bar1_return(ri->data, regs);
 		break;
 	default:
 		break;
@@ -218,7 +235,7 @@ void p2ps_hooks_remove(struct p2ps_hook *hooks, unsigned int n)
 	for (i = 0; i < n; i++) {
 		struct p2ps_hook *h = &hooks[i];
 
-		if (h->state != P2PS_HOOK_INSTALLED)
+		if (h->state != P2PS_HOOK_INSTALLED || h->keep)
 			continue;
 		if (h->kind == P2PS_HOOK_RETURN)
 			rps[nr++] = &h->krp;

@@ -219,6 +219,23 @@ void p2ps_ledger_static_get(struct OBJGPU *gpu)
 	p2ps_event_mapping(P2PS_EV_MAPPING_CREATED, &ev);
 }
 
+/* Whether @gpu's static BAR1 came from our hooks (and is still there). */
+bool p2ps_ledger_has_static(struct OBJGPU *gpu)
+{
+	struct ledger_entry *e;
+	unsigned long flags;
+	bool found = false;
+
+	spin_lock_irqsave(&ledger_lock, flags);
+	list_for_each_entry(e, &entries, node)
+		if (e->conn == P2PS_CONN_STATIC_BAR1 && e->key == gpu) {
+			found = true;
+			break;
+		}
+	spin_unlock_irqrestore(&ledger_lock, flags);
+	return found;
+}
+
 void p2ps_ledger_static_put(struct OBJGPU *gpu)
 {
 	struct p2ps_mapping_event ev;

@@ -15,6 +15,7 @@
 #include <linux/cred.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
+#include <linux/workqueue.h>
 
 #include "p2p-shim.h"
 
@@ -37,6 +38,7 @@ static struct {
 	const struct p2ps_profile *profile;
 	struct p2ps_hook *hooks;	/* installed, or of the last failed arming */
 	unsigned int nr_hooks;
+	bool residual;			/* disabled, the residual guard still installed */
 	char driver_version[P2PS_NAME_LEN];
 } shim = {
 	.lock = __MUTEX_INITIALIZER(shim.lock),
@@ -65,15 +67,89 @@ static void free_hooks(void)
 	shim.profile = NULL;
 }
 
+/*
+ * The residual guard.  GPUs that attached with our ForceP2P keep it until
+ * they re-initialise; with the caps guard gone, a pair of them would be
+ * offered the mailbox path GeForce chips lack (on 575+ as PCIE_PROPRIETARY
+ * read/write OK).  So a disable while such GPUs are attached removes every
+ * hook but the guard and those that see GPUs come and go, and holds the
+ * module; when the last of those GPUs has detached, a work item removes
+ * the rest.
+ */
+static bool residual_hook(const struct p2ps_hook *h)
+{
+	switch (h->desc->action) {
+	case P2PS_ACT_CAPS_GUARD:
+	case P2PS_ACT_CAPS_GUARD_V1:
+	case P2PS_ACT_GPU_ATTACH:
+	case P2PS_ACT_GPU_DETACH:
+	case P2PS_ACT_STATIC_BAR1:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Called with the lock held, armed, after the ledger was found empty. */
+static void residual_begin(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < shim.nr_hooks; i++)
+		shim.hooks[i].keep = residual_hook(&shim.hooks[i]);
+	p2ps_hooks_remove(shim.hooks, shim.nr_hooks);
+	p2ps_bar1_unbind();
+	p2ps_uvm_reset();
+	shim.residual = true;
+	__module_get(THIS_MODULE);
+}
+
+/* Called with the lock held: remove what the residual guard kept. */
+static void residual_end(void)
+{
+	unsigned int i;
+
+	if (!shim.residual)
+		return;
+	for (i = 0; i < shim.nr_hooks; i++)
+		shim.hooks[i].keep = false;
+	p2ps_hooks_remove(shim.hooks, shim.nr_hooks);
+	shim.residual = false;
+	module_put(THIS_MODULE);
+}
+
+static void residual_work_fn(struct work_struct *work)
+{
+	mutex_lock(&shim.lock);
+	if (shim.residual && !p2ps_gpus_forced()) {
+		residual_end();
+		p2ps_gpus_reset();
+		free_hooks();
+		pr_info("the GPUs that carried p2p-shim's ForceP2P have re-initialised: caps guard removed\n");
+	}
+	mutex_unlock(&shim.lock);
+}
+
+static DECLARE_WORK(residual_work, residual_work_fn);
+
+/* From gpus.c, possibly in a probe handler: the last forced GPU is gone. */
+void p2ps_residual_done(void)
+{
+	schedule_work(&residual_work);
+}
+
 /* Arm for @mod.  Called with the lock held; all or nothing. */
 static int arm(struct module *mod, struct p2ps_arm_error *err)
 {
 	bool dry = shim.flags & P2PS_ENABLE_DRY_RUN;
+	/* The residual guard kept the GPU table up to date: keep it. */
+	bool keep_gpus = shim.residual;
 	const struct p2ps_profile *profile;
 	char supported[64];
 	unsigned int i;
 	int ret;
 
+	residual_end();
 	free_hooks();
 	strscpy(shim.driver_version, mod->version ?: "", sizeof(shim.driver_version));
 	if (!mod->version) {
@@ -107,6 +183,8 @@ static int arm(struct module *mod, struct p2ps_arm_error *err)
 	if (ret)
 		goto failed;
 	p2ps_uvm_reset();
+	if (!keep_gpus)
+		p2ps_gpus_reset();
 	ret = p2ps_bar1_bind(mod, profile, shim.hooks, shim.nr_hooks, err);
 	if (ret)
 		goto failed;
@@ -121,7 +199,9 @@ failed:
 	for (i = 0; i < shim.nr_hooks; i++) {
 		struct p2ps_hook *h = &shim.hooks[i];
 
-		if (!strcmp(h->symbol, err->target) || !strcmp(h->desc->target, err->target)) {
+		/* The target itself, or a function it leads to that we call. */
+		if (!strcmp(h->symbol, err->target) || !strcmp(h->desc->target, err->target) ||
+		    (h->desc->dest && !strcmp(h->desc->dest, err->target))) {
 			h->state = P2PS_HOOK_FAILED;
 			strscpy(h->last_error, err->reason, sizeof(h->last_error));
 		}
@@ -137,18 +217,24 @@ static void disarm(void)
 	p2ps_hooks_remove(shim.hooks, shim.nr_hooks);
 	p2ps_bar1_unbind();
 	p2ps_uvm_reset();
+	p2ps_gpus_reset();
 }
 
 static void snapshot_locked(struct p2ps_status_snapshot *snap)
 {
 	snap->state = shim.state;
 	snap->flags = shim.flags;
-	snap->stale_gpus = shim.state == P2PS_STATE_DISABLED ? 0 : p2ps_bar1_stale_gpus();
+	snap->stale_gpus = shim.state == P2PS_STATE_DISABLED ? 0 : p2ps_gpus_stale();
 	strscpy(snap->driver_version, shim.driver_version, sizeof(snap->driver_version));
 	strscpy(snap->profile, shim.profile ? shim.profile->name : "", sizeof(snap->profile));
 }
 
-static void announce_armed(const char *why)
+/*
+ * @late: nvidia was running already, so GPUs it initialised before now
+ * read the registry without us; which ones, we learn only when the driver
+ * names them (we never ask it), so say it generally here.
+ */
+static void announce_armed(const char *why, bool late)
 {
 	struct p2ps_status_snapshot snap;
 
@@ -156,9 +242,8 @@ static void announce_armed(const char *why)
 	pr_info("%s profile %s for nvidia %s (%u hooks) %s\n",
 		shim.state == P2PS_STATE_DRY_RUN ? "dry run of" : "armed",
 		snap.profile, snap.driver_version, shim.nr_hooks, why);
-	if (snap.stale_gpus)
-		pr_info("GPUs initialised before arming (mask 0x%x): re-initialise them for full effect\n",
-			snap.stale_gpus);
+	if (late && shim.state == P2PS_STATE_ARMED)
+		pr_info("GPUs initialised before arming keep the stock P2P settings until re-initialised\n");
 	p2ps_event(P2PS_EV_ARMED, &snap, NULL);
 }
 
@@ -188,6 +273,12 @@ int p2ps_enable(u32 flags, struct p2ps_arm_error *err)
 		}
 		goto out;
 	}
+	if (shim.residual && (flags & P2PS_ENABLE_DRY_RUN)) {
+		p2ps_fail(err, "", "GPUs 0x%x carry p2p-shim's ForceP2P: a dry run would leave them "
+			  "without the caps guard; re-initialise them first", p2ps_gpus_forced());
+		ret = -EBUSY;
+		goto out;
+	}
 	shim.flags = flags;
 	mod = p2ps_driver_find();
 	if (!mod) {
@@ -202,7 +293,7 @@ int p2ps_enable(u32 flags, struct p2ps_arm_error *err)
 		announce_refusal(err, ret, who);
 		goto out;
 	}
-	announce_armed(who);
+	announce_armed(who, true);
 out:
 	mutex_unlock(&shim.lock);
 	return ret;
@@ -233,13 +324,23 @@ int p2ps_disable(char *busy, size_t len)
 		goto out;
 	}
 	if (shim.state != P2PS_STATE_DISABLED) {
-		disarm();
+		u32 forced = armed ? p2ps_gpus_forced() : 0;
+
+		if (forced)
+			residual_begin();
+		else
+			disarm();
 		shim.state = P2PS_STATE_DISABLED;
-		pr_info("disabled by uid %u\n", uid);
+		if (forced)
+			pr_info("disabled by uid %u; the caps guard stays for GPUs 0x%x (they carry p2p-shim's ForceP2P) until they re-initialise\n",
+				uid, forced);
+		else
+			pr_info("disabled by uid %u\n", uid);
 		snapshot_locked(&snap);
 		p2ps_event(P2PS_EV_DISARMED, &snap, "disabled");
 		shim.flags = 0;
-		free_hooks();
+		if (!forced)
+			free_hooks();
 	}
 out:
 	mutex_unlock(&shim.lock);
@@ -301,7 +402,7 @@ static int driver_notify(struct notifier_block *nb, unsigned long action, void *
 			announce_refusal(&err, ret, "on nvidia's arrival");
 			break;
 		}
-		announce_armed("on nvidia's arrival");
+		announce_armed("on nvidia's arrival", false);
 		break;
 	case MODULE_STATE_GOING:
 		if (shim.state == P2PS_STATE_ARMED || shim.state == P2PS_STATE_DRY_RUN) {
@@ -313,6 +414,11 @@ static int driver_notify(struct notifier_block *nb, unsigned long action, void *
 			p2ps_ledger_drop_all();
 			shim.state = P2PS_STATE_WAITING;
 			pr_info("nvidia left: disarmed, waiting for it to return\n");
+		}
+		if (shim.residual) {
+			residual_end();
+			p2ps_gpus_reset();
+			free_hooks();
 		}
 		shim.driver_version[0] = '\0';
 		snapshot_locked(&snap);
@@ -358,6 +464,8 @@ static void __exit p2p_shim_exit(void)
 {
 	unregister_module_notifier(&driver_nb);
 	p2ps_control_exit();
+	/* No residual guard can be left: it holds the module. */
+	cancel_work_sync(&residual_work);
 	mutex_lock(&shim.lock);
 	/* No live mapping: it would hold a reference on this module. */
 	disarm();

@@ -7,7 +7,8 @@
  *   driver.c   finding the nvidia module and resolving symbols inside it
  *   hook.c     the hook engine: redirect, return override, count
  *   bar1.c     what the hooks do: wrappers with the driver's signatures,
- *              registry defaults, the caps guard, the GPU table
+ *              registry defaults, the caps guard
+ *   gpus.c     what we know of each GPU, learnt from hooked calls
  *   ledger.c   the BAR1 peer mappings created through the hooks
  *   control.c  /dev/p2p-shim ioctls
  *   netlink.c  the p2p_shim generic netlink family
@@ -85,7 +86,9 @@ struct p2ps_hook {
 	unsigned long via;		/* REDIRECT: wrapper in p2p-shim, or 0 */
 	enum p2ps_hook_kind kind;	/* as installed: COUNT in a dry run */
 	enum p2ps_hook_state state;
+	bool keep;			/* left installed by a disable (main.c: residual guard) */
 	atomic64_t hits;
+	atomic64_t bypassed;		/* UVM_SCOPE: builds that missed the aperture hook */
 	char last_error[P2PS_REASON_LEN];
 	union {
 		struct kprobe kp;
@@ -135,9 +138,7 @@ int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 void p2ps_bar1_unbind(void);
 void p2ps_bar1_close(void);
 void p2ps_bar1_reopen(void);
-u32 p2ps_bar1_stale_gpus(void);
 bool p2ps_route_bar1(struct pt_regs *regs);
-u32 p2ps_gpu_instance(struct OBJGPU *gpu);
 NV_STATUS p2ps_bar1_dma_info(struct OBJGPU *src, struct OBJGPU *peer,
 			     struct KernelBus *peer_bus, NvU64 *base, NvU64 *size);
 /* Return-override handlers: entry saves the call in @data, return acts. */
@@ -150,9 +151,28 @@ void p2ps_static_view_entry(void *data, struct pt_regs *regs);
 void p2ps_static_view_return(void *data, struct pt_regs *regs);
 void p2ps_caps_return(void *data, struct pt_regs *regs);
 
+/* gpus.c */
+void p2ps_gpus_reset(void);
+/* main.c: the last GPU carrying our ForceP2P has detached. */
+void p2ps_residual_done(void);
+void p2ps_gpu_attach_entry(void *data, struct pt_regs *regs);
+void p2ps_gpu_attach_return(void *data, struct pt_regs *regs);
+void p2ps_gpu_detach(struct pt_regs *regs);
+bool p2ps_gpu_bind(struct OBJGPU *gpu);
+void p2ps_gpu_set_forced(struct OBJGPU *gpu, bool forced);
+void p2ps_gpu_static_bar1_entry(void *data, struct pt_regs *regs);
+void p2ps_gpu_static_bar1_return(void *data, struct pt_regs *regs);
+bool p2ps_gpus_static_bar1(u32 mask);
+void p2ps_gpu_set_static_bar1(struct OBJGPU *gpu, bool on);
+void p2ps_gpus_asked(u32 mask);
+bool p2ps_gpus_forced_in(u32 mask);
+u32 p2ps_gpu_instance(struct OBJGPU *gpu);
+u32 p2ps_gpus_stale(void);
+u32 p2ps_gpus_forced(void);
+
 /* uvm.c: gen A's UVM external mapping fix */
 void p2ps_uvm_scope_entry(void *data, struct pt_regs *regs);
-void p2ps_uvm_scope_return(void *data, struct pt_regs *regs);
+bool p2ps_uvm_scope_return(void *data, struct pt_regs *regs);
 void p2ps_uvm_aperture_return(void *data, struct pt_regs *regs);
 void p2ps_uvm_encode(struct pt_regs *regs);
 void p2ps_uvm_reset(void);
@@ -167,6 +187,7 @@ void p2ps_ledger_dma_get(struct CLI_DMA_MAPPING_INFO *info, struct OBJGPU *gpu,
 void p2ps_ledger_dma_put(struct CLI_DMA_MAPPING_INFO *info);
 void p2ps_ledger_static_get(struct OBJGPU *gpu);
 void p2ps_ledger_static_put(struct OBJGPU *gpu);
+bool p2ps_ledger_has_static(struct OBJGPU *gpu);
 unsigned int p2ps_ledger_live(void);
 void p2ps_ledger_describe(char *buf, size_t len);
 void p2ps_ledger_drop_all(void);

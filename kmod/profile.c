@@ -42,9 +42,13 @@ static const struct p2ps_code ret_void =		/* return */
 /*
  * The BAR1 P2P HAL slots and the PCIE_BAR1 routing: the same in every
  * generation served, 550 to 595 (docs/hooks.md has the evidence per tag).
+ * Gen 0 wraps the mapping-supported check and reads the older caps
+ * prototype, hence the two parameters.
  */
-#define BAR1_P2P_COMMON_HOOKS \
-	STUB_TO_GH100(kbusIsPcieBar1P2PMappingSupported, ret_false, P2PS_ACT_NOTE_STUB_GPUS, \
+#define BAR1_P2P_HOOKS BAR1_P2P_HOOKS_WITH(P2PS_ACT_NONE, P2PS_ACT_CAPS_GUARD)
+
+#define BAR1_P2P_HOOKS_WITH(is_supported_act, caps_act) \
+	STUB_TO_GH100(kbusIsPcieBar1P2PMappingSupported, ret_false, (is_supported_act), \
 		      "lets the caps check and BAR1 mapping see static BAR1 on both GPUs"), \
 	STUB_TO_GH100(kbusHasPcieBar1P2PMapping, ret_false, P2PS_ACT_NONE, \
 		      "makes peer mappings (RM and UVM) take the BAR1 path"), \
@@ -77,16 +81,25 @@ static const struct p2ps_code ret_void =		/* return */
 		.kind = P2PS_HOOK_RETURN, \
 		.action = P2PS_ACT_REGISTRY_DEFAULTS, \
 		.why = "supplies the profile's registry keys where the user set none", \
-	}
-
-#define CAPS_GUARD_HOOK(act) { \
+	}, \
+	{ \
 		.target = "p2pGetCapsStatus", \
 		.kind = P2PS_HOOK_RETURN, \
-		.action = (act), \
-		.why = "never lets the forced caps select a P2P path the GPUs cannot use", \
+		.action = (caps_act), \
+		.why = "never lets the forced caps select the mailbox path GeForce chips lack", \
+	}, \
+	{ \
+		.target = "gpumgrAttachGpu", \
+		.kind = P2PS_HOOK_RETURN, \
+		.action = P2PS_ACT_GPU_ATTACH, \
+		.why = "observes a GPU's attach: ties its instance to the OBJGPU reading ForceP2P", \
+	}, \
+	{ \
+		.target = "gpumgrDetachGpu", \
+		.kind = P2PS_HOOK_ARG, \
+		.action = P2PS_ACT_GPU_DETACH, \
+		.why = "observes a GPU's detach: its OBJGPU and settings go with it", \
 	}
-
-#define BAR1_P2P_HOOKS BAR1_P2P_COMMON_HOOKS, CAPS_GUARD_HOOK(P2PS_ACT_CAPS_GUARD)
 
 /*
  * Gen B, 580.x to 595.x: the driver has the BAR1 P2P implementation (for
@@ -98,13 +111,15 @@ static const struct p2ps_hook_desc gen_b_hooks[] = {
 };
 
 /*
- * The UVM external mapping fix: 550.x to 575.x encode a peer's memory
- * with the PEER aperture only, which GeForce chips cannot use for BAR1
- * peers.  Within a PTE build for a BAR1 pair (and only there), the
- * aperture becomes SYS_NONCOH and the address the peer's BAR1 DMA base
- * plus the offset.
+ * Gen A, 565.x to 575.x: the same, and the UVM external mapping code knows
+ * only the PEER aperture, which GeForce chips cannot use for BAR1 peers.
+ * Within a PTE build for a BAR1 pair (and only there), the aperture becomes
+ * SYS_NONCOH and the address the peer's BAR1 DMA base plus the offset.
  */
-#define UVM_HOOKS \
+#define GEN_A_HOOKS GEN_A_HOOKS_WITH(BAR1_P2P_HOOKS)
+
+#define GEN_A_HOOKS_WITH(bar1_p2p_hooks) \
+	bar1_p2p_hooks, \
 	{ \
 		.target = "nvGpuOpsBuildExternalAllocPtes", \
 		.kind = P2PS_HOOK_RETURN, \
@@ -124,25 +139,46 @@ static const struct p2ps_hook_desc gen_b_hooks[] = {
 		.why = "in scope: encodes the addresses as peer addresses at the peer's BAR1 DMA base", \
 	}
 
+static const struct p2ps_hook_desc gen_a2_hooks[] = {
+	GEN_A_HOOKS,
+};
+
+/*
+ * 565 and 570 apply the ForceP2P override before asking the BAR1 HAL
+ * whether both GPUs have static BAR1 (_kp2pCapsGetStatusOverPcieBar1), so
+ * a pair without it would be reported PCIE_BAR1 OK and then fail to map.
+ * The caps guard needs to know which GPUs did get static BAR1.
+ */
+static const struct p2ps_hook_desc gen_a1_hooks[] = {
+	GEN_A_HOOKS,
+	{
+		.target = "kbusEnableStaticBar1Mapping_TU102",
+		.kind = P2PS_HOOK_RETURN,
+		.action = P2PS_ACT_STATIC_BAR1,
+		.why = "observes which GPUs got static BAR1: the caps guard refuses BAR1 P2P without it",
+	},
+};
+
 /*
  * Gen 0, 550.x and 560.x: as gen A, and static BAR1, which these drivers
  * decide and set up through HAL slots that are stubs on every chip but
- * Hopper (kbusIsBar1P2PCapable, kbusEnableStaticBar1Mapping, ...).  The
- * _GH100 bodies are generic (BAR1 size against VRAM, RMForceP2PType=2,
- * a 2 MiB-page BAR1 mapping of all VRAM at BAR1 offset 0).  Once static
- * BAR1 is on, these drivers would also route every BAR1 mapping of video
- * memory and every compressed allocation through static-BAR1 code that
- * only Hopper has (GetStaticFbAperture: contiguous memory only;
- * UpdateStaticBar1VAMapping: a stub): so for a GPU whose static BAR1 came
- * from these hooks, kbusIsStaticBar1Enabled says yes only to the BAR1 P2P
- * code, inside our wrappers, and no to everything else, which keeps its
- * dynamic BAR1 mappings as without static BAR1.  The community patch did
- * the same by commenting out the static branch of _kbusMapAperture_GM107.
- * p2pGetCapsStatus has no atomics argument before 565.
+ * GH100: kbusIsBar1P2PCapable (at BAR1 initialisation),
+ * kbusEnableStaticBar1Mapping, kbusDisableStaticBar1Mapping,
+ * kbusGetStaticFbAperture.  The _GH100 bodies are generic: BAR1 against
+ * VRAM plus 128 KiB and RMForceP2PType=2, one 2 MiB-page BAR1 mapping of
+ * all VRAM at BAR1 offset 0.  Once static BAR1 is on, these drivers also
+ * route every BAR1 mapping of video memory (contiguous memory only) and
+ * every compressed allocation (kbusUpdateStaticBar1VAMapping: a stub)
+ * through static-BAR1 code only Hopper has; so, for a GPU whose static
+ * BAR1 came from these hooks, kbusIsStaticBar1Enabled says yes only inside
+ * the BAR1 P2P wrappers (mapping-supported check, BAR1 window map and
+ * unmap) and no everywhere else, which keeps everything else on dynamic
+ * BAR1 mappings.  The community patch did that much by commenting out the
+ * static branch of _kbusMapAperture_GM107.  p2pGetCapsStatus has no
+ * atomics argument before 565; the caps guard reads the 4 arguments.
  */
 static const struct p2ps_hook_desc gen_0_hooks[] = {
-	BAR1_P2P_COMMON_HOOKS,
-	CAPS_GUARD_HOOK(P2PS_ACT_CAPS_GUARD_V1),
+	GEN_A_HOOKS_WITH(BAR1_P2P_HOOKS_WITH(P2PS_ACT_VIEW_IS_SUPPORTED, P2PS_ACT_CAPS_GUARD_V1)),
 	STUB_TO_GH100(kbusIsBar1P2PCapable, ret_false, P2PS_ACT_BAR1_CAPABLE,
 		      "BAR1 initialisation asks it: _GH100 says yes with RMForceP2PType=2 "
 		      "when BAR1 holds all VRAM plus 128 KiB"),
@@ -153,29 +189,27 @@ static const struct p2ps_hook_desc gen_0_hooks[] = {
 	STUB_TO_GH100(kbusGetStaticFbAperture, ret_not_supported, P2PS_ACT_NONE,
 		      "gives the static BAR1 offset of peer memory mapped for BAR1 P2P"),
 	{
+		.target = "kbusEnableStaticBar1Mapping_GH100",
+		.kind = P2PS_HOOK_RETURN,
+		.action = P2PS_ACT_STATIC_BAR1,
+		.why = "observes which GPUs got static BAR1 (Hopper natively, the others "
+		       "through the hooks): the caps guard refuses BAR1 P2P without it",
+	},
+	{
 		.target = "kbusIsStaticBar1Enabled_IMPL",
 		.kind = P2PS_HOOK_RETURN,
 		.action = P2PS_ACT_STATIC_VIEW,
 		.why = "static BAR1 from these hooks is seen by the BAR1 P2P code only",
 	},
-	UVM_HOOKS,
 };
 
 /*
- * Gen A, 565.x to 575.x: the same, and the UVM external mapping code knows
- * only the PEER aperture, which GeForce chips cannot use for BAR1 peers.
- * Within a PTE build for a BAR1 pair (and only there), the aperture becomes
- * SYS_NONCOH and the address the peer's BAR1 DMA base plus the offset.
+ * Besides the wrappers' destinations, the module calls only this: a HAL
+ * body, reached through the driver's NVOC tables, so it keeps its ENDBR.
+ * Nothing of the GPU manager: see kmod/gpus.c.
  */
-static const struct p2ps_hook_desc gen_a_hooks[] = {
-	BAR1_P2P_HOOKS,
-	UVM_HOOKS,
-};
-
 static const char *const calls[] = {
 	"kbusGetBar1P2PDmaInfo_GH100",
-	"gpumgrGetGpuAttachInfo",
-	"gpumgrGetGpu",
 	NULL,
 };
 
@@ -241,8 +275,8 @@ const struct p2ps_profile p2ps_profiles[] = {
 		.name = "gen-a1",
 		.versions = "565.x, 570.x",
 		.majors = gen_a1_majors,
-		.hooks = gen_a_hooks,
-		.nr_hooks = NR(gen_a_hooks),
+		.hooks = gen_a1_hooks,
+		.nr_hooks = NR(gen_a1_hooks),
 		.calls = calls,
 		.registry = gen_a1_registry,
 	},
@@ -250,8 +284,8 @@ const struct p2ps_profile p2ps_profiles[] = {
 		.name = "gen-a2",
 		.versions = "575.x",
 		.majors = gen_a2_majors,
-		.hooks = gen_a_hooks,
-		.nr_hooks = NR(gen_a_hooks),
+		.hooks = gen_a2_hooks,
+		.nr_hooks = NR(gen_a2_hooks),
 		.calls = calls,
 		.registry = gen_a2_registry,
 	},
@@ -339,11 +373,10 @@ bool p2ps_is_stub_of(const char *sym, const char *base)
 /* Length of an entry prefix at @p: endbr64, or a 5-byte nop or call (ftrace). */
 static size_t entry_prefix(const unsigned char *p, size_t len)
 {
-	static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
 	static const unsigned char nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 
-	if (len >= sizeof(endbr64) && !memcmp(p, endbr64, sizeof(endbr64)))
-		return sizeof(endbr64);
+	if (len >= 4 && p2ps_has_endbr(p))
+		return 4;
 	if (len >= sizeof(nop5) && !memcmp(p, nop5, sizeof(nop5)))
 		return sizeof(nop5);
 	if (len >= 5 && p[0] == 0xe8)	/* call __fentry__ or its trampoline */
@@ -384,6 +417,21 @@ int p2ps_match_code(const unsigned char *text, size_t len,
 			n += snprintf(why + n, whylen - n, " %02x", text[j]);
 	}
 	return -1;
+}
+
+bool p2ps_action_calls_dest(enum p2ps_action action)
+{
+	return action == P2PS_ACT_LEDGER_CREATE || action == P2PS_ACT_LEDGER_REMOVE ||
+	       action == P2PS_ACT_LEDGER_DMA_MAP || action == P2PS_ACT_LEDGER_DMA_UNMAP ||
+	       action == P2PS_ACT_BAR1_CAPABLE || action == P2PS_ACT_STATIC_ENABLE ||
+	       action == P2PS_ACT_STATIC_DISABLE || action == P2PS_ACT_VIEW_IS_SUPPORTED;
+}
+
+bool p2ps_has_endbr(const unsigned char *text)
+{
+	static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+	return !memcmp(text, endbr64, sizeof(endbr64));
 }
 
 const char *p2ps_unsupported_reason(const char *version)

@@ -9,7 +9,9 @@
  * function boundaries give the PTE what 580+ give it natively:
  *
  *   nvGpuOpsBuildExternalAllocPtes   entry opens a scope for this task,
- *                                    return closes it
+ *                                    return closes it; in between, a caller
+ *                                    that asked for the default caching
+ *                                    gets uncached (see below)
  *   nvGpuOpsGetExternalAllocAperture in scope: PEER becomes SYS_NONCOH, so
  *                                    the PTE carries that aperture, no peer
  *                                    index, and the sysmem address field
@@ -21,6 +23,16 @@
  * The memory owner is the first field of MEMORY_DESCRIPTOR (pGpu) in every
  * tag from 550 to 595; it is only ever compared with the ledger's pointers,
  * never dereferenced, so a wrong reading can only leave the PTE as stock.
+ *
+ * Caching: the driver decides the PTE's volatile bit after the aperture,
+ * from the peer cache attribute (uncached by default) for PEER but from
+ * the memory's own (cached, for vidmem) for anything else, so SYS_NONCOH
+ * would let the mapping GPU cache its peer's memory in L2: stale reads,
+ * hung cross-GPU flag polling.  580+ use the peer attribute for BAR1 peers
+ * natively.  In scope, a default caching request (cachingType, the first
+ * field of UvmGpuExternalMappingInfo in every tag from 550 to 595) becomes
+ * ForceUncached, which is what the peer attribute says unless an
+ * allocation asked for cached peer access; it is put back on return.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -52,11 +64,35 @@ static struct uvm_scope *scope_of(struct task_struct *task)
 	return NULL;
 }
 
+/* UvmGpuCachingType (nv_uvm_types.h) */
+#define UVM_CACHING_DEFAULT		0
+#define UVM_CACHING_FORCE_UNCACHED	1
+
 /* Saved by the scope's entry handler for its return handler. */
 struct scope_call {
 	bool opened;
+	u32 *caching;		/* rewritten to FORCE_UNCACHED, or NULL */
 };
 static_assert(sizeof(struct scope_call) <= P2PS_RET_DATA_SIZE);
+
+/*
+ * nvGpuOpsBuildExternalAllocPtes(pVAS, pMappingGpu, pMemDesc, pMemory,
+ * offset, size, isIndirectPeerSupported, isPeerSupported, peerId,
+ * pGpuExternalMappingInfo): 565-575.  The 10th argument is the 4th on the
+ * stack, above the return address.
+ */
+static void force_uncached(struct scope_call *c, struct pt_regs *regs)
+{
+	u32 *caching = (u32 *)regs_get_kernel_stack_nth(regs, 4);
+	u32 now;
+
+	if (!caching || copy_from_kernel_nofault(&now, caching, sizeof(now)))
+		return;
+	if (now != UVM_CACHING_DEFAULT)
+		return;
+	WRITE_ONCE(*caching, UVM_CACHING_FORCE_UNCACHED);
+	c->caching = caching;
+}
 
 void p2ps_uvm_scope_entry(void *data, struct pt_regs *regs)
 {
@@ -69,6 +105,7 @@ void p2ps_uvm_scope_entry(void *data, struct pt_regs *regs)
 	u64 base;
 
 	c->opened = false;
+	c->caching = NULL;
 	if (!memdesc || copy_from_kernel_nofault(&owner, memdesc, sizeof(owner)))
 		return;
 	if (!owner || owner == mapper || !p2ps_ledger_bar1_base(mapper, owner, &base))
@@ -82,21 +119,37 @@ void p2ps_uvm_scope_entry(void *data, struct pt_regs *regs)
 		c->opened = true;
 	}
 	spin_unlock_irqrestore(&scopes_lock, flags);
+	if (c->opened)
+		force_uncached(c, regs);
 }
 
-void p2ps_uvm_scope_return(void *data, struct pt_regs *regs)
+/*
+ * Returns true when a scope closes on a successful build that never went
+ * through the aperture hook: the compiler inlined that static function at
+ * this call site, so the PTEs kept the PEER aperture.  The caller records
+ * it where status shows it.
+ */
+bool p2ps_uvm_scope_return(void *data, struct pt_regs *regs)
 {
 	struct scope_call *c = data;
 	struct uvm_scope *sc;
 	unsigned long flags;
+	bool missed = false;
 
 	if (!c->opened)
-		return;
+		return false;
+	if (c->caching)
+		WRITE_ONCE(*c->caching, UVM_CACHING_DEFAULT);
 	spin_lock_irqsave(&scopes_lock, flags);
 	sc = scope_of(current);
-	if (sc)
+	if (sc) {
+		missed = !sc->aperture_changed && regs_return_value(regs) == NV_OK;
 		sc->task = NULL;
+	}
 	spin_unlock_irqrestore(&scopes_lock, flags);
+	if (missed)
+		pr_warn_ratelimited("a UVM PTE build for a BAR1 pair bypassed nvGpuOpsGetExternalAllocAperture (inlined?): its PTEs are the stock PEER ones\n");
+	return missed;
 }
 
 void p2ps_uvm_aperture_return(void *data, struct pt_regs *regs)

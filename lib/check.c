@@ -3,6 +3,11 @@
  * libp2pshim: offline driver check.  Runs the module's profile resolution
  * and fingerprint rules (kmod/profile.c) on an nvidia.ko file or on a
  * kallsyms dump.
+ *
+ * IBT, statically: a function the module calls must start with endbr64 in
+ * the file, and must not be listed in .ibt_endbr_seal, where objtool puts
+ * (for kernels with CONFIG_X86_KERNEL_IBT) the functions only ever called
+ * directly, whose ENDBR the kernel overwrites at load.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +25,9 @@ struct sym {
 	const char *name;
 	const unsigned char *code;	/* NULL: names only */
 	size_t len;
+	size_t shndx;			/* module file: section and offset */
+	unsigned long long value;
+	bool sealed;			/* in .ibt_endbr_seal */
 };
 
 struct symset {
@@ -39,11 +47,22 @@ static int symset_add(struct symset *s, const char *name, const unsigned char *c
 		s->v = n;
 		s->cap = c;
 	}
+	memset(&s->v[s->n], 0, sizeof(s->v[s->n]));
 	s->v[s->n].name = name;
 	s->v[s->n].code = code;
 	s->v[s->n].len = len;
 	s->n++;
 	return 0;
+}
+
+/* Why @sy cannot be called from the module on an IBT kernel, or NULL. */
+static const char *not_callable(const struct sym *sy)
+{
+	if (sy->code && sy->len >= 4 && !p2ps_has_endbr(sy->code))
+		return "does not start with endbr64";
+	if (sy->sealed)
+		return "is in .ibt_endbr_seal (only called directly: its ENDBR is sealed on IBT kernels)";
+	return NULL;
 }
 
 static int sym_cmp(const void *a, const void *b)
@@ -154,6 +173,7 @@ static void resolve_hook(const struct symset *s, const struct p2ps_hook_desc *d,
 	}
 	if (d->dest) {
 		const struct sym *ds;
+		const char *why;
 
 		n = count_exact(s, d->dest, &ds);
 		if (n == 0) {
@@ -163,6 +183,11 @@ static void resolve_hook(const struct symset *s, const struct p2ps_hook_desc *d,
 		if (n > 1) {
 			snprintf(it->status, sizeof(it->status),
 				 "ambiguous destination: %zu symbols named %s", n, d->dest);
+			return;
+		}
+		why = p2ps_action_calls_dest(d->action) ? not_callable(ds) : NULL;
+		if (why) {
+			snprintf(it->status, sizeof(it->status), "destination %s %s", d->dest, why);
 			return;
 		}
 	}
@@ -197,7 +222,12 @@ static bool resolve(const struct symset *s, const struct p2ps_profile *p, bool f
 		size_t n = count_exact(s, p->calls[i], &sy);
 
 		p2ps_strlcpy(it->target, p->calls[i], sizeof(it->target));
-		if (n == 1) {
+		if (n == 1 && not_callable(sy)) {
+			p2ps_strlcpy(it->symbol, p->calls[i], sizeof(it->symbol));
+			snprintf(it->status, sizeof(it->status), "%s %s", p->calls[i],
+				 not_callable(sy));
+			all = false;
+		} else if (n == 1) {
 			it->ok = true;
 			p2ps_strlcpy(it->symbol, p->calls[i], sizeof(it->symbol));
 			p2ps_strlcpy(it->status, "ok", sizeof(it->status));
@@ -284,12 +314,16 @@ static int run_check(struct symset *s, const char *version, const char *vsource,
 
 		for (i = 0; i < r->nr_hooks && r->hooks[i].ok; i++)
 			;
-		if (i < r->nr_hooks)
+		if (i < r->nr_hooks) {
 			snprintf(r->reason, sizeof(r->reason), "%.100s: %.150s", r->hooks[i].target,
 				 r->hooks[i].status);
-		else
-			p2ps_strlcpy(r->reason, "a function the module calls is missing",
-				     sizeof(r->reason));
+		} else {
+			for (i = 0; i < r->nr_calls && r->calls[i].ok; i++)
+				;
+			if (i < r->nr_calls)
+				snprintf(r->reason, sizeof(r->reason), "%.100s: %.150s",
+					 r->calls[i].target, r->calls[i].status);
+		}
 	} else if (r->profile_guessed) {
 		p2ps_strlcpy(r->reason, "driver version unknown: profile chosen by its symbols",
 			     sizeof(r->reason));
@@ -326,6 +360,36 @@ static void modinfo_version(const char *data, size_t len, char *out, size_t outl
 	}
 }
 
+/*
+ * .ibt_endbr_seal holds one 32-bit place-relative pointer per sealed
+ * function; in a module file each is a relocation against a symbol (the
+ * function's section, usually) plus an addend.  Mark the function symbols
+ * at those places.
+ */
+static void mark_sealed(Elf_Scn *rela, Elf_Scn *symscn, struct symset *s)
+{
+	Elf_Data *rd = elf_getdata(rela, NULL), *sd = elf_getdata(symscn, NULL);
+	GElf_Shdr rsh;
+	size_t i, j, n;
+
+	if (!rd || !sd || !gelf_getshdr(rela, &rsh) || !rsh.sh_entsize)
+		return;
+	n = rsh.sh_size / rsh.sh_entsize;
+	for (i = 0; i < n; i++) {
+		GElf_Rela r;
+		GElf_Sym target;
+		unsigned long long where;
+
+		if (!gelf_getrela(rd, (int)i, &r) ||
+		    !gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &target))
+			continue;
+		where = target.st_value + (unsigned long long)r.r_addend;
+		for (j = 0; j < s->n; j++)
+			if (s->v[j].shndx == target.st_shndx && s->v[j].value == where)
+				s->v[j].sealed = true;
+	}
+}
+
 int p2ps_check_module(const char *path, const char *version, unsigned int flags,
 		      struct p2ps_check_report **out)
 {
@@ -334,7 +398,7 @@ int p2ps_check_module(const char *path, const char *version, unsigned int flags,
 	struct symset s = { 0 };
 	char modver[P2PS_NAME_LEN] = "";
 	Elf *e = NULL;
-	Elf_Scn *scn = NULL, *symscn = NULL;
+	Elf_Scn *scn = NULL, *symscn = NULL, *sealscn = NULL;
 	GElf_Shdr sh;
 	size_t shstrndx, nsec;
 	int err;
@@ -362,6 +426,8 @@ int p2ps_check_module(const char *path, const char *version, unsigned int flags,
 		name = elf_strptr(e, shstrndx, sh.sh_name);
 		if (sh.sh_type == SHT_SYMTAB && !symscn)
 			symscn = scn;
+		if (sh.sh_type == SHT_RELA && name && !strcmp(name, ".rela.ibt_endbr_seal"))
+			sealscn = scn;
 		if (name && !strcmp(name, ".modinfo")) {
 			Elf_Data *d = elf_getdata(scn, NULL);
 
@@ -412,8 +478,12 @@ int p2ps_check_module(const char *path, const char *version, unsigned int flags,
 			err = symset_add(&s, name, code, len);
 			if (err)
 				goto out;
+			s.v[s.n - 1].shndx = sym.st_shndx;
+			s.v[s.n - 1].value = sym.st_value;
 		}
 	}
+	if (sealscn)
+		mark_sealed(sealscn, symscn, &s);
 	if (version && *version)
 		err = run_check(&s, version, "given", flags, true, out);
 	else

@@ -8,7 +8,7 @@ N=20000
 run insmod /lib/standin/580.159.04/nvidia.ko
 run insmod /lib/p2p-shim/p2p-shim.ko
 
-echo "## arming (resolve, verify, install) and disarming, 11 hooks"
+echo "## arming (resolve, verify, install) and disarming, 13 hooks"
 armbench 50 || fail armbench
 armbench 50 1 || fail "armbench dry"
 

@@ -45,7 +45,6 @@ struct p2ps_code {
  */
 enum p2ps_action {
 	P2PS_ACT_NONE = 0,
-	P2PS_ACT_NOTE_STUB_GPUS,	/* redirect; remember both GPUs use the stubs */
 	P2PS_ACT_LEDGER_CREATE,		/* redirect; ledger +1 for the pair on success */
 	P2PS_ACT_LEDGER_REMOVE,		/* redirect; ledger -1 for the pair on success */
 	P2PS_ACT_LEDGER_DMA_MAP,	/* redirect; ledger records the BAR1 window */
@@ -56,13 +55,20 @@ enum p2ps_action {
 	P2PS_ACT_UVM_SCOPE,		/* return override: a UVM external PTE build */
 	P2PS_ACT_UVM_APERTURE,		/* return override: PEER -> SYS_NONCOH, in scope */
 	P2PS_ACT_UVM_ENCODE,		/* argument rewrite: add the peer BAR1 base, in scope */
-	/* gen 0 (550.x, 560.x): static BAR1 decided in stub slots */
-	P2PS_ACT_BAR1_CAPABLE,		/* redirect; note a stub GPU; "no" while disabling */
+	P2PS_ACT_GPU_ATTACH,		/* return override (observes): a GPU attaches */
+	P2PS_ACT_GPU_DETACH,		/* entry probe (observes): a GPU detaches */
+	P2PS_ACT_STATIC_BAR1,		/* return override (observes): static BAR1 enabled */
+	/* gen 0 (550.x, 560.x): static BAR1 decided and set up in stub slots */
+	P2PS_ACT_BAR1_CAPABLE,		/* redirect; "no" for a GPU we cannot place */
 	P2PS_ACT_STATIC_ENABLE,		/* redirect; ledger records the GPU's static BAR1 */
 	P2PS_ACT_STATIC_DISABLE,	/* redirect; ledger forgets it */
+	P2PS_ACT_VIEW_IS_SUPPORTED,	/* redirect; inside, static BAR1 is visible */
 	P2PS_ACT_STATIC_VIEW,		/* return override: static BAR1 seen by BAR1 P2P only */
 	P2PS_ACT_CAPS_GUARD_V1,		/* return override: the caps guard, 4-argument caps */
 };
+
+/* Whether the module calls a hook's destination (through a wrapper). */
+bool p2ps_action_calls_dest(enum p2ps_action action);
 
 /* A registry key the profile supplies where the user has not set it. */
 struct p2ps_registry_default {
@@ -86,7 +92,7 @@ struct p2ps_profile {
 	const unsigned int *majors;	/* driver major versions served, 0-terminated */
 	const struct p2ps_hook_desc *hooks;
 	unsigned int nr_hooks;
-	const char *const *calls;	/* functions the module calls, NULL-terminated */
+	const char *const *calls;	/* other functions the module calls, NULL-terminated */
 	const struct p2ps_registry_default *registry;	/* {NULL}-terminated */
 };
 
@@ -114,6 +120,13 @@ bool p2ps_is_stub_of(const char *sym, const char *base);
  */
 int p2ps_match_code(const unsigned char *text, size_t len,
 		    const struct p2ps_code *expect, char *why, size_t whylen);
+
+/*
+ * Whether @text (4 readable bytes) starts with endbr64.  A function the
+ * module calls must: on IBT kernels objtool seals the ENDBR of functions
+ * only ever called directly, and an indirect call to one faults.
+ */
+bool p2ps_has_endbr(const unsigned char *text);
 
 /* Why a known driver generation has no profile, or NULL. */
 const char *p2ps_unsupported_reason(const char *version);

@@ -240,15 +240,29 @@ typedef struct CLI_DMA_MAPPING_INFO CLI_DMA_MAPPING_INFO;
 #define ADDR_SYSMEM	1
 #define ADDR_FBMEM	2
 
-/* pGpu first, as in every real tag from 550 to 595 (the shim relies on it). */
+/* NV_MEMORY_CACHED / NV_MEMORY_UNCACHED (nvos.h) */
+#define NV_MEMORY_UNCACHED	0
+#define NV_MEMORY_CACHED	1
+
+/*
+ * pGpu first, as in every real tag from 550 to 595 (the shim relies on
+ * it).  Two cache attributes, as memdesc.h has them: how the owning GPU
+ * caches the memory (vidmem: cached), and how a peer does (uncached unless
+ * the allocation asked otherwise).
+ */
 struct MEMORY_DESCRIPTOR {
 	OBJGPU *pGpu;		/* owner of FBMEM */
 	NvU32 addressSpace;
 	RmPhysAddr base;
 	NvU64 size;
 	NvBool bUncached;
+	NvU32 gpuCacheAttrib;
+	NvU32 gpuP2PCacheAttrib;
 	NvBool bDiscontiguous;	/* more than one PTE array entry */
 };
+
+#define memdescGetGpuCacheAttrib(m)	((m)->gpuCacheAttrib)
+#define memdescGetGpuP2PCacheAttrib(m)	((m)->gpuP2PCacheAttrib)
 
 struct OBJVASPACE {
 	OBJGPU *pGpu;
@@ -344,7 +358,6 @@ struct KernelBus {
 		NvU64 offset, size;
 	} bar1Maps[16];
 	NvU32 bar1MapCount;
-	NvU32 bar1LeakedMaps;	/* left in the VA space when it was destroyed */
 #endif
 	NvBool bSupportBar1P2PByDefault;
 
@@ -523,8 +536,29 @@ struct OBJGPU {
 #define GPU_GET_DMA(g)		(&(g)->dma)
 #define IS_VIRTUAL(g)		((g)->bIsVirtual)
 
-static OBJGPU *gpumgrGpus[NV_STANDIN_MAX_GPUS];
-static NvU32 gpumgrAttachedMask;
+/*
+ * OBJSYS and OBJGPUMGR (system.c, gpu_mgr.c): g_pSys is NULL until RM's
+ * init builds the system object, in nvidia's module init; every gpumgr
+ * function reads it without a check, so a call before init oopses, as the
+ * real one does.
+ */
+typedef struct OBJGPUMGR {
+	OBJGPU *pGpus[NV_STANDIN_MAX_GPUS];
+	NvU32 attachedMask;
+} OBJGPUMGR;
+
+typedef struct OBJSYS {
+	OBJGPUMGR *pGpuMgr;
+} OBJSYS;
+
+static OBJGPUMGR rmGpuMgr;
+static OBJSYS rmSys;
+static OBJSYS *g_pSys;
+
+#define SYS_GET_INSTANCE()	(READ_ONCE(g_pSys))
+#define SYS_GET_GPUMGR(s)	((s)->pGpuMgr)
+#define gpumgrGpus		(SYS_GET_GPUMGR(SYS_GET_INSTANCE())->pGpus)
+#define gpumgrAttachedMask	(SYS_GET_GPUMGR(SYS_GET_INSTANCE())->attachedMask)
 static struct nv_standin_config rmConfig;
 
 /* ---------------------------------------------------------------------
@@ -993,12 +1027,24 @@ RM_FN NV_STATUS kbusRemoveP2PMappingForBar1P2P_GH100(OBJGPU *pGpu0,
 #define GETDMAINFO_GH100_NAME
 #endif
 
-RM_FN NV_STATUS kbusGetBar1P2PDmaInfo_GH100(OBJGPU *pSrcGpu, OBJGPU *pPeerGpu,
+/*
+ * The fault-endbr build gives this body no ENDBR, as objtool's sealing
+ * leaves a function that is only called directly on an IBT kernel (the
+ * kernel then overwrites the ENDBR with a 4-byte nop at load; QEMU's CPU
+ * has no IBT, so this build shows the first bytes directly).
+ */
+#ifdef NV_STANDIN_FAULT_ENDBR
+#define GETDMAINFO_GH100_CF __attribute__((nocf_check))
+#else
+#define GETDMAINFO_GH100_CF
+#endif
+
+RM_FN GETDMAINFO_GH100_CF NV_STATUS kbusGetBar1P2PDmaInfo_GH100(OBJGPU *pSrcGpu, OBJGPU *pPeerGpu,
 		KernelBus *pPeerKernelBus, NvU64 *dma_addr, NvU64 *dma_size)
 		GETDMAINFO_GH100_NAME;
 
-RM_FN NV_STATUS kbusGetBar1P2PDmaInfo_GH100(OBJGPU *pSrcGpu, OBJGPU *pPeerGpu,
-		KernelBus *pPeerKernelBus, NvU64 *dma_addr, NvU64 *dma_size)
+RM_FN GETDMAINFO_GH100_CF NV_STATUS kbusGetBar1P2PDmaInfo_GH100(OBJGPU *pSrcGpu,
+		OBJGPU *pPeerGpu, KernelBus *pPeerKernelBus, NvU64 *dma_addr, NvU64 *dma_size)
 {
 	*dma_addr = NV_U64_MAX;
 	*dma_size = 0;
@@ -1505,14 +1551,17 @@ RM_FN NV_STATUS kbusInitBar1(OBJGPU *pGpu, KernelBus *pKernelBus)
 	return NV_OK;
 }
 
-/* kbusDestroyBar1_GM107: before re-initialisation and at teardown. */
+/* BAR1 mappings left in a GPU's BAR1 VA space when it was destroyed. */
+static NvU32 rmBar1LeakedMaps[NV_STANDIN_MAX_GPUS];
+
+/* kbusDestroyBar1_GM107 (from kbusStatePreUnload), at GPU teardown. */
 RM_FN void kbusDestroyBar1_GM107(OBJGPU *pGpu, KernelBus *pKernelBus,
 				 NvU32 gfid)
 {
 	if (pKernelBus->staticBar1.bStaticBar1Enabled)
 		kbusDisableStaticBar1Mapping_HAL(pGpu, pKernelBus, gfid);
 	/* vmmDestroyVaspace: what is still mapped goes with the VA space. */
-	pKernelBus->bar1LeakedMaps += pKernelBus->bar1MapCount;
+	rmBar1LeakedMaps[pGpu->gpuInstance] += pKernelBus->bar1MapCount;
 	pKernelBus->bar1MapCount = 0;
 }
 #endif /* NV_GEN_0 */
@@ -1963,7 +2012,16 @@ struct gpuSession {
 	NvU32 handle;
 };
 
+/* UvmGpuCachingType / UvmRmGpuCachingType (nv_uvm_types.h) */
+typedef enum {
+	UvmGpuCachingTypeDefault = 0,
+	UvmGpuCachingTypeForceUncached = 1,
+	UvmGpuCachingTypeForceCached = 2,
+} UvmGpuCachingType;
+
+/* cachingType first, as in UvmGpuExternalMappingInfo of every tag 550-595. */
 typedef struct {
+	UvmGpuCachingType cachingType;
 	NvU64 *pteBuffer;
 	NvU64 pteBufferSize;	/* in bytes */
 	NvU64 numWrittenPtes;
@@ -1974,7 +2032,25 @@ typedef struct {
 	NvU64 address;
 } gpuExternalMappingInfo;
 
-typedef enum { UvmGpuCachingTypeDefault = 0 } UvmGpuCachingType;
+/*
+ * nvGpuOpsGetExternalAllocVolatility (static, inlined): a peer's memory is
+ * volatile (uncached in the mapping GPU's L2) per its P2P cache attribute,
+ * anything else per its own.  Before 580 only the PEER aperture counts as
+ * a peer; from 580 a BAR1 peer does too.
+ */
+static NvBool nvGpuOpsGetExternalAllocVolatility(PMEMORY_DESCRIPTOR pMemDesc,
+		GMMU_APERTURE aperture, NvBool isIndirectPeerSupported,
+		NvBool isBar1P2PSupported, UvmGpuCachingType cachingType)
+{
+	if (cachingType == UvmGpuCachingTypeForceUncached)
+		return NV_TRUE;
+	if (cachingType != UvmGpuCachingTypeDefault)
+		return NV_FALSE;
+	if (aperture == GMMU_APERTURE_PEER || isIndirectPeerSupported ||
+	    (NV_GEN_AT_LEAST(580) && isBar1P2PSupported))
+		return memdescGetGpuP2PCacheAttrib(pMemDesc) == NV_MEMORY_UNCACHED;
+	return memdescGetGpuCacheAttrib(pMemDesc) == NV_MEMORY_UNCACHED;
+}
 
 RM_FN NV_STATUS nvGpuOpsGetExternalAllocP2pInfo(struct gpuSession *session,
 		OBJGPU *pMemOwnerGpu, OBJGPU *pGpu, NvBool *isPeerSupported,
@@ -2023,8 +2099,9 @@ RM_FN GMMU_APERTURE nvGpuOpsGetExternalAllocAperture(struct gpuSession *session,
 	return GMMU_APERTURE_SYS_COH;
 }
 #else
-RM_FN GMMU_APERTURE nvGpuOpsGetExternalAllocAperture(PMEMORY_DESCRIPTOR pMemDesc,
-		NvBool isIndirectPeerSupported, NvBool isPeerSupported)
+static __always_inline GMMU_APERTURE rmExternalAllocAperture(
+		PMEMORY_DESCRIPTOR pMemDesc, NvBool isIndirectPeerSupported,
+		NvBool isPeerSupported)
 {
 	if (pMemDesc->addressSpace == ADDR_FBMEM) {
 		if (isIndirectPeerSupported)
@@ -2035,6 +2112,24 @@ RM_FN GMMU_APERTURE nvGpuOpsGetExternalAllocAperture(PMEMORY_DESCRIPTOR pMemDesc
 	}
 	return GMMU_APERTURE_SYS_COH;
 }
+
+RM_FN GMMU_APERTURE nvGpuOpsGetExternalAllocAperture(PMEMORY_DESCRIPTOR pMemDesc,
+		NvBool isIndirectPeerSupported, NvBool isPeerSupported)
+{
+	return rmExternalAllocAperture(pMemDesc, isIndirectPeerSupported,
+				       isPeerSupported);
+}
+
+/*
+ * The fault-inline build: the compiler inlined the static aperture choice
+ * into the PTE build (it may: the out-of-line copy stays for the other
+ * callers), so a probe on the symbol never sees this call.
+ */
+#ifdef NV_STANDIN_FAULT_INLINE
+#define rmBuildPtesAperture rmExternalAllocAperture
+#else
+#define rmBuildPtesAperture nvGpuOpsGetExternalAllocAperture
+#endif
 #endif
 
 #if NV_GEN_AT_LEAST(580)
@@ -2065,9 +2160,8 @@ RM_FN NV_STATUS nvGpuOpsBuildExternalAllocPtes(OBJVASPACE *pVAS,
 						    isBar1P2PSupported,
 						    UvmGpuCachingTypeDefault);
 #else
-	aperture = nvGpuOpsGetExternalAllocAperture(pMemDesc,
-						    isIndirectPeerSupported,
-						    isPeerSupported);
+	aperture = rmBuildPtesAperture(pMemDesc, isIndirectPeerSupported,
+				       isPeerSupported);
 #endif
 	if (aperture == GMMU_APERTURE_INVALID)
 		return NV_ERR_INVALID_STATE;
@@ -2076,9 +2170,14 @@ RM_FN NV_STATUS nvGpuOpsBuildExternalAllocPtes(OBJVASPACE *pVAS,
 	if (count * sizeof(NvU64) > pInfo->pteBufferSize)
 		return NV_ERR_INSUFFICIENT_RESOURCES;
 
-	bVolatile = aperture == GMMU_APERTURE_PEER ||
-		    aperture == GMMU_APERTURE_SYS_NONCOH ||
-		    pMemDesc->bUncached;
+#if NV_GEN_AT_LEAST(580)
+	bVolatile = nvGpuOpsGetExternalAllocVolatility(pMemDesc, aperture,
+			isIndirectPeerSupported, isBar1P2PSupported,
+			pInfo->cachingType);
+#else
+	bVolatile = nvGpuOpsGetExternalAllocVolatility(pMemDesc, aperture,
+			isIndirectPeerSupported, NV_FALSE, pInfo->cachingType);
+#endif
 	addr = pMemDesc->base + offset;
 
 #if NV_GEN_AT_LEAST(580)
@@ -2326,7 +2425,8 @@ RM_FN void __nvoc_init_funcTable_KernelBus(OBJGPU *pGpu, KernelBus *pKernelBus)
 			kbusCreateP2PMappingForBar1P2P_GH100;
 		pKernelBus->__kbusRemoveP2PMappingForBar1P2P__ =
 			kbusRemoveP2PMappingForBar1P2P_GH100;
-		pKernelBus->__kbusGetBar1P2PDmaInfo__ = kbusGetBar1P2PDmaInfo_GH100;
+		/* (fault-endbr's copy carries nocf_check in its type) */
+		pKernelBus->__kbusGetBar1P2PDmaInfo__ = (void *)kbusGetBar1P2PDmaInfo_GH100;
 		pKernelBus->__kbusHasPcieBar1P2PMapping__ =
 			kbusHasPcieBar1P2PMapping_GH100;
 		pKernelBus->__kbusIsPcieBar1P2PMappingSupported__ =
@@ -2400,10 +2500,6 @@ RM_FN NV_STATUS gpuStateInit(OBJGPU *pGpu)
 	KernelBus *pKernelBus = GPU_GET_KERNEL_BUS(pGpu);
 	NV_STATUS status;
 
-#if NV_GEN_0
-	if (pGpu->bInitialized)
-		kbusDestroyBar1_GM107(pGpu, pKernelBus, 0);
-#endif
 	_kbifInitRegistryOverrides(pGpu, GPU_GET_KERNEL_BIF(pGpu));
 	kbusInitRegistryOverrides(pGpu, pKernelBus);
 	status = kbusInitBar1(pGpu, pKernelBus);
@@ -2413,6 +2509,16 @@ RM_FN NV_STATUS gpuStateInit(OBJGPU *pGpu)
 		NV_PRINTF_ERROR("GPU%u: BAR1 initialisation failed: 0x%x\n",
 				pGpu->gpuInstance, status);
 	return status;
+}
+
+/* GPU teardown before detach (gpuStateUnload: kbusStatePreUnload). */
+RM_FN void gpuStateUnload(OBJGPU *pGpu)
+{
+#if NV_GEN_0
+	if (pGpu->bInitialized)
+		kbusDestroyBar1_GM107(pGpu, GPU_GET_KERNEL_BUS(pGpu), 0);
+#endif
+	pGpu->bInitialized = NV_FALSE;
 }
 
 static const struct rmChip *rmFindChip(const char *name)
@@ -2479,44 +2585,79 @@ void rm_standin_registry_show(struct seq_buf *out)
 			       rmRegistry[i].value);
 }
 
+/*
+ * gpumgrAttachGpu / gpumgrDetachGpu (gpu_mgr.c): RmInitAdapter attaches a
+ * GPU on its first open (or in persistence mode), RmShutdownAdapter
+ * detaches it after the last close.  Each attach constructs a new OBJGPU,
+ * so the pointer changes from one cycle to the next; the engines'
+ * constructors read the registry (kbifConstructEngine: ForceP2P) on the
+ * attaching thread.
+ */
+typedef struct nv_standin_gpu_desc GPUATTACHARG;
+
+RM_FN NV_STATUS gpumgrAttachGpu(NvU32 gpuInstance, GPUATTACHARG *pAttachArg)
+{
+	const struct rmChip *pChip = rmFindChip(pAttachArg->chip);
+	OBJGPU *pGpu;
+
+	if (gpuInstance >= NV_STANDIN_MAX_GPUS || gpumgrGpus[gpuInstance])
+		return NV_ERR_INVALID_ARGUMENT;
+	if (!pChip || pChip->firstMajor > NV_STANDIN_MAJOR) {
+		printk(KERN_ERR "NVRM: GPU %04x:%02x:%02x.%x (%s) is not supported by this driver\n",
+		       pAttachArg->domain, pAttachArg->bus, pAttachArg->dev,
+		       pAttachArg->fn, pAttachArg->chip);
+		return NV_ERR_NOT_SUPPORTED;
+	}
+	pGpu = kzalloc(sizeof(*pGpu), GFP_KERNEL);
+	if (!pGpu)
+		return NV_ERR_NO_MEMORY;
+	pGpu->gpuInstance = gpuInstance;
+	pGpu->desc = *pAttachArg;
+	pGpu->pChip = pChip;
+	pGpu->gpuId = (pAttachArg->domain << 16) | (pAttachArg->bus << 8) |
+		      pAttachArg->dev;
+	pGpu->nvlinkPeerMask = rmConfig.nvlink[gpuInstance];
+	pGpu->kernelGmmu.pPteFmt = pChip->arch >= ARCH_HOPPER ?
+		&gmmuFmtPteVer3 : &gmmuFmtPteVer2;
+	pGpu->vas.pGpu = pGpu;
+	pGpu->vas.vaspaceId = pGpu->gpuId;
+	pGpu->iovas.base.pGpu = pGpu;
+	pGpu->iovas.base.vaspaceId = pGpu->gpuId;
+	__nvoc_init_funcTable_KernelBus(pGpu, &pGpu->kernelBus);
+	__nvoc_init_funcTable_VirtMemAllocator(pGpu, &pGpu->dma);
+	gpumgrGpus[gpuInstance] = pGpu;
+	gpumgrAttachedMask |= BIT(gpuInstance);
+	gpuStateInit(pGpu);
+	return NV_OK;
+}
+
+RM_FN NV_STATUS gpumgrDetachGpu(NvU32 gpuInstance)
+{
+	OBJGPU *pGpu = gpumgrGetGpu(gpuInstance);
+
+	if (!pGpu)
+		return NV_ERR_INVALID_ARGUMENT;
+	iovaspaceDestruct_IMPL(&pGpu->iovas);
+	gpumgrGpus[gpuInstance] = NULL;
+	gpumgrAttachedMask &= ~BIT(gpuInstance);
+	kfree(pGpu);
+	return NV_OK;
+}
+
+/* RM's own init (RmInitRm): the system object, then (persistence) the GPUs. */
 int rm_standin_init(const struct nv_standin_config *cfg)
 {
 	unsigned int i;
 
 	rmConfig = *cfg;
-	for (i = 0; i < cfg->num_gpus; i++) {
-		const struct rmChip *pChip = rmFindChip(cfg->gpu[i].chip);
-		OBJGPU *pGpu;
-
-		if (!pChip || pChip->firstMajor > NV_STANDIN_MAJOR) {
-			printk(KERN_ERR "NVRM: GPU %04x:%02x:%02x.%x (%s) is not supported by this driver\n",
-			       cfg->gpu[i].domain, cfg->gpu[i].bus,
-			       cfg->gpu[i].dev, cfg->gpu[i].fn, cfg->gpu[i].chip);
-			continue;
-		}
-		pGpu = kzalloc(sizeof(*pGpu), GFP_KERNEL);
-		if (!pGpu) {
+	memset(&rmGpuMgr, 0, sizeof(rmGpuMgr));
+	rmSys.pGpuMgr = &rmGpuMgr;
+	WRITE_ONCE(g_pSys, &rmSys);
+	for (i = 0; i < cfg->num_gpus; i++)
+		if (gpumgrAttachGpu(i, &rmConfig.gpu[i]) == NV_ERR_NO_MEMORY) {
 			rm_standin_shutdown();
 			return -ENOMEM;
 		}
-		pGpu->gpuInstance = i;
-		pGpu->desc = cfg->gpu[i];
-		pGpu->pChip = pChip;
-		pGpu->gpuId = (cfg->gpu[i].domain << 16) |
-			      (cfg->gpu[i].bus << 8) | cfg->gpu[i].dev;
-		pGpu->nvlinkPeerMask = cfg->nvlink[i];
-		pGpu->kernelGmmu.pPteFmt = pChip->arch >= ARCH_HOPPER ?
-			&gmmuFmtPteVer3 : &gmmuFmtPteVer2;
-		pGpu->vas.pGpu = pGpu;
-		pGpu->vas.vaspaceId = pGpu->gpuId;
-		pGpu->iovas.base.pGpu = pGpu;
-		pGpu->iovas.base.vaspaceId = pGpu->gpuId;
-		__nvoc_init_funcTable_KernelBus(pGpu, &pGpu->kernelBus);
-		__nvoc_init_funcTable_VirtMemAllocator(pGpu, &pGpu->dma);
-		gpumgrGpus[i] = pGpu;
-		gpumgrAttachedMask |= BIT(i);
-		gpuStateInit(pGpu);
-	}
 	return 0;
 }
 
@@ -2524,6 +2665,8 @@ void rm_standin_shutdown(void)
 {
 	unsigned int i;
 
+	if (!SYS_GET_INSTANCE())
+		return;
 	if (rmConfig.unload_destroys) {
 		for (i = 0; i < RM_MAX_MAPPINGS; i++)
 			if (rmMappings[i].bUsed && rmMappings[i].info.bBar1P2P)
@@ -2549,18 +2692,11 @@ void rm_standin_shutdown(void)
 	memset(rmP2PObjects, 0, sizeof(rmP2PObjects));
 
 	for (i = 0; i < NV_STANDIN_MAX_GPUS; i++) {
-		if (!gpumgrGpus[i])
-			continue;
-#if NV_GEN_0
-		if (gpumgrGpus[i]->bInitialized)
-			kbusDestroyBar1_GM107(gpumgrGpus[i],
-					      GPU_GET_KERNEL_BUS(gpumgrGpus[i]), 0);
-#endif
-		iovaspaceDestruct_IMPL(&gpumgrGpus[i]->iovas);
-		kfree(gpumgrGpus[i]);
-		gpumgrGpus[i] = NULL;
+		if (gpumgrGpus[i])
+			gpuStateUnload(gpumgrGpus[i]);
+		gpumgrDetachGpu(i);
 	}
-	gpumgrAttachedMask = 0;
+	WRITE_ONCE(g_pSys, NULL);
 }
 
 static const char *rmCapsStatusName(NvU8 s)
@@ -2698,6 +2834,10 @@ static void rmPrintPte(struct seq_buf *out, const GMMU_FMT_PTE *pFmt,
 		       gmmuFieldGet(&pFmt->fldAddrSysmem.desc, pte) << 12,
 		       gmmuFieldGet(&pFmt->fldAddrVidmem.desc, pte) << 12,
 		       gmmuFieldGet(&pFmt->fldPeerIndex, pte));
+	/* Uncached in the mapping GPU's L2: the VOL bit, or PCF on ver3. */
+	seq_buf_printf(out, "pte_volatile=%llu\n", pFmt->version == 3 ?
+		       (NvU64)(gmmuFieldGet(&pFmt->fldPcf, pte) == PTE_PCF_UNCACHED) :
+		       gmmuFieldGet(&pFmt->fldVolatile, pte));
 }
 
 static NvBool rmPageSizeValid(NvU64 pageSize)
@@ -2742,6 +2882,8 @@ int rm_standin_map(u32 obj, u64 offset, u64 page_size, bool uvm,
 	peerMem = (MEMORY_DESCRIPTOR) {
 		.addressSpace = ADDR_FBMEM, .pGpu = pPeer, .base = 0,
 		.size = pPeer->desc.vram_size,
+		.gpuCacheAttrib = NV_MEMORY_CACHED,
+		.gpuP2PCacheAttrib = NV_MEMORY_UNCACHED,
 	};
 	if (offset + page_size > peerMem.size) {
 		rmPrintStatus(out, NV_ERR_INVALID_ARGUMENT);
@@ -2855,6 +2997,7 @@ int rm_standin_destroy(u32 obj, struct seq_buf *out)
 	return 0;
 }
 
+/* The last client closes the GPU and a new one opens it (no persistence). */
 int rm_standin_reinit(u32 gpu, struct seq_buf *out)
 {
 	OBJGPU *pGpu = rmGetReadyGpu(gpu);
@@ -2867,9 +3010,14 @@ int rm_standin_reinit(u32 gpu, struct seq_buf *out)
 		rmPrintStatus(out, NV_ERR_STATE_IN_USE);
 		return 0;
 	}
-	status = gpuStateInit(pGpu);
+	gpuStateUnload(pGpu);
+	gpumgrDetachGpu(gpu);
+	status = gpumgrAttachGpu(gpu, &rmConfig.gpu[gpu]);
+	pGpu = rmGetReadyGpu(gpu);
+	if (status == NV_OK && pGpu)
+		status = pGpu->initStatus;
 	seq_buf_printf(out, "gpu=%u\nstatic_bar1=%d\n", gpu,
-		       pGpu->kernelBus.staticBar1.bStaticBar1Enabled);
+		       pGpu ? pGpu->kernelBus.staticBar1.bStaticBar1Enabled : 0);
 	rmPrintStatus(out, status);
 	return 0;
 }
@@ -2954,7 +3102,7 @@ void rm_standin_state(struct seq_buf *out)
 					       b->p2pPcieBar1.busBar1PeerRefcount[j]);
 #if NV_GEN_0
 		seq_buf_printf(out, "gpu%u.bar1_mappings=%u\ngpu%u.bar1_leaked_mappings=%u\ngpu%u.bar1_mailbox=0x%llx\n",
-			       i, b->bar1MapCount, i, b->bar1LeakedMaps, i,
+			       i, b->bar1MapCount, i, rmBar1LeakedMaps[i], i,
 			       b->writeMailboxTotalSize);
 #endif
 		seq_buf_printf(out, "gpu%u.iova_mappings=%llu\ngpu%u.live_objects=%u\ngpu%u.live_mappings=%u\n",

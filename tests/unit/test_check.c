@@ -57,7 +57,14 @@ struct elfgen {
 	struct buf text, str, sym;
 	const char *drop;		/* symbol to leave out */
 	const char *change;		/* stub base whose body to change */
+	size_t sealed_sym;		/* symbol index of ibt_sealed, or 0 */
 };
+
+/*
+ * For the IBT tests: a function that objtool listed in .ibt_endbr_seal, and
+ * one whose body has no endbr64.  NULL for none.
+ */
+static const char *ibt_sealed, *ibt_noendbr;
 
 static void add_func(struct elfgen *g, const char *name, const unsigned char *code, size_t n)
 {
@@ -72,6 +79,8 @@ static void add_func(struct elfgen *g, const char *name, const unsigned char *co
 	s.st_name = (Elf64_Word)put(&g->str, name, strlen(name) + 1);
 	s.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
 	s.st_shndx = 1;
+	if (ibt_sealed && !strcmp(ibt_sealed, name))
+		g->sealed_sym = g->sym.len / sizeof(s);
 	put(&g->sym, &s, sizeof(s));
 }
 
@@ -81,7 +90,10 @@ static void add_plain(struct elfgen *g, const char *name)
 	static const unsigned char body[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48, 0x89, 0xe5,
 					      0x31, 0xc0, 0x5d, 0xc3 };
 
-	add_func(g, name, body, sizeof(body));
+	if (ibt_noendbr && !strcmp(ibt_noendbr, name))
+		add_func(g, name, body + 4, sizeof(body) - 4);
+	else
+		add_func(g, name, body, sizeof(body));
 }
 
 static void add_stub(struct elfgen *g, const char *base, const struct p2ps_code *c)
@@ -112,8 +124,11 @@ static void gen_elf(const struct p2ps_profile *p, enum variant v, const char *dr
 	const char *modinfo = v == V_NO_VERSION ? mod_nover : mod_ver;
 	size_t modlen = v == V_NO_VERSION ? sizeof(mod_nover) : sizeof(mod_ver);
 	Elf64_Ehdr eh;
-	Elf64_Shdr sh[6];
-	size_t off_text, off_mod, off_sym, off_str, off_shstr, nm[6];
+	Elf64_Shdr sh[8];
+	Elf64_Rela seal_rela;
+	static const unsigned int seal_slot;
+	size_t off_text, off_mod, off_sym, off_str, off_shstr, off_seal, off_rela, nm[8];
+	size_t nseal;
 	unsigned int i;
 
 	memset(&g, 0, sizeof(g));
@@ -153,6 +168,12 @@ static void gen_elf(const struct p2ps_profile *p, enum variant v, const char *dr
 	nm[3] = put(&shstr, ".symtab", 8);
 	nm[4] = put(&shstr, ".strtab", 8);
 	nm[5] = put(&shstr, ".shstrtab", 10);
+	nm[6] = put(&shstr, ".ibt_endbr_seal", 16);
+	nm[7] = put(&shstr, ".rela.ibt_endbr_seal", 21);
+	/* One place-relative slot per sealed function, relocated to it. */
+	nseal = g.sealed_sym ? 1 : 0;
+	seal_rela = (Elf64_Rela){ .r_offset = 0,
+				  .r_info = ELF64_R_INFO(g.sealed_sym, R_X86_64_PC32) };
 
 	memset(out, 0, sizeof(*out));
 	memset(&eh, 0, sizeof(eh));
@@ -164,6 +185,10 @@ static void gen_elf(const struct p2ps_profile *p, enum variant v, const char *dr
 	off_sym = put(out, g.sym.p, g.sym.len);
 	off_str = put(out, g.str.p, g.str.len);
 	off_shstr = put(out, shstr.p, shstr.len);
+	align(out, 8);
+	off_seal = put(out, &seal_slot, nseal * sizeof(seal_slot));
+	align(out, 8);
+	off_rela = put(out, &seal_rela, nseal * sizeof(seal_rela));
 	align(out, 8);
 
 	memset(sh, 0, sizeof(sh));
@@ -180,6 +205,13 @@ static void gen_elf(const struct p2ps_profile *p, enum variant v, const char *dr
 			      .sh_offset = off_str, .sh_size = g.str.len, .sh_addralign = 1 };
 	sh[5] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[5], .sh_type = SHT_STRTAB,
 			      .sh_offset = off_shstr, .sh_size = shstr.len, .sh_addralign = 1 };
+	sh[6] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[6], .sh_type = SHT_PROGBITS,
+			      .sh_flags = SHF_ALLOC, .sh_offset = off_seal,
+			      .sh_size = nseal * sizeof(seal_slot), .sh_addralign = 4 };
+	sh[7] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[7], .sh_type = SHT_RELA,
+			      .sh_offset = off_rela, .sh_size = nseal * sizeof(seal_rela),
+			      .sh_link = 3, .sh_info = 6, .sh_addralign = 8,
+			      .sh_entsize = sizeof(Elf64_Rela) };
 	memcpy(eh.e_ident, ELFMAG, SELFMAG);
 	eh.e_ident[EI_CLASS] = ELFCLASS64;
 	eh.e_ident[EI_DATA] = ELFDATA2LSB;
@@ -189,7 +221,7 @@ static void gen_elf(const struct p2ps_profile *p, enum variant v, const char *dr
 	eh.e_version = EV_CURRENT;
 	eh.e_ehsize = sizeof(Elf64_Ehdr);
 	eh.e_shentsize = sizeof(Elf64_Shdr);
-	eh.e_shnum = 6;
+	eh.e_shnum = 8;
 	eh.e_shstrndx = 5;
 	eh.e_shoff = put(out, sh, sizeof(sh));
 	memcpy(out->p, &eh, sizeof(eh));
@@ -347,6 +379,72 @@ static void test_elf_changed_stub(void **state)
 	assert_false(it->ok);
 	assert_true(it->fingerprint_checked);
 	assert_non_null(strstr(it->status, "changed stub"));
+	p2ps_check_free(r);
+}
+
+/*
+ * IBT, statically: a function the module calls must carry endbr64 and
+ * must not be sealed; one it only redirects to, or never calls, may.
+ */
+static struct p2ps_check_report *ibt_check(const char *sealed, const char *noendbr)
+{
+	struct p2ps_check_report *r;
+
+	ibt_sealed = sealed;
+	ibt_noendbr = noendbr;
+	r = check_elf(V_OK, NULL, NULL, NULL, 0);
+	ibt_sealed = ibt_noendbr = NULL;
+	return r;
+}
+
+static const struct p2ps_hook_desc *hook_with_action(enum p2ps_action a)
+{
+	const struct p2ps_profile *p = gen_b();
+	unsigned int i;
+
+	for (i = 0; i < p->nr_hooks; i++)
+		if (p->hooks[i].action == a)
+			return &p->hooks[i];
+	fail_msg("no hook with action %d", a);
+	return NULL;
+}
+
+static void test_elf_ibt_sealed_call(void **state)
+{
+	const char *call = gen_b()->calls[0];
+	struct p2ps_check_report *r = ibt_check(call, NULL);
+
+	(void)state;
+	assert_false(r->supported);
+	assert_false(r->calls[0].ok);
+	assert_non_null(strstr(r->calls[0].status, ".ibt_endbr_seal"));
+	assert_non_null(strstr(r->reason, call));
+	p2ps_check_free(r);
+}
+
+static void test_elf_ibt_called_dest_without_endbr(void **state)
+{
+	const struct p2ps_hook_desc *d = hook_with_action(P2PS_ACT_LEDGER_CREATE);
+	struct p2ps_check_report *r = ibt_check(NULL, d->dest);
+
+	(void)state;
+	assert_false(r->supported);
+	assert_non_null(strstr(item(r, d->target)->status, "does not start with endbr64"));
+	p2ps_check_free(r);
+}
+
+static void test_elf_ibt_uncalled_may_be_sealed(void **state)
+{
+	/* Jumped to by a probe, never called: sealing it is harmless. */
+	const struct p2ps_hook_desc *d = hook_with_action(P2PS_ACT_ROUTE_BAR1);
+	struct p2ps_check_report *r = ibt_check(d->dest, NULL);
+
+	(void)state;
+	assert_true(r->supported);
+	p2ps_check_free(r);
+	/* And the GPU manager, which the module no longer calls. */
+	r = ibt_check("gpumgrAttachGpu", NULL);
+	assert_true(r->supported);
 	p2ps_check_free(r);
 }
 
@@ -526,6 +624,9 @@ int main(void)
 		cmocka_unit_test(test_elf_missing_dest),
 		cmocka_unit_test(test_elf_missing_call),
 		cmocka_unit_test(test_elf_changed_stub),
+		cmocka_unit_test(test_elf_ibt_sealed_call),
+		cmocka_unit_test(test_elf_ibt_called_dest_without_endbr),
+		cmocka_unit_test(test_elf_ibt_uncalled_may_be_sealed),
 		cmocka_unit_test(test_elf_version_override),
 		cmocka_unit_test(test_elf_force),
 		cmocka_unit_test(test_elf_no_version),

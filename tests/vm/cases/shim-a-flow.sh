@@ -2,7 +2,11 @@
 # Gen A (565, 570, 575): an AD102 pair gets BAR1 P2P end to end, and UVM
 # external mappings of the peer's memory (which these drivers encode with
 # the PEER aperture) come out SYS_NONCOH, in the sysmem address field, at
-# the peer's BAR1 DMA base + offset, for several offsets and page sizes.
+# the peer's BAR1 DMA base + offset, for several offsets and page sizes,
+# and volatile (uncached in the mapping GPU's L2, as the driver makes PEER
+# mappings): the peer's memory must not be cached on the other GPU.
+# A build whose aperture choice is inlined (fault-inline) keeps the stock
+# PTE and status says so.
 . /cases/lib.sh
 G='AD102@0000:01:00.0,vram=24G,bar1=0x4000000000/32G;AD102@0000:02:00.0,vram=24G,bar1=0x6000000000/32G'
 
@@ -33,6 +37,7 @@ for v in 565.57.01 570.148.08 575.64.05; do
 		expect_eq "$v uvm addr @$1/$2" "$(kv addr "$out")" "$(printf 0x%x $((base + $1)))"
 		expect_eq "$v pte aperture bits @$1/$2" "$(kv pte_aperture "$out")" 3
 		expect_eq "$v pte sys address @$1/$2" "$(kv pte_addr_sys "$out")" "$(printf 0x%x $((base + $1)))"
+		expect_eq "$v pte volatile @$1/$2" "$(kv pte_volatile "$out")" 1
 	done
 	out=$(nvflow map "$obj" 0x200000 0x200000 rm) || fail "$v rm map: $out"
 	expect_eq "$v rm aperture" "$(kv aperture "$out")" SYS_NONCOH
@@ -47,3 +52,20 @@ for v in 565.57.01 570.148.08 575.64.05; do
 	log=$(klog_since)
 	expect_no_match "$v no left-over mappings" "$log" 'left-over'
 done
+
+echo "== fault-inline (570.148.08 with the aperture choice inlined in the PTE build)"
+run insmod /lib/p2p-shim/p2p-shim.ko enable=1
+run insmod /lib/standin/fault-inline/nvidia.ko gpus="$G"
+out=$(nvflow create 0 1) || fail "fault-inline create: $out"
+obj=$(kv object "$out")
+out=$(nvflow map "$obj" 0x1000 0x1000 uvm) || fail "fault-inline uvm map: $out"
+expect_eq "fault-inline: stock aperture" "$(kv aperture "$out")" PEER
+st=$(p2pctl status)
+echo "$st"
+expect_match "fault-inline: status names the bypass" "$st" \
+	'nvGpuOpsBuildExternalAllocPtes .*1 BAR1 PTE builds bypassed the aperture hook'
+run nvflow unmap "$(kv mapping "$out")" >/dev/null
+run nvflow destroy "$obj" >/dev/null
+run p2pctl disable
+run rmmod nvidia
+run rmmod p2p_shim

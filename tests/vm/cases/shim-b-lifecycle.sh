@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Load orders and driver churn: nvidia first, then the shim (GPUs already
-# initialised are named stale until re-initialised); nvidia removed while
+# initialised are named stale, once the driver asks about them, until
+# re-initialised: the shim never asks the driver); nvidia removed while
 # armed (disarms cleanly) and back (re-arms); nvidia removed with live
 # mappings that its own unload tears down through the hooks.
 . /cases/lib.sh
@@ -8,11 +9,14 @@
 echo "== nvidia first"
 run insmod /lib/standin/580.159.04/nvidia.ko
 run insmod /lib/p2p-shim/p2p-shim.ko
+klog_mark
 run p2pctl enable
+expect_match "says GPUs up already keep stock settings" "$(klog_since)" \
+	'GPUs initialised before arming keep the stock P2P settings until re-initialised'
+expect_eq "no P2P before reinit" "$(kv connectivity "$(nvflow caps 0 1)")" unknown
 st=$(p2pctl status)
 echo "$st"
 expect_match "stale GPUs named" "$st" 'GPU0, GPU1.*re-initialise'
-expect_eq "no P2P before reinit" "$(kv connectivity "$(nvflow caps 0 1)")" unknown
 run nvflow reinit 0 >/dev/null
 run nvflow reinit 1 >/dev/null
 expect_no_match "no stale GPU after reinit" "$(p2pctl status)" 're-initialise'
@@ -28,7 +32,7 @@ expect_eq "P2P at once" "$(kv connectivity "$(nvflow caps 0 1)")" pcie_bar1
 log=$(klog_since)
 echo "$log"
 expect_match "left" "$log" 'nvidia left: disarmed'
-expect_match "re-armed on arrival" "$log" "armed profile gen-b for nvidia 580.159.04 \(11 hooks\) on nvidia's arrival"
+expect_match "re-armed on arrival" "$log" "armed profile gen-b for nvidia 580.159.04 \(13 hooks\) on nvidia's arrival"
 
 echo "== nvidia leaves with live mappings, tearing them down itself"
 run rmmod nvidia

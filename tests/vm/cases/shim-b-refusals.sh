@@ -30,7 +30,10 @@ run nvflow destroy 0 >/dev/null
 run p2pctl disable
 run rmmod nvidia
 
-for f in "fault-nosym kbusGetBar1P2PDmaInfo" "fault-stub kbusIsPcieBar1P2PMappingSupported_d69453"; do
+# build, the target named, the status row that shows the failure
+for f in "fault-nosym kbusGetBar1P2PDmaInfo kbusGetBar1P2PDmaInfo_395e98" \
+	 "fault-stub kbusIsPcieBar1P2PMappingSupported_d69453 kbusIsPcieBar1P2PMappingSupported_d69453" \
+	 "fault-endbr kbusGetBar1P2PDmaInfo_GH100 kbusGetBar1P2PDmaInfo_395e98"; do
 	set -- $f
 	echo "== $1"
 	run insmod /lib/standin/$1/nvidia.ko
@@ -39,7 +42,9 @@ for f in "fault-nosym kbusGetBar1P2PDmaInfo" "fault-stub kbusIsPcieBar1P2PMappin
 	expect_match "$1 names the target" "$out" "target: $2"
 	nothing_armed "$1"
 	st=$(p2pctl status)
-	expect_match "$1 status shows the failure" "$st" "$2.*failed"
+	expect_match "$1 status shows the failure" "$st" "$3 +[a-z]+ +failed"
+	[ $1 = fault-endbr ] && expect_match "$1 says why" "$out" \
+		'does not start with endbr64 \(.*\): only called directly inside nvidia'
 	run rmmod nvidia
 done
 

@@ -79,6 +79,7 @@ static int allowed(int c, int err)
 			return err == EPERM;
 		return err == 0 || err == EINVAL || err == EFAULT || err == EALREADY ||
 		       err == EOPNOTSUPP || err == ENOENT || err == ENOTUNIQ || err == EILSEQ ||
+		       err == ENOEXEC ||
 		       err == ENOMEM || err == EBUSY;
 	case C_DISABLE:
 		if (!privileged)

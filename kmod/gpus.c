@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What p2p-shim knows of each GPU, learnt only from the driver's own calls
+ * into hooked functions: never by calling the driver.
+ *
+ * The driver's GPU manager (gpumgrGetGpu, gpumgrGetGpuAttachInfo) is off
+ * limits: it dereferences g_pSys, which is NULL until nvidia's init has
+ * run (so not at MODULE_STATE_COMING), and those functions are only ever
+ * called directly inside nvidia, so on kernels with IBT objtool seals their
+ * ENDBR and an indirect call from here would fault (#CP).
+ *
+ * Instead: gpumgrAttachGpu(gpuInstance, ...) constructs a GPU's OBJGPU, and
+ * its engines read the registry on the same thread; the ForceP2P read
+ * (kbifConstructEngine) carries the new OBJGPU.  An attach scope per thread
+ * ties the two together, so the table below is indexed by instance and
+ * holds the OBJGPU of the GPU's current attachment.  gpumgrDetachGpu ends
+ * it: the next attach builds a new OBJGPU, so nothing keyed by pointer
+ * outlives its GPU.
+ *
+ * A GPU the driver asks about (a P2P caps query names it) that we never saw
+ * attach was initialised before arming: it read the registry without us.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bitops.h>
+#include <linux/sched.h>
+#include <linux/spinlock.h>
+
+#include "p2p-shim.h"
+
+struct p2ps_gpu {
+	struct OBJGPU *gpu;	/* while attached under our hooks, else NULL */
+	struct task_struct *attaching;	/* the thread inside gpumgrAttachGpu */
+	bool forced;		/* its ForceP2P came from us */
+	bool static_bar1;	/* kbusEnableStaticBar1Mapping succeeded (gen-a1) */
+	bool stale;		/* asked about, but attached before arming */
+};
+
+static struct p2ps_gpu gpus[NV_MAX_DEVICES];
+static DEFINE_SPINLOCK(gpus_lock);
+
+static unsigned int nr_forced;	/* GPUs with forced set */
+
+/* Called with gpus_lock held. */
+static void set_forced(struct p2ps_gpu *g, bool forced)
+{
+	if (g->forced == forced)
+		return;
+	g->forced = forced;
+	if (forced)
+		nr_forced++;
+	else if (--nr_forced == 0)
+		p2ps_residual_done();
+}
+
+static void forget(struct p2ps_gpu *g)
+{
+	set_forced(g, false);
+	memset(g, 0, sizeof(*g));
+}
+
+/* At arming and disarming: without the hooks, the table would go stale. */
+void p2ps_gpus_reset(void)
+{
+	unsigned long flags;
+	int i;
+
+	spin_lock_irqsave(&gpus_lock, flags);
+	for (i = 0; i < NV_MAX_DEVICES; i++)
+		forget(&gpus[i]);
+	spin_unlock_irqrestore(&gpus_lock, flags);
+}
+
+/* gpumgrAttachGpu(NvU32 gpuInstance, GPUATTACHARG *pAttachArg) */
+struct attach_call {
+	u32 instance;
+};
+static_assert(sizeof(struct attach_call) <= P2PS_RET_DATA_SIZE);
+
+void p2ps_gpu_attach_entry(void *data, struct pt_regs *regs)
+{
+	struct attach_call *c = data;
+	unsigned long flags;
+
+	c->instance = regs_get_kernel_argument(regs, 0);
+	if (c->instance >= NV_MAX_DEVICES)
+		return;
+	spin_lock_irqsave(&gpus_lock, flags);
+	forget(&gpus[c->instance]);
+	gpus[c->instance].attaching = current;
+	spin_unlock_irqrestore(&gpus_lock, flags);
+}
+
+void p2ps_gpu_attach_return(void *data, struct pt_regs *regs)
+{
+	struct attach_call *c = data;
+	struct p2ps_gpu *g;
+	unsigned long flags;
+
+	if (c->instance >= NV_MAX_DEVICES)
+		return;
+	spin_lock_irqsave(&gpus_lock, flags);
+	g = &gpus[c->instance];
+	g->attaching = NULL;
+	/* A failed attach leaves no GPU behind (the driver destroys it). */
+	if (regs_return_value(regs) != NV_OK)
+		forget(g);
+	spin_unlock_irqrestore(&gpus_lock, flags);
+}
+
+/* gpumgrDetachGpu(NvU32 gpuInstance), at entry. */
+void p2ps_gpu_detach(struct pt_regs *regs)
+{
+	u32 instance = regs_get_kernel_argument(regs, 0);
+	unsigned long flags;
+
+	if (instance >= NV_MAX_DEVICES)
+		return;
+	spin_lock_irqsave(&gpus_lock, flags);
+	forget(&gpus[instance]);
+	spin_unlock_irqrestore(&gpus_lock, flags);
+}
+
+/*
+ * A GPU reads ForceP2P: if its thread is inside an attach, @gpu is that
+ * GPU's new OBJGPU.  Returns false for a read we cannot place: the caller
+ * must not supply ForceP2P then, since the caps guard could not find the
+ * GPU again.
+ */
+bool p2ps_gpu_bind(struct OBJGPU *gpu)
+{
+	unsigned long flags;
+	bool bound = false;
+	int i;
+
+	spin_lock_irqsave(&gpus_lock, flags);
+	for (i = 0; gpu && i < NV_MAX_DEVICES; i++) {
+		if (gpus[i].attaching == current) {
+			gpus[i].gpu = gpu;
+			bound = true;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&gpus_lock, flags);
+	return bound;
+}
+
+/* Whether @gpu's ForceP2P came from us (after p2ps_gpu_bind()). */
+void p2ps_gpu_set_forced(struct OBJGPU *gpu, bool forced)
+{
+	unsigned long flags;
+	int i;
+
+	spin_lock_irqsave(&gpus_lock, flags);
+	for (i = 0; gpu && i < NV_MAX_DEVICES; i++)
+		if (gpus[i].gpu == gpu)
+			set_forced(&gpus[i], forced);
+	spin_unlock_irqrestore(&gpus_lock, flags);
+}
+
+/* kbusEnableStaticBar1Mapping_TU102(pGpu, pKernelBus, gfid) returned. */
+struct static_bar1_call {
+	struct OBJGPU *gpu;
+};
+static_assert(sizeof(struct static_bar1_call) <= P2PS_RET_DATA_SIZE);
+
+void p2ps_gpu_static_bar1_entry(void *data, struct pt_regs *regs)
+{
+	struct static_bar1_call *c = data;
+
+	c->gpu = (struct OBJGPU *)regs_get_kernel_argument(regs, 0);
+}
+
+void p2ps_gpu_static_bar1_return(void *data, struct pt_regs *regs)
+{
+	struct static_bar1_call *c = data;
+
+	p2ps_gpu_set_static_bar1(c->gpu, regs_return_value(regs) == NV_OK);
+}
+
+/* Whether @gpu has static BAR1 (as seen by the observer, or torn down). */
+void p2ps_gpu_set_static_bar1(struct OBJGPU *gpu, bool on)
+{
+	unsigned long flags;
+	int i;
+
+	spin_lock_irqsave(&gpus_lock, flags);
+	for (i = 0; gpu && i < NV_MAX_DEVICES; i++)
+		if (gpus[i].gpu == gpu)
+			gpus[i].static_bar1 = on;
+	spin_unlock_irqrestore(&gpus_lock, flags);
+}
+
+/* Whether every GPU of @mask got static BAR1 while we watched. */
+bool p2ps_gpus_static_bar1(u32 mask)
+{
+	unsigned long flags, bits = mask;
+	bool all = true;
+	int i;
+
+	spin_lock_irqsave(&gpus_lock, flags);
+	for_each_set_bit(i, &bits, NV_MAX_DEVICES)
+		all &= gpus[i].static_bar1;
+	spin_unlock_irqrestore(&gpus_lock, flags);
+	return all;
+}
+
+/* The driver asks about the GPUs of @mask: note those we never saw attach. */
+void p2ps_gpus_asked(u32 mask)
+{
+	unsigned long flags, bits = mask;
+	int i;
+
+	spin_lock_irqsave(&gpus_lock, flags);
+	for_each_set_bit(i, &bits, NV_MAX_DEVICES)
+		if (!gpus[i].gpu && !gpus[i].attaching)
+			gpus[i].stale = true;
+	spin_unlock_irqrestore(&gpus_lock, flags);
+}
+
+/* For the caps guard: whether any GPU of @mask carries our ForceP2P. */
+bool p2ps_gpus_forced_in(u32 mask)
+{
+	return p2ps_gpus_forced() & mask;
+}
+
+/* The instance of @gpu, if it attached under our hooks; else U32_MAX. */
+u32 p2ps_gpu_instance(struct OBJGPU *gpu)
+{
+	unsigned long flags;
+	u32 instance = U32_MAX;
+	int i;
+
+	spin_lock_irqsave(&gpus_lock, flags);
+	for (i = 0; gpu && i < NV_MAX_DEVICES; i++)
+		if (gpus[i].gpu == gpu)
+			instance = i;
+	spin_unlock_irqrestore(&gpus_lock, flags);
+	return instance;
+}
+
+static u32 mask_of(bool (*test)(const struct p2ps_gpu *g))
+{
+	unsigned long flags;
+	u32 mask = 0;
+	int i;
+
+	spin_lock_irqsave(&gpus_lock, flags);
+	for (i = 0; i < NV_MAX_DEVICES; i++)
+		if (test(&gpus[i]))
+			mask |= BIT(i);
+	spin_unlock_irqrestore(&gpus_lock, flags);
+	return mask;
+}
+
+static bool is_stale(const struct p2ps_gpu *g)
+{
+	return g->stale;
+}
+
+static bool is_forced(const struct p2ps_gpu *g)
+{
+	return g->forced;
+}
+
+/* GPUs the driver asked about that were initialised before arming. */
+u32 p2ps_gpus_stale(void)
+{
+	return mask_of(is_stale);
+}
+
+/* Attached GPUs that carry our ForceP2P. */
+u32 p2ps_gpus_forced(void)
+{
+	return mask_of(is_forced);
+}
