@@ -320,6 +320,58 @@ static void test_elf_ok(void **state)
 	p2ps_check_free(r);
 }
 
+/* Gen 0 (550.x): its own stubs and static BAR1 targets, the 4-argument caps. */
+static struct p2ps_check_report *check_gen0(const char *drop)
+{
+	const struct p2ps_profile *p = p2ps_profile_for_version("550.163.01");
+	struct p2ps_check_report *r = NULL;
+	struct buf b;
+	char *path;
+
+	assert_non_null(p);
+	assert_string_equal(p->name, "gen-0");
+	gen_elf(p, V_OK, drop, NULL, &b);
+	path = write_tmp(b.p, b.len, ".ko");
+	free(b.p);
+	assert_int_equal(p2ps_check_module(path, "550.163.01", 0, &r), 0);
+	unlink(path);
+	free(path);
+	return r;
+}
+
+static void test_elf_gen0(void **state)
+{
+	const struct p2ps_profile *p = p2ps_profile_for_version("550.163.01");
+	struct p2ps_check_report *r = check_gen0(NULL);
+	const struct p2ps_check_item *it;
+	size_t i, stubs = 0;
+
+	(void)state;
+	assert_true(r->supported);
+	assert_string_equal(r->profile, "gen-0");
+	assert_int_equal(r->nr_hooks, p->nr_hooks);
+	for (i = 0; i < r->nr_hooks; i++) {
+		assert_string_equal(r->hooks[i].status, "ok");
+		if (p->hooks[i].flags & P2PS_T_STUB) {
+			assert_true(r->hooks[i].fingerprint_checked);
+			stubs++;
+		}
+	}
+	/* the seven BAR1 P2P stubs and the four static BAR1 ones */
+	assert_int_equal(stubs, 11);
+	it = item(r, "kbusIsBar1P2PCapable");
+	assert_true(p2ps_is_stub_of(it->symbol, "kbusIsBar1P2PCapable"));
+	item(r, "kbusIsStaticBar1Enabled_IMPL");
+	item(r, "kbusEnableStaticBar1Mapping_GH100");
+	p2ps_check_free(r);
+
+	/* without the function the view hooks, gen 0 is not supported */
+	r = check_gen0("kbusIsStaticBar1Enabled_IMPL");
+	assert_false(r->supported);
+	assert_false(item(r, "kbusIsStaticBar1Enabled_IMPL")->ok);
+	p2ps_check_free(r);
+}
+
 static void test_elf_missing_stub(void **state)
 {
 	char name[160];
@@ -628,6 +680,7 @@ int main(void)
 		cmocka_unit_test(test_elf_ibt_called_dest_without_endbr),
 		cmocka_unit_test(test_elf_ibt_uncalled_may_be_sealed),
 		cmocka_unit_test(test_elf_version_override),
+		cmocka_unit_test(test_elf_gen0),
 		cmocka_unit_test(test_elf_force),
 		cmocka_unit_test(test_elf_no_version),
 		cmocka_unit_test(test_elf_bad_version),
