@@ -680,8 +680,14 @@ static void check_iommu(struct dctx *c)
 		add(c, "iommu", NULL, P2PS_V_OK, "/proc/cmdline", NULL,
 		    "IOMMU in passthrough mode (%zu unit%s)", n, n == 1 ? "" : "s");
 	} else {
+		/*
+		 * UVM/CUDA peer PTEs use the peer BAR1 as the IOMMU maps it
+		 * (kbusGetBar1P2PDmaInfo), but RM's own BAR1 windows
+		 * (dmaAllocBar1P2PMapping_GH100) describe the raw bus address:
+		 * under translation those DMAs fault.
+		 */
 		add(c, "iommu", NULL, P2PS_V_WARN, "/sys/class/iommu",
-		    "if P2P fails or is slow, boot with iommu=pt (the driver maps peer BARs through the IOMMU: DmaRemapPeerMmio)",
+		    "boot with iommu=pt: with a translating IOMMU, peer mappings the driver makes itself through BAR1 windows use the raw bus address and fault; CUDA peer mappings through UVM use the IOMMU address and work",
 		    "IOMMU on (%zu unit%s), translated DMA", n, n == 1 ? "" : "s");
 	}
 }
