@@ -66,11 +66,23 @@ struct elfgen {
  */
 static const char *ibt_sealed, *ibt_noendbr;
 
+/* Whether @name is in the symbol table already (a destination may also be a target). */
+static bool have_func(const struct elfgen *g, const char *name)
+{
+	const Elf64_Sym *s = (const Elf64_Sym *)g->sym.p;
+	size_t i;
+
+	for (i = 0; i < g->sym.len / sizeof(*s); i++)
+		if (s[i].st_name && !strcmp((const char *)g->str.p + s[i].st_name, name))
+			return true;
+	return false;
+}
+
 static void add_func(struct elfgen *g, const char *name, const unsigned char *code, size_t n)
 {
 	Elf64_Sym s;
 
-	if (g->drop && !strcmp(g->drop, name))
+	if ((g->drop && !strcmp(g->drop, name)) || have_func(g, name))
 		return;
 	memset(&s, 0, sizeof(s));
 	align(&g->text, 16);
