@@ -177,13 +177,19 @@ void p2ps_gpu_static_bar1_entry(void *data, struct pt_regs *regs)
 void p2ps_gpu_static_bar1_return(void *data, struct pt_regs *regs)
 {
 	struct static_bar1_call *c = data;
-	bool on = regs_return_value(regs) == NV_OK;
+
+	p2ps_gpu_set_static_bar1(c->gpu, regs_return_value(regs) == NV_OK);
+}
+
+/* Whether @gpu has static BAR1 (as seen by the observer, or torn down). */
+void p2ps_gpu_set_static_bar1(struct OBJGPU *gpu, bool on)
+{
 	unsigned long flags;
 	int i;
 
 	spin_lock_irqsave(&gpus_lock, flags);
-	for (i = 0; c->gpu && i < NV_MAX_DEVICES; i++)
-		if (gpus[i].gpu == c->gpu)
+	for (i = 0; gpu && i < NV_MAX_DEVICES; i++)
+		if (gpus[i].gpu == gpu)
 			gpus[i].static_bar1 = on;
 	spin_unlock_irqrestore(&gpus_lock, flags);
 }

@@ -78,6 +78,12 @@ static int ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	case P2PS_ACT_CAPS_GUARD:
 		p2ps_caps_entry(ri->data, regs);
 		break;
+	case P2PS_ACT_CAPS_GUARD_V1:
+		p2ps_caps_entry_v1(ri->data, regs);
+		break;
+	case P2PS_ACT_STATIC_VIEW:
+		p2ps_static_view_entry(ri->data, regs);
+		break;
 	case P2PS_ACT_UVM_SCOPE:
 		p2ps_uvm_scope_entry(ri->data, regs);
 		break;
@@ -102,7 +108,11 @@ static int ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 		p2ps_registry_return(ri->data, regs);
 		break;
 	case P2PS_ACT_CAPS_GUARD:
+	case P2PS_ACT_CAPS_GUARD_V1:
 		p2ps_caps_return(ri->data, regs);
+		break;
+	case P2PS_ACT_STATIC_VIEW:
+		p2ps_static_view_return(ri->data, regs);
 		break;
 	case P2PS_ACT_UVM_SCOPE:
 		if (p2ps_uvm_scope_return(ri->data, regs))

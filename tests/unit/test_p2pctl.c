@@ -173,7 +173,7 @@ static void test_check_json(void **state)
 	json_object_put(o);
 
 	/* unsupported: exit 1, supported false, profile null */
-	assert_int_equal(run("check", "--kallsyms", KALLSYMS, "--driver-version", "550.54.15",
+	assert_int_equal(run("check", "--kallsyms", KALLSYMS, "--driver-version", "545.29.06",
 			     "--json", NULL), P2PCTL_EXIT_NOT_MET);
 	o = parse_json();
 	assert_false(json_object_get_boolean(key(o, "supported", json_type_boolean)));

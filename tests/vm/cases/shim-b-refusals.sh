@@ -18,7 +18,7 @@ run insmod /lib/standin/999.1/nvidia.ko
 out=$(p2pctl enable 2>&1); rc=$?
 echo "$out"
 expect_eq "999.1 refused" "$rc" 1
-expect_match "999.1 message" "$out" 'nvidia 999.1 has no profile \(supported: 565.x, 570.x, 575.x, 580.x, 590.x, 595.x\); force to try the newest'
+expect_match "999.1 message" "$out" 'nvidia 999.1 has no profile \(supported: 550.x, 560.x, 565.x, 570.x, 575.x, 580.x, 590.x, 595.x\); force to try the newest'
 nothing_armed 999.1
 out=$(p2pctl enable --force) || fail "forced enable: $out"
 expect_match "999.1 forced" "$(p2pctl status)" 'state: +armed.*profile: +gen-b'
