@@ -425,6 +425,19 @@ int p2ps_match_code(const unsigned char *text, size_t len,
 	return -1;
 }
 
+bool p2ps_is_clone_suffix(const char *suffix)
+{
+	static const char *const clones[] = {
+		".isra.", ".constprop.", ".part.", ".clone.", ".lto_priv.",
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(clones) / sizeof(clones[0]); i++)
+		if (!strncmp(suffix, clones[i], strlen(clones[i])))
+			return true;
+	return false;
+}
+
 bool p2ps_action_calls_dest(enum p2ps_action action)
 {
 	return action == P2PS_ACT_LEDGER_CREATE || action == P2PS_ACT_LEDGER_REMOVE ||

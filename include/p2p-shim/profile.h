@@ -68,6 +68,13 @@ enum p2ps_action {
 	P2PS_ACT_CAPS_GUARD_V1,		/* return override: the caps guard, 4-argument caps */
 };
 
+/*
+ * Whether @suffix (what follows a function's name in another symbol) marks
+ * a compiler clone with callers of its own (".isra.0", ".constprop.1",
+ * ".part.0"), as opposed to the function's own cold part (".cold").
+ */
+bool p2ps_is_clone_suffix(const char *suffix);
+
 /* Whether the module calls a hook's destination (through a wrapper). */
 bool p2ps_action_calls_dest(enum p2ps_action action);
 
