@@ -36,6 +36,7 @@
 #include <linux/kernel.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/version.h>
 
 #include "p2p-shim.h"
 
@@ -69,6 +70,11 @@ static int arg_pre(struct kprobe *kp, struct pt_regs *regs)
 		p2ps_uvm_encode(regs);
 	return 0;
 }
+
+/* get_kretprobe() came with 5.11; before it, the instance points at it. */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 11, 0)
+#define get_kretprobe(ri) ((ri)->rp)
+#endif
 
 static struct p2ps_hook *krp_hook(struct kretprobe_instance *ri)
 {
