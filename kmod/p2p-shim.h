@@ -94,6 +94,7 @@ struct p2ps_hook {
 		struct kprobe kp;
 		struct kretprobe krp;
 	};
+	struct kprobe guard;		/* RETURN: keeps krp unoptimised (hook.c) */
 };
 
 /* Why arming failed. */

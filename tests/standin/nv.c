@@ -404,13 +404,16 @@ static ssize_t nv_ctl_read(struct file *file, char __user *ubuf, size_t count,
 	return simple_read_from_buffer(ubuf, count, ppos, f->resp, f->len);
 }
 
+/*
+ * No .llseek: lseek then fails with -ESPIPE on every kernel (no_llseek is
+ * NULL from 6.1.y and gone from 6.12; before, a NULL llseek meant it).
+ */
 static const struct file_operations nv_ctl_fops = {
 	.owner = THIS_MODULE,
 	.open = nv_ctl_open,
 	.release = nv_ctl_release,
 	.write = nv_ctl_write,
 	.read = nv_ctl_read,
-	.llseek = no_llseek,
 };
 
 /* Read-only views: state, stubs, registry. */
