@@ -4,6 +4,10 @@
 # make deps       install build and test dependencies (Debian 12, apt-get)
 # make check      deps, build, unit tests, VM tests; ends "N passed, N failed"
 # make demo       the whole flow in a VM against the stand-in driver
+# make check-real [NVIDIA_SRC=<tree>]   p2p-shim against NVIDIA's real
+#                 nvidia.ko built from <tree> (default: Debian's
+#                 nvidia-open-kernel-source), GPU-less in the VM; see
+#                 docs/real-driver.md
 # make install    module (KDIR/KVER), libp2pshim, headers, p2pctl, extras
 #                 under PREFIX (default /usr/local) and DESTDIR; see
 #                 docs/install.md.  make uninstall removes the same.
@@ -25,7 +29,7 @@ export CC CFLAGS
 .PHONY: all module userspace deps check demo bench clean vm-stage unit standin sparse unit-run
 .PHONY: install install-module install-userspace install-dist install-modprobe
 .PHONY: uninstall uninstall-module uninstall-userspace uninstall-dist uninstall-modprobe
-.PHONY: dkms-source check-packages
+.PHONY: dkms-source check-packages check-real
 
 all: module userspace
 
@@ -59,6 +63,9 @@ sparse:
 check: deps
 	tests/check
 
+check-real: deps vm-stage
+	tests/real/run $(if $(NVIDIA_SRC),NVIDIA_SRC=$(NVIDIA_SRC),--debian)
+
 # Benchmarks that run in the VM; they print numbers, they do not pass or fail on them.
 bench: vm-stage
 	tests/vm/run -v -d bench/vm
@@ -69,6 +76,7 @@ demo: deps vm-stage
 clean:
 	-$(MAKE) -C kmod clean KDIR=$(VM_KDIR)
 	-$(MAKE) -C $(VM_KDIR) M=$(CURDIR)/tests/vm/selftest clean
+	-$(MAKE) -C $(VM_KDIR) M=$(CURDIR)/tests/real/gpuless clean
 	$(MAKE) -C lib clean
 	$(MAKE) -C tools clean
 	$(MAKE) -C tests/standin clean

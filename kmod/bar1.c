@@ -394,8 +394,9 @@ void p2ps_caps_return(void *data, struct pt_regs *regs)
 			refuse(c);
 		break;
 	case P2P_CONNECTIVITY_PCIE_BAR1:
+		/* The HAL check skipped also refuses loopback (one GPU). */
 		if (READ_ONCE(watch_static_bar1) && p2ps_gpus_forced_in(c->mask) &&
-		    !p2ps_gpus_static_bar1(c->mask))
+		    (hweight32(c->mask) < 2 || !p2ps_gpus_static_bar1(c->mask)))
 			refuse(c);
 		break;
 	}

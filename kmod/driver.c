@@ -96,13 +96,13 @@ static int check_body(struct p2ps_hook *h, unsigned long size, struct p2ps_arm_e
 }
 
 /*
- * A function the module will call must start with ENDBR: on IBT kernels
- * objtool seals (and the kernel poisons, at load) the ENDBR of functions
- * that nvidia only ever calls directly, and our indirect call would then
- * fault.  Checked on every kernel: the driver is built with it everywhere.
+ * A function the module will call must start with ENDBR on a kernel with
+ * IBT: there objtool seals (and the kernel poisons, at load) the ENDBR of
+ * functions that nvidia only ever calls directly, and our indirect call
+ * would fault (#CP).  Elsewhere a missing ENDBR (a driver built without
+ * -fcf-protection) is harmless: say so and go on.
  */
-static int check_callable(struct module *mod, const char *name, unsigned long addr,
-			  struct p2ps_arm_error *err)
+static int check_callable(const char *name, unsigned long addr, struct p2ps_arm_error *err)
 {
 	unsigned char text[4];
 
@@ -110,13 +110,17 @@ static int check_callable(struct module *mod, const char *name, unsigned long ad
 		p2ps_fail(err, name, "cannot read its code");
 		return -EFAULT;
 	}
-	if (!p2ps_has_endbr(text)) {
-		p2ps_fail(err, name, "%s does not start with endbr64 (%*ph): only called directly "
-			  "inside %s, so it cannot be called from here on IBT kernels",
-			  name, (int)sizeof(text), text, DRIVER_NAME);
-		return -ENOEXEC;
+	if (p2ps_has_endbr(text))
+		return 0;
+	if (!IS_ENABLED(CONFIG_X86_KERNEL_IBT)) {
+		pr_warn("%s does not start with endbr64 (%*ph): harmless on this kernel (no IBT); an IBT kernel would refuse it\n",
+			name, (int)sizeof(text), text);
+		return 0;
 	}
-	return 0;
+	p2ps_fail(err, name, "%s does not start with endbr64 (%*ph): only called directly "
+		  "inside %s, so it cannot be called from here on IBT kernels",
+		  name, (int)sizeof(text), text, DRIVER_NAME);
+	return -ENOEXEC;
 }
 
 /*
@@ -163,7 +167,7 @@ int p2ps_resolve(struct module *mod, const struct p2ps_profile *profile,
 				return -ENOENT;
 			}
 			if (p2ps_action_calls_dest(d->action)) {
-				ret = check_callable(mod, d->dest, h->dest, err);
+				ret = check_callable(d->dest, h->dest, err);
 				if (ret)
 					return ret;
 			}
@@ -176,7 +180,7 @@ int p2ps_resolve(struct module *mod, const struct p2ps_profile *profile,
 			p2ps_fail(err, *call, "function %s not found", *call);
 			return -ENOENT;
 		}
-		ret = check_callable(mod, *call, addr, err);
+		ret = check_callable(*call, addr, err);
 		if (ret)
 			return ret;
 	}

@@ -84,6 +84,7 @@ static bool residual_hook(const struct p2ps_hook *h)
 	case P2PS_ACT_GPU_ATTACH:
 	case P2PS_ACT_GPU_DETACH:
 	case P2PS_ACT_STATIC_BAR1:
+	case P2PS_ACT_STATIC_BAR1_OFF:
 		return true;
 	default:
 		return false;

@@ -162,6 +162,7 @@ bool p2ps_gpu_bind(struct OBJGPU *gpu);
 void p2ps_gpu_set_forced(struct OBJGPU *gpu, bool forced);
 void p2ps_gpu_static_bar1_entry(void *data, struct pt_regs *regs);
 void p2ps_gpu_static_bar1_return(void *data, struct pt_regs *regs);
+void p2ps_gpu_static_bar1_off(struct pt_regs *regs);
 bool p2ps_gpus_static_bar1(u32 mask);
 void p2ps_gpu_set_static_bar1(struct OBJGPU *gpu, bool on);
 void p2ps_gpus_asked(u32 mask);

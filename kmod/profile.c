@@ -157,6 +157,12 @@ static const struct p2ps_hook_desc gen_a1_hooks[] = {
 		.action = P2PS_ACT_STATIC_BAR1,
 		.why = "observes which GPUs got static BAR1: the caps guard refuses BAR1 P2P without it",
 	},
+	{
+		.target = "kbusDisableStaticBar1Mapping_TU102",
+		.kind = P2PS_HOOK_ARG,
+		.action = P2PS_ACT_STATIC_BAR1_OFF,
+		.why = "observes static BAR1 going away while the GPU stays attached (persistence mode)",
+	},
 };
 
 /*

@@ -273,11 +273,14 @@ static int run_check(struct symset *s, const char *version, const char *vsource,
 			r->forced = true;
 		}
 		if (!p) {
+			const char *why = p2ps_unsupported_reason(version);
 			char vers[128];
 
+			/* The module's refusal says the same (kmod/main.c, arm()). */
 			p2ps_supported_versions(vers, sizeof(vers));
 			snprintf(r->reason, sizeof(r->reason),
-				 "no profile for driver %s (supported: %s)", version, vers);
+				 "no profile for driver %.40s (supported: %s)%s%s", version, vers,
+				 why ? ": " : "", why ? why : "");
 			*out = r;
 			return 0;
 		}

@@ -159,19 +159,30 @@ int cmd_check(int argc, char **argv)
 					    version);
 	}
 	if (!module && !kallsyms) {
-		/* The running driver. */
-		FILE *f = fopen("/proc/driver/nvidia/version", "r");
-		char line[512];
+		/*
+		 * The running driver: its version as the module carries it (what
+		 * p2p-shim keys on), else the first N.N[.N] word of the procfs
+		 * line ("... Kernel Module for x86_64  580.142  Release Build ...":
+		 * not the digits of "x86_64").
+		 */
+		FILE *f = fopen("/sys/module/nvidia/version", "r");
+		char line[512], *w, *save = NULL;
+		unsigned int a, b, d;
 
 		kallsyms = "/proc/kallsyms";
-		if (!version && f && fgets(line, sizeof(line), f)) {
-			const char *m = strstr(line, "Module");
-			const char *p = m ? m + 6 : line;
-
-			while (*p && (*p < '0' || *p > '9'))
-				p++;
-			if (sscanf(p, "%63[0-9.]", live_ver) == 1)
-				version = live_ver;
+		if (!version && f && fgets(line, sizeof(line), f) &&
+		    sscanf(line, "%63s", live_ver) == 1 && !p2ps_parse_version(live_ver, &a, &b, &d))
+			version = live_ver;
+		if (f)
+			fclose(f);
+		f = version ? NULL : fopen("/proc/driver/nvidia/version", "r");
+		if (f && fgets(line, sizeof(line), f)) {
+			for (w = strtok_r(line, " \t\n", &save); w && !version;
+			     w = strtok_r(NULL, " \t\n", &save))
+				if (strlen(w) < sizeof(live_ver) && !p2ps_parse_version(w, &a, &b, &d)) {
+					strcpy(live_ver, w);
+					version = live_ver;
+				}
 		}
 		if (f)
 			fclose(f);

@@ -58,6 +58,7 @@ enum p2ps_action {
 	P2PS_ACT_GPU_ATTACH,		/* return override (observes): a GPU attaches */
 	P2PS_ACT_GPU_DETACH,		/* entry probe (observes): a GPU detaches */
 	P2PS_ACT_STATIC_BAR1,		/* return override (observes): static BAR1 enabled */
+	P2PS_ACT_STATIC_BAR1_OFF,	/* entry probe (observes): static BAR1 disabled */
 	/* gen 0 (550.x, 560.x): static BAR1 decided and set up in stub slots */
 	P2PS_ACT_BAR1_CAPABLE,		/* redirect; "no" for a GPU we cannot place */
 	P2PS_ACT_STATIC_ENABLE,		/* redirect; ledger records the GPU's static BAR1 */

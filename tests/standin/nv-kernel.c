@@ -1162,6 +1162,14 @@ RM_FN NV_STATUS kbusRemoveP2PMapping_GH100(OBJGPU *pGpu0,
 
 #if !NV_GEN_0
 /* Where the static BAR1 mapping starts and what it maps. */
+#if NV_GEN_AT_LEAST(565)
+RM_FN void kbusDisableStaticBar1Mapping_TU102(OBJGPU *pGpu,
+		KernelBus *pKernelBus, NvU32 gfid)
+{
+	pKernelBus->staticBar1.bStaticBar1Enabled = NV_FALSE;
+}
+#endif
+
 static void kbusSetStaticBar1(OBJGPU *pGpu, KernelBus *pKernelBus,
 			      NvU64 bar1Offset)
 {
@@ -2637,6 +2645,11 @@ RM_FN NV_STATUS gpumgrDetachGpu(NvU32 gpuInstance)
 
 	if (!pGpu)
 		return NV_ERR_INVALID_ARGUMENT;
+#if NV_GEN_AT_LEAST(565)
+	/* kbusStateUnload / kbusDestruct: static BAR1 goes first. */
+	if (pGpu->kernelBus.staticBar1.bStaticBar1Enabled)
+		kbusDisableStaticBar1Mapping_TU102(pGpu, &pGpu->kernelBus, 0);
+#endif
 	iovaspaceDestruct_IMPL(&pGpu->iovas);
 	gpumgrGpus[gpuInstance] = NULL;
 	gpumgrAttachedMask &= ~BIT(gpuInstance);
@@ -2716,7 +2729,8 @@ int rm_standin_caps(u32 a, u32 b, struct seq_buf *out)
 	P2P_CONNECTIVITY conn;
 	NV_STATUS status;
 
-	if (!rmGetReadyGpu(a) || !rmGetReadyGpu(b) || a == b)
+	/* a == b: loopback, a mask of one GPU */
+	if (!rmGetReadyGpu(a) || !rmGetReadyGpu(b))
 		return -ENODEV;
 	status = P2P_GET_CAPS(BIT(a) | BIT(b), &w, &r, &at, &conn);
 	seq_buf_printf(out, "read=%s\nwrite=%s\natomics=%s\nconnectivity=%s\n",

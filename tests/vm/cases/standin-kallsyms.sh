@@ -24,7 +24,7 @@ for f in kbusCreateP2PMapping_GP100 kbusCreateP2PMapping_GH100 \
 	dmaAllocBar1P2PMapping_GH100 dmaAllocBar1P2PMapping_46f6a7 \
 	dmaFreeBar1P2PMapping_GH100 dmaFreeBar1P2PMapping_b3696a \
 	kbusCreateP2PMappingForMailbox_GM200 kbusCreateP2PMappingForNvlink_GP100 \
-	osReadRegistryDword p2pGetCapsStatus gpumgrGetGpuAttachInfo gpumgrGetGpu \
+	osReadRegistryDword p2pGetCapsStatus gpumgrAttachGpu gpumgrDetachGpu \
 	gmmuFmtPtePhysAddrFld nvGpuOpsGetExternalAllocAperture \
 	nvGpuOpsBuildExternalAllocPtes p2papiConstruct_IMPL \
 	_kp2pCapsCheckStatusOverridesForPcie iovaspaceDestruct_IMPL; do

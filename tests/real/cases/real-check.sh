@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: GPL-2.0
+# p2pctl check, offline, on the real module file and on the live driver's
+# /proc/kallsyms: the verdict the runner's table expects, and for a
+# supported driver every target ok.
+. /cases/real.lib
+
+# check_verdict WHAT OUT RC
+check_verdict() {
+	if [ "$EXPECT" = arm ]; then
+		expect_eq "$1: exit status" "$3" 0
+		expect_match "$1: supported" "$2" '"supported": *true'
+		expect_eq "$1: profile" "$(jstr profile "$2")" "$EXPECT_PROFILE"
+		n=$(echo "$2" | grep -c '"status": *"ok"')
+		bad=$(echo "$2" | grep '"status":' | grep -v '"status": *"ok"')
+		expect_eq "$1: targets not ok" "$bad" ""
+		[ "$n" -ge "$EXPECT_HOOKS" ] || fail "$1: $n targets ok, want at least $EXPECT_HOOKS"
+		echo "ok: $1: $n targets ok"
+	else
+		expect_eq "$1: exit status" "$3" 1
+		expect_match "$1: not supported" "$2" '"supported": *false'
+		expect_match "$1: reason" "$2" "$EXPECT_REASON"
+	fi
+}
+
+echo "== the module file"
+out=$(p2pctl check --module $NV --json 2>&1); rc=$?
+p2pctl check --module $NV
+check_verdict "check --module" "$out" $rc
+
+if [ "$EXPECT" = refuse ]; then
+	echo "== the module file, --force: $EXPECT_FORCE_PROFILE"
+	out=$(p2pctl check --module $NV --force --json 2>&1); rc=$?
+	expect_eq "check --force: exit status" $rc 0
+	expect_eq "check --force: profile" "$(jstr profile "$out")" "$EXPECT_FORCE_PROFILE"
+	bad=$(echo "$out" | grep '"status":' | grep -v '"status": *"ok"')
+	expect_eq "check --force: targets not ok" "$bad" ""
+fi
+
+echo "== the live driver"
+nvidia_load
+out=$(p2pctl check --json 2>&1); rc=$?
+p2pctl check
+check_verdict "check (running driver)" "$out" $rc
+out=$(p2pctl check --kallsyms /proc/kallsyms --driver-version "$REAL_VERSION" --json 2>&1); rc=$?
+p2pctl check --kallsyms /proc/kallsyms --driver-version "$REAL_VERSION" | head -n 3
+check_verdict "check --kallsyms /proc/kallsyms" "$out" $rc
