@@ -70,6 +70,33 @@ static int lookup(struct module *mod, const char *name, bool stub,
 	return n;
 }
 
+/*
+ * A compiler clone of @name ("<name>.isra.0", ".constprop.N", ".part.N"):
+ * callers of the clone never reach the symbol we probe.  Its name goes to
+ * @clone; returns whether there is one.
+ */
+static bool find_clone(struct module *mod, const char *name, char *clone, size_t len)
+{
+	size_t n = strlen(name);
+	struct mod_kallsyms *ks;
+	bool found = false;
+	unsigned int i;
+
+	preempt_disable();
+	ks = rcu_dereference_sched(mod->kallsyms);
+	for (i = 0; i < ks->num_symtab && !found; i++) {
+		const char *s = ks->strtab + ks->symtab[i].st_name;
+
+		if ((ks->typetab[i] == 't' || ks->typetab[i] == 'T') &&
+		    !strncmp(s, name, n) && s[n] == '.') {
+			strscpy(clone, s, len);
+			found = true;
+		}
+	}
+	preempt_enable();
+	return found;
+}
+
 unsigned long p2ps_driver_lookup(struct module *mod, const char *name)
 {
 	unsigned long addr = 0, size;
@@ -132,6 +159,7 @@ int p2ps_resolve(struct module *mod, const struct p2ps_profile *profile,
 		 struct p2ps_hook *hooks, struct p2ps_arm_error *err)
 {
 	const char *const *call;
+	char clone[P2PS_NAME_LEN];
 	unsigned int i;
 	int n, ret;
 
@@ -158,6 +186,11 @@ int p2ps_resolve(struct module *mod, const struct p2ps_profile *profile,
 			ret = check_body(h, size, err);
 			if (ret)
 				return ret;
+		}
+		if (!stub && find_clone(mod, d->target, clone, sizeof(clone))) {
+			p2ps_fail(err, d->target, "compiler clone %s exists: its callers would bypass "
+				  "the hook", clone);
+			return -ENOTUNIQ;
 		}
 		if (d->dest) {
 			h->dest = p2ps_driver_lookup(mod, d->dest);

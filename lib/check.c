@@ -150,9 +150,21 @@ static void resolve_hook(const struct symset *s, const struct p2ps_hook_desc *d,
 			return;
 		}
 	} else {
+		char dotted[160];
+		size_t i;
+
 		n = count_exact(s, d->target, &sy);
 		if (n == 0) {
 			snprintf(it->status, sizeof(it->status), "missing symbol %s", d->target);
+			return;
+		}
+		/* A compiler clone "<target>.isra.0": its callers bypass the hook. */
+		snprintf(dotted, sizeof(dotted), "%s.", d->target);
+		i = lower_bound(s, dotted);
+		if (i < s->n && !strncmp(s->v[i].name, dotted, strlen(dotted))) {
+			snprintf(it->status, sizeof(it->status),
+				 "compiler clone %s exists: its callers would bypass the hook",
+				 s->v[i].name);
 			return;
 		}
 		if (n > 1) {

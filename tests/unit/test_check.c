@@ -66,6 +66,9 @@ struct elfgen {
  */
 static const char *ibt_sealed, *ibt_noendbr;
 
+/* One more function in the module, e.g. a compiler clone; NULL for none. */
+static const char *extra_func;
+
 /* Whether @name is in the symbol table already (a destination may also be a target). */
 static bool have_func(const struct elfgen *g, const char *name)
 {
@@ -163,6 +166,8 @@ static void gen_elf(const struct p2ps_profile *p, enum variant v, const char *dr
 		if (d->dest)
 			add_plain(&g, d->dest);
 	}
+	if (extra_func)
+		add_plain(&g, extra_func);
 	for (i = 0; p->calls && p->calls[i]; i++) {
 		size_t j;
 		bool dup = false;
@@ -512,6 +517,21 @@ static void test_elf_ibt_uncalled_may_be_sealed(void **state)
 	p2ps_check_free(r);
 }
 
+/* A compiler clone of a probed target: its callers would bypass the hook. */
+static void test_elf_clone(void **state)
+{
+	struct p2ps_check_report *r;
+
+	(void)state;
+	extra_func = "osReadRegistryDword.isra.0";
+	r = check_elf(V_OK, NULL, NULL, NULL, 0);
+	extra_func = NULL;
+	assert_false(r->supported);
+	assert_non_null(strstr(item(r, "osReadRegistryDword")->status,
+			       "compiler clone osReadRegistryDword.isra.0"));
+	p2ps_check_free(r);
+}
+
 static void test_elf_version_override(void **state)
 {
 	struct p2ps_check_report *r = check_elf(V_OK, NULL, NULL, "545.29.06", 0);
@@ -691,6 +711,7 @@ int main(void)
 		cmocka_unit_test(test_elf_ibt_sealed_call),
 		cmocka_unit_test(test_elf_ibt_called_dest_without_endbr),
 		cmocka_unit_test(test_elf_ibt_uncalled_may_be_sealed),
+		cmocka_unit_test(test_elf_clone),
 		cmocka_unit_test(test_elf_version_override),
 		cmocka_unit_test(test_elf_gen0),
 		cmocka_unit_test(test_elf_force),
