@@ -77,7 +77,6 @@ static int lookup(struct module *mod, const char *name, bool stub,
  */
 static bool find_clone(struct module *mod, const char *name, char *clone, size_t len)
 {
-	size_t n = strlen(name);
 	struct mod_kallsyms *ks;
 	bool found = false;
 	unsigned int i;
@@ -88,7 +87,7 @@ static bool find_clone(struct module *mod, const char *name, char *clone, size_t
 		const char *s = ks->strtab + ks->symtab[i].st_name;
 
 		if ((ks->typetab[i] == 't' || ks->typetab[i] == 'T') &&
-		    !strncmp(s, name, n) && s[n] == '.') {
+		    p2ps_is_clone_of(s, name)) {
 			strscpy(clone, s, len);
 			found = true;
 		}

@@ -425,6 +425,13 @@ int p2ps_match_code(const unsigned char *text, size_t len,
 	return -1;
 }
 
+bool p2ps_is_clone_of(const char *sym, const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(sym, name, n) && sym[n] == '.' && strncmp(sym + n, ".cold", 5);
+}
+
 bool p2ps_action_calls_dest(enum p2ps_action action)
 {
 	return action == P2PS_ACT_LEDGER_CREATE || action == P2PS_ACT_LEDGER_REMOVE ||

@@ -160,8 +160,10 @@ static void resolve_hook(const struct symset *s, const struct p2ps_hook_desc *d,
 		}
 		/* A compiler clone "<target>.isra.0": its callers bypass the hook. */
 		snprintf(dotted, sizeof(dotted), "%s.", d->target);
-		i = lower_bound(s, dotted);
-		if (i < s->n && !strncmp(s->v[i].name, dotted, strlen(dotted))) {
+		for (i = lower_bound(s, dotted);
+		     i < s->n && !strncmp(s->v[i].name, dotted, strlen(dotted)); i++) {
+			if (!p2ps_is_clone_of(s->v[i].name, d->target))
+				continue;	/* a .cold part */
 			snprintf(it->status, sizeof(it->status),
 				 "compiler clone %s exists: its callers would bypass the hook",
 				 s->v[i].name);

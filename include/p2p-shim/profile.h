@@ -129,6 +129,13 @@ int p2ps_match_code(const unsigned char *text, size_t len,
  */
 bool p2ps_has_endbr(const unsigned char *text);
 
+/*
+ * Whether @sym is a compiler clone of @name ("<name>.isra.0", ".constprop.N",
+ * ".part.N"...): one with its own entry, whose callers bypass a probe on
+ * @name.  A ".cold" part is not: it is the same function's unlikely code.
+ */
+bool p2ps_is_clone_of(const char *sym, const char *name);
+
 /* Why a known driver generation has no profile, or NULL. */
 const char *p2ps_unsupported_reason(const char *version);
 
