@@ -73,10 +73,12 @@ static int lookup(struct module *mod, const char *name, bool stub,
 /*
  * A compiler clone of @name ("<name>.isra.0", ".constprop.N", ".part.N"):
  * callers of the clone never reach the symbol we probe.  Its name goes to
- * @clone; returns whether there is one.
+ * @clone; returns whether there is one.  "<name>.cold" is not a clone but
+ * the function's own cold part, reached only from its body.
  */
 static bool find_clone(struct module *mod, const char *name, char *clone, size_t len)
 {
+	size_t n = strlen(name);
 	struct mod_kallsyms *ks;
 	bool found = false;
 	unsigned int i;
@@ -87,7 +89,7 @@ static bool find_clone(struct module *mod, const char *name, char *clone, size_t
 		const char *s = ks->strtab + ks->symtab[i].st_name;
 
 		if ((ks->typetab[i] == 't' || ks->typetab[i] == 'T') &&
-		    p2ps_is_clone_of(s, name)) {
+		    !strncmp(s, name, n) && p2ps_is_clone_suffix(s + n)) {
 			strscpy(clone, s, len);
 			found = true;
 		}

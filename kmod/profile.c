@@ -425,11 +425,17 @@ int p2ps_match_code(const unsigned char *text, size_t len,
 	return -1;
 }
 
-bool p2ps_is_clone_of(const char *sym, const char *name)
+bool p2ps_is_clone_suffix(const char *suffix)
 {
-	size_t n = strlen(name);
+	static const char *const clones[] = {
+		".isra.", ".constprop.", ".part.", ".clone.", ".lto_priv.",
+	};
+	unsigned int i;
 
-	return !strncmp(sym, name, n) && sym[n] == '.' && strncmp(sym + n, ".cold", 5);
+	for (i = 0; i < sizeof(clones) / sizeof(clones[0]); i++)
+		if (!strncmp(suffix, clones[i], strlen(clones[i])))
+			return true;
+	return false;
 }
 
 bool p2ps_action_calls_dest(enum p2ps_action action)

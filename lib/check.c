@@ -162,8 +162,8 @@ static void resolve_hook(const struct symset *s, const struct p2ps_hook_desc *d,
 		snprintf(dotted, sizeof(dotted), "%s.", d->target);
 		for (i = lower_bound(s, dotted);
 		     i < s->n && !strncmp(s->v[i].name, dotted, strlen(dotted)); i++) {
-			if (!p2ps_is_clone_of(s->v[i].name, d->target))
-				continue;	/* a .cold part */
+			if (!p2ps_is_clone_suffix(s->v[i].name + strlen(d->target)))
+				continue;
 			snprintf(it->status, sizeof(it->status),
 				 "compiler clone %s exists: its callers would bypass the hook",
 				 s->v[i].name);

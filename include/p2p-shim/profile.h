@@ -68,6 +68,13 @@ enum p2ps_action {
 	P2PS_ACT_CAPS_GUARD_V1,		/* return override: the caps guard, 4-argument caps */
 };
 
+/*
+ * Whether @suffix (what follows a function's name in another symbol) marks
+ * a compiler clone with callers of its own (".isra.0", ".constprop.1",
+ * ".part.0"), as opposed to the function's own cold part (".cold").
+ */
+bool p2ps_is_clone_suffix(const char *suffix);
+
 /* Whether the module calls a hook's destination (through a wrapper). */
 bool p2ps_action_calls_dest(enum p2ps_action action);
 
@@ -128,13 +135,6 @@ int p2ps_match_code(const unsigned char *text, size_t len,
  * only ever called directly, and an indirect call to one faults.
  */
 bool p2ps_has_endbr(const unsigned char *text);
-
-/*
- * Whether @sym is a compiler clone of @name ("<name>.isra.0", ".constprop.N",
- * ".part.N"...): one with its own entry, whose callers bypass a probe on
- * @name.  A ".cold" part is not: it is the same function's unlikely code.
- */
-bool p2ps_is_clone_of(const char *sym, const char *name);
 
 /* Why a known driver generation has no profile, or NULL. */
 const char *p2ps_unsupported_reason(const char *version);
