@@ -380,6 +380,9 @@ static void test_versions(void **state)
 	assert_true(p2ps_is_stub_of("kbusGetBar1P2PDmaInfo_395e98", "kbusGetBar1P2PDmaInfo"));
 	assert_false(p2ps_is_stub_of("kbusGetBar1P2PDmaInfo_GH100", "kbusGetBar1P2PDmaInfo"));
 	assert_false(p2ps_is_stub_of("kbusGetBar1P2PDmaInfo_395e98x", "kbusGetBar1P2PDmaInfo"));
+	assert_true(p2ps_is_clone_suffix(".isra.0"));
+	assert_true(p2ps_is_clone_suffix(".constprop.1"));
+	assert_false(p2ps_is_clone_suffix(".cold"));
 }
 
 int main(void)

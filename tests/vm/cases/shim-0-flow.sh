@@ -7,7 +7,8 @@
 # their page size, where a Hopper with native static BAR1 (the control)
 # fails the first and forces 2 MiB pages.  The static BAR1 is in the
 # ledger (disable refused), torn down through the _GH100 body at
-# re-initialisation, and a small-BAR pair reports no P2P.
+# re-initialisation, and a small-BAR pair reports no P2P, also with the
+# residual guard after a disable.
 . /cases/lib.sh
 G='AD102@0000:01:00.0,vram=24G,bar1=0x4000000000/32G;AD102@0000:02:00.0,vram=24G,bar1=0x6000000000/32G'
 H='GH100@0000:01:00.0,vram=80G,bar1=0x20000000000/128G;GH100@0000:02:00.0,vram=80G,bar1=0x22000000000/128G'
@@ -131,6 +132,27 @@ expect_eq "small BAR caps" "$(kv p2p "$out")" NO
 expect_eq "small BAR connectivity" "$(kv connectivity "$out")" unknown
 run rmmod nvidia
 run p2pctl disable
+run rmmod p2p_shim
+
+echo "== $v residual guard: both BARs small, disable while the GPUs carry our ForceP2P"
+TINY='AD102@0000:01:00.0,vram=24G,bar1=0xe0000000/256M;AD102@0000:02:00.0,vram=24G,bar1=0xf0000000/256M'
+run insmod /lib/p2p-shim/p2p-shim.ko enable=1
+run insmod /lib/standin/$v/nvidia.ko gpus="$TINY"
+expect_eq "tiny BARs: no static BAR1" "$(kv gpu0.static_bar1 "$(nvflow state)")" 0
+run p2pctl disable
+st=$(p2pctl status)
+expect_match "4-argument caps guard stays" "$st" 'p2pGetCapsStatus +return +installed'
+expect_match "static BAR1 stubs back" "$st" 'kbusIsBar1P2PCapable_bf6dfa +redirect +idle'
+out=$(nvflow caps 0 1)
+expect_eq "residual: no BAR1 offer" "$(kv connectivity "$out")" unknown
+expect_eq "residual: no P2P" "$(kv p2p "$out")" NO
+run nvflow reinit 0 >/dev/null
+klog_mark
+run nvflow reinit 1 >/dev/null
+sleep 1	# the rest goes in a work item
+expect_match "guard removed after the last" "$(klog_since)" 'caps guard removed'
+expect_match "GPUs re-initialised: nothing left" "$(p2pctl status)" 'hooks: +0 installed'
+run rmmod nvidia
 run rmmod p2p_shim
 
 v=560.35.03
