@@ -43,13 +43,15 @@ userspace:
 deps:
 	tests/deps
 
-# Everything the VM needs, built for the kernel it boots.
-vm-stage: userspace standin
+# Everything the VM needs, built for the kernel it boots: KERNEL is one of
+# `tests/vm/kernel -l` (6.1, Debian 12's own, by default; the others are
+# fetched into a cache outside the clone on first use).
+KERNEL ?= 6.1
+vm-stage: userspace
+	$(MAKE) -C tests/standin nvflow
 	$(MAKE) -C bench/vm CFLAGS="$(filter-out -Iinclude,$(CFLAGS))"
 	$(MAKE) -C tests/vm/src CFLAGS="$(filter-out -Iinclude,$(CFLAGS))"
-	$(MAKE) -C kmod KDIR=$(VM_KDIR)
-	$(MAKE) -C $(VM_KDIR) M=$(CURDIR)/tests/vm/selftest modules
-	tests/vm/stage $(CURDIR)/build/vm/stage
+	tests/vm/build-stage $(KERNEL)
 
 standin:
 	$(MAKE) -C tests/standin KDIR=$(VM_KDIR)
@@ -144,8 +146,10 @@ install-modprobe:
 
 uninstall: uninstall-module uninstall-userspace uninstall-dist uninstall-modprobe
 
+# modules_install compresses the module as the kernel's config says
+# (CONFIG_MODULE_COMPRESS_XZ in Debian from 6.12): remove any of them.
 uninstall-module:
-	rm -f $(INSTALL_MOD_PATH)/lib/modules/$(KREL)/$(INSTALL_MOD_DIR)/p2p-shim.ko
+	rm -f $(foreach e,ko ko.xz ko.zst ko.gz,$(INSTALL_MOD_PATH)/lib/modules/$(KREL)/$(INSTALL_MOD_DIR)/p2p-shim.$(e))
 	rmdir $(INSTALL_MOD_PATH)/lib/modules/$(KREL)/$(INSTALL_MOD_DIR) 2>/dev/null || true
 	if [ -d $(INSTALL_MOD_PATH)/lib/modules/$(KREL)/kernel ] || [ -z "$(INSTALL_MOD_PATH)" ]; then \
 		$(DEPMOD_RUN); \

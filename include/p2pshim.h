@@ -207,6 +207,29 @@ enum p2ps_native {
 	P2PS_NATIVE_NVLINK,		/* NVLink: shim not needed */
 };
 
+/*
+ * Static BAR1 (all of VRAM mapped through BAR1 once, at GPU initialisation):
+ * what the installed driver is expected to decide, by its rules
+ * (docs/cards.md), with the registry keys p2p-shim supplies.
+ */
+enum p2ps_static_bar1 {
+	P2PS_SB_UNKNOWN = 0,
+	P2PS_SB_YES,
+	P2PS_SB_NO,
+	P2PS_SB_UNALIGNED,		/* on, but after the console: peers can't map it (565-575) */
+	P2PS_SB_INIT_FAILS,		/* forced where it can't fit: GPU initialisation fails */
+};
+const char *p2ps_static_bar1_name(enum p2ps_static_bar1 s);	/* "yes", "no", ... */
+
+/* What a GPU pair gets. */
+enum p2ps_p2p {
+	P2PS_P2P_UNKNOWN = 0,
+	P2PS_P2P_BAR1,			/* BAR1 P2P with p2p-shim */
+	P2PS_P2P_NATIVE,		/* the stock driver's own P2P: NVLink, or Hopper's BAR1 P2P */
+	P2PS_P2P_NONE,
+};
+const char *p2ps_p2p_name(enum p2ps_p2p p);	/* "bar1", "native", "none", "unknown" */
+
 struct p2ps_gpu {
 	char bdf[16];			/* "0000:01:00.0" */
 	uint16_t device;		/* PCI device id */
@@ -217,6 +240,14 @@ struct p2ps_gpu {
 	uint64_t bar1;			/* bytes; 0 if unknown */
 	int numa_node;			/* -1 if unknown */
 	char path[256];			/* sysfs real path, relative to the root */
+	/* appended for the per-GPU verdicts */
+	char chip[8];			/* "AD102", ... (from the device id) or "" */
+	char vram_source[24];		/* "nominal" (device id) or "nvidia-smi" */
+	uint64_t vram_mib;		/* nvidia-smi memory.total (MiB), or 0; @vram is then
+					 * that rounded up to whole GiB */
+	int display;			/* boot_vga: 1 boot display, 0 not, -1 unknown */
+	enum p2ps_static_bar1 static_bar1;
+	char static_bar1_why[200];
 };
 
 struct p2ps_pair {
@@ -224,6 +255,9 @@ struct p2ps_pair {
 	enum p2ps_pcie_path path;
 	enum p2ps_native native;
 	char native_source[96];		/* what @native was decided from */
+	/* appended for the per-pair verdicts */
+	enum p2ps_p2p p2p;
+	char p2p_why[200];
 };
 
 struct p2ps_doctor_report {
@@ -244,6 +278,9 @@ struct p2ps_doctor_opts {
 	const char *root;		/* root prefix; NULL or "/" for the live system */
 	const char *topo_text;		/* output of `nvidia-smi topo -m`, or NULL */
 	const char *topo_source;	/* where topo_text came from, for messages */
+	/* `nvidia-smi --query-gpu=...,pci.bus_id,...,memory.total... --format=csv`
+	 * output (any columns, with a header), or NULL: measured VRAM per GPU */
+	const char *smi_query_text;
 	struct p2ps_handle *h;		/* module handle for live status, or NULL */
 };
 

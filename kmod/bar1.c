@@ -17,6 +17,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/rcupdate.h>
+#include <linux/sched.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/wait.h>
@@ -46,6 +47,12 @@ static struct {
 	NV_STATUS (*dma_map)(struct OBJGPU *gpu, struct VirtMemAllocator *dma,
 			     struct DMA_BAR1P2P_MAPPING_PRARAMS *params);
 	void (*dma_unmap)(struct VirtMemAllocator *dma, struct CLI_DMA_MAPPING_INFO *info);
+	/* gen 0 */
+	NvBool (*is_supported)(struct OBJGPU *g0, struct KernelBus *b0,
+			       struct OBJGPU *g1, struct KernelBus *b1);
+	NvBool (*bar1_capable)(struct OBJGPU *gpu, struct KernelBus *bus, NvU32 gfid);
+	NV_STATUS (*static_enable)(struct OBJGPU *gpu, struct KernelBus *bus, NvU32 gfid);
+	void (*static_disable)(struct OBJGPU *gpu, struct KernelBus *bus, NvU32 gfid);
 } nv;
 
 /*
@@ -73,6 +80,78 @@ static void wrapper_exit(void)
 {
 	if (atomic_dec_and_test(&inflight))
 		wake_up_all(&inflight_wq);
+}
+
+/*
+ * Gen 0: where static BAR1 is visible.  A task inside one of the BAR1 P2P
+ * wrappers (the mapping-supported check, the BAR1 window map and unmap)
+ * sees a GPU's static BAR1; every other caller of kbusIsStaticBar1Enabled
+ * does not, for the GPUs whose static BAR1 came from our hooks (those
+ * drivers have the rest of the static-BAR1 code for Hopper only).
+ */
+#define NR_VIEWS 32
+
+static struct {
+	struct task_struct *task;
+	unsigned int depth;
+} views[NR_VIEWS];
+static DEFINE_SPINLOCK(views_lock);
+
+/* Whether the bound profile sets static BAR1 up itself (gen 0). */
+static bool static_hooks;
+
+/* The slot of @task; views_lock held. */
+static int view_of(struct task_struct *task)
+{
+	int i;
+
+	lockdep_assert_held(&views_lock);
+	for (i = 0; i < NR_VIEWS; i++)
+		if (views[i].task == task)
+			return i;
+	return -1;
+}
+
+/* Enter the view for this task (nested calls count); false if no slot. */
+static bool view_enter(void)
+{
+	unsigned long flags;
+	int i;
+
+	spin_lock_irqsave(&views_lock, flags);
+	i = view_of(current);
+	if (i < 0) {
+		i = view_of(NULL);
+		if (i >= 0)
+			views[i].task = current;
+	}
+	if (i >= 0)
+		views[i].depth++;
+	spin_unlock_irqrestore(&views_lock, flags);
+	return i >= 0;
+}
+
+static void view_exit(void)
+{
+	unsigned long flags;
+	int i;
+
+	spin_lock_irqsave(&views_lock, flags);
+	i = view_of(current);
+	if (i >= 0 && !--views[i].depth)
+		views[i].task = NULL;
+	spin_unlock_irqrestore(&views_lock, flags);
+}
+
+static bool in_view(void)
+{
+	unsigned long flags;
+	bool in;
+
+	spin_lock_irqsave(&views_lock, flags);
+	in = view_of(current) >= 0;
+	spin_unlock_irqrestore(&views_lock, flags);
+	return in;
 }
 
 /* Wrappers: each has the signature of the stub it replaces. */
@@ -112,7 +191,13 @@ static NV_STATUS wrap_dma_map(struct OBJGPU *gpu, struct VirtMemAllocator *dma,
 	NV_STATUS st;
 
 	wrapper_enter();
-	st = READ_ONCE(closing) ? NV_ERR_NOT_SUPPORTED : nv.dma_map(gpu, dma, params);
+	if (READ_ONCE(closing) || (static_hooks && !view_enter())) {
+		st = NV_ERR_NOT_SUPPORTED;
+	} else {
+		st = nv.dma_map(gpu, dma, params);
+		if (static_hooks)
+			view_exit();
+	}
 	if (st == NV_OK && params)
 		p2ps_ledger_dma_get(params->pDmaMappingInfo, gpu, params->pPeerGpu);
 	wrapper_exit();
@@ -121,10 +206,94 @@ static NV_STATUS wrap_dma_map(struct OBJGPU *gpu, struct VirtMemAllocator *dma,
 
 static void wrap_dma_unmap(struct VirtMemAllocator *dma, struct CLI_DMA_MAPPING_INFO *info)
 {
+	bool view = false;
+
 	wrapper_enter();
+	if (static_hooks) {
+		view = view_enter();
+		if (!view)
+			pr_warn_ratelimited("no view slot for a BAR1 window unmap: its BAR1 range may leak\n");
+	}
 	nv.dma_unmap(dma, info);
+	if (view)
+		view_exit();
 	p2ps_ledger_dma_put(info);
 	wrapper_exit();
+}
+
+/* Gen 0: the BAR1 P2P code asks whether both GPUs have static BAR1. */
+static NvBool wrap_is_supported(struct OBJGPU *g0, struct KernelBus *b0,
+				struct OBJGPU *g1, struct KernelBus *b1)
+{
+	NvBool ret = NV_FALSE;		/* as the stub says, without a view */
+
+	wrapper_enter();
+	if (view_enter()) {
+		ret = nv.is_supported(g0, b0, g1, b1);
+		view_exit();
+	}
+	wrapper_exit();
+	return ret;
+}
+
+/*
+ * Gen 0: kbusIsBar1P2PCapable decides at BAR1 initialisation whether a GPU
+ * gets static BAR1.  The stub's answer (no) while a disable decides, and
+ * for a GPU whose attach we did not see: its static BAR1 could not be told
+ * apart from Hopper's, and everything else on it would then see it.
+ */
+static NvBool wrap_bar1_capable(struct OBJGPU *gpu, struct KernelBus *bus, NvU32 gfid)
+{
+	NvBool ret = NV_FALSE;
+
+	wrapper_enter();
+	if (!READ_ONCE(closing) && p2ps_gpu_instance(gpu) != U32_MAX)
+		ret = nv.bar1_capable(gpu, bus, gfid);
+	wrapper_exit();
+	return ret;
+}
+
+static NV_STATUS wrap_static_enable(struct OBJGPU *gpu, struct KernelBus *bus, NvU32 gfid)
+{
+	NV_STATUS st;
+
+	wrapper_enter();
+	st = nv.static_enable(gpu, bus, gfid);
+	if (st == NV_OK)
+		p2ps_ledger_static_get(gpu);	/* the observer on _GH100 marks the GPU */
+	wrapper_exit();
+	return st;
+}
+
+static void wrap_static_disable(struct OBJGPU *gpu, struct KernelBus *bus, NvU32 gfid)
+{
+	wrapper_enter();
+	nv.static_disable(gpu, bus, gfid);
+	p2ps_gpu_set_static_bar1(gpu, false);
+	p2ps_ledger_static_put(gpu);
+	wrapper_exit();
+}
+
+/* kbusIsStaticBar1Enabled_IMPL(pGpu, pKernelBus) */
+struct static_view_call {
+	struct OBJGPU *gpu;
+};
+static_assert(sizeof(struct static_view_call) <= P2PS_RET_DATA_SIZE);
+
+void p2ps_static_view_entry(void *data, struct pt_regs *regs)
+{
+	struct static_view_call *c = data;
+
+	c->gpu = (struct OBJGPU *)regs_get_kernel_argument(regs, 0);
+}
+
+void p2ps_static_view_return(void *data, struct pt_regs *regs)
+{
+	struct static_view_call *c = data;
+
+	if (!(regs_return_value(regs) & 0xff) || !p2ps_ledger_has_static(c->gpu) || in_view())
+		return;
+	regs_set_return_value(regs, NV_FALSE);
 }
 
 /* PCIE_BAR1 create/remove calls go to _GH100; every other type stays. */
@@ -184,7 +353,7 @@ void p2ps_registry_return(void *data, struct pt_regs *regs)
  * have.  For such pairs, put back what the stock driver says: no P2P.  It
  * takes one forced GPU: the first GPU of a pair decides the override, and
  * its partner may be one initialised before arming (a display GPU, say).
- * On 565-570 the same override also reports PCIE_BAR1 for a pair without
+ * On 550-570 the same override also reports PCIE_BAR1 for a pair without
  * static BAR1 on both GPUs (it is applied before the BAR1 HAL check); such
  * a pair fails to map later, so it gets the stock answer too.
  */
@@ -208,8 +377,8 @@ static void refuse(struct caps_call *c)
 }
 
 /*
- * Whether the bound profile watches static BAR1 (gen-a1, whose caps code
- * applies the override before the BAR1 HAL check).
+ * Whether the bound profile watches static BAR1 (gen 0 and gen-a1, whose
+ * caps code applies the override before the BAR1 HAL check).
  */
 static bool watch_static_bar1;
 
@@ -225,8 +394,9 @@ void p2ps_caps_return(void *data, struct pt_regs *regs)
 			refuse(c);
 		break;
 	case P2P_CONNECTIVITY_PCIE_BAR1:
+		/* The HAL check skipped also refuses loopback (one GPU). */
 		if (READ_ONCE(watch_static_bar1) && p2ps_gpus_forced_in(c->mask) &&
-		    !p2ps_gpus_static_bar1(c->mask))
+		    (hweight32(c->mask) < 2 || !p2ps_gpus_static_bar1(c->mask)))
 			refuse(c);
 		break;
 	}
@@ -239,6 +409,19 @@ void p2ps_registry_entry(void *data, struct pt_regs *regs)
 	c->gpu = (struct OBJGPU *)regs_get_kernel_argument(regs, 0);
 	c->key = (const char *)regs_get_kernel_argument(regs, 1);
 	c->data = (NvU32 *)regs_get_kernel_argument(regs, 2);
+}
+
+/* 550-560: p2pGetCapsStatus(gpuMask, pWrite, pRead, pConnectivity) */
+void p2ps_caps_entry_v1(void *data, struct pt_regs *regs)
+{
+	struct caps_call *c = data;
+
+	c->mask = regs_get_kernel_argument(regs, 0);
+	p2ps_gpus_asked(c->mask);
+	c->write = (u8 *)regs_get_kernel_argument(regs, 1);
+	c->read = (u8 *)regs_get_kernel_argument(regs, 2);
+	c->atomics = NULL;
+	c->connectivity = (u32 *)regs_get_kernel_argument(regs, 3);
 }
 
 void p2ps_caps_entry(void *data, struct pt_regs *regs)
@@ -273,14 +456,20 @@ int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 		{ P2PS_ACT_LEDGER_REMOVE, wrap_remove, (void **)&nv.remove },
 		{ P2PS_ACT_LEDGER_DMA_MAP, wrap_dma_map, (void **)&nv.dma_map },
 		{ P2PS_ACT_LEDGER_DMA_UNMAP, wrap_dma_unmap, (void **)&nv.dma_unmap },
+		{ P2PS_ACT_VIEW_IS_SUPPORTED, wrap_is_supported, (void **)&nv.is_supported },
+		{ P2PS_ACT_BAR1_CAPABLE, wrap_bar1_capable, (void **)&nv.bar1_capable },
+		{ P2PS_ACT_STATIC_ENABLE, wrap_static_enable, (void **)&nv.static_enable },
+		{ P2PS_ACT_STATIC_DISABLE, wrap_static_disable, (void **)&nv.static_disable },
 	};
+	unsigned long flags;
 	unsigned int i, j;
 
 	memset(&nv, 0, sizeof(nv));
 	bound_profile = profile;
 	WRITE_ONCE(watch_static_bar1, false);
 	for (i = 0; i < n; i++) {
-		if (hooks[i].desc->action == P2PS_ACT_STATIC_BAR1)
+		if (hooks[i].desc->action == P2PS_ACT_STATIC_BAR1 ||
+		    hooks[i].desc->action == P2PS_ACT_STATIC_ENABLE)
 			WRITE_ONCE(watch_static_bar1, true);
 		for (j = 0; j < ARRAY_SIZE(wrappers); j++)
 			if (hooks[i].desc->action == wrappers[j].action) {
@@ -293,6 +482,16 @@ int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 		p2ps_fail(err, "", "profile does not provide every function the wrappers need");
 		return -ENOENT;
 	}
+	/* Gen 0's static BAR1 hooks come as a set. */
+	static_hooks = nv.bar1_capable || nv.static_enable || nv.static_disable || nv.is_supported;
+	if (static_hooks && (!nv.bar1_capable || !nv.static_enable || !nv.static_disable ||
+			     !nv.is_supported)) {
+		p2ps_fail(err, "", "profile has only some of the static BAR1 hooks");
+		return -ENOENT;
+	}
+	spin_lock_irqsave(&views_lock, flags);
+	memset(views, 0, sizeof(views));
+	spin_unlock_irqrestore(&views_lock, flags);
 	return 0;
 }
 

@@ -70,6 +70,34 @@ static int lookup(struct module *mod, const char *name, bool stub,
 	return n;
 }
 
+/*
+ * A compiler clone of @name ("<name>.isra.0", ".constprop.N", ".part.N"):
+ * callers of the clone never reach the symbol we probe.  Its name goes to
+ * @clone; returns whether there is one.  "<name>.cold" is not a clone but
+ * the function's own cold part, reached only from its body.
+ */
+static bool find_clone(struct module *mod, const char *name, char *clone, size_t len)
+{
+	size_t n = strlen(name);
+	struct mod_kallsyms *ks;
+	bool found = false;
+	unsigned int i;
+
+	preempt_disable();
+	ks = rcu_dereference_sched(mod->kallsyms);
+	for (i = 0; i < ks->num_symtab && !found; i++) {
+		const char *s = ks->strtab + ks->symtab[i].st_name;
+
+		if ((ks->typetab[i] == 't' || ks->typetab[i] == 'T') &&
+		    !strncmp(s, name, n) && p2ps_is_clone_suffix(s + n)) {
+			strscpy(clone, s, len);
+			found = true;
+		}
+	}
+	preempt_enable();
+	return found;
+}
+
 unsigned long p2ps_driver_lookup(struct module *mod, const char *name)
 {
 	unsigned long addr = 0, size;
@@ -96,13 +124,13 @@ static int check_body(struct p2ps_hook *h, unsigned long size, struct p2ps_arm_e
 }
 
 /*
- * A function the module will call must start with ENDBR: on IBT kernels
- * objtool seals (and the kernel poisons, at load) the ENDBR of functions
- * that nvidia only ever calls directly, and our indirect call would then
- * fault.  Checked on every kernel: the driver is built with it everywhere.
+ * A function the module will call must start with ENDBR on a kernel with
+ * IBT: there objtool seals (and the kernel poisons, at load) the ENDBR of
+ * functions that nvidia only ever calls directly, and our indirect call
+ * would fault (#CP).  Elsewhere a missing ENDBR (a driver built without
+ * -fcf-protection) is harmless: say so and go on.
  */
-static int check_callable(struct module *mod, const char *name, unsigned long addr,
-			  struct p2ps_arm_error *err)
+static int check_callable(const char *name, unsigned long addr, struct p2ps_arm_error *err)
 {
 	unsigned char text[4];
 
@@ -110,13 +138,17 @@ static int check_callable(struct module *mod, const char *name, unsigned long ad
 		p2ps_fail(err, name, "cannot read its code");
 		return -EFAULT;
 	}
-	if (!p2ps_has_endbr(text)) {
-		p2ps_fail(err, name, "%s does not start with endbr64 (%*ph): only called directly "
-			  "inside %s, so it cannot be called from here on IBT kernels",
-			  name, (int)sizeof(text), text, DRIVER_NAME);
-		return -ENOEXEC;
+	if (p2ps_has_endbr(text))
+		return 0;
+	if (!IS_ENABLED(CONFIG_X86_KERNEL_IBT)) {
+		pr_warn("%s does not start with endbr64 (%*ph): harmless on this kernel (no IBT); an IBT kernel would refuse it\n",
+			name, (int)sizeof(text), text);
+		return 0;
 	}
-	return 0;
+	p2ps_fail(err, name, "%s does not start with endbr64 (%*ph): only called directly "
+		  "inside %s, so it cannot be called from here on IBT kernels",
+		  name, (int)sizeof(text), text, DRIVER_NAME);
+	return -ENOEXEC;
 }
 
 /*
@@ -128,6 +160,7 @@ int p2ps_resolve(struct module *mod, const struct p2ps_profile *profile,
 		 struct p2ps_hook *hooks, struct p2ps_arm_error *err)
 {
 	const char *const *call;
+	char clone[P2PS_NAME_LEN];
 	unsigned int i;
 	int n, ret;
 
@@ -155,6 +188,11 @@ int p2ps_resolve(struct module *mod, const struct p2ps_profile *profile,
 			if (ret)
 				return ret;
 		}
+		if (!stub && find_clone(mod, d->target, clone, sizeof(clone))) {
+			p2ps_fail(err, d->target, "compiler clone %s exists: its callers would bypass "
+				  "the hook", clone);
+			return -ENOTUNIQ;
+		}
 		if (d->dest) {
 			h->dest = p2ps_driver_lookup(mod, d->dest);
 			if (!h->dest) {
@@ -163,7 +201,7 @@ int p2ps_resolve(struct module *mod, const struct p2ps_profile *profile,
 				return -ENOENT;
 			}
 			if (p2ps_action_calls_dest(d->action)) {
-				ret = check_callable(mod, d->dest, h->dest, err);
+				ret = check_callable(d->dest, h->dest, err);
 				if (ret)
 					return ret;
 			}
@@ -176,7 +214,7 @@ int p2ps_resolve(struct module *mod, const struct p2ps_profile *profile,
 			p2ps_fail(err, *call, "function %s not found", *call);
 			return -ENOENT;
 		}
-		ret = check_callable(mod, *call, addr, err);
+		ret = check_callable(*call, addr, err);
 		if (ret)
 			return ret;
 	}

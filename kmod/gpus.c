@@ -102,9 +102,12 @@ void p2ps_gpu_attach_return(void *data, struct pt_regs *regs)
 	spin_lock_irqsave(&gpus_lock, flags);
 	g = &gpus[c->instance];
 	g->attaching = NULL;
-	/* A failed attach leaves no GPU behind (the driver destroys it). */
-	if (regs_return_value(regs) != NV_OK)
-		forget(g);
+	/*
+	 * A failed attach is kept as it is: two late error returns in
+	 * gpumgrAttachGpu leave the GPU attached (with our ForceP2P) and
+	 * never detached, so forgetting it could let its pairs past the
+	 * guard.  The next attach of this instance starts afresh anyway.
+	 */
 	spin_unlock_irqrestore(&gpus_lock, flags);
 }
 
@@ -174,14 +177,34 @@ void p2ps_gpu_static_bar1_entry(void *data, struct pt_regs *regs)
 void p2ps_gpu_static_bar1_return(void *data, struct pt_regs *regs)
 {
 	struct static_bar1_call *c = data;
-	bool on = regs_return_value(regs) == NV_OK;
+
+	p2ps_gpu_set_static_bar1(c->gpu, regs_return_value(regs) == NV_OK);
+}
+
+/* Whether @gpu has static BAR1 (as seen by the observer, or torn down). */
+void p2ps_gpu_set_static_bar1(struct OBJGPU *gpu, bool on)
+{
 	unsigned long flags;
 	int i;
 
 	spin_lock_irqsave(&gpus_lock, flags);
-	for (i = 0; c->gpu && i < NV_MAX_DEVICES; i++)
-		if (gpus[i].gpu == c->gpu)
+	for (i = 0; gpu && i < NV_MAX_DEVICES; i++)
+		if (gpus[i].gpu == gpu)
 			gpus[i].static_bar1 = on;
+	spin_unlock_irqrestore(&gpus_lock, flags);
+}
+
+/* kbusDisableStaticBar1Mapping_TU102(pGpu, pKernelBus, gfid), at entry. */
+void p2ps_gpu_static_bar1_off(struct pt_regs *regs)
+{
+	struct OBJGPU *gpu = (struct OBJGPU *)regs_get_kernel_argument(regs, 0);
+	unsigned long flags;
+	int i;
+
+	spin_lock_irqsave(&gpus_lock, flags);
+	for (i = 0; gpu && i < NV_MAX_DEVICES; i++)
+		if (gpus[i].gpu == gpu)
+			gpus[i].static_bar1 = false;
 	spin_unlock_irqrestore(&gpus_lock, flags);
 }
 

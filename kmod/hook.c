@@ -16,6 +16,18 @@
  *    entry and may change the return value (and out-parameters) on return.
  *  - count: a kprobe that only counts, for dry runs.
  *
+ * No probe of ours is ever jump-optimised.  Besides the redirects' need,
+ * an optimised probe is unoptimised and removed later, by a worker; if
+ * nvidia unloads in between, the kernel (seen on 6.12 and 7.2, IBT, where
+ * the probe sits after ENDBR and gets optimised) keeps a dead probe at that
+ * address, and every later registration there warns and fails with -EINVAL
+ * for the rest of the boot (docs/kernels.md).  A kprobe with a post_handler
+ * is never optimised, and neither is a probe that shares its address with
+ * one: register_kretprobe() clears the kretprobe's own post_handler, so a
+ * return hook first puts a companion kprobe ("guard") with an empty
+ * post_handler at the address, and the kretprobe joins it.  Removal goes
+ * the other way: the kretprobes first, then the guards and the rest.
+ *
  * Installation is all or nothing: the first failure removes every hook
  * installed before it.
  */
@@ -23,6 +35,8 @@
 
 #include <linux/kernel.h>
 #include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/version.h>
 
 #include "p2p-shim.h"
 
@@ -43,7 +57,7 @@ static int redirect_pre(struct kprobe *kp, struct pt_regs *regs)
 }
 
 /* Its presence keeps the probe from being optimised; see above. */
-static void redirect_post(struct kprobe *kp, struct pt_regs *regs, unsigned long flags)
+static void no_opt_post(struct kprobe *kp, struct pt_regs *regs, unsigned long flags)
 {
 }
 
@@ -56,8 +70,15 @@ static int arg_pre(struct kprobe *kp, struct pt_regs *regs)
 		p2ps_uvm_encode(regs);
 	else if (h->desc->action == P2PS_ACT_GPU_DETACH)
 		p2ps_gpu_detach(regs);
+	else if (h->desc->action == P2PS_ACT_STATIC_BAR1_OFF)
+		p2ps_gpu_static_bar1_off(regs);
 	return 0;
 }
+
+/* get_kretprobe() came with 5.11; before it, the instance points at it. */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 11, 0)
+#define get_kretprobe(ri) ((ri)->rp)
+#endif
 
 static struct p2ps_hook *krp_hook(struct kretprobe_instance *ri)
 {
@@ -75,6 +96,12 @@ static int ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 		break;
 	case P2PS_ACT_CAPS_GUARD:
 		p2ps_caps_entry(ri->data, regs);
+		break;
+	case P2PS_ACT_CAPS_GUARD_V1:
+		p2ps_caps_entry_v1(ri->data, regs);
+		break;
+	case P2PS_ACT_STATIC_VIEW:
+		p2ps_static_view_entry(ri->data, regs);
 		break;
 	case P2PS_ACT_UVM_SCOPE:
 		p2ps_uvm_scope_entry(ri->data, regs);
@@ -100,7 +127,11 @@ static int ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 		p2ps_registry_return(ri->data, regs);
 		break;
 	case P2PS_ACT_CAPS_GUARD:
+	case P2PS_ACT_CAPS_GUARD_V1:
 		p2ps_caps_return(ri->data, regs);
+		break;
+	case P2PS_ACT_STATIC_VIEW:
+		p2ps_static_view_return(ri->data, regs);
 		break;
 	case P2PS_ACT_UVM_SCOPE:
 		if (p2ps_uvm_scope_return(ri->data, regs))
@@ -138,16 +169,22 @@ static int install_one(struct p2ps_hook *h, bool dry_run)
 	case P2PS_HOOK_REDIRECT:
 		h->kp.addr = (kprobe_opcode_t *)h->addr;
 		h->kp.pre_handler = redirect_pre;
-		h->kp.post_handler = redirect_post;
+		h->kp.post_handler = no_opt_post;
 		ret = register_kprobe(&h->kp);
 		break;
 	case P2PS_HOOK_ARG:
 		h->kp.addr = (kprobe_opcode_t *)h->addr;
 		h->kp.pre_handler = arg_pre;
-		h->kp.post_handler = redirect_post;
+		h->kp.post_handler = no_opt_post;
 		ret = register_kprobe(&h->kp);
 		break;
 	case P2PS_HOOK_RETURN:
+		memset(&h->guard, 0, sizeof(h->guard));
+		h->guard.addr = (kprobe_opcode_t *)h->addr;
+		h->guard.post_handler = no_opt_post;
+		ret = register_kprobe(&h->guard);
+		if (ret)
+			break;
 		h->krp.kp.addr = (kprobe_opcode_t *)h->addr;
 		h->krp.entry_handler = ret_entry;
 		h->krp.handler = ret_handler;
@@ -155,10 +192,13 @@ static int install_one(struct p2ps_hook *h, bool dry_run)
 		/* A missed instance would skip a registry default: be generous. */
 		h->krp.maxactive = 64;
 		ret = register_kretprobe(&h->krp);
+		if (ret)
+			unregister_kprobe(&h->guard);
 		break;
 	case P2PS_HOOK_COUNT:
 		h->kp.addr = (kprobe_opcode_t *)h->addr;
 		h->kp.pre_handler = count_pre;
+		h->kp.post_handler = no_opt_post;
 		ret = register_kprobe(&h->kp);
 		break;
 	default:
@@ -173,6 +213,7 @@ static void remove_one(struct p2ps_hook *h)
 		return;
 	if (h->kind == P2PS_HOOK_RETURN) {
 		unregister_kretprobe(&h->krp);
+		unregister_kprobe(&h->guard);
 		if (h->krp.nmissed)
 			snprintf(h->last_error, sizeof(h->last_error),
 				 "%d calls missed", h->krp.nmissed);
@@ -208,11 +249,14 @@ int p2ps_hooks_install(struct p2ps_hook *hooks, unsigned int n, bool dry_run,
 
 /*
  * Remove every installed hook.  In batches: each batch waits for one RCU
- * grace period instead of one per probe.
+ * grace period instead of one per probe.  The kretprobes go first: a guard
+ * removed before its kretprobe would let the kernel optimise the
+ * kretprobe's probe again (see the top of this file).
  */
 void p2ps_hooks_remove(struct p2ps_hook *hooks, unsigned int n)
 {
 	struct kretprobe **rps = kcalloc(n, sizeof(*rps), GFP_KERNEL);
+	/* Every hook's kprobe, or a return hook's guard. */
 	struct kprobe **kps = kcalloc(n, sizeof(*kps), GFP_KERNEL);
 	unsigned int i, nk = 0, nr = 0;
 
@@ -227,14 +271,16 @@ void p2ps_hooks_remove(struct p2ps_hook *hooks, unsigned int n)
 
 		if (h->state != P2PS_HOOK_INSTALLED || h->keep)
 			continue;
-		if (h->kind == P2PS_HOOK_RETURN)
+		if (h->kind == P2PS_HOOK_RETURN) {
 			rps[nr++] = &h->krp;
-		else
+			kps[nk++] = &h->guard;
+		} else {
 			kps[nk++] = &h->kp;
+		}
 		h->state = P2PS_HOOK_IDLE;
 	}
-	unregister_kprobes(kps, nk);
 	unregister_kretprobes(rps, nr);
+	unregister_kprobes(kps, nk);
 	for (i = 0; i < n; i++)
 		if (hooks[i].kind == P2PS_HOOK_RETURN && hooks[i].krp.nmissed)
 			snprintf(hooks[i].last_error, sizeof(hooks[i].last_error),

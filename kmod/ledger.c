@@ -193,6 +193,77 @@ void p2ps_ledger_dma_put(struct CLI_DMA_MAPPING_INFO *info)
 	p2ps_event_mapping(P2PS_EV_MAPPING_REMOVED, &ev);
 }
 
+/*
+ * Gen 0: a GPU's static BAR1, set up through our hooks.  While it exists,
+ * removing the hooks would leave the driver with static BAR1 on a chip
+ * whose other static-BAR1 code is a stub (every BAR1 mapping of its video
+ * memory would fail), and unable to tear it down.
+ */
+void p2ps_ledger_static_get(struct OBJGPU *gpu)
+{
+	struct ledger_entry *e = new_entry(P2PS_CONN_STATIC_BAR1, gpu, gpu);
+	struct p2ps_mapping_event ev = { .conn = P2PS_CONN_STATIC_BAR1 };
+	unsigned long flags;
+
+	spin_lock_irqsave(&ledger_lock, flags);
+	if (e) {
+		e->key = gpu;
+		e->ev.count = 1;
+		list_add_tail(&e->node, &entries);
+		ev = e->ev;
+	} else {
+		unrecorded++;
+	}
+	account(+1);
+	spin_unlock_irqrestore(&ledger_lock, flags);
+	p2ps_event_mapping(P2PS_EV_MAPPING_CREATED, &ev);
+}
+
+/* Whether @gpu's static BAR1 came from our hooks (and is still there). */
+bool p2ps_ledger_has_static(struct OBJGPU *gpu)
+{
+	struct ledger_entry *e;
+	unsigned long flags;
+	bool found = false;
+
+	spin_lock_irqsave(&ledger_lock, flags);
+	list_for_each_entry(e, &entries, node)
+		if (e->conn == P2PS_CONN_STATIC_BAR1 && e->key == gpu) {
+			found = true;
+			break;
+		}
+	spin_unlock_irqrestore(&ledger_lock, flags);
+	return found;
+}
+
+void p2ps_ledger_static_put(struct OBJGPU *gpu)
+{
+	struct p2ps_mapping_event ev;
+	struct ledger_entry *e, *found = NULL;
+	unsigned long flags;
+
+	spin_lock_irqsave(&ledger_lock, flags);
+	list_for_each_entry(e, &entries, node)
+		if (e->conn == P2PS_CONN_STATIC_BAR1 && e->key == gpu) {
+			found = e;
+			break;
+		}
+	if (found) {
+		list_del(&found->node);
+		account(-1);
+	} else if (unrecorded) {
+		unrecorded--;
+		account(-1);
+	}
+	spin_unlock_irqrestore(&ledger_lock, flags);
+	if (!found)
+		return;
+	ev = found->ev;
+	ev.count = 0;
+	kfree(found);
+	p2ps_event_mapping(P2PS_EV_MAPPING_REMOVED, &ev);
+}
+
 /* The BAR1 DMA base at which @mapper reaches @owner's VRAM, if they are a pair. */
 bool p2ps_ledger_bar1_base(struct OBJGPU *mapper, struct OBJGPU *owner, u64 *base)
 {
@@ -230,10 +301,14 @@ void p2ps_ledger_describe(char *buf, size_t len)
 	list_for_each_entry(e, &entries, node) {
 		if (n >= len)
 			break;
-		n += scnprintf(buf + n, len - n, "%sGPU%u%sGPU%u %s(%u)", n ? ", " : "",
-			       e->ev.gpu0, e->conn == P2PS_CONN_PCIE_BAR1 ? "-" : "->",
-			       e->ev.gpu1, e->conn == P2PS_CONN_PCIE_BAR1 ? "" : "window ",
-			       e->ev.count);
+		if (e->conn == P2PS_CONN_STATIC_BAR1)
+			n += scnprintf(buf + n, len - n, "%sGPU%u static BAR1", n ? ", " : "",
+				       e->ev.gpu0);
+		else
+			n += scnprintf(buf + n, len - n, "%sGPU%u%sGPU%u %s(%u)", n ? ", " : "",
+				       e->ev.gpu0, e->conn == P2PS_CONN_PCIE_BAR1 ? "-" : "->",
+				       e->ev.gpu1, e->conn == P2PS_CONN_PCIE_BAR1 ? "" : "window ",
+				       e->ev.count);
 	}
 	if (unrecorded && n < len)
 		scnprintf(buf + n, len - n, "%s%u unrecorded", n ? ", " : "", unrecorded);

@@ -36,6 +36,7 @@ typedef u64 NvU64;
 typedef u8 NvBool;
 #define NV_OK			0x00000000
 #define NV_ERR_NOT_SUPPORTED	0x00000056
+#define NV_FALSE		((NvBool)0)
 
 /* GMMU_APERTURE (gmmu_fmt.h) */
 #define GMMU_APERTURE_PEER		2
@@ -93,6 +94,7 @@ struct p2ps_hook {
 		struct kprobe kp;
 		struct kretprobe krp;
 	};
+	struct kprobe guard;		/* RETURN: keeps krp unoptimised (hook.c) */
 };
 
 /* Why arming failed. */
@@ -145,6 +147,9 @@ NV_STATUS p2ps_bar1_dma_info(struct OBJGPU *src, struct OBJGPU *peer,
 void p2ps_registry_entry(void *data, struct pt_regs *regs);
 void p2ps_registry_return(void *data, struct pt_regs *regs);
 void p2ps_caps_entry(void *data, struct pt_regs *regs);
+void p2ps_caps_entry_v1(void *data, struct pt_regs *regs);
+void p2ps_static_view_entry(void *data, struct pt_regs *regs);
+void p2ps_static_view_return(void *data, struct pt_regs *regs);
 void p2ps_caps_return(void *data, struct pt_regs *regs);
 
 /* gpus.c */
@@ -158,7 +163,9 @@ bool p2ps_gpu_bind(struct OBJGPU *gpu);
 void p2ps_gpu_set_forced(struct OBJGPU *gpu, bool forced);
 void p2ps_gpu_static_bar1_entry(void *data, struct pt_regs *regs);
 void p2ps_gpu_static_bar1_return(void *data, struct pt_regs *regs);
+void p2ps_gpu_static_bar1_off(struct pt_regs *regs);
 bool p2ps_gpus_static_bar1(u32 mask);
+void p2ps_gpu_set_static_bar1(struct OBJGPU *gpu, bool on);
 void p2ps_gpus_asked(u32 mask);
 bool p2ps_gpus_forced_in(u32 mask);
 u32 p2ps_gpu_instance(struct OBJGPU *gpu);
@@ -180,6 +187,9 @@ void p2ps_ledger_pair_put(struct OBJGPU *g0, struct OBJGPU *g1);
 void p2ps_ledger_dma_get(struct CLI_DMA_MAPPING_INFO *info, struct OBJGPU *gpu,
 			 struct OBJGPU *peer);
 void p2ps_ledger_dma_put(struct CLI_DMA_MAPPING_INFO *info);
+void p2ps_ledger_static_get(struct OBJGPU *gpu);
+void p2ps_ledger_static_put(struct OBJGPU *gpu);
+bool p2ps_ledger_has_static(struct OBJGPU *gpu);
 unsigned int p2ps_ledger_live(void);
 void p2ps_ledger_describe(char *buf, size_t len);
 void p2ps_ledger_drop_all(void);

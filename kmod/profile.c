@@ -41,10 +41,14 @@ static const struct p2ps_code ret_void =		/* return */
 
 /*
  * The BAR1 P2P HAL slots and the PCIE_BAR1 routing: the same in every
- * generation served, 565 to 595 (docs/hooks.md has the evidence per tag).
+ * generation served, 550 to 595 (docs/hooks.md has the evidence per tag).
+ * Gen 0 wraps the mapping-supported check and reads the older caps
+ * prototype, hence the two parameters.
  */
-#define BAR1_P2P_HOOKS \
-	STUB_TO_GH100(kbusIsPcieBar1P2PMappingSupported, ret_false, P2PS_ACT_NONE, \
+#define BAR1_P2P_HOOKS BAR1_P2P_HOOKS_WITH(P2PS_ACT_NONE, P2PS_ACT_CAPS_GUARD)
+
+#define BAR1_P2P_HOOKS_WITH(is_supported_act, caps_act) \
+	STUB_TO_GH100(kbusIsPcieBar1P2PMappingSupported, ret_false, (is_supported_act), \
 		      "lets the caps check and BAR1 mapping see static BAR1 on both GPUs"), \
 	STUB_TO_GH100(kbusHasPcieBar1P2PMapping, ret_false, P2PS_ACT_NONE, \
 		      "makes peer mappings (RM and UVM) take the BAR1 path"), \
@@ -81,7 +85,7 @@ static const struct p2ps_code ret_void =		/* return */
 	{ \
 		.target = "p2pGetCapsStatus", \
 		.kind = P2PS_HOOK_RETURN, \
-		.action = P2PS_ACT_CAPS_GUARD, \
+		.action = (caps_act), \
 		.why = "never lets the forced caps select the mailbox path GeForce chips lack", \
 	}, \
 	{ \
@@ -112,8 +116,10 @@ static const struct p2ps_hook_desc gen_b_hooks[] = {
  * Within a PTE build for a BAR1 pair (and only there), the aperture becomes
  * SYS_NONCOH and the address the peer's BAR1 DMA base plus the offset.
  */
-#define GEN_A_HOOKS \
-	BAR1_P2P_HOOKS, \
+#define GEN_A_HOOKS GEN_A_HOOKS_WITH(BAR1_P2P_HOOKS)
+
+#define GEN_A_HOOKS_WITH(bar1_p2p_hooks) \
+	bar1_p2p_hooks, \
 	{ \
 		.target = "nvGpuOpsBuildExternalAllocPtes", \
 		.kind = P2PS_HOOK_RETURN, \
@@ -151,6 +157,56 @@ static const struct p2ps_hook_desc gen_a1_hooks[] = {
 		.action = P2PS_ACT_STATIC_BAR1,
 		.why = "observes which GPUs got static BAR1: the caps guard refuses BAR1 P2P without it",
 	},
+	{
+		.target = "kbusDisableStaticBar1Mapping_TU102",
+		.kind = P2PS_HOOK_ARG,
+		.action = P2PS_ACT_STATIC_BAR1_OFF,
+		.why = "observes static BAR1 going away while the GPU stays attached (persistence mode)",
+	},
+};
+
+/*
+ * Gen 0, 550.x and 560.x: as gen A, and static BAR1, which these drivers
+ * decide and set up through HAL slots that are stubs on every chip but
+ * GH100: kbusIsBar1P2PCapable (at BAR1 initialisation),
+ * kbusEnableStaticBar1Mapping, kbusDisableStaticBar1Mapping,
+ * kbusGetStaticFbAperture.  The _GH100 bodies are generic: BAR1 against
+ * VRAM plus 128 KiB and RMForceP2PType=2, one 2 MiB-page BAR1 mapping of
+ * all VRAM at BAR1 offset 0.  Once static BAR1 is on, these drivers also
+ * route every BAR1 mapping of video memory (contiguous memory only) and
+ * every compressed allocation (kbusUpdateStaticBar1VAMapping: a stub)
+ * through static-BAR1 code only Hopper has; so, for a GPU whose static
+ * BAR1 came from these hooks, kbusIsStaticBar1Enabled says yes only inside
+ * the BAR1 P2P wrappers (mapping-supported check, BAR1 window map and
+ * unmap) and no everywhere else, which keeps everything else on dynamic
+ * BAR1 mappings.  The community patch did that much by commenting out the
+ * static branch of _kbusMapAperture_GM107.  p2pGetCapsStatus has no
+ * atomics argument before 565; the caps guard reads the 4 arguments.
+ */
+static const struct p2ps_hook_desc gen_0_hooks[] = {
+	GEN_A_HOOKS_WITH(BAR1_P2P_HOOKS_WITH(P2PS_ACT_VIEW_IS_SUPPORTED, P2PS_ACT_CAPS_GUARD_V1)),
+	STUB_TO_GH100(kbusIsBar1P2PCapable, ret_false, P2PS_ACT_BAR1_CAPABLE,
+		      "BAR1 initialisation asks it: _GH100 says yes with RMForceP2PType=2 "
+		      "when BAR1 holds all VRAM plus 128 KiB"),
+	STUB_TO_GH100(kbusEnableStaticBar1Mapping, ret_not_supported, P2PS_ACT_STATIC_ENABLE,
+		      "maps all VRAM through BAR1 (static BAR1), which BAR1 P2P needs"),
+	STUB_TO_GH100(kbusDisableStaticBar1Mapping, ret_void, P2PS_ACT_STATIC_DISABLE,
+		      "tears the static BAR1 mapping down with BAR1; the stub would leak it"),
+	STUB_TO_GH100(kbusGetStaticFbAperture, ret_not_supported, P2PS_ACT_NONE,
+		      "gives the static BAR1 offset of peer memory mapped for BAR1 P2P"),
+	{
+		.target = "kbusEnableStaticBar1Mapping_GH100",
+		.kind = P2PS_HOOK_RETURN,
+		.action = P2PS_ACT_STATIC_BAR1,
+		.why = "observes which GPUs got static BAR1 (Hopper natively, the others "
+		       "through the hooks): the caps guard refuses BAR1 P2P without it",
+	},
+	{
+		.target = "kbusIsStaticBar1Enabled_IMPL",
+		.kind = P2PS_HOOK_RETURN,
+		.action = P2PS_ACT_STATIC_VIEW,
+		.why = "static BAR1 from these hooks is seen by the BAR1 P2P code only",
+	},
 };
 
 /*
@@ -173,6 +229,17 @@ static const char *const calls[] = {
  * RMForceStaticBar1=2 (auto) turns it on only where BAR1 holds VRAM.
  * Never 1 (force): it fails GPU initialisation when BAR1 is too small.
  */
+/*
+ * 550 and 560 have neither RMPcieP2PType nor RMForceStaticBar1: static BAR1
+ * follows RMForceP2PType=2 there (kbusIsBar1P2PCapable_GH100).  ForceP2P
+ * has no atomics field before 565; 0x211 reads as reads and writes on.
+ */
+static const struct p2ps_registry_default gen_0_registry[] = {
+	{ "ForceP2P", 0x211 },
+	{ "RMForceP2PType", 2 },
+	{ NULL, 0 },
+};
+
 static const struct p2ps_registry_default gen_a1_registry[] = {
 	{ "ForceP2P", 0x211 },
 	{ "RMForceP2PType", 2 },
@@ -192,6 +259,7 @@ static const struct p2ps_registry_default gen_b_registry[] = {
 	{ NULL, 0 },
 };
 
+static const unsigned int gen_0_majors[] = { 550, 560, 0 };
 static const unsigned int gen_a1_majors[] = { 565, 570, 0 };
 static const unsigned int gen_a2_majors[] = { 575, 0 };
 static const unsigned int gen_b_majors[] = { 580, 590, 595, 0 };
@@ -200,6 +268,15 @@ static const unsigned int gen_b_majors[] = { 580, 590, 595, 0 };
 
 /* Oldest first: the last one is what --force uses for an unknown version. */
 const struct p2ps_profile p2ps_profiles[] = {
+	{
+		.name = "gen-0",
+		.versions = "550.x, 560.x",
+		.majors = gen_0_majors,
+		.hooks = gen_0_hooks,
+		.nr_hooks = NR(gen_0_hooks),
+		.calls = calls,
+		.registry = gen_0_registry,
+	},
 	{
 		.name = "gen-a1",
 		.versions = "565.x, 570.x",
@@ -348,10 +425,25 @@ int p2ps_match_code(const unsigned char *text, size_t len,
 	return -1;
 }
 
+bool p2ps_is_clone_suffix(const char *suffix)
+{
+	static const char *const clones[] = {
+		".isra.", ".constprop.", ".part.", ".clone.", ".lto_priv.",
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(clones) / sizeof(clones[0]); i++)
+		if (!strncmp(suffix, clones[i], strlen(clones[i])))
+			return true;
+	return false;
+}
+
 bool p2ps_action_calls_dest(enum p2ps_action action)
 {
 	return action == P2PS_ACT_LEDGER_CREATE || action == P2PS_ACT_LEDGER_REMOVE ||
-	       action == P2PS_ACT_LEDGER_DMA_MAP || action == P2PS_ACT_LEDGER_DMA_UNMAP;
+	       action == P2PS_ACT_LEDGER_DMA_MAP || action == P2PS_ACT_LEDGER_DMA_UNMAP ||
+	       action == P2PS_ACT_BAR1_CAPABLE || action == P2PS_ACT_STATIC_ENABLE ||
+	       action == P2PS_ACT_STATIC_DISABLE || action == P2PS_ACT_VIEW_IS_SUPPORTED;
 }
 
 bool p2ps_has_endbr(const unsigned char *text)
@@ -367,9 +459,11 @@ const char *p2ps_unsupported_reason(const char *version)
 
 	if (!version || p2ps_parse_version(version, &major, &minor, &patch))
 		return NULL;
-	if (major == 550 || major == 560)
-		return "550.x/560.x decide static BAR1 in stub HAL slots (kbusIsBar1P2PCapable) "
-		       "and pick UVM apertures inside functions: use a patched driver";
+	if (major == 555)
+		return "555.x is not verified: its nvGpuOpsBuildExternalAllocPtes and "
+		       "dmaAllocBar1P2PMapping_GH100 differ from 550.x/560.x; use 550.x or 560.x";
+	if (major < 550)
+		return "drivers before 550.x have no static BAR1 support to build BAR1 P2P on";
 	return NULL;
 }
 

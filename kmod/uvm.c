@@ -9,12 +9,12 @@
  * function boundaries give the PTE what 580+ give it natively:
  *
  *   nvGpuOpsBuildExternalAllocPtes   entry opens a scope for this task,
- *                                    return closes it; in between, a caller
- *                                    that asked for the default caching
- *                                    gets uncached (see below)
+ *                                    return closes it
  *   nvGpuOpsGetExternalAllocAperture in scope: PEER becomes SYS_NONCOH, so
  *                                    the PTE carries that aperture, no peer
- *                                    index, and the sysmem address field
+ *                                    index, and the sysmem address field;
+ *                                    a default caching request becomes
+ *                                    uncached (see below)
  *   kgmmuEncodePhysAddrs_IMPL        in scope, for that SYS_NONCOH: encoded
  *                                    as PEER with the owner's BAR1 DMA base
  *                                    as base, so each address becomes base
@@ -32,7 +32,10 @@
  * natively.  In scope, a default caching request (cachingType, the first
  * field of UvmGpuExternalMappingInfo in every tag from 550 to 595) becomes
  * ForceUncached, which is what the peer attribute says unless an
- * allocation asked for cached peer access; it is put back on return.
+ * allocation asked for cached peer access (a cost in speed, never in
+ * correctness); it is put back when the scope closes.  Only when PEER
+ * actually became SYS_NONCOH: a peer's system memory also opens a scope
+ * (its owner is a peer) but keeps its aperture and caching.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -46,7 +49,10 @@
 struct uvm_scope {
 	struct task_struct *task;
 	u64 base;		/* the owner's BAR1 as the mapping GPU reaches it */
+	u32 *caching;		/* the build's cachingType */
+	bool aperture_seen;	/* the aperture hook ran in this scope */
 	bool aperture_changed;	/* PEER was turned into SYS_NONCOH */
+	bool caching_forced;	/* *caching was Default, is ForceUncached */
 };
 
 #define NR_SCOPES 16		/* concurrent builds; beyond that, stock PTEs */
@@ -71,7 +77,6 @@ static struct uvm_scope *scope_of(struct task_struct *task)
 /* Saved by the scope's entry handler for its return handler. */
 struct scope_call {
 	bool opened;
-	u32 *caching;		/* rewritten to FORCE_UNCACHED, or NULL */
 };
 static_assert(sizeof(struct scope_call) <= P2PS_RET_DATA_SIZE);
 
@@ -81,17 +86,22 @@ static_assert(sizeof(struct scope_call) <= P2PS_RET_DATA_SIZE);
  * pGpuExternalMappingInfo): 565-575.  The 10th argument is the 4th on the
  * stack, above the return address.
  */
-static void force_uncached(struct scope_call *c, struct pt_regs *regs)
+static u32 *caching_of(struct pt_regs *regs)
 {
-	u32 *caching = (u32 *)regs_get_kernel_stack_nth(regs, 4);
+	return (u32 *)regs_get_kernel_stack_nth(regs, 4);
+}
+
+/* In scope, with the lock held: PEER became SYS_NONCOH. */
+static void force_uncached(struct uvm_scope *sc)
+{
 	u32 now;
 
-	if (!caching || copy_from_kernel_nofault(&now, caching, sizeof(now)))
+	if (!sc->caching || copy_from_kernel_nofault(&now, sc->caching, sizeof(now)))
 		return;
 	if (now != UVM_CACHING_DEFAULT)
 		return;
-	WRITE_ONCE(*caching, UVM_CACHING_FORCE_UNCACHED);
-	c->caching = caching;
+	WRITE_ONCE(*sc->caching, UVM_CACHING_FORCE_UNCACHED);
+	sc->caching_forced = true;
 }
 
 void p2ps_uvm_scope_entry(void *data, struct pt_regs *regs)
@@ -105,7 +115,6 @@ void p2ps_uvm_scope_entry(void *data, struct pt_regs *regs)
 	u64 base;
 
 	c->opened = false;
-	c->caching = NULL;
 	if (!memdesc || copy_from_kernel_nofault(&owner, memdesc, sizeof(owner)))
 		return;
 	if (!owner || owner == mapper || !p2ps_ledger_bar1_base(mapper, owner, &base))
@@ -115,12 +124,13 @@ void p2ps_uvm_scope_entry(void *data, struct pt_regs *regs)
 	if (sc) {
 		sc->task = current;
 		sc->base = base;
+		sc->caching = caching_of(regs);
+		sc->aperture_seen = false;
 		sc->aperture_changed = false;
+		sc->caching_forced = false;
 		c->opened = true;
 	}
 	spin_unlock_irqrestore(&scopes_lock, flags);
-	if (c->opened)
-		force_uncached(c, regs);
 }
 
 /*
@@ -138,12 +148,12 @@ bool p2ps_uvm_scope_return(void *data, struct pt_regs *regs)
 
 	if (!c->opened)
 		return false;
-	if (c->caching)
-		WRITE_ONCE(*c->caching, UVM_CACHING_DEFAULT);
 	spin_lock_irqsave(&scopes_lock, flags);
 	sc = scope_of(current);
 	if (sc) {
-		missed = !sc->aperture_changed && regs_return_value(regs) == NV_OK;
+		if (sc->caching_forced)
+			WRITE_ONCE(*sc->caching, UVM_CACHING_DEFAULT);
+		missed = !sc->aperture_seen && regs_return_value(regs) == NV_OK;
 		sc->task = NULL;
 	}
 	spin_unlock_irqrestore(&scopes_lock, flags);
@@ -157,13 +167,15 @@ void p2ps_uvm_aperture_return(void *data, struct pt_regs *regs)
 	struct uvm_scope *sc;
 	unsigned long flags;
 
-	if (regs_return_value(regs) != GMMU_APERTURE_PEER)
-		return;
 	spin_lock_irqsave(&scopes_lock, flags);
 	sc = scope_of(current);
 	if (sc) {
-		regs_set_return_value(regs, GMMU_APERTURE_SYS_NONCOH);
-		sc->aperture_changed = true;
+		sc->aperture_seen = true;
+		if (regs_return_value(regs) == GMMU_APERTURE_PEER) {
+			regs_set_return_value(regs, GMMU_APERTURE_SYS_NONCOH);
+			sc->aperture_changed = true;
+			force_uncached(sc);
+		}
 	}
 	spin_unlock_irqrestore(&scopes_lock, flags);
 }

@@ -150,9 +150,23 @@ static void resolve_hook(const struct symset *s, const struct p2ps_hook_desc *d,
 			return;
 		}
 	} else {
+		char dotted[160];
+		size_t i;
+
 		n = count_exact(s, d->target, &sy);
 		if (n == 0) {
 			snprintf(it->status, sizeof(it->status), "missing symbol %s", d->target);
+			return;
+		}
+		/* A compiler clone "<target>.isra.0": its callers bypass the hook. */
+		snprintf(dotted, sizeof(dotted), "%s.", d->target);
+		for (i = lower_bound(s, dotted);
+		     i < s->n && !strncmp(s->v[i].name, dotted, strlen(dotted)); i++) {
+			if (!p2ps_is_clone_suffix(s->v[i].name + strlen(d->target)))
+				continue;
+			snprintf(it->status, sizeof(it->status),
+				 "compiler clone %s exists: its callers would bypass the hook",
+				 s->v[i].name);
 			return;
 		}
 		if (n > 1) {

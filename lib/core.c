@@ -74,6 +74,7 @@ const char *p2ps_conn_type_name(uint32_t c)
 	static const char *const t[] = {
 		[P2PS_CONN_PCIE_BAR1] = "pcie-bar1",
 		[P2PS_CONN_BAR1_WINDOW] = "bar1-window",
+		[P2PS_CONN_STATIC_BAR1] = "static-bar1",
 	};
 	return NAME(t, c);
 }

@@ -38,6 +38,27 @@ const char *p2ps_verdict_name(enum p2ps_verdict v)
 	return "unknown";
 }
 
+const char *p2ps_static_bar1_name(enum p2ps_static_bar1 s)
+{
+	switch (s) {
+	case P2PS_SB_YES: return "yes";
+	case P2PS_SB_NO: return "no";
+	case P2PS_SB_UNALIGNED: return "yes, unusable";
+	case P2PS_SB_INIT_FAILS: return "init fails";
+	default: return "unknown";
+	}
+}
+
+const char *p2ps_p2p_name(enum p2ps_p2p p)
+{
+	switch (p) {
+	case P2PS_P2P_BAR1: return "bar1";
+	case P2PS_P2P_NATIVE: return "native";
+	case P2PS_P2P_NONE: return "none";
+	default: return "unknown";
+	}
+}
+
 const char *p2ps_pcie_path_name(enum p2ps_pcie_path p)
 {
 	switch (p) {
@@ -423,6 +444,88 @@ static const struct gpu_mem vram_ids[] = {
 	{ 0x26b1, 48 },	/* RTX 6000 Ada */
 };
 
+struct gpu_chip {
+	uint16_t lo, hi;
+	const char *chip;
+};
+
+/*
+ * Approximate PCI device id ranges of the chips (for "mixed pair" verdicts:
+ * the driver compares chip architecture and implementation).
+ */
+static const struct gpu_chip chip_ids[] = {
+	{ 0x1e00, 0x1e7f, "TU102" }, { 0x1e80, 0x1eff, "TU104" }, { 0x1f00, 0x1f7f, "TU106" },
+	{ 0x1f80, 0x1fff, "TU117" }, { 0x2180, 0x21ff, "TU116" },
+	{ 0x20b0, 0x20ff, "GA100" }, { 0x2200, 0x223f, "GA102" }, { 0x2400, 0x247f, "GA103" },
+	{ 0x2480, 0x24ff, "GA104" }, { 0x2500, 0x257f, "GA106" }, { 0x2580, 0x25ff, "GA107" },
+	{ 0x2300, 0x233f, "GH100" },
+	{ 0x2680, 0x26ff, "AD102" }, { 0x2700, 0x277f, "AD103" }, { 0x2780, 0x27ff, "AD104" },
+	{ 0x2800, 0x287f, "AD106" }, { 0x2880, 0x28ff, "AD107" },
+	{ 0x2900, 0x29ff, "GB100" }, { 0x2b80, 0x2bff, "GB202" }, { 0x2c00, 0x2c7f, "GB203" },
+	{ 0x2d00, 0x2d7f, "GB206" }, { 0x2d80, 0x2dff, "GB207" }, { 0x2f00, 0x2f7f, "GB205" },
+};
+
+static const char *chip_of(uint16_t dev)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(chip_ids) / sizeof(chip_ids[0]); i++)
+		if (dev >= chip_ids[i].lo && dev <= chip_ids[i].hi)
+			return chip_ids[i].chip;
+	return "";
+}
+
+/*
+ * Measured VRAM of @bdf from `nvidia-smi --query-gpu=...` CSV output (the
+ * pci.bus_id and memory.total columns, wherever they are): MiB, or 0.
+ */
+static uint64_t smi_vram_mib(const char *text, const char *bdf)
+{
+	const char *line = text;
+	int bus_col = -1, mem_col = -1;
+
+	while (line && *line) {
+		const char *eol = strchrnul(line, '\n');
+		char buf[1024], *tok, *save;
+		int col = 0;
+		char busid[32] = "";
+		unsigned long long mem = 0;
+		bool have_mem = false;
+
+		snprintf(buf, sizeof(buf), "%.*s", (int)(eol - line), line);
+		line = *eol ? eol + 1 : NULL;
+		if (bus_col < 0 || mem_col < 0) {
+			for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), col++) {
+				tok = p2ps_trim(tok);
+				if (!strcmp(tok, "pci.bus_id"))
+					bus_col = col;
+				else if (!strncmp(tok, "memory.total", 12))
+					mem_col = col;
+			}
+			continue;
+		}
+		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), col++) {
+			tok = p2ps_trim(tok);
+			if (col == bus_col)
+				p2ps_strlcpy(busid, tok, sizeof(busid));
+			else if (col == mem_col)
+				have_mem = sscanf(tok, "%llu", &mem) == 1;
+		}
+		if (*busid && have_mem) {
+			unsigned int dom, bus, dev, fn;
+			char norm[16];
+
+			/* nvidia-smi: 00000000:01:00.0; sysfs: 0000:01:00.0 */
+			if (sscanf(busid, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4)
+				continue;
+			snprintf(norm, sizeof(norm), "%04x:%02x:%02x.%x", dom, bus, dev, fn);
+			if (!strcasecmp(norm, bdf))
+				return mem;
+		}
+	}
+	return 0;
+}
+
 static const char *arch_of(uint16_t dev)
 {
 	size_t i;
@@ -561,8 +664,24 @@ static int find_gpus(struct dctx *c)
 		g->device = (uint16_t)dev;
 		g->pci_class = (uint32_t)cls;
 		p2ps_strlcpy(g->arch, arch_of(g->device), sizeof(g->arch));
+		p2ps_strlcpy(g->chip, chip_of(g->device), sizeof(g->chip));
 		g->vram = vram_of(g->device);
+		p2ps_strlcpy(g->vram_source, g->vram ? "nominal" : "", sizeof(g->vram_source));
+		if (c->opts && c->opts->smi_query_text) {
+			uint64_t mib = smi_vram_mib(c->opts->smi_query_text, g->bdf);
+
+			/* memory.total is what clients see; boards carry whole GiB */
+			if (mib) {
+				g->vram = (mib * MiB + GiB - 1) / GiB * GiB;
+				g->vram_mib = mib;
+				p2ps_strlcpy(g->vram_source, "nvidia-smi", sizeof(g->vram_source));
+			}
+		}
 		g->bar1 = bar1_size(c, real);
+		g->display = -1;
+		snprintf(path, sizeof(path), "%s/boot_vga", real);
+		if (p2ps_root_line(&c->root, path, numabuf, sizeof(numabuf)))
+			g->display = numabuf[0] == '1';
 		gpu_name(c, g->bdf, g->name, sizeof(g->name));
 		snprintf(path, sizeof(path), "%s/numa_node", real);
 		g->numa_node = -1;
@@ -617,9 +736,10 @@ static void check_gpus(struct dctx *c)
 		fmt_size(g->vram, vs, sizeof(vs));
 		fmt_size(g->bar1, bs, sizeof(bs));
 		add(c, "gpu", g->bdf, P2PS_V_OK, g->path, NULL,
-		    "%s [10de:%04x], %s, VRAM %s%s, BAR1 %s, NUMA node %d",
+		    "%s [10de:%04x], %s, VRAM %s%s%s%s, BAR1 %s, NUMA node %d",
 		    *g->name ? g->name : "NVIDIA GPU", g->device, g->arch, vs,
-		    g->vram ? " (nominal)" : "", bs, g->numa_node);
+		    g->vram ? " (" : "", g->vram ? g->vram_source : "", g->vram ? ")" : "",
+		    bs, g->numa_node);
 		if (!strcmp(g->arch, "unknown"))
 			add(c, "arch", g->bdf, P2PS_V_WARN, "PCI device id",
 			    "p2p-shim targets Turing and later with the open driver",
@@ -689,6 +809,400 @@ static void check_iommu(struct dctx *c)
 		add(c, "iommu", NULL, P2PS_V_WARN, "/sys/class/iommu",
 		    "boot with iommu=pt: with a translating IOMMU, peer mappings the driver makes itself through BAR1 windows use the raw bus address and fault; CUDA peer mappings through UVM use the IOMMU address and work",
 		    "IOMMU on (%zu unit%s), translated DMA", n, n == 1 ? "" : "s");
+	}
+}
+
+/* ---------------------------------------------------------------- static BAR1 */
+
+/*
+ * The driver's static-BAR1 decision at BAR1 initialisation, per generation
+ * (docs/cards.md has the source lines): kbusInitBar1_GM107 maps the boot
+ * console at BAR1 offset 0, reserves the P2P mailbox (8 x 64 KiB) unless the
+ * PCIe P2P type is BAR1, asks kbusIsStaticBar1Supported_TU102 and maps the
+ * client-visible VRAM: from 580 at ALIGN_UP(console + mailbox, 512 MiB),
+ * in 570-575 wherever the BAR1 heap has room (2 MiB aligned).  565 decides
+ * before the console and mailbox and maps at 0.  Peers take the static BAR1
+ * only at a 512 MiB-aligned DMA address (_kbusCreateStaticBar1IOMMUMapping).
+ */
+enum drv_gen {
+	GEN_UNSERVED,		/* < 565, or the proprietary module */
+	GEN_A0,			/* 565: default 3 (ONLY_GPU), decided before the console */
+	GEN_A1,			/* 570: default 3 (ONLY_GPU) */
+	GEN_A2,			/* 575: default 0 (DISABLE) */
+	GEN_B,			/* 580+: default 2 (AUTO), console offset padded to 512 MiB */
+};
+
+#define SB_DISABLE 0
+#define SB_ENABLE 1
+#define SB_AUTO 2
+#define SB_ONLY_GPU 3
+
+#define KiB ((uint64_t)1 << 10)
+#define ALIGN_DOWN_(x, a) ((x) / (a) * (a))
+#define ALIGN_UP_(x, a) (((x) + (a) - 1) / (a) * (a))
+#define SZ_2M (2 * MiB)
+#define SZ_512M (512 * MiB)
+#define CONSOLE_EST (32 * MiB)	/* a 3840x2160x4 firmware framebuffer */
+#define USERD_MAX (64 * MiB)	/* 512 bytes x channels: not fixed by the source */
+
+struct sb_rules {
+	enum drv_gen gen;
+	bool assumed;			/* no driver loaded: rules of 580+ assumed */
+	long user_force_sb, user_pcie_type, user_force_p2p_type;	/* -1: not set */
+	bool shim_keys;			/* p2p-shim supplies its registry defaults */
+};
+
+struct sb_result {
+	enum p2ps_static_bar1 v;
+	char why[200];
+	char remedy[256];
+};
+
+/* The effective RMForceStaticBar1 of a generation. */
+static long sb_force_type(const struct sb_rules *k)
+{
+	long max = k->gen <= GEN_A1 ? 4 : 3;
+
+	if (k->user_force_sb >= 0 && k->user_force_sb < max)
+		return k->user_force_sb;
+	switch (k->gen) {
+	case GEN_A0:
+	case GEN_A1: return SB_ONLY_GPU;
+	case GEN_A2: return k->shim_keys ? SB_AUTO : SB_DISABLE;
+	default: return SB_AUTO;
+	}
+}
+
+/* Is the P2P mailbox reserved in BAR1 (_kbusRequiresP2PMailboxBar1_GM107)? */
+static bool sb_mailbox(const struct sb_rules *k)
+{
+	if (k->gen == GEN_A0 || k->gen == GEN_A1) {
+		long t = k->user_force_p2p_type >= 0 ? k->user_force_p2p_type :
+			 k->shim_keys ? 2 : 0;
+
+		return t != 2;		/* RMForceP2PType 2 = BAR1P2P there */
+	}
+	return (k->user_pcie_type >= 0 ? k->user_pcie_type : k->shim_keys ? 1 : 0) != 1;
+}
+
+static bool sb_bar1p2p_type(const struct sb_rules *k)
+{
+	return (k->gen == GEN_A0 || k->gen == GEN_A1) && !sb_mailbox(k);
+}
+
+#define MB(x) ((unsigned long long)((x) / MiB))
+
+/*
+ * Evaluate one GPU with RMForceStaticBar1 = @force: @bar1 the BAR1 size,
+ * @fb the VRAM address space, @cfb the client-visible VRAM, @console whether
+ * the boot console is in BAR1.
+ */
+static void sb_eval(const struct sb_rules *k, long force, uint64_t bar1, uint64_t fb,
+		    uint64_t cfb, bool console, struct sb_result *o)
+{
+	uint64_t va = bar1 - 4 * KiB - 1;	/* mappableLength: last 4 KiB cut off */
+	uint64_t va_al = ALIGN_DOWN_(va, SZ_2M);
+	uint64_t fb_al = ALIGN_UP_(fb, SZ_2M);
+	uint64_t con = console ? CONSOLE_EST : 0;
+	uint64_t mbox = sb_mailbox(k) ? 8 * 64 * KiB : 0;
+	uint64_t need = fb_al, off, req;
+
+	o->remedy[0] = '\0';
+	if (k->gen == GEN_A0) {
+		/*
+		 * 565: decided before the console and the mailbox; with static
+		 * BAR1 the console is not preserved (static BAR1 maps FB 0 at
+		 * BAR1 0, where the console already was) and nothing precedes it.
+		 * ENABLE has no size check, AUTO wants twice the FB.
+		 */
+		need = ALIGN_UP_(cfb, SZ_2M);
+		if (force == SB_DISABLE) {
+			o->v = P2PS_SB_NO;
+			snprintf(o->why, sizeof(o->why), "RMForceStaticBar1=0 (set by the user)");
+			return;
+		}
+		if (force == SB_ONLY_GPU && !sb_bar1p2p_type(k)) {
+			o->v = P2PS_SB_NO;
+			snprintf(o->why, sizeof(o->why),
+				 "565 default (RMForceStaticBar1=3) maps it only with RMForceP2PType=2, which is not in effect");
+			return;
+		}
+		if ((force == SB_ONLY_GPU && (va < 128 * KiB || va - 128 * KiB < fb_al)) ||
+		    (force == SB_AUTO && va_al < 2 * fb_al)) {
+			o->v = P2PS_SB_NO;
+			snprintf(o->why, sizeof(o->why), "%s: BAR1 (%llu MiB) can't hold %sVRAM (%llu MiB)",
+				 force == SB_AUTO ? "565 automatic rule" : "565 rule", MB(bar1),
+				 force == SB_AUTO ? "twice " : "", MB(fb_al));
+			return;
+		}
+		if (need > va_al) {
+			o->v = P2PS_SB_INIT_FAILS;
+			snprintf(o->why, sizeof(o->why),
+				 "RMForceStaticBar1=1 (565 checks no size): VRAM (%llu MiB) overruns BAR1 (%llu MiB): the GPU fails to initialise",
+				 MB(need), MB(va_al));
+			return;
+		}
+		o->v = P2PS_SB_YES;
+		snprintf(o->why, sizeof(o->why), "565 rule: BAR1 %llu MiB holds VRAM %llu MiB from offset 0%s",
+			 MB(bar1), MB(need), con ? " (565 then reserves no console mapping)" : "");
+		return;
+	}
+	switch (force) {
+	case SB_DISABLE:
+		o->v = P2PS_SB_NO;
+		snprintf(o->why, sizeof(o->why), "RMForceStaticBar1=0 (%s)",
+			 k->user_force_sb == 0 ? "set by the user" : "the 575 default");
+		return;
+	case SB_ENABLE:
+		need = k->gen == GEN_B ? ALIGN_DOWN_(cfb, SZ_2M) : ALIGN_UP_(cfb, SZ_2M);
+		if (va_al < need) {
+			o->v = P2PS_SB_INIT_FAILS;
+			snprintf(o->why, sizeof(o->why),
+				 "RMForceStaticBar1=1 but BAR1 (%llu MiB usable) can't hold VRAM (%llu MiB): BAR1 init fails, so does the GPU",
+				 MB(va_al), MB(need));
+			return;
+		}
+		off = k->gen == GEN_B ? ALIGN_UP_(con + mbox, SZ_512M) : ALIGN_UP_(con + mbox, SZ_2M);
+		if (off + need > va_al) {
+			o->v = P2PS_SB_INIT_FAILS;
+			snprintf(o->why, sizeof(o->why),
+				 "RMForceStaticBar1=1: VRAM (%llu MiB) mapped after the %s at %llu MiB overruns BAR1 (%llu MiB): the GPU fails to initialise",
+				 MB(need), con ? "console" : "P2P mailbox", MB(off), MB(va_al));
+			return;
+		}
+		break;
+	case SB_ONLY_GPU:
+		if (!sb_bar1p2p_type(k)) {
+			o->v = P2PS_SB_NO;
+			snprintf(o->why, sizeof(o->why),
+				 "570 default (RMForceStaticBar1=3) maps it only with RMForceP2PType=2, which is not in effect");
+			return;
+		}
+		if (va < 128 * KiB || va - 128 * KiB < fb_al) {
+			o->v = P2PS_SB_NO;
+			snprintf(o->why, sizeof(o->why),
+				 "BAR1 (%llu MiB) minus 128 KiB can't hold VRAM (%llu MiB)",
+				 MB(bar1), MB(fb_al));
+			return;
+		}
+		/* the check ignores the console; the mapping goes after it */
+		need = ALIGN_UP_(cfb, SZ_2M);
+		off = ALIGN_UP_(con, SZ_2M);
+		if (off + need > va_al) {
+			o->v = P2PS_SB_INIT_FAILS;
+			snprintf(o->why, sizeof(o->why),
+				 "VRAM (%llu MiB) mapped after the console overruns BAR1 (%llu MiB): the GPU fails to initialise",
+				 MB(need), MB(va_al));
+			return;
+		}
+		break;
+	case SB_AUTO:
+	default:
+		req = fb_al + 128 * KiB + con + mbox;
+		if (k->gen == GEN_B && (con || mbox))
+			req += SZ_512M - (con + mbox) % SZ_512M;
+		if (va_al < req) {
+			o->v = P2PS_SB_NO;
+			snprintf(o->why, sizeof(o->why),
+				 "automatic rule: BAR1 (%llu MiB usable) < VRAM %llu MiB + USERD + 128 KiB%s%s%s",
+				 MB(va_al), MB(fb_al), con ? " + console" : "",
+				 mbox ? " + P2P mailbox" : "",
+				 k->gen == GEN_B && (con || mbox) ? " + padding to 512 MiB" : "");
+			return;
+		}
+		if (va_al < req + USERD_MAX) {
+			o->v = P2PS_SB_UNKNOWN;
+			snprintf(o->why, sizeof(o->why),
+				 "automatic rule: BAR1 exceeds VRAM + reserves by only %llu MiB; the USERD reserve (512 bytes per channel) decides",
+				 MB(va_al - req));
+			return;
+		}
+		off = k->gen == GEN_B ? ALIGN_UP_(con + mbox, SZ_512M) : ALIGN_UP_(con + mbox, SZ_2M);
+		need = ALIGN_UP_(cfb, SZ_2M);	/* what gets mapped: the client-visible VRAM */
+		break;
+	}
+	if (off % SZ_512M) {
+		o->v = P2PS_SB_UNALIGNED;
+		snprintf(o->why, sizeof(o->why),
+			 "mapped after the %s at a 2 MiB boundary: peers need a 512 MiB-aligned address (570-575), so BAR1 P2P mappings fail",
+			 con ? "boot console" : "P2P mailbox");
+		return;
+	}
+	o->v = P2PS_SB_YES;
+	snprintf(o->why, sizeof(o->why), "%s: BAR1 %llu MiB holds VRAM %llu MiB%s",
+		 force == SB_ENABLE ? "RMForceStaticBar1=1" :
+		 force == SB_ONLY_GPU ? "RMForceP2PType=2 with the 570 default" : "automatic rule",
+		 MB(bar1), MB(need), !off ? "" :
+		 con ? " from offset 512 MiB, after the console" : " from offset 512 MiB, after the P2P mailbox");
+}
+
+/* Value of @key in a RegistryDwords string ("K=V;K=V"), or -1. */
+static long reg_key(const char *dwords, const char *key)
+{
+	size_t n = strlen(key);
+	const char *p;
+
+	for (p = dwords; p && (p = strstr(p, key)); p += n) {
+		bool start = p == dwords || p[-1] == ';' || p[-1] == '"' || isspace((unsigned char)p[-1]);
+
+		if (start && p[n] == '=')
+			return strtol(p + n + 1, NULL, 0);
+	}
+	return -1;
+}
+
+static void sb_rules_init(struct dctx *c, struct sb_rules *k)
+{
+	const char *ver = c->r->driver_version;
+	char dwords[512] = "", buf[16];
+	long major = strtol(ver, NULL, 10);
+
+	memset(k, 0, sizeof(*k));
+	if (!*ver) {
+		k->gen = GEN_B;
+		k->assumed = true;
+	} else if (!c->r->open_module || major < 565) {
+		k->gen = GEN_UNSERVED;
+	} else {
+		k->gen = major < 570 ? GEN_A0 : major < 575 ? GEN_A1 : major < 580 ? GEN_A2 : GEN_B;
+	}
+	param_value(c, "RegistryDwords", dwords, sizeof(dwords));
+	k->user_force_sb = reg_key(dwords, "RMForceStaticBar1");
+	k->user_pcie_type = reg_key(dwords, "RMPcieP2PType");
+	k->user_force_p2p_type = reg_key(dwords, "RMForceP2PType");
+	k->shim_keys = !(p2ps_root_line(&c->root, "/sys/module/p2p_shim/parameters/registry_defaults",
+					 buf, sizeof(buf)) && (buf[0] == 'N' || buf[0] == '0'));
+}
+
+static const char *const ENABLE_KEY =
+	"options nvidia NVreg_RegistryDwords=\"RMForceStaticBar1=1\" (with any keys already there)";
+
+static void sb_gpu(struct dctx *c, const struct sb_rules *k, struct p2ps_gpu *g,
+		   struct sb_result *o)
+{
+	long force = sb_force_type(k);
+	uint64_t cfb;
+	bool con = g->display == 1;
+	char bs[32], vs[32];
+
+	memset(o, 0, sizeof(*o));
+	fmt_size(g->bar1, bs, sizeof(bs));
+	fmt_size(g->vram, vs, sizeof(vs));
+	if (k->gen == GEN_UNSERVED) {
+		o->v = P2PS_SB_NO;
+		snprintf(o->why, sizeof(o->why),
+			 "driver %s: not served by p2p-shim (550/560 have no static BAR1 for GeForce)",
+			 c->r->driver_version);
+		p2ps_strlcpy(o->remedy, "use the open driver 565 or later", sizeof(o->remedy));
+		return;
+	}
+	if (!g->bar1 || !g->vram) {
+		o->v = P2PS_SB_UNKNOWN;
+		snprintf(o->why, sizeof(o->why), "BAR1 or VRAM size unknown");
+		p2ps_strlcpy(o->remedy, "give nvidia-smi --query-gpu output (memory.total), or check lspci -vv",
+			     sizeof(o->remedy));
+		return;
+	}
+	/* client-visible VRAM: nvidia-smi's total, or VRAM less an estimated RM reserve */
+	cfb = g->vram_mib ? g->vram_mib * MiB : g->vram - g->vram / 256;
+	sb_eval(k, force, g->bar1, g->vram, cfb, con, o);
+
+	switch (o->v) {
+	case P2PS_SB_YES:
+		return;
+	case P2PS_SB_UNKNOWN:
+		p2ps_strlcpy(o->remedy, "load the driver and p2p-shim, then `p2pctl verify` shows whether the pair maps",
+			     sizeof(o->remedy));
+		return;
+	case P2PS_SB_UNALIGNED:
+		p2ps_strlcpy(o->remedy,
+			     "move the display (and boot console) to another GPU or the iGPU, or use driver 580+ (static BAR1 at 512 MiB)",
+			     sizeof(o->remedy));
+		return;
+	case P2PS_SB_INIT_FAILS: {
+		struct sb_result w;
+		struct sb_rules k2 = *k;
+
+		k2.user_force_sb = -1;
+		sb_eval(&k2, SB_ENABLE, g->bar1, g->vram, cfb, false, &w);
+		if (con && w.v == P2PS_SB_YES)
+			snprintf(o->remedy, sizeof(o->remedy),
+				 "move the display (and boot console) to another GPU or the iGPU, or take RMForceStaticBar1=1 out of NVreg_RegistryDwords");
+		else
+			snprintf(o->remedy, sizeof(o->remedy),
+				 "take RMForceStaticBar1=1 out of NVreg_RegistryDwords: BAR1 can't hold VRAM here");
+		return;
+	}
+	default:
+		break;
+	}
+	/* NO: say what would change it */
+	if (force == SB_DISABLE && k->user_force_sb == 0) {
+		p2ps_strlcpy(o->remedy, "take RMForceStaticBar1=0 out of NVreg_RegistryDwords", sizeof(o->remedy));
+	} else if (force == SB_DISABLE || (force == SB_ONLY_GPU && !sb_bar1p2p_type(k))) {
+		p2ps_strlcpy(o->remedy,
+			     k->shim_keys ? "take RMForceP2PType out of NVreg_RegistryDwords (p2p-shim supplies 2)" :
+			     "load p2p-shim with registry_defaults=1 (its registry keys turn static BAR1 on)",
+			     sizeof(o->remedy));
+	} else if (g->bar1 <= 256 * MiB || (g->bar1 < g->vram && g->bar1 < 4 * GiB)) {
+		p2ps_strlcpy(o->remedy,
+			     "enable Above 4G Decoding and Resizable BAR in the firmware setup and set NVreg_EnableResizableBar=1 (p2pctl config --write)",
+			     sizeof(o->remedy));
+	} else if (g->bar1 < g->vram) {
+		snprintf(o->remedy, sizeof(o->remedy),
+			 "none in software: BAR1 (%s) is smaller than VRAM (%s) and can't hold it (RMForceStaticBar1=1 would make GPU initialisation fail); a larger BAR1, if the board offers one (Resizable BAR)",
+			 bs, vs);
+	} else {
+		struct sb_result w, w0;
+		struct sb_rules k2 = *k;
+
+		k2.user_force_sb = -1;
+		sb_eval(&k2, SB_ENABLE, g->bar1, g->vram, cfb, con, &w);
+		sb_eval(&k2, SB_ENABLE, g->bar1, g->vram, cfb, false, &w0);
+		if (con && force == SB_AUTO) {
+			sb_eval(&k2, SB_AUTO, g->bar1, g->vram, cfb, false, &w0);
+			if (w0.v == P2PS_SB_YES) {
+				p2ps_strlcpy(o->remedy,
+					     "move the display (and boot console) to another GPU or the iGPU: without the console in BAR1 the automatic rule fits",
+					     sizeof(o->remedy));
+				return;
+			}
+			sb_eval(&k2, SB_ENABLE, g->bar1, g->vram, cfb, false, &w0);
+		}
+		if (w.v == P2PS_SB_YES)
+			snprintf(o->remedy, sizeof(o->remedy),
+				 "BAR1 can't grow further; forcing fits here%s: %s, then reload nvidia",
+				 sb_mailbox(k) ? "" : " (p2p-shim's registry keys keep the P2P mailbox out of BAR1)",
+				 ENABLE_KEY);
+		else if (w0.v == P2PS_SB_YES)
+			snprintf(o->remedy, sizeof(o->remedy),
+				 "move the display (and boot console) to another GPU or the iGPU, then force it: %s. With the console in BAR1, forcing makes GPU initialisation fail",
+				 ENABLE_KEY);
+		else
+			snprintf(o->remedy, sizeof(o->remedy),
+				 "none in software: forcing (RMForceStaticBar1=1) would make GPU initialisation fail here; a larger BAR1 (Resizable BAR), if the board offers one");
+	}
+}
+
+static void check_static_bar1(struct dctx *c, struct sb_rules *k)
+{
+	struct p2ps_doctor_report *r = c->r;
+	size_t i;
+
+	sb_rules_init(c, k);
+	for (i = 0; i < r->nr_gpus; i++) {
+		struct p2ps_gpu *g = &r->gpus[i];
+		struct sb_result o;
+		enum p2ps_verdict v;
+
+		sb_gpu(c, k, g, &o);
+		g->static_bar1 = o.v;
+		p2ps_strlcpy(g->static_bar1_why, o.why, sizeof(g->static_bar1_why));
+		v = o.v == P2PS_SB_YES ? P2PS_V_OK : o.v == P2PS_SB_INIT_FAILS ? P2PS_V_FAIL : P2PS_V_WARN;
+		add(c, "static-bar1", g->bdf, v,
+		    k->assumed ? "rules of driver 580+ (no driver loaded)" : "rules of the installed driver",
+		    o.remedy, "static BAR1 %s%s: %s", p2ps_static_bar1_name(o.v),
+		    g->display == 1 ? " (drives the boot display)" : "", o.why);
 	}
 }
 
@@ -768,7 +1282,139 @@ static bool datacenter_nvlink_arch(const struct p2ps_gpu *g)
 	       (g->device >= 0x2900 && g->device <= 0x29ff);	/* GB100 */
 }
 
-static int check_pairs(struct dctx *c)
+/*
+ * Intel I/O hub root ports of p2p_caps.c (_kp2pCapsGetStatusOverPcie): P2P
+ * is not forwarded between two such hubs.
+ */
+static bool intel_ioh_root_port(unsigned long dev)
+{
+	return (dev >= 0x3408 && dev <= 0x3411) || (dev >= 0x3c02 && dev <= 0x3c0b) ||
+	       (dev >= 0x0e02 && dev <= 0x0e0b) || (dev >= 0x2f01 && dev <= 0x2f0b) ||
+	       (dev >= 0x6f01 && dev <= 0x6f0b) || dev == 0x3420 || dev == 0x3421;
+}
+
+/*
+ * The root port above @g if it is one of those: its device id, and its
+ * "domain:bus" in @hub (the driver compares domain and bus).
+ */
+static unsigned long ioh_port(struct dctx *c, const struct p2ps_gpu *g, char *hub, size_t len)
+{
+	const char *p = strstr(g->path, "/pci"), *s, *e;
+	char dir[300];
+	unsigned long vendor, dev;
+	bool ok1, ok2;
+
+	if (!p)
+		return 0;
+	s = strchr(p + 1, '/');
+	if (!s)
+		return 0;
+	e = strchr(s + 1, '/');
+	if (!e)
+		return 0;		/* the GPU sits on the root bus */
+	snprintf(dir, sizeof(dir), "%.*s", (int)(e - g->path), g->path);
+	vendor = read_hex(c, dir, "vendor", &ok1);
+	dev = read_hex(c, dir, "device", &ok2);
+	if (!ok1 || !ok2 || vendor != 0x8086 || !intel_ioh_root_port(dev))
+		return 0;
+	snprintf(hub, len, "%.7s", s + 1);	/* "0000:00" of "0000:00:03.0" */
+	return dev;
+}
+
+static bool ok_sb(enum p2ps_static_bar1 s)
+{
+	return s == P2PS_SB_YES;
+}
+
+static void pair_verdict(struct dctx *c, const struct sb_rules *k, struct p2ps_pair *p,
+			 const char *subj)
+{
+	const struct p2ps_gpu *a = &c->r->gpus[p->a], *b = &c->r->gpus[p->b];
+	const struct p2ps_gpu *bad = NULL;
+	char hub_a[16] = "", hub_b[16] = "", remedy[320] = "";
+	unsigned long ra, rb;
+	enum p2ps_verdict v = P2PS_V_OK;
+
+	if (p->native == P2PS_NATIVE_NVLINK) {
+		p->p2p = P2PS_P2P_NATIVE;
+		snprintf(p->p2p_why, sizeof(p->p2p_why), "NVLink: the stock driver's P2P, shim not needed");
+		goto out;
+	}
+	if (!strcmp(a->arch, "Hopper") && !strcmp(b->arch, "Hopper")) {
+		if ((ok_sb(a->static_bar1) && ok_sb(b->static_bar1)) || !k->shim_keys) {
+			p->p2p = P2PS_P2P_NATIVE;
+			snprintf(p->p2p_why, sizeof(p->p2p_why),
+				 "Hopper: the stock driver's own PCIe P2P (BAR1 P2P with static BAR1, else the mailbox)");
+		} else {
+			p->p2p = P2PS_P2P_NONE;
+			v = P2PS_V_FAIL;
+			snprintf(p->p2p_why, sizeof(p->p2p_why),
+				 "Hopper without static BAR1 on both: p2p-shim's caps guard refuses a pair whose ForceP2P it supplied");
+			p2ps_strlcpy(remedy, "load p2p-shim with registry_defaults=0 on this host (the stock mailbox P2P then applies)",
+				     sizeof(remedy));
+		}
+		goto out;
+	}
+	if (k->gen == GEN_UNSERVED) {
+		p->p2p = P2PS_P2P_NONE;
+		v = P2PS_V_FAIL;
+		snprintf(p->p2p_why, sizeof(p->p2p_why), "driver %s is not served by p2p-shim",
+			 c->r->driver_version);
+		p2ps_strlcpy(remedy, "use the open driver 565 or later", sizeof(remedy));
+		goto out;
+	}
+	ra = ioh_port(c, a, hub_a, sizeof(hub_a));
+	rb = ioh_port(c, b, hub_b, sizeof(hub_b));
+	if (ra && rb && strcmp(hub_a, hub_b)) {
+		p->p2p = P2PS_P2P_NONE;
+		v = P2PS_V_FAIL;
+		snprintf(p->p2p_why, sizeof(p->p2p_why),
+			 "root ports on different Intel I/O hubs (8086:%04lx on %s, 8086:%04lx on %s): they don't forward P2P; the stock check (IOH_TOPOLOGY_NOT_SUPPORTED) is skipped under ForceP2P",
+			 ra, hub_a, rb, hub_b);
+		p2ps_strlcpy(remedy, "put both GPUs below root ports of one I/O hub (one CPU socket)",
+			     sizeof(remedy));
+		goto out;
+	}
+	if (!ok_sb(a->static_bar1) && a->static_bar1 != P2PS_SB_UNKNOWN)
+		bad = a;
+	else if (!ok_sb(b->static_bar1) && b->static_bar1 != P2PS_SB_UNKNOWN)
+		bad = b;
+	if (bad) {
+		const struct p2ps_finding *f = p2ps_doctor_find(c->r, "static-bar1", bad->bdf);
+
+		p->p2p = P2PS_P2P_NONE;
+		v = P2PS_V_FAIL;
+		snprintf(p->p2p_why, sizeof(p->p2p_why), "%s: static BAR1 %s (BAR1 P2P needs it on both GPUs)",
+			 bad->bdf, p2ps_static_bar1_name(bad->static_bar1));
+		if (f && *f->remedy)
+			snprintf(remedy, sizeof(remedy), "%s: %s", bad->bdf, f->remedy);
+		goto out;
+	}
+	if (a->static_bar1 == P2PS_SB_UNKNOWN || b->static_bar1 == P2PS_SB_UNKNOWN) {
+		p->p2p = P2PS_P2P_UNKNOWN;
+		v = P2PS_V_WARN;
+		snprintf(p->p2p_why, sizeof(p->p2p_why), "static BAR1 of %s unknown",
+			 a->static_bar1 == P2PS_SB_UNKNOWN ? a->bdf : b->bdf);
+		p2ps_strlcpy(remedy, "load the driver and p2p-shim, then run `p2pctl verify`", sizeof(remedy));
+		goto out;
+	}
+	p->p2p = P2PS_P2P_BAR1;
+	if (strcmp(a->arch, b->arch) || (*a->chip && *b->chip && strcmp(a->chip, b->chip))) {
+		v = P2PS_V_WARN;
+		snprintf(p->p2p_why, sizeof(p->p2p_why),
+			 "mixed chips (%s %s + %s %s), static BAR1 on both: the stock PCIe check refuses mixed pairs, ForceP2P skips it, BAR1 P2P has no such check; untested",
+			 a->arch, *a->chip ? a->chip : "?", b->arch, *b->chip ? b->chip : "?");
+		p2ps_strlcpy(remedy, "check the data path with `p2pctl verify` before relying on it",
+			     sizeof(remedy));
+	} else {
+		snprintf(p->p2p_why, sizeof(p->p2p_why), "static BAR1 on both GPUs: BAR1 P2P with p2p-shim");
+	}
+out:
+	add(c, "p2p", subj, v, k->assumed ? "rules of driver 580+ (no driver loaded)" : "rules of the installed driver",
+	    remedy, "P2P: %s (%s)", p2ps_p2p_name(p->p2p), p->p2p_why);
+}
+
+static int check_pairs(struct dctx *c, const struct sb_rules *k)
 {
 	struct p2ps_doctor_report *r = c->r;
 	bool nvlink_core = p2ps_root_exists(&c->root, "/proc/driver/nvidia-nvlink");
@@ -844,6 +1490,7 @@ static int check_pairs(struct dctx *c)
 				add(c, "native-p2p", subj, P2PS_V_SKIP, p->native_source, NULL,
 				    "NVLink state unknown (give nvidia-smi topo -m output)");
 			}
+			pair_verdict(c, k, p, subj);
 		}
 	}
 	return 0;
@@ -931,9 +1578,12 @@ int p2ps_doctor(const struct p2ps_doctor_opts *opts, struct p2ps_doctor_report *
 	check_driver(&c);
 	err = find_gpus(&c);
 	if (!err) {
+		struct sb_rules k;
+
 		check_gpus(&c);
+		check_static_bar1(&c, &k);
 		check_iommu(&c);
-		err = check_pairs(&c);
+		err = check_pairs(&c, &k);
 	}
 	if (!err)
 		check_module(&c);

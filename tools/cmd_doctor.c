@@ -18,7 +18,12 @@ static const char help[] =
 	"(Resizable BAR) and NVreg_EnableResizableBar; the IOMMU; per GPU pair the\n"
 	"PCIe path (common switch, same root complex, across host bridges or\n"
 	"sockets) and whether native P2P (NVLink) exists, in which case the shim is\n"
-	"not needed; GPUs initialised before arming; p2p-shim loaded and armed.\n\n"
+	"not needed; GPUs initialised before arming; p2p-shim loaded and armed.\n"
+	"Then a table per GPU (BAR1, VRAM, whether it drives the boot display, and\n"
+	"whether the installed driver's rules give it static BAR1, and why) and per\n"
+	"pair (BAR1 P2P with p2p-shim, native, or none, and why), with remedies.\n"
+	"VRAM is nvidia-smi's memory.total where available (DIR/../cmd/\n"
+	"nvidia-smi-query.txt with --root), else the nominal size of the device id.\n\n"
 	"  -r, --root DIR   read procfs/sysfs/boot files under DIR (a captured tree)\n"
 	"  -t, --topo FILE  `nvidia-smi topo -m` output for NVLink detection; default:\n"
 	"                   run nvidia-smi on the live system, or use\n"
@@ -82,11 +87,27 @@ static char *run_nvidia_smi(void)
 	return s;
 }
 
+/* Measured VRAM per GPU (live): nvidia-smi's CSV, parsed by the library. */
+static char *run_smi_query(void)
+{
+	FILE *p = popen("nvidia-smi --query-gpu=pci.bus_id,memory.total --format=csv 2>/dev/null", "r");
+	char *s;
+
+	if (!p)
+		return NULL;
+	s = read_all(p);
+	if (pclose(p) != 0) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
 json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *root);
 
 json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *root)
 {
-	json_object *o = json_object_new_object(), *a, *s;
+	json_object *o = json_object_new_object(), *a, *s, *sb;
 	size_t i;
 
 	json_object_object_add(o, "root", json_object_new_string(root ? root : "/"));
@@ -127,6 +148,17 @@ json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *
 		json_object_object_add(j, "bar1", g->bar1 ? json_object_new_uint64(g->bar1) : NULL);
 		json_object_object_add(j, "numa_node", json_object_new_int(g->numa_node));
 		json_object_object_add(j, "sysfs_path", json_object_new_string(g->path));
+		json_object_object_add(j, "chip", p2pctl_json_str(g->chip));
+		json_object_object_add(j, "vram_source", p2pctl_json_str(g->vram_source));
+		json_object_object_add(j, "vram_smi_mib",
+				       g->vram_mib ? json_object_new_uint64(g->vram_mib) : NULL);
+		json_object_object_add(j, "display", g->display < 0 ? NULL :
+				       json_object_new_boolean(g->display == 1));
+		sb = json_object_new_object();
+		json_object_object_add(sb, "expected", json_object_new_string(
+			p2ps_static_bar1_name(g->static_bar1)));
+		json_object_object_add(sb, "why", json_object_new_string(g->static_bar1_why));
+		json_object_object_add(j, "static_bar1", sb);
 		json_object_array_add(a, j);
 	}
 	json_object_object_add(o, "gpus", a);
@@ -144,10 +176,22 @@ json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *
 		json_object_object_add(j, "shim_needed", p->native == P2PS_NATIVE_UNKNOWN ? NULL :
 				       json_object_new_boolean(p->native == P2PS_NATIVE_NONE));
 		json_object_object_add(j, "native_source", json_object_new_string(p->native_source));
+		json_object_object_add(j, "p2p", json_object_new_string(p2ps_p2p_name(p->p2p)));
+		json_object_object_add(j, "p2p_why", json_object_new_string(p->p2p_why));
 		json_object_array_add(a, j);
 	}
 	json_object_object_add(o, "pairs", a);
 	return o;
+}
+
+static void size_str(uint64_t b, char *buf, size_t len)
+{
+	if (!b)
+		snprintf(buf, len, "?");
+	else if (b % (1ULL << 30) == 0)
+		snprintf(buf, len, "%llu GiB", (unsigned long long)(b >> 30));
+	else
+		snprintf(buf, len, "%llu MiB", (unsigned long long)(b >> 20));
 }
 
 static void print_human(const struct p2ps_doctor_report *r, FILE *f)
@@ -174,6 +218,41 @@ static void print_human(const struct p2ps_doctor_report *r, FILE *f)
 	}
 	p2pctl_table_print(&t, f, "");
 	p2pctl_table_free(&t);
+
+	if (r->nr_gpus) {
+		fprintf(f, "\nGPUs:\n");
+		p2pctl_table_init(&t, 7);
+		p2pctl_table_row(&t, "GPU", "CHIP", "BAR1", "VRAM", "DISPLAY", "STATIC-BAR1", "WHY");
+		for (i = 0; i < r->nr_gpus; i++) {
+			const struct p2ps_gpu *g = &r->gpus[i];
+			char bs[32], vs[48];
+
+			size_str(g->bar1, bs, sizeof(bs));
+			if (g->vram_mib)
+				snprintf(vs, sizeof(vs), "%llu MiB", (unsigned long long)g->vram_mib);
+			else
+				size_str(g->vram, vs, sizeof(vs));
+			p2pctl_table_row(&t, g->bdf, *g->chip ? g->chip : g->arch, bs, vs,
+					 g->display < 0 ? "?" : g->display ? "yes" : "no",
+					 p2ps_static_bar1_name(g->static_bar1), g->static_bar1_why);
+		}
+		p2pctl_table_print(&t, f, "  ");
+		p2pctl_table_free(&t);
+	}
+	if (r->nr_pairs) {
+		fprintf(f, "\nPairs:\n");
+		p2pctl_table_init(&t, 3);
+		p2pctl_table_row(&t, "PAIR", "P2P", "WHY");
+		for (i = 0; i < r->nr_pairs; i++) {
+			const struct p2ps_pair *p = &r->pairs[i];
+			char pair[40];
+
+			snprintf(pair, sizeof(pair), "%s %s", r->gpus[p->a].bdf, r->gpus[p->b].bdf);
+			p2pctl_table_row(&t, pair, p2ps_p2p_name(p->p2p), p->p2p_why);
+		}
+		p2pctl_table_print(&t, f, "  ");
+		p2pctl_table_free(&t);
+	}
 
 	{
 		bool any = false;
@@ -205,7 +284,7 @@ int cmd_doctor(int argc, char **argv)
 	struct p2ps_doctor_opts o = { 0 };
 	struct p2ps_doctor_report *r;
 	const char *root = NULL, *topo = NULL;
-	char *topo_text = NULL, src[PATH_MAX + 16];
+	char *topo_text = NULL, *smi_text = NULL, src[PATH_MAX + 16];
 	bool json = false;
 	int c, err;
 
@@ -242,6 +321,15 @@ int cmd_doctor(int argc, char **argv)
 		topo_text = run_nvidia_smi();
 		snprintf(src, sizeof(src), "nvidia-smi topo -m");
 	}
+	if (root && strcmp(root, "/")) {
+		char qp[PATH_MAX + 32];
+
+		snprintf(qp, sizeof(qp), "%s/../cmd/nvidia-smi-query.txt", root);
+		smi_text = read_path(qp);
+	} else if (topo_text) {
+		smi_text = run_smi_query();
+	}
+	o.smi_query_text = smi_text;
 	o.root = root;
 	o.topo_text = topo_text;
 	o.topo_source = src;
@@ -250,6 +338,7 @@ int cmd_doctor(int argc, char **argv)
 	err = p2ps_doctor(&o, &r);
 	p2ps_close(o.h);
 	free(topo_text);
+	free(smi_text);
 	if (err) {
 		p2pctl_error("doctor", "%s", p2ps_strerror(err));
 		return p2pctl_exit_for(err);

@@ -58,7 +58,22 @@ enum p2ps_action {
 	P2PS_ACT_GPU_ATTACH,		/* return override (observes): a GPU attaches */
 	P2PS_ACT_GPU_DETACH,		/* entry probe (observes): a GPU detaches */
 	P2PS_ACT_STATIC_BAR1,		/* return override (observes): static BAR1 enabled */
+	P2PS_ACT_STATIC_BAR1_OFF,	/* entry probe (observes): static BAR1 disabled */
+	/* gen 0 (550.x, 560.x): static BAR1 decided and set up in stub slots */
+	P2PS_ACT_BAR1_CAPABLE,		/* redirect; "no" for a GPU we cannot place */
+	P2PS_ACT_STATIC_ENABLE,		/* redirect; ledger records the GPU's static BAR1 */
+	P2PS_ACT_STATIC_DISABLE,	/* redirect; ledger forgets it */
+	P2PS_ACT_VIEW_IS_SUPPORTED,	/* redirect; inside, static BAR1 is visible */
+	P2PS_ACT_STATIC_VIEW,		/* return override: static BAR1 seen by BAR1 P2P only */
+	P2PS_ACT_CAPS_GUARD_V1,		/* return override: the caps guard, 4-argument caps */
 };
+
+/*
+ * Whether @suffix (what follows a function's name in another symbol) marks
+ * a compiler clone with callers of its own (".isra.0", ".constprop.1",
+ * ".part.0"), as opposed to the function's own cold part (".cold").
+ */
+bool p2ps_is_clone_suffix(const char *suffix);
 
 /* Whether the module calls a hook's destination (through a wrapper). */
 bool p2ps_action_calls_dest(enum p2ps_action action);

@@ -163,6 +163,7 @@ enum p2ps_map_attr {
 enum p2ps_conn_type {
 	P2PS_CONN_PCIE_BAR1 = 1,	/* a BAR1 P2P pair (kbusCreateP2PMapping) */
 	P2PS_CONN_BAR1_WINDOW = 2,	/* peer memory mapped through BAR1 (dmaAllocBar1P2PMapping) */
+	P2PS_CONN_STATIC_BAR1 = 3,	/* gen 0: a GPU's static BAR1 set up through the hooks */
 };
 
 enum p2ps_event {

@@ -13,7 +13,7 @@
  * separate one-instruction functions, and this object is built without
  * ftrace, with endbr64 at entry and plain "ret" (see Kbuild).
  *
- * NV_STANDIN_MAJOR (565..999) selects the driver generation's behaviour.
+ * NV_STANDIN_MAJOR (545..999) selects the driver generation's behaviour.
  */
 #include <linux/kernel.h>
 #include <linux/slab.h>
@@ -31,6 +31,12 @@
 
 /* The driver generations whose behaviour differs (docs/standin.md). */
 #define NV_GEN_AT_LEAST(major)	(NV_STANDIN_MAJOR >= (major))
+/*
+ * Gen 0, 550.x and 560.x (the 545 build, there for its version string,
+ * behaves the same): static BAR1 decided and set up through HAL slots
+ * (stubs but on GH100), p2pGetCapsStatus without an atomics argument.
+ */
+#define NV_GEN_0		(!NV_GEN_AT_LEAST(565))
 
 /* ---------------------------------------------------------------------
  * Basic RM types and status codes (values as in nvstatuscodes.h)
@@ -252,6 +258,7 @@ struct MEMORY_DESCRIPTOR {
 	NvBool bUncached;
 	NvU32 gpuCacheAttrib;
 	NvU32 gpuP2PCacheAttrib;
+	NvBool bDiscontiguous;	/* more than one PTE array entry */
 };
 
 #define memdescGetGpuCacheAttrib(m)	((m)->gpuCacheAttrib)
@@ -273,6 +280,7 @@ struct CLI_DMA_MAPPING_INFO {
 	NvU64 bar1Offset;		/* peer BAR1 offset of a BAR1 P2P map */
 	NvU64 length;
 	NvBool bBar1P2P;
+	MEMORY_DESCRIPTOR bar1PhysMemDesc;	/* gen 0: the peer vidmem sub range */
 };
 
 /* The parameters for dmaAllocBar1P2PMapping (real field order). */
@@ -335,6 +343,22 @@ struct KernelBus {
 	NV_STATUS (*__kbusEnableStaticBar1Mapping__)(OBJGPU *, KernelBus *,
 						     NvU32, NvU64);
 #endif
+#if NV_GEN_0
+	NvBool (*__kbusIsBar1P2PCapable__)(OBJGPU *, KernelBus *, NvU32);
+	NV_STATUS (*__kbusEnableStaticBar1Mapping__)(OBJGPU *, KernelBus *, NvU32);
+	void (*__kbusDisableStaticBar1Mapping__)(OBJGPU *, KernelBus *, NvU32);
+	NV_STATUS (*__kbusGetStaticFbAperture__)(OBJGPU *, KernelBus *,
+						 MEMORY_DESCRIPTOR *, NvU64,
+						 NvU64 *, NvU64 *, NvU32);
+	NV_STATUS (*__kbusUpdateStaticBar1VAMapping__)(OBJGPU *, KernelBus *,
+						       MEMORY_DESCRIPTOR *,
+						       NvU64, NvU64, NvBool);
+	/* The BAR1 VA space's mappings (gen 0 models its allocator). */
+	struct {
+		NvU64 offset, size;
+	} bar1Maps[16];
+	NvU32 bar1MapCount;
+#endif
 	NvBool bSupportBar1P2PByDefault;
 
 	NvU32 staticBar1ForceType;
@@ -379,6 +403,18 @@ struct KernelBus {
 	((b0)->__kbusHasPcieBar1P2PMapping__((g0), (b0), (g1), (b1)))
 #define kbusIsPcieBar1P2PMappingSupported_HAL(g0, b0, g1, b1) \
 	((b0)->__kbusIsPcieBar1P2PMappingSupported__((g0), (b0), (g1), (b1)))
+#if NV_GEN_0
+#define kbusIsBar1P2PCapable(g, b, gfid) \
+	((b)->__kbusIsBar1P2PCapable__((g), (b), (gfid)))
+#define kbusEnableStaticBar1Mapping_HAL(g, b, gfid) \
+	((b)->__kbusEnableStaticBar1Mapping__((g), (b), (gfid)))
+#define kbusDisableStaticBar1Mapping_HAL(g, b, gfid) \
+	((b)->__kbusDisableStaticBar1Mapping__((g), (b), (gfid)))
+#define kbusGetStaticFbAperture_HAL(g, b, m, o, pa, pl, gfid) \
+	((b)->__kbusGetStaticFbAperture__((g), (b), (m), (o), (pa), (pl), (gfid)))
+#define kbusUpdateStaticBar1VAMapping_HAL(g, b, m, o, l, r) \
+	((b)->__kbusUpdateStaticBar1VAMapping__((g), (b), (m), (o), (l), (r)))
+#endif
 
 /* VirtMemAllocator with its two BAR1 P2P HAL slots. */
 struct VirtMemAllocator {
@@ -636,13 +672,22 @@ RM_FN NV_STATUS kbusGetBar1P2PDmaInfo_395e98(OBJGPU *pSrcGpu,
 	return NV_ERR_NOT_SUPPORTED;
 }
 
-RM_FN NvBool kbusHasPcieBar1P2PMapping_d69453(OBJGPU *pGpu0,
+/* 550-560 name these two stubs after another body (same code). */
+#if NV_GEN_0
+#define kbusHasPcieBar1P2PMapping_STUB		kbusHasPcieBar1P2PMapping_bf6dfa
+#define kbusIsPcieBar1P2PMappingSupported_STUB	kbusIsPcieBar1P2PMappingSupported_bf6dfa
+#else
+#define kbusHasPcieBar1P2PMapping_STUB		kbusHasPcieBar1P2PMapping_d69453
+#define kbusIsPcieBar1P2PMappingSupported_STUB	kbusIsPcieBar1P2PMappingSupported_d69453
+#endif
+
+RM_FN NvBool kbusHasPcieBar1P2PMapping_STUB(OBJGPU *pGpu0,
 		KernelBus *pKernelBus0, OBJGPU *pGpu1, KernelBus *pKernelBus1)
 {
 	return NV_FALSE;
 }
 
-RM_FN NvBool kbusIsPcieBar1P2PMappingSupported_d69453(OBJGPU *pGpu0,
+RM_FN NvBool kbusIsPcieBar1P2PMappingSupported_STUB(OBJGPU *pGpu0,
 		KernelBus *pKernelBus0, OBJGPU *pGpu1, KernelBus *pKernelBus1)
 {
 #ifdef NV_STANDIN_FAULT_STUB
@@ -656,6 +701,40 @@ RM_FN NvBool kbusIsPcieBar1P2PMappingSupported_d69453(OBJGPU *pGpu0,
 #if NV_GEN_AT_LEAST(580)
 RM_FN NV_STATUS kbusEnableStaticBar1Mapping_395e98(OBJGPU *pGpu,
 		KernelBus *pKernelBus, NvU32 gfid, NvU64 bar1Offset)
+{
+	return NV_ERR_NOT_SUPPORTED;
+}
+#endif
+
+#if NV_GEN_0
+/* The static BAR1 slots of 550-560 (g_kern_bus_nvoc.h), default branch. */
+RM_FN NvBool kbusIsBar1P2PCapable_bf6dfa(OBJGPU *pGpu, KernelBus *pKernelBus,
+					 NvU32 gfid)
+{
+	return NV_FALSE;
+}
+
+RM_FN NV_STATUS kbusEnableStaticBar1Mapping_395e98(OBJGPU *pGpu,
+		KernelBus *pKernelBus, NvU32 gfid)
+{
+	return NV_ERR_NOT_SUPPORTED;
+}
+
+RM_FN void kbusDisableStaticBar1Mapping_d44104(OBJGPU *pGpu,
+		KernelBus *pKernelBus, NvU32 gfid)
+{
+}
+
+RM_FN NV_STATUS kbusGetStaticFbAperture_395e98(OBJGPU *pGpu,
+		KernelBus *pKernelBus, MEMORY_DESCRIPTOR *pMemDesc, NvU64 offset,
+		NvU64 *pAperOffset, NvU64 *pLength, NvU32 gfid)
+{
+	return NV_ERR_NOT_SUPPORTED;
+}
+
+RM_FN NV_STATUS kbusUpdateStaticBar1VAMapping_395e98(OBJGPU *pGpu,
+		KernelBus *pKernelBus, MEMORY_DESCRIPTOR *pMemDesc, NvU64 offset,
+		NvU64 length, NvBool bRelease)
 {
 	return NV_ERR_NOT_SUPPORTED;
 }
@@ -807,10 +886,19 @@ RM_FN NV_STATUS kbusRemoveP2PMappingForNvlink_GP100(OBJGPU *pGpu0,
 /* ---------------------------------------------------------------------
  * KernelBus: BAR1 P2P (_GH100 bodies)
  */
+#if NV_GEN_0
+/* kern_bus.c: out of line (a global function of nv-kernel.o in 550). */
+RM_FN NvBool kbusIsStaticBar1Enabled_IMPL(OBJGPU *pGpu, KernelBus *pKernelBus)
+{
+	return pKernelBus->staticBar1.bStaticBar1Enabled;
+}
+#define kbusIsStaticBar1Enabled(g, b)	kbusIsStaticBar1Enabled_IMPL((g), (b))
+#else
 static NvBool kbusIsStaticBar1Enabled(OBJGPU *pGpu, KernelBus *pKernelBus)
 {
 	return pKernelBus->staticBar1.bStaticBar1Enabled;
 }
+#endif
 
 RM_FN NvBool kbusIsPcieBar1P2PMappingSupported_GH100(OBJGPU *pGpu0,
 		KernelBus *pKernelBus0, OBJGPU *pGpu1, KernelBus *pKernelBus1)
@@ -1072,7 +1160,16 @@ RM_FN NV_STATUS kbusRemoveP2PMapping_GH100(OBJGPU *pGpu0,
 #define RM_MAILBOX_BAR1_SIZE	SZ_1M	/* P2P write mailbox area */
 #define RM_CONSOLE_BAR1_SIZE	0	/* headless GPUs */
 
+#if !NV_GEN_0
 /* Where the static BAR1 mapping starts and what it maps. */
+#if NV_GEN_AT_LEAST(565)
+RM_FN void kbusDisableStaticBar1Mapping_TU102(OBJGPU *pGpu,
+		KernelBus *pKernelBus, NvU32 gfid)
+{
+	pKernelBus->staticBar1.bStaticBar1Enabled = NV_FALSE;
+}
+#endif
+
 static void kbusSetStaticBar1(OBJGPU *pGpu, KernelBus *pKernelBus,
 			      NvU64 bar1Offset)
 {
@@ -1233,15 +1330,261 @@ RM_FN NV_STATUS kbusInitBar1(OBJGPU *pGpu, KernelBus *pKernelBus)
 	return status;
 }
 
+#else /* NV_GEN_0 */
+/*
+ * 550-560: kbusInitBar1_GM107 asks kbusIsBar1P2PCapable (a HAL slot) and,
+ * when it says yes, calls kbusEnableStaticBar1Mapping_HAL; both are stubs
+ * on every chip but GH100.  The _GH100 bodies map all of VRAM through BAR1
+ * at BAR1 offset 0 with one fixed-offset BAR1 mapping.  BAR1 mappings of
+ * video memory then take the static branch of _kbusMapAperture_GM107
+ * (kbusGetStaticFbAperture_HAL), and unmaps of video memory are no-ops.
+ */
+#define BUS_MAP_FB_FLAGS_MAP_UNICAST		BIT(0)
+#define BUS_MAP_FB_FLAGS_MAP_OFFSET_FIXED	BIT(1)
+
+/* The BAR1 VA space: fixed or first-fit placement, as dmaAllocMapping. */
+static NV_STATUS rmBar1VaAlloc(OBJGPU *pGpu, KernelBus *pKernelBus,
+			       NvU64 *pOffset, NvU64 size, NvBool bFixed)
+{
+	NvU64 limit = pGpu->desc.bar1_size - SZ_4K;	/* overfetch WAR page */
+	NvU64 cand = bFixed ? *pOffset : 0;
+	NvU32 i, n = pKernelBus->bar1MapCount;
+	NvBool moved = NV_TRUE;
+
+	if (n == ARRAY_SIZE(pKernelBus->bar1Maps))
+		return NV_ERR_INSUFFICIENT_RESOURCES;
+	size = ALIGN(size, SZ_64K);
+	while (moved) {
+		moved = NV_FALSE;
+		for (i = 0; i < n; i++) {
+			NvU64 o = pKernelBus->bar1Maps[i].offset;
+			NvU64 e = o + pKernelBus->bar1Maps[i].size;
+
+			if (cand < e && o < cand + size) {
+				if (bFixed)
+					return NV_ERR_INVALID_ARGUMENT;
+				cand = ALIGN(e, SZ_64K);
+				moved = NV_TRUE;
+			}
+		}
+	}
+	if (cand + size > limit)
+		return NV_ERR_NO_MEMORY;
+	pKernelBus->bar1Maps[n].offset = cand;
+	pKernelBus->bar1Maps[n].size = size;
+	pKernelBus->bar1MapCount++;
+	*pOffset = cand;
+	return NV_OK;
+}
+
+static NV_STATUS rmBar1VaFree(KernelBus *pKernelBus, NvU64 offset)
+{
+	NvU32 i;
+
+	for (i = 0; i < pKernelBus->bar1MapCount; i++) {
+		if (pKernelBus->bar1Maps[i].offset != offset)
+			continue;
+		pKernelBus->bar1Maps[i] =
+			pKernelBus->bar1Maps[--pKernelBus->bar1MapCount];
+		return NV_OK;
+	}
+	return NV_ERR_INVALID_ARGUMENT;	/* no mapping at that BAR1 offset */
+}
+
+RM_FN NV_STATUS _kbusMapAperture_GM107(OBJGPU *pGpu, KernelBus *pKernelBus,
+		MEMORY_DESCRIPTOR *pMemDesc, OBJVASPACE *pVAS, NvU64 offset,
+		NvU64 *pAperOffset, NvU64 *pLength, NvU32 mapFlags, void *pDevice)
+{
+	if (kbusIsStaticBar1Enabled(pGpu, pKernelBus) &&
+	    pMemDesc->addressSpace == ADDR_FBMEM)
+		return kbusGetStaticFbAperture_HAL(pGpu, pKernelBus, pMemDesc,
+						   offset, pAperOffset, pLength, 0);
+	return rmBar1VaAlloc(pGpu, pKernelBus, pAperOffset, *pLength,
+			     !!(mapFlags & BUS_MAP_FB_FLAGS_MAP_OFFSET_FIXED));
+}
+
+RM_FN NV_STATUS kbusMapFbAperture_GM107(OBJGPU *pGpu, KernelBus *pKernelBus,
+		MEMORY_DESCRIPTOR *pMemDesc, NvU64 offset, NvU64 *pAperOffset,
+		NvU64 *pLength, NvU32 flags, void *pDevice)
+{
+	return _kbusMapAperture_GM107(pGpu, pKernelBus, pMemDesc, NULL, offset,
+				      pAperOffset, pLength, flags, pDevice);
+}
+
+/* _kbusUnmapAperture_GM107 is inlined here in the 550.163.01 binary. */
+RM_FN NV_STATUS kbusUnmapFbAperture_GM107(OBJGPU *pGpu, KernelBus *pKernelBus,
+		MEMORY_DESCRIPTOR *pMemDesc, NvU64 aperOffset, NvU64 length,
+		NvU32 flags)
+{
+	if (kbusIsStaticBar1Enabled(pGpu, pKernelBus) &&
+	    pMemDesc->addressSpace == ADDR_FBMEM)
+		return NV_OK;	/* no op for the static bar1 mode */
+	return rmBar1VaFree(pKernelBus, aperOffset);
+}
+
+#define kbusMapFbAperture_HAL(g, b, m, o, pa, pl, f, d) \
+	kbusMapFbAperture_GM107((g), (b), (m), (o), (pa), (pl), (f), (d))
+#define kbusUnmapFbAperture_HAL(g, b, m, a, l, f) \
+	kbusUnmapFbAperture_GM107((g), (b), (m), (a), (l), (f))
+
+RM_FN NvBool kbusIsBar1P2PCapable_GH100(OBJGPU *pGpu, KernelBus *pKernelBus,
+					NvU32 gfid)
+{
+	NvU64 bar1Size = pGpu->desc.bar1_size;
+	NvU64 fbSize = pGpu->desc.vram_size;
+	NvU64 bar1VASize = bar1Size;	/* the BAR1 VA heap spans the BAR */
+
+	if (!fbSize || !bar1Size)
+		return NV_FALSE;
+	if (GPU_GET_KERNEL_BIF(pGpu)->forceP2PType !=
+	    NV_REG_STR_RM_FORCE_P2P_TYPE_BAR1P2P)
+		return NV_FALSE;
+	/* 128 KiB of BAR1 VA stay free for the doorbell (bug 3869651). */
+	if (bar1VASize < 32 * SZ_4K ||
+	    bar1VASize - 32 * SZ_4K < ALIGN(fbSize, SZ_2M))
+		return NV_FALSE;
+	return NV_TRUE;
+}
+
+RM_FN NV_STATUS kbusEnableStaticBar1Mapping_GH100(OBJGPU *pGpu,
+		KernelBus *pKernelBus, NvU32 gfid)
+{
+	NvU64 bar1Offset = 0;
+	NvU64 bar1MapSize = ALIGN(pGpu->desc.vram_size, SZ_2M);
+	MEMORY_DESCRIPTOR vid = {
+		.pGpu = pGpu, .addressSpace = ADDR_FBMEM, .base = 0,
+		.size = bar1MapSize,
+	};
+	NV_STATUS status;
+
+	RM_FAULT_POINT(NV_ERR_GENERIC);
+
+	status = kbusMapFbAperture_HAL(pGpu, pKernelBus, &vid, 0, &bar1Offset,
+				       &bar1MapSize,
+				       BUS_MAP_FB_FLAGS_MAP_UNICAST |
+				       BUS_MAP_FB_FLAGS_MAP_OFFSET_FIXED, NULL);
+	if (status != NV_OK || bar1Offset != 0) {
+		if (status == NV_OK) {
+			kbusUnmapFbAperture_HAL(pGpu, pKernelBus, &vid,
+						bar1Offset, bar1MapSize,
+						BUS_MAP_FB_FLAGS_MAP_UNICAST);
+			status = NV_ERR_INVALID_STATE;
+		}
+		NV_PRINTF_ERROR("Failed to create the static bar1 mapping offset0x%llx size 0x%llx\n",
+				bar1Offset, bar1MapSize);
+		return status;
+	}
+	pKernelBus->staticBar1.bStaticBar1Enabled = NV_TRUE;
+	pKernelBus->staticBar1.startOffset = 0;
+	pKernelBus->staticBar1.size = bar1MapSize;
+	pKernelBus->staticBar1.dmaMemDesc.addressSpace = ADDR_SYSMEM;
+	pKernelBus->staticBar1.dmaMemDesc.pGpu = pGpu;
+	pKernelBus->staticBar1.dmaMemDesc.base = gpumgrGetGpuPhysFbAddr(pGpu);
+	pKernelBus->staticBar1.dmaMemDesc.size = bar1MapSize;
+	pKernelBus->staticBar1.dmaMemDesc.bUncached = NV_TRUE;
+	NV_PRINTF_INFO("Static bar1 mapped offset 0x%llx size 0x%llx\n",
+		       bar1Offset, bar1MapSize);
+	return NV_OK;
+}
+
+RM_FN void kbusDisableStaticBar1Mapping_GH100(OBJGPU *pGpu,
+		KernelBus *pKernelBus, NvU32 gfid)
+{
+	MEMORY_DESCRIPTOR vid = {
+		.pGpu = pGpu, .addressSpace = ADDR_FBMEM, .base = 0,
+		.size = pKernelBus->staticBar1.size,
+	};
+
+	if (!pKernelBus->staticBar1.bStaticBar1Enabled)
+		return;
+	pKernelBus->staticBar1.bStaticBar1Enabled = NV_FALSE;
+	kbusUnmapFbAperture_HAL(pGpu, pKernelBus, &vid, 0,
+				pKernelBus->staticBar1.size,
+				BUS_MAP_FB_FLAGS_MAP_UNICAST |
+				BUS_MAP_FB_FLAGS_MAP_OFFSET_FIXED);
+	memset(&pKernelBus->staticBar1.dmaMemDesc, 0,
+	       sizeof(pKernelBus->staticBar1.dmaMemDesc));
+}
+
+RM_FN NV_STATUS kbusGetStaticFbAperture_GH100(OBJGPU *pGpu,
+		KernelBus *pKernelBus, MEMORY_DESCRIPTOR *pMemDesc, NvU64 offset,
+		NvU64 *pAperOffset, NvU64 *pLength, NvU32 gfid)
+{
+	NvU64 physAddr;
+
+	/* It only support contiguous memory */
+	if (pMemDesc->bDiscontiguous) {
+		NV_PRINTF_ERROR("Assertion failed: memdescGetPteArraySize(pMemDesc, AT_GPU) == 1\n");
+		return NV_ERR_INVALID_ARGUMENT;
+	}
+	physAddr = pMemDesc->base + offset;
+	if (physAddr + *pLength >= pKernelBus->staticBar1.size) {
+		NV_PRINTF_ERROR("0x%llx + 0x%llx is out of the range of the static Bar1map [0, 0x%llx]\n",
+				physAddr, *pLength, pKernelBus->staticBar1.size);
+		return NV_ERR_INVALID_ARGUMENT;
+	}
+	*pAperOffset = physAddr;
+	return NV_OK;
+}
+
+/* Rewrites the static BAR1 PTE kind for compressed memory (Hopper). */
+RM_FN NV_STATUS kbusUpdateStaticBar1VAMapping_GH100(OBJGPU *pGpu,
+		KernelBus *pKernelBus, MEMORY_DESCRIPTOR *pMemDesc, NvU64 offset,
+		NvU64 length, NvBool bRelease)
+{
+	if (pMemDesc->bDiscontiguous)
+		return NV_ERR_INVALID_ARGUMENT;
+	return NV_OK;
+}
+
+/* The BAR1 part of kbusInitBar1_GM107 (550.163.01 L1011-1117). */
+RM_FN NV_STATUS kbusInitBar1(OBJGPU *pGpu, KernelBus *pKernelBus)
+{
+	KernelBif *pKernelBif = GPU_GET_KERNEL_BIF(pGpu);
+	NvBool bBar1P2PCapable;
+	NV_STATUS status;
+
+	pKernelBus->writeMailboxTotalSize = 0;
+	bBar1P2PCapable = kbusIsBar1P2PCapable(pGpu, pKernelBus, 0);
+	if (bBar1P2PCapable) {
+		/* Enable the static BAR1 mapping for the BAR1 P2P */
+		status = kbusEnableStaticBar1Mapping_HAL(pGpu, pKernelBus, 0);
+		if (status != NV_OK)
+			return status;
+	} else if (FORCE_P2P_READ(pKernelBif->p2pOverride) != FORCE_P2P_DISABLE ||
+		   FORCE_P2P_WRITE(pKernelBif->p2pOverride) != FORCE_P2P_DISABLE) {
+		/* kbusAllocP2PMailboxBar1_HAL */
+		pKernelBus->writeMailboxTotalSize = RM_MAILBOX_BAR1_SIZE;
+	}
+	return NV_OK;
+}
+
+/* BAR1 mappings left in a GPU's BAR1 VA space when it was destroyed. */
+static NvU32 rmBar1LeakedMaps[NV_STANDIN_MAX_GPUS];
+
+/* kbusDestroyBar1_GM107 (from kbusStatePreUnload), at GPU teardown. */
+RM_FN void kbusDestroyBar1_GM107(OBJGPU *pGpu, KernelBus *pKernelBus,
+				 NvU32 gfid)
+{
+	if (pKernelBus->staticBar1.bStaticBar1Enabled)
+		kbusDisableStaticBar1Mapping_HAL(pGpu, pKernelBus, gfid);
+	/* vmmDestroyVaspace: what is still mapped goes with the VA space. */
+	rmBar1LeakedMaps[pGpu->gpuInstance] += pKernelBus->bar1MapCount;
+	pKernelBus->bar1MapCount = 0;
+}
+#endif /* NV_GEN_0 */
+
 RM_FN void kbusInitRegistryOverrides(OBJGPU *pGpu, KernelBus *pKernelBus)
 {
+	pKernelBus->staticBar1ForceType = STATIC_BAR1_DEFAULT;
+#if !NV_GEN_0	/* RMForceStaticBar1 arrived in 565 */
 	NvU32 data;
 
-	pKernelBus->staticBar1ForceType = STATIC_BAR1_DEFAULT;
 	if (osReadRegistryDword(pGpu, NV_REG_STR_RM_FORCE_STATIC_BAR1,
 				&data) == NV_OK &&
 	    data < NV_REG_STR_RM_FORCE_STATIC_BAR1_MAX)
 		pKernelBus->staticBar1ForceType = data;
+#endif
 }
 
 /* ---------------------------------------------------------------------
@@ -1282,11 +1625,32 @@ RM_FN NV_STATUS dmaAllocBar1P2PMapping_GH100(OBJGPU *pGpu,
 
 	RM_FAULT_POINT(NV_ERR_GENERIC);
 
+#if NV_GEN_0
+	{
+		/* memdescCreateSubMem, then a BAR1 mapping on the peer */
+		MEMORY_DESCRIPTOR *pSub = &params->pDmaMappingInfo->bar1PhysMemDesc;
+		NvU64 len = params->length;
+		NV_STATUS status;
+
+		*pSub = *pPeerMemDesc;
+		pSub->base += params->offset;
+		pSub->size = params->length;
+		bar1Offset = 0;
+		status = kbusMapFbAperture_HAL(pPeerGpu, pPeerKernelBus, pSub, 0,
+					       &bar1Offset, &len,
+					       BUS_MAP_FB_FLAGS_MAP_UNICAST, NULL);
+		if (status != NV_OK) {
+			NV_PRINTF_ERROR("Failed to create bar1p2p mapping\n");
+			return status;
+		}
+	}
+#else
 	/* Map the peer's vidmem through the peer's BAR1 (static here). */
 	if (!pPeerKernelBus->staticBar1.bStaticBar1Enabled)
 		return NV_ERR_INVALID_STATE;
 	bar1Offset = pPeerKernelBus->staticBar1.startOffset +
 		     pPeerMemDesc->base + params->offset;
+#endif
 
 	/* Describe the BAR1 bus range as uncached sysmem. */
 	pOut = kzalloc(sizeof(*pOut), GFP_KERNEL);
@@ -1311,6 +1675,18 @@ RM_FN void dmaFreeBar1P2PMapping_GH100(VirtMemAllocator *pDma,
 {
 	if (!pDmaMappingInfo->bBar1P2P)
 		return;
+#if NV_GEN_0
+	{
+		/* The real code passes the BAR1 bus address as the offset. */
+		OBJGPU *pPeerGpu = pDmaMappingInfo->bar1PhysMemDesc.pGpu;
+
+		kbusUnmapFbAperture_HAL(pPeerGpu, GPU_GET_KERNEL_BUS(pPeerGpu),
+					&pDmaMappingInfo->bar1PhysMemDesc,
+					pDmaMappingInfo->pMemDesc->base,
+					pDmaMappingInfo->pMemDesc->size,
+					BUS_MAP_FB_FLAGS_MAP_UNICAST);
+	}
+#endif
 	kfree(pDmaMappingInfo->pMemDesc);
 	pDmaMappingInfo->pMemDesc = NULL;
 	pDmaMappingInfo->bBar1P2P = NV_FALSE;
@@ -1341,6 +1717,17 @@ RM_FN NV_STATUS _gpumgrGetP2PCapsStatusOverNvLink(NvU32 gpuMask, NvU8 *pWrite,
 		*pWrite = *pRead = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
 		return NV_ERR_NOT_SUPPORTED;
 	}
+#if NV_GEN_0
+	/*
+	 * A forced P2P type other than NVLink turns NVLink P2P off.  Every
+	 * tag from 550 to 595 has this (p2p_caps.c); only gen 0 models it.
+	 */
+	if (GPU_GET_KERNEL_BIF(pGpu0)->forceP2PType != NV_REG_STR_RM_FORCE_P2P_TYPE_DEFAULT &&
+	    GPU_GET_KERNEL_BIF(pGpu0)->forceP2PType != NV_REG_STR_RM_FORCE_P2P_TYPE_NVLINK) {
+		*pWrite = *pRead = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
+		return NV_OK;
+	}
+#endif
 	*pWrite = *pRead = NV0000_P2P_CAPS_STATUS_OK;
 	return NV_OK;
 }
@@ -1413,8 +1800,11 @@ static NV_STATUS _p2pCapsGetHostSystemStatusOverPcieBar1(OBJGPU *pGpu,
 	return NV_OK;
 }
 
-/* 580 inlines this one into p2pGetCapsStatus (no symbol); earlier ones not. */
-#if NV_GEN_AT_LEAST(580)
+/*
+ * 580 inlines this one into p2pGetCapsStatus (no symbol), and so does
+ * Debian's 550.163.01 build; 565-575 not.
+ */
+#if NV_GEN_AT_LEAST(580) || NV_GEN_0
 #define PCIE_BAR1_CAPS_FN static __always_inline
 #else
 #define PCIE_BAR1_CAPS_FN RM_FN
@@ -1468,11 +1858,23 @@ PCIE_BAR1_CAPS_FN NV_STATUS _kp2pCapsGetStatusOverPcieBar1(NvU32 gpuMask,
 	return NV_OK;
 }
 
+#if NV_GEN_0
+/* No atomics argument before 565. */
+RM_FN NV_STATUS p2pGetCapsStatus(NvU32 gpuMask, NvU8 *pP2PWriteCapStatus,
+				 NvU8 *pP2PReadCapStatus,
+				 P2P_CONNECTIVITY *pConnectivity)
+{
+	NvU8 atomics, *pP2PAtomicsCapStatus = &atomics;
+#define P2P_GET_CAPS(m, w, r, a, c) \
+	(*(a) = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED, p2pGetCapsStatus((m), (w), (r), (c)))
+#else
 RM_FN NV_STATUS p2pGetCapsStatus(NvU32 gpuMask, NvU8 *pP2PWriteCapStatus,
 				 NvU8 *pP2PReadCapStatus,
 				 NvU8 *pP2PAtomicsCapStatus,
 				 P2P_CONNECTIVITY *pConnectivity)
 {
+#define P2P_GET_CAPS(m, w, r, a, c) p2pGetCapsStatus((m), (w), (r), (a), (c))
+#endif
 	NvBool bCommonSwitchFound = NV_FALSE;
 
 	if (!pP2PWriteCapStatus || !pP2PReadCapStatus || !pConnectivity)
@@ -1666,9 +2068,9 @@ RM_FN NV_STATUS nvGpuOpsGetExternalAllocP2pInfo(struct gpuSession *session,
 	P2P_CONNECTIVITY conn;
 	NV_STATUS status;
 
-	status = p2pGetCapsStatus(BIT(pGpu->gpuInstance) |
-				  BIT(pMemOwnerGpu->gpuInstance), &w, &r, &a,
-				  &conn);
+	status = P2P_GET_CAPS(BIT(pGpu->gpuInstance) |
+			      BIT(pMemOwnerGpu->gpuInstance), &w, &r, &a,
+			      &conn);
 	if (status != NV_OK)
 		return status;
 	*isPeerSupported = w == NV0000_P2P_CAPS_STATUS_OK &&
@@ -1898,9 +2300,9 @@ RM_FN NV_STATUS p2papiConstruct_IMPL(P2PApi *pP2PApi, OBJGPU *pLocalGpu,
 	NvU8 w, r, a;
 	NV_STATUS status;
 
-	status = p2pGetCapsStatus(BIT(pLocalGpu->gpuInstance) |
-				  BIT(pRemoteGpu->gpuInstance), &w, &r, &a,
-				  &conn);
+	status = P2P_GET_CAPS(BIT(pLocalGpu->gpuInstance) |
+			      BIT(pRemoteGpu->gpuInstance), &w, &r, &a,
+			      &conn);
 	if (status != NV_OK)
 		return status;
 	type = p2papiConnectionFromCaps(w, r, conn);
@@ -1998,6 +2400,8 @@ RM_FN NV_STATUS virtmemMapTo_IMPL(OBJGPU *pGpu, OBJGPU *pPeerGpu,
  */
 static NvBool rmChipHasBar1P2PHals(const struct rmChip *pChip)
 {
+	if (NV_GEN_0)
+		return pChip->arch == ARCH_HOPPER;	/* ChipHal: GH100 only */
 	switch (pChip->arch) {
 	case ARCH_HOPPER:
 	case ARCH_BLACKWELL_GB1XX:
@@ -2044,10 +2448,34 @@ RM_FN void __nvoc_init_funcTable_KernelBus(OBJGPU *pGpu, KernelBus *pKernelBus)
 			kbusRemoveP2PMappingForBar1P2P_395e98;
 		pKernelBus->__kbusGetBar1P2PDmaInfo__ = kbusGetBar1P2PDmaInfo_395e98;
 		pKernelBus->__kbusHasPcieBar1P2PMapping__ =
-			kbusHasPcieBar1P2PMapping_d69453;
+			kbusHasPcieBar1P2PMapping_STUB;
 		pKernelBus->__kbusIsPcieBar1P2PMappingSupported__ =
-			kbusIsPcieBar1P2PMappingSupported_d69453;
+			kbusIsPcieBar1P2PMappingSupported_STUB;
 	}
+#if NV_GEN_0
+	/* ChipHal: GH100 gets the bodies; every other chip the stubs. */
+	if (bGH100) {
+		pKernelBus->__kbusIsBar1P2PCapable__ = kbusIsBar1P2PCapable_GH100;
+		pKernelBus->__kbusEnableStaticBar1Mapping__ =
+			kbusEnableStaticBar1Mapping_GH100;
+		pKernelBus->__kbusDisableStaticBar1Mapping__ =
+			kbusDisableStaticBar1Mapping_GH100;
+		pKernelBus->__kbusGetStaticFbAperture__ =
+			kbusGetStaticFbAperture_GH100;
+		pKernelBus->__kbusUpdateStaticBar1VAMapping__ =
+			kbusUpdateStaticBar1VAMapping_GH100;
+	} else {
+		pKernelBus->__kbusIsBar1P2PCapable__ = kbusIsBar1P2PCapable_bf6dfa;
+		pKernelBus->__kbusEnableStaticBar1Mapping__ =
+			kbusEnableStaticBar1Mapping_395e98;
+		pKernelBus->__kbusDisableStaticBar1Mapping__ =
+			kbusDisableStaticBar1Mapping_d44104;
+		pKernelBus->__kbusGetStaticFbAperture__ =
+			kbusGetStaticFbAperture_395e98;
+		pKernelBus->__kbusUpdateStaticBar1VAMapping__ =
+			kbusUpdateStaticBar1VAMapping_395e98;
+	}
+#endif
 #if NV_GEN_AT_LEAST(580)
 	/* Turing through Blackwell get _TU102; the stub is the default branch. */
 	if (pGpu->pChip->arch >= ARCH_TURING)
@@ -2089,6 +2517,16 @@ RM_FN NV_STATUS gpuStateInit(OBJGPU *pGpu)
 		NV_PRINTF_ERROR("GPU%u: BAR1 initialisation failed: 0x%x\n",
 				pGpu->gpuInstance, status);
 	return status;
+}
+
+/* GPU teardown before detach (gpuStateUnload: kbusStatePreUnload). */
+RM_FN void gpuStateUnload(OBJGPU *pGpu)
+{
+#if NV_GEN_0
+	if (pGpu->bInitialized)
+		kbusDestroyBar1_GM107(pGpu, GPU_GET_KERNEL_BUS(pGpu), 0);
+#endif
+	pGpu->bInitialized = NV_FALSE;
 }
 
 static const struct rmChip *rmFindChip(const char *name)
@@ -2207,6 +2645,11 @@ RM_FN NV_STATUS gpumgrDetachGpu(NvU32 gpuInstance)
 
 	if (!pGpu)
 		return NV_ERR_INVALID_ARGUMENT;
+#if NV_GEN_AT_LEAST(565)
+	/* kbusStateUnload / kbusDestruct: static BAR1 goes first. */
+	if (pGpu->kernelBus.staticBar1.bStaticBar1Enabled)
+		kbusDisableStaticBar1Mapping_TU102(pGpu, &pGpu->kernelBus, 0);
+#endif
 	iovaspaceDestruct_IMPL(&pGpu->iovas);
 	gpumgrGpus[gpuInstance] = NULL;
 	gpumgrAttachedMask &= ~BIT(gpuInstance);
@@ -2261,8 +2704,11 @@ void rm_standin_shutdown(void)
 	memset(rmMappings, 0, sizeof(rmMappings));
 	memset(rmP2PObjects, 0, sizeof(rmP2PObjects));
 
-	for (i = 0; i < NV_STANDIN_MAX_GPUS; i++)
+	for (i = 0; i < NV_STANDIN_MAX_GPUS; i++) {
+		if (gpumgrGpus[i])
+			gpuStateUnload(gpumgrGpus[i]);
 		gpumgrDetachGpu(i);
+	}
 	WRITE_ONCE(g_pSys, NULL);
 }
 
@@ -2283,9 +2729,10 @@ int rm_standin_caps(u32 a, u32 b, struct seq_buf *out)
 	P2P_CONNECTIVITY conn;
 	NV_STATUS status;
 
-	if (!rmGetReadyGpu(a) || !rmGetReadyGpu(b) || a == b)
+	/* a == b: loopback, a mask of one GPU */
+	if (!rmGetReadyGpu(a) || !rmGetReadyGpu(b))
 		return -ENODEV;
-	status = p2pGetCapsStatus(BIT(a) | BIT(b), &w, &r, &at, &conn);
+	status = P2P_GET_CAPS(BIT(a) | BIT(b), &w, &r, &at, &conn);
 	seq_buf_printf(out, "read=%s\nwrite=%s\natomics=%s\nconnectivity=%s\n",
 		       rmCapsStatusName(r), rmCapsStatusName(w),
 		       rmCapsStatusName(at), p2pConnectivityNames[conn]);
@@ -2577,6 +3024,7 @@ int rm_standin_reinit(u32 gpu, struct seq_buf *out)
 		rmPrintStatus(out, NV_ERR_STATE_IN_USE);
 		return 0;
 	}
+	gpuStateUnload(pGpu);
 	gpumgrDetachGpu(gpu);
 	status = gpumgrAttachGpu(gpu, &rmConfig.gpu[gpu]);
 	pGpu = rmGetReadyGpu(gpu);
@@ -2666,10 +3114,118 @@ void rm_standin_state(struct seq_buf *out)
 				seq_buf_printf(out, "gpu%u.bar1_peer_refcount.%u=%u\n",
 					       i, j,
 					       b->p2pPcieBar1.busBar1PeerRefcount[j]);
+#if NV_GEN_0
+		seq_buf_printf(out, "gpu%u.bar1_mappings=%u\ngpu%u.bar1_leaked_mappings=%u\ngpu%u.bar1_mailbox=0x%llx\n",
+			       i, b->bar1MapCount, i, rmBar1LeakedMaps[i], i,
+			       b->writeMailboxTotalSize);
+#endif
 		seq_buf_printf(out, "gpu%u.iova_mappings=%llu\ngpu%u.live_objects=%u\ngpu%u.live_mappings=%u\n",
 			       i, g->iovas.mappingCount, i, g->liveObjects, i,
 			       g->liveMappings);
 	}
+}
+
+/* ---------------------------------------------------------------------
+ * BAR1 mappings of video memory (a CPU mapping through BAR1, as
+ * RmMapMemory does for FBMEM) and video memory allocations
+ * (video_mem.c): what static BAR1 changes beyond P2P, in gen 0.
+ */
+#if NV_GEN_0
+/* vidmemConstruct_IMPL, the part that static BAR1 changes (L554-567, L1009). */
+RM_FN NV_STATUS vidmemConstruct_IMPL(OBJGPU *pGpu, MEMORY_DESCRIPTOR *pMemDesc,
+				     NvBool bCompressed, NvU64 *pPageSize)
+{
+	KernelBus *pKernelBus = GPU_GET_KERNEL_BUS(pGpu);
+	NvBool bUpdatePteKind = NV_FALSE;
+	NV_STATUS status;
+
+	*pPageSize = SZ_64K;
+	if (bCompressed && kbusIsStaticBar1Enabled(pGpu, pKernelBus)) {
+		/* Override the attr to use 2MB page size */
+		*pPageSize = SZ_2M;
+		bUpdatePteKind = NV_TRUE;
+	}
+	if (bUpdatePteKind) {
+		status = kbusUpdateStaticBar1VAMapping_HAL(pGpu, pKernelBus,
+							   pMemDesc, 0,
+							   pMemDesc->size,
+							   NV_FALSE);
+		if (status != NV_OK)
+			return status;
+	}
+	return NV_OK;
+}
+#endif
+
+int rm_standin_bar1map(u32 gpu, u64 offset, u64 size, bool contig,
+		       struct seq_buf *out)
+{
+#if NV_GEN_0
+	OBJGPU *pGpu = rmGetReadyGpu(gpu);
+	MEMORY_DESCRIPTOR md;
+	NvU64 aper = 0, len = size;
+	NV_STATUS status;
+
+	if (!pGpu)
+		return -ENODEV;
+	if (!size || offset + size > pGpu->desc.vram_size || offset % SZ_64K)
+		return -EINVAL;
+	md = (MEMORY_DESCRIPTOR) { .pGpu = pGpu, .addressSpace = ADDR_FBMEM,
+		.base = offset, .size = size, .bDiscontiguous = !contig };
+	status = kbusMapFbAperture_HAL(pGpu, GPU_GET_KERNEL_BUS(pGpu), &md, 0,
+				       &aper, &len, BUS_MAP_FB_FLAGS_MAP_UNICAST,
+				       NULL);
+	if (status == NV_OK)
+		seq_buf_printf(out, "bar1_offset=0x%llx\nbar1_addr=0x%llx\n", aper,
+			       gpumgrGetGpuPhysFbAddr(pGpu) + aper);
+	rmPrintStatus(out, status);
+	return 0;
+#else
+	return -EOPNOTSUPP;
+#endif
+}
+
+int rm_standin_bar1unmap(u32 gpu, u64 bar1_offset, u64 size, struct seq_buf *out)
+{
+#if NV_GEN_0
+	OBJGPU *pGpu = rmGetReadyGpu(gpu);
+	MEMORY_DESCRIPTOR md;
+
+	if (!pGpu)
+		return -ENODEV;
+	md = (MEMORY_DESCRIPTOR) { .pGpu = pGpu, .addressSpace = ADDR_FBMEM,
+		.size = size };
+	rmPrintStatus(out, kbusUnmapFbAperture_HAL(pGpu, GPU_GET_KERNEL_BUS(pGpu),
+						   &md, bar1_offset, size,
+						   BUS_MAP_FB_FLAGS_MAP_UNICAST));
+	return 0;
+#else
+	return -EOPNOTSUPP;
+#endif
+}
+
+int rm_standin_alloc(u32 gpu, u64 size, bool compressed, struct seq_buf *out)
+{
+#if NV_GEN_0
+	OBJGPU *pGpu = rmGetReadyGpu(gpu);
+	MEMORY_DESCRIPTOR md;
+	NvU64 pageSize;
+	NV_STATUS status;
+
+	if (!pGpu)
+		return -ENODEV;
+	if (!size || size > pGpu->desc.vram_size)
+		return -EINVAL;
+	md = (MEMORY_DESCRIPTOR) { .pGpu = pGpu, .addressSpace = ADDR_FBMEM,
+		.size = size };
+	status = vidmemConstruct_IMPL(pGpu, &md, compressed, &pageSize);
+	if (status == NV_OK)
+		seq_buf_printf(out, "page_size=0x%llx\n", pageSize);
+	rmPrintStatus(out, status);
+	return 0;
+#else
+	return -EOPNOTSUPP;
+#endif
 }
 
 /* The stubs' machine code, up to and including the first ret (0xc3). */
@@ -2686,10 +3242,18 @@ void rm_standin_stubs(struct seq_buf *out)
 		STUB(kbusCreateP2PMappingForBar1P2P_395e98),
 		STUB(kbusRemoveP2PMappingForBar1P2P_395e98),
 		STUB(kbusGetBar1P2PDmaInfo_395e98),
-		STUB(kbusHasPcieBar1P2PMapping_d69453),
-		STUB(kbusIsPcieBar1P2PMappingSupported_d69453),
-#if NV_GEN_AT_LEAST(580)
+		{ RM_XSTR(kbusHasPcieBar1P2PMapping_STUB),
+		  (const void *)kbusHasPcieBar1P2PMapping_STUB },
+		{ RM_XSTR(kbusIsPcieBar1P2PMappingSupported_STUB),
+		  (const void *)kbusIsPcieBar1P2PMappingSupported_STUB },
+#if NV_GEN_AT_LEAST(580) || NV_GEN_0
 		STUB(kbusEnableStaticBar1Mapping_395e98),
+#endif
+#if NV_GEN_0
+		STUB(kbusIsBar1P2PCapable_bf6dfa),
+		STUB(kbusDisableStaticBar1Mapping_d44104),
+		STUB(kbusGetStaticFbAperture_395e98),
+		STUB(kbusUpdateStaticBar1VAMapping_395e98),
 #endif
 		{ RM_XSTR(dmaAllocBar1P2PMapping_STUB),
 		  (const void *)dmaAllocBar1P2PMapping_STUB },

@@ -60,6 +60,12 @@ int rm_standin_destroy(u32 obj, struct seq_buf *out);
 int rm_standin_reinit(u32 gpu, struct seq_buf *out);
 int rm_standin_local(u32 gpu, u64 offset, u64 page_size, struct seq_buf *out);
 int rm_standin_sysmem(u32 gpu, u64 addr, u64 page_size, struct seq_buf *out);
+/* BAR1 mapping of video memory (a CPU mapping), its removal, and a video
+ * memory allocation: what static BAR1 changes beyond P2P. */
+int rm_standin_bar1map(u32 gpu, u64 offset, u64 size, bool contig,
+		       struct seq_buf *out);
+int rm_standin_bar1unmap(u32 gpu, u64 bar1_offset, u64 size, struct seq_buf *out);
+int rm_standin_alloc(u32 gpu, u64 size, bool compressed, struct seq_buf *out);
 void rm_standin_state(struct seq_buf *out);
 int rm_standin_bench(u32 a, u32 b, u32 n, struct seq_buf *out);
 void rm_standin_stubs(struct seq_buf *out);

@@ -307,6 +307,27 @@ static int nv_ctl_run(int argc, char **argv, struct seq_buf *out)
 			return rm_standin_reinit(a, out);
 		return -EINVAL;
 	}
+	if (argc == 5 && !strcmp(argv[0], "bar1map")) {
+		if (kstrtou32(argv[1], 0, &a) || kstrtou64(argv[2], 0, &x) ||
+		    kstrtou64(argv[3], 0, &y))
+			return -EINVAL;
+		if (strcmp(argv[4], "contig") && strcmp(argv[4], "noncontig"))
+			return -EINVAL;
+		return rm_standin_bar1map(a, x, y, argv[4][0] == 'c', out);
+	}
+	if (argc == 4 && !strcmp(argv[0], "bar1unmap")) {
+		if (kstrtou32(argv[1], 0, &a) || kstrtou64(argv[2], 0, &x) ||
+		    kstrtou64(argv[3], 0, &y))
+			return -EINVAL;
+		return rm_standin_bar1unmap(a, x, y, out);
+	}
+	if (argc == 4 && !strcmp(argv[0], "alloc")) {
+		if (kstrtou32(argv[1], 0, &a) || kstrtou64(argv[2], 0, &x))
+			return -EINVAL;
+		if (strcmp(argv[3], "plain") && strcmp(argv[3], "compressed"))
+			return -EINVAL;
+		return rm_standin_alloc(a, x, argv[3][0] == 'c', out);
+	}
 	if (argc == 4 && (!strcmp(argv[0], "local") || !strcmp(argv[0], "sysmem"))) {
 		if (kstrtou32(argv[1], 0, &a) || kstrtou64(argv[2], 0, &x) ||
 		    kstrtou64(argv[3], 0, &y))
@@ -383,13 +404,16 @@ static ssize_t nv_ctl_read(struct file *file, char __user *ubuf, size_t count,
 	return simple_read_from_buffer(ubuf, count, ppos, f->resp, f->len);
 }
 
+/*
+ * No .llseek: lseek then fails with -ESPIPE on every kernel (no_llseek is
+ * NULL from 6.1.y and gone from 6.12; before, a NULL llseek meant it).
+ */
 static const struct file_operations nv_ctl_fops = {
 	.owner = THIS_MODULE,
 	.open = nv_ctl_open,
 	.release = nv_ctl_release,
 	.write = nv_ctl_write,
 	.read = nv_ctl_read,
-	.llseek = no_llseek,
 };
 
 /* Read-only views: state, stubs, registry. */

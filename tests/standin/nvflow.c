@@ -26,6 +26,9 @@ static const char usage_text[] =
 	"       nvflow reinit GPU\n"
 	"       nvflow local GPU OFFSET PAGESIZE\n"
 	"       nvflow sysmem GPU ADDR PAGESIZE\n"
+	"       nvflow bar1map GPU OFFSET SIZE contig|noncontig\n"
+	"       nvflow bar1unmap GPU BAR1OFFSET SIZE\n"
+	"       nvflow alloc GPU SIZE plain|compressed\n"
 	"       nvflow state\n"
 	"       nvflow stubs\n"
 	"       nvflow bench A B N\n";
@@ -58,7 +61,8 @@ static int check_args(int argc, char **argv)
 		{ "caps", 2, 2 }, { "create", 2, 2 }, { "map", 4, 3 },
 		{ "unmap", 1, 1 }, { "destroy", 1, 1 }, { "reinit", 1, 1 },
 		{ "local", 3, 3 }, { "sysmem", 3, 3 }, { "state", 0, 0 },
-		{ "bench", 3, 3 },
+		{ "bench", 3, 3 }, { "bar1map", 4, 3 }, { "bar1unmap", 3, 3 },
+		{ "alloc", 3, 2 },
 	};
 	size_t i;
 	int j;
@@ -76,6 +80,12 @@ static int check_args(int argc, char **argv)
 				return -1;
 		if (!strcmp(argv[0], "map") && strcmp(argv[4], "rm") &&
 		    strcmp(argv[4], "uvm"))
+			return -1;
+		if (!strcmp(argv[0], "bar1map") && strcmp(argv[4], "contig") &&
+		    strcmp(argv[4], "noncontig"))
+			return -1;
+		if (!strcmp(argv[0], "alloc") && strcmp(argv[3], "plain") &&
+		    strcmp(argv[3], "compressed"))
 			return -1;
 		return 0;
 	}

@@ -66,11 +66,26 @@ struct elfgen {
  */
 static const char *ibt_sealed, *ibt_noendbr;
 
+/* One more function in the module, e.g. a compiler clone; NULL for none. */
+static const char *extra_func;
+
+/* Whether @name is in the symbol table already (a destination may also be a target). */
+static bool have_func(const struct elfgen *g, const char *name)
+{
+	const Elf64_Sym *s = (const Elf64_Sym *)g->sym.p;
+	size_t i;
+
+	for (i = 0; i < g->sym.len / sizeof(*s); i++)
+		if (s[i].st_name && !strcmp((const char *)g->str.p + s[i].st_name, name))
+			return true;
+	return false;
+}
+
 static void add_func(struct elfgen *g, const char *name, const unsigned char *code, size_t n)
 {
 	Elf64_Sym s;
 
-	if (g->drop && !strcmp(g->drop, name))
+	if ((g->drop && !strcmp(g->drop, name)) || have_func(g, name))
 		return;
 	memset(&s, 0, sizeof(s));
 	align(&g->text, 16);
@@ -151,6 +166,8 @@ static void gen_elf(const struct p2ps_profile *p, enum variant v, const char *dr
 		if (d->dest)
 			add_plain(&g, d->dest);
 	}
+	if (extra_func)
+		add_plain(&g, extra_func);
 	for (i = 0; p->calls && p->calls[i]; i++) {
 		size_t j;
 		bool dup = false;
@@ -320,6 +337,58 @@ static void test_elf_ok(void **state)
 	p2ps_check_free(r);
 }
 
+/* Gen 0 (550.x): its own stubs and static BAR1 targets, the 4-argument caps. */
+static struct p2ps_check_report *check_gen0(const char *drop)
+{
+	const struct p2ps_profile *p = p2ps_profile_for_version("550.163.01");
+	struct p2ps_check_report *r = NULL;
+	struct buf b;
+	char *path;
+
+	assert_non_null(p);
+	assert_string_equal(p->name, "gen-0");
+	gen_elf(p, V_OK, drop, NULL, &b);
+	path = write_tmp(b.p, b.len, ".ko");
+	free(b.p);
+	assert_int_equal(p2ps_check_module(path, "550.163.01", 0, &r), 0);
+	unlink(path);
+	free(path);
+	return r;
+}
+
+static void test_elf_gen0(void **state)
+{
+	const struct p2ps_profile *p = p2ps_profile_for_version("550.163.01");
+	struct p2ps_check_report *r = check_gen0(NULL);
+	const struct p2ps_check_item *it;
+	size_t i, stubs = 0;
+
+	(void)state;
+	assert_true(r->supported);
+	assert_string_equal(r->profile, "gen-0");
+	assert_int_equal(r->nr_hooks, p->nr_hooks);
+	for (i = 0; i < r->nr_hooks; i++) {
+		assert_string_equal(r->hooks[i].status, "ok");
+		if (p->hooks[i].flags & P2PS_T_STUB) {
+			assert_true(r->hooks[i].fingerprint_checked);
+			stubs++;
+		}
+	}
+	/* the seven BAR1 P2P stubs and the four static BAR1 ones */
+	assert_int_equal(stubs, 11);
+	it = item(r, "kbusIsBar1P2PCapable");
+	assert_true(p2ps_is_stub_of(it->symbol, "kbusIsBar1P2PCapable"));
+	item(r, "kbusIsStaticBar1Enabled_IMPL");
+	item(r, "kbusEnableStaticBar1Mapping_GH100");
+	p2ps_check_free(r);
+
+	/* without the function the view hooks, gen 0 is not supported */
+	r = check_gen0("kbusIsStaticBar1Enabled_IMPL");
+	assert_false(r->supported);
+	assert_false(item(r, "kbusIsStaticBar1Enabled_IMPL")->ok);
+	p2ps_check_free(r);
+}
+
 static void test_elf_missing_stub(void **state)
 {
 	char name[160];
@@ -448,13 +517,34 @@ static void test_elf_ibt_uncalled_may_be_sealed(void **state)
 	p2ps_check_free(r);
 }
 
+/* A compiler clone of a probed target: its callers would bypass the hook. */
+static void test_elf_clone(void **state)
+{
+	struct p2ps_check_report *r;
+
+	(void)state;
+	extra_func = "osReadRegistryDword.isra.0";
+	r = check_elf(V_OK, NULL, NULL, NULL, 0);
+	extra_func = NULL;
+	assert_false(r->supported);
+	assert_non_null(strstr(item(r, "osReadRegistryDword")->status,
+			       "compiler clone osReadRegistryDword.isra.0"));
+	p2ps_check_free(r);
+	/* A cold part is the function's own: no clone. */
+	extra_func = "osReadRegistryDword.cold";
+	r = check_elf(V_OK, NULL, NULL, NULL, 0);
+	extra_func = NULL;
+	assert_true(r->supported);
+	p2ps_check_free(r);
+}
+
 static void test_elf_version_override(void **state)
 {
-	struct p2ps_check_report *r = check_elf(V_OK, NULL, NULL, "550.54.15", 0);
+	struct p2ps_check_report *r = check_elf(V_OK, NULL, NULL, "545.29.06", 0);
 
 	(void)state;
 	assert_false(r->supported);
-	assert_string_equal(r->driver_version, "550.54.15");
+	assert_string_equal(r->driver_version, "545.29.06");
 	assert_string_equal(r->version_source, "given");
 	assert_string_equal(r->profile, "");
 	assert_non_null(strstr(r->reason, "no profile"));
@@ -627,7 +717,9 @@ int main(void)
 		cmocka_unit_test(test_elf_ibt_sealed_call),
 		cmocka_unit_test(test_elf_ibt_called_dest_without_endbr),
 		cmocka_unit_test(test_elf_ibt_uncalled_may_be_sealed),
+		cmocka_unit_test(test_elf_clone),
 		cmocka_unit_test(test_elf_version_override),
+		cmocka_unit_test(test_elf_gen0),
 		cmocka_unit_test(test_elf_force),
 		cmocka_unit_test(test_elf_no_version),
 		cmocka_unit_test(test_elf_bad_version),

@@ -19,16 +19,36 @@ static struct p2ps_doctor_report *doctor(const char *fixture, const char *topo)
 {
 	struct p2ps_doctor_opts o = { 0 };
 	struct p2ps_doctor_report *r = NULL;
-	char root[512];
+	char root[512], smi[512];
+	char *smi_text;
 
 	snprintf(root, sizeof(root), "%s/%s/root", FIXTURES, fixture);
+	/* nvidia-smi --query-gpu output, where the fixture has it (as p2pctl reads it) */
+	snprintf(smi, sizeof(smi), "%s/%s/cmd/nvidia-smi-query.txt", FIXTURES, fixture);
+	smi_text = p2ps_read_file(smi, NULL, false);
 	o.root = root;
 	o.topo_text = topo;
 	o.topo_source = "test";
+	o.smi_query_text = smi_text;
 	assert_int_equal(p2ps_doctor(&o, &r), 0);
 	assert_non_null(r);
+	free(smi_text);
 	return r;
 }
+
+static const struct p2ps_finding *finding(const struct p2ps_doctor_report *r, const char *check,
+					  const char *subject)
+{
+	const struct p2ps_finding *f = p2ps_doctor_find(r, check, subject);
+
+	if (!f)
+		fail_msg("no finding %s %s", check, subject ? subject : "");
+	return f;
+}
+
+#define GPU0 "0000:01:00.0"
+#define GPU1 "0000:02:00.0"
+#define PAIR GPU0 " " GPU1
 
 static enum p2ps_verdict verdict(const struct p2ps_doctor_report *r, const char *check,
 				 const char *subject)
@@ -78,6 +98,10 @@ static void test_4090_pair(void **state)
 	assert_int_equal(verdict(r, "iommu", NULL), P2PS_V_OK);
 	assert_int_equal(verdict(r, "bar1", "0000:02:00.0"), P2PS_V_OK);
 	assert_int_equal(verdict(r, "native-p2p", "0000:01:00.0 0000:02:00.0"), P2PS_V_OK);
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_YES);
+	assert_int_equal(r->gpus[0].display, -1);	/* no boot_vga in this fixture */
+	assert_string_equal(r->gpus[0].vram_source, "nominal");
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
 	p2ps_doctor_free(r);
 }
 
@@ -96,7 +120,12 @@ static void test_small_bar(void **state)
 	assert_non_null(strstr(f->remedy, "NVreg_EnableResizableBar=1"));
 	assert_int_equal(verdict(r, "rebar-param", NULL), P2PS_V_FAIL);
 	assert_int_equal(r->pairs[0].path, P2PS_PATH_SWITCH);
-	assert_int_equal(r->nr_fail, 3);
+	/* the additions: no static BAR1 (warn per GPU), no P2P for the pair (fail) */
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_NO);
+	assert_int_equal(verdict(r, "static-bar1", "0000:03:00.0"), P2PS_V_WARN);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	assert_int_equal(verdict(r, "p2p", "0000:03:00.0 0000:04:00.0"), P2PS_V_FAIL);
+	assert_int_equal(r->nr_fail, 4);
 	p2ps_doctor_free(r);
 }
 
@@ -111,7 +140,8 @@ static void test_proprietary(void **state)
 	assert_int_equal(f->verdict, P2PS_V_FAIL);
 	assert_non_null(strstr(f->detail, "proprietary"));
 	assert_non_null(strstr(f->remedy, "open"));
-	assert_int_equal(verdict(r, "profile", NULL), P2PS_V_FAIL);
+	/* 550.x has a profile (gen-0); the module's flavour is what fails */
+	assert_int_equal(verdict(r, "profile", NULL), P2PS_V_OK);
 	assert_int_equal(r->nr_pairs, 0);
 	p2ps_doctor_free(r);
 }
@@ -167,12 +197,185 @@ static void test_h200_nvlink(void **state)
 	f = p2ps_doctor_find(r, "native-p2p", pair);
 	assert_non_null(strstr(f->detail, "shim not needed"));
 	assert_int_equal(r->pairs[0].path, P2PS_PATH_ROOT_COMPLEX);
+	/* 143771 MiB seen: 141 GiB; BAR1 256 GiB holds it */
+	assert_int_equal(r->gpus[0].vram, 141ULL << 30);
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_YES);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NATIVE);
+	assert_int_equal(verdict(r, "p2p", pair), P2PS_V_OK);
 	p2ps_doctor_free(r);
 
 	/* Without nvidia-smi output: the nvlink core plus Hopper. */
 	r = doctor("h200-nvlink-580", NULL);
 	assert_int_equal(r->pairs[0].native, P2PS_NATIVE_NVLINK);
 	assert_non_null(strstr(r->pairs[0].native_source, "/proc/driver/nvidia-nvlink"));
+	p2ps_doctor_free(r);
+}
+
+/* RTX 5090: BAR1 32 GiB, VRAM 32 GiB (32607 MiB seen): the automatic rule can't fit it. */
+static void test_5090_pair(void **state)
+{
+	struct p2ps_doctor_report *r = doctor("rtx5090-pair", NULL);
+	const struct p2ps_finding *f;
+
+	(void)state;
+	assert_string_equal(r->gpus[0].chip, "GB202");
+	assert_string_equal(r->gpus[0].vram_source, "nvidia-smi");
+	assert_int_equal(r->gpus[0].vram_mib, 32607);
+	assert_int_equal(r->gpus[0].vram, 32ULL << 30);
+	assert_int_equal(r->gpus[0].bar1, 32ULL << 30);
+	assert_int_equal(r->gpus[0].display, 0);
+	/* the existing BAR1 check still says BAR1 covers VRAM ... */
+	assert_int_equal(verdict(r, "bar1", GPU0), P2PS_V_OK);
+	/* ... but static BAR1 needs VRAM + reserves, and 2 MiB of BAR1 are not usable */
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_NO);
+	assert_int_equal(r->gpus[1].static_bar1, P2PS_SB_NO);
+	f = finding(r, "static-bar1", GPU1);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->detail, "automatic rule"));
+	assert_non_null(strstr(f->detail, "32766 MiB usable"));
+	/* 580 with p2p-shim's keys: no mailbox, no console, so forcing fits */
+	assert_non_null(strstr(f->remedy, "RMForceStaticBar1=1"));
+	assert_non_null(strstr(f->remedy, "fits"));
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	f = finding(r, "p2p", PAIR);
+	assert_int_equal(f->verdict, P2PS_V_FAIL);
+	assert_non_null(strstr(f->detail, "static BAR1 no"));
+	assert_non_null(strstr(f->remedy, "RMForceStaticBar1=1"));
+	assert_int_equal(r->nr_fail, 1);
+	p2ps_doctor_free(r);
+}
+
+/* RMForceStaticBar1=1 on a 5090 pair whose first GPU drives the boot display. */
+static void test_5090_forced(void **state)
+{
+	struct p2ps_doctor_report *r = doctor("rtx5090-forced", NULL);
+	const struct p2ps_finding *f;
+
+	(void)state;
+	assert_int_equal(r->gpus[0].display, 1);
+	/* 580 maps static BAR1 at ALIGN_UP(console, 512 MiB): 512 + 32606 > 32766 */
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_INIT_FAILS);
+	f = finding(r, "static-bar1", GPU0);
+	assert_int_equal(f->verdict, P2PS_V_FAIL);
+	assert_non_null(strstr(f->detail, "fails to initialise"));
+	assert_non_null(strstr(f->remedy, "move the display"));
+	/* without the console it starts at 0 and fits */
+	assert_int_equal(r->gpus[1].static_bar1, P2PS_SB_YES);
+	assert_int_equal(verdict(r, "static-bar1", GPU1), P2PS_V_OK);
+	assert_non_null(strstr(r->gpus[1].static_bar1_why, "RMForceStaticBar1=1"));
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	assert_int_equal(verdict(r, "p2p", PAIR), P2PS_V_FAIL);
+	assert_int_equal(r->nr_fail, 2);
+	p2ps_doctor_free(r);
+}
+
+/* A 4090 driving the boot display: 580 pads the console to 512 MiB and still fits. */
+static void test_4090_display(void **state)
+{
+	struct p2ps_doctor_report *r = doctor("rtx4090-display", NULL);
+	const struct p2ps_finding *f;
+
+	(void)state;
+	assert_int_equal(r->gpus[0].display, 1);
+	assert_int_equal(r->gpus[1].display, 0);
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_YES);
+	assert_non_null(strstr(r->gpus[0].static_bar1_why, "after the console"));
+	f = finding(r, "static-bar1", GPU0);
+	assert_non_null(strstr(f->detail, "drives the boot display"));
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
+	assert_int_equal(verdict(r, "p2p", PAIR), P2PS_V_OK);
+	assert_int_equal(r->nr_fail, 0);
+	p2ps_doctor_free(r);
+
+	/* 570: static BAR1 goes right after the console, not 512 MiB aligned */
+	r = doctor("rtx4090-display-570", NULL);
+	assert_string_equal(r->profile, "gen-a1");
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_UNALIGNED);
+	f = finding(r, "static-bar1", GPU0);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->detail, "512 MiB-aligned"));
+	assert_non_null(strstr(f->remedy, "580"));
+	assert_int_equal(r->gpus[1].static_bar1, P2PS_SB_YES);
+	assert_non_null(strstr(r->gpus[1].static_bar1_why, "RMForceP2PType=2"));
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	f = finding(r, "p2p", PAIR);
+	assert_int_equal(f->verdict, P2PS_V_FAIL);
+	assert_non_null(strstr(f->remedy, "move the display"));
+	p2ps_doctor_free(r);
+
+	/* 575: the automatic rule (p2p-shim's RMForceStaticBar1=2) counts the console, same placement */
+	r = doctor("rtx4090-display-575", NULL);
+	assert_string_equal(r->profile, "gen-a2");
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_UNALIGNED);
+	assert_int_equal(r->gpus[1].static_bar1, P2PS_SB_YES);
+	assert_non_null(strstr(r->gpus[1].static_bar1_why, "automatic rule"));
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	p2ps_doctor_free(r);
+
+	/* 565: decided before the console, at offset 0 */
+	r = doctor("rtx4090-display-565", NULL);
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_YES);
+	assert_non_null(strstr(r->gpus[0].static_bar1_why, "565"));
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
+	assert_int_equal(verdict(r, "p2p", PAIR), P2PS_V_OK);
+	p2ps_doctor_free(r);
+}
+
+/* RTX 4090 D modded to 48 GiB (VRAM from nvidia-smi) + RTX 4090, both BAR1 32 GiB. */
+static void test_4090d_48g(void **state)
+{
+	struct p2ps_doctor_report *r = doctor("rtx4090d-48g", NULL);
+	const struct p2ps_finding *f;
+
+	(void)state;
+	assert_int_equal(r->gpus[0].vram, 48ULL << 30);	/* not the nominal 24 GiB */
+	assert_int_equal(verdict(r, "bar1", GPU0), P2PS_V_FAIL);
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_NO);
+	f = finding(r, "static-bar1", GPU0);
+	assert_non_null(strstr(f->remedy, "none in software"));
+	assert_non_null(strstr(f->remedy, "GPU initialisation fail"));
+	assert_int_equal(r->gpus[1].static_bar1, P2PS_SB_YES);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	f = finding(r, "p2p", PAIR);
+	assert_int_equal(f->verdict, P2PS_V_FAIL);
+	assert_non_null(strstr(f->detail, GPU0));
+	p2ps_doctor_free(r);
+}
+
+/* RTX 3090 + RTX 4090: static BAR1 on both, mixed chips. */
+static void test_3090_4090(void **state)
+{
+	struct p2ps_doctor_report *r = doctor("rtx3090-4090", NULL);
+	const struct p2ps_finding *f;
+
+	(void)state;
+	assert_string_equal(r->gpus[0].chip, "GA102");
+	assert_string_equal(r->gpus[1].chip, "AD102");
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_YES);
+	assert_int_equal(r->gpus[1].static_bar1, P2PS_SB_YES);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
+	f = finding(r, "p2p", PAIR);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->detail, "mixed chips"));
+	assert_non_null(strstr(f->remedy, "verify"));
+	assert_int_equal(r->nr_fail, 0);
+	p2ps_doctor_free(r);
+}
+
+/* Two 3090s below root ports of two Intel I/O hubs (570). */
+static void test_ioh_split(void **state)
+{
+	struct p2ps_doctor_report *r = doctor("ioh-split", NULL);
+	const struct p2ps_finding *f;
+
+	(void)state;
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_YES);
+	assert_int_equal(r->gpus[1].static_bar1, P2PS_SB_YES);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	f = finding(r, "p2p", "0000:03:00.0 0000:83:00.0");
+	assert_int_equal(f->verdict, P2PS_V_FAIL);
+	assert_non_null(strstr(f->detail, "Intel I/O hubs"));
+	assert_non_null(strstr(f->detail, "6f08"));
 	p2ps_doctor_free(r);
 }
 
@@ -212,6 +415,9 @@ static void test_real_symlinks(void **state)
 	assert_string_equal(r->gpus[0].arch, "Blackwell");
 	assert_int_equal(r->gpus[0].bar1, 32ULL << 30);
 	assert_int_equal(verdict(r, "bar1", "0000:41:00.0"), P2PS_V_OK);
+	/* no driver: the rules of 580+; a 5090's 32 GiB can't take VRAM plus reserves */
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_NO);
+	assert_non_null(strstr(p2ps_doctor_find(r, "static-bar1", "0000:41:00.0")->source, "580+"));
 	/* nothing else present: driver and kprobes unknown, no crash */
 	assert_int_equal(verdict(r, "nvidia", NULL), P2PS_V_WARN);
 	assert_int_equal(verdict(r, "kprobes", NULL), P2PS_V_WARN);
@@ -240,6 +446,12 @@ int main(void)
 		cmocka_unit_test(test_proprietary),
 		cmocka_unit_test(test_no_kprobes),
 		cmocka_unit_test(test_h200_nvlink),
+		cmocka_unit_test(test_5090_pair),
+		cmocka_unit_test(test_5090_forced),
+		cmocka_unit_test(test_4090_display),
+		cmocka_unit_test(test_4090d_48g),
+		cmocka_unit_test(test_3090_4090),
+		cmocka_unit_test(test_ioh_split),
 		cmocka_unit_test(test_real_symlinks),
 		cmocka_unit_test(test_bad_root),
 	};

@@ -368,11 +368,21 @@ static void test_versions(void **state)
 	assert_int_not_equal(p2ps_parse_version("", &a, &b, &c), 0);
 	assert_non_null(p2ps_profile_for_version("580.159.04"));
 	assert_non_null(p2ps_profile_for_version("595.45.04"));
-	assert_null(p2ps_profile_for_version("550.54.15"));
+	assert_null(p2ps_profile_for_version("545.29.06"));
+	assert_string_equal(p2ps_profile_for_version("550.163.01")->name, "gen-0");
+	assert_string_equal(p2ps_profile_for_version("550.54.15")->name, "gen-0");
+	assert_string_equal(p2ps_profile_for_version("560.35.03")->name, "gen-0");
+	assert_null(p2ps_profile_for_version("555.58.02"));
+	assert_non_null(strstr(p2ps_unsupported_reason("555.58.02"), "not verified"));
+	assert_non_null(strstr(p2ps_unsupported_reason("545.29.06"), "before 550"));
+	assert_null(p2ps_unsupported_reason("550.163.01"));
 	assert_null(p2ps_profile_for_version("garbage"));
 	assert_true(p2ps_is_stub_of("kbusGetBar1P2PDmaInfo_395e98", "kbusGetBar1P2PDmaInfo"));
 	assert_false(p2ps_is_stub_of("kbusGetBar1P2PDmaInfo_GH100", "kbusGetBar1P2PDmaInfo"));
 	assert_false(p2ps_is_stub_of("kbusGetBar1P2PDmaInfo_395e98x", "kbusGetBar1P2PDmaInfo"));
+	assert_true(p2ps_is_clone_suffix(".isra.0"));
+	assert_true(p2ps_is_clone_suffix(".constprop.1"));
+	assert_false(p2ps_is_clone_suffix(".cold"));
 }
 
 int main(void)

@@ -173,7 +173,7 @@ static void test_check_json(void **state)
 	json_object_put(o);
 
 	/* unsupported: exit 1, supported false, profile null */
-	assert_int_equal(run("check", "--kallsyms", KALLSYMS, "--driver-version", "550.54.15",
+	assert_int_equal(run("check", "--kallsyms", KALLSYMS, "--driver-version", "545.29.06",
 			     "--json", NULL), P2PCTL_EXIT_NOT_MET);
 	o = parse_json();
 	assert_false(json_object_get_boolean(key(o, "supported", json_type_boolean)));
@@ -224,6 +224,33 @@ static void test_doctor_cli(void **state)
 						       "native_p2p", json_type_string)), "nvlink");
 	assert_false(json_object_get_boolean(key(json_object_array_get_idx(pairs, 0),
 						 "shim_needed", json_type_boolean)));
+	assert_string_equal(json_object_get_string(key(json_object_array_get_idx(pairs, 0),
+						       "p2p", json_type_string)), "native");
+	json_object_put(o);
+
+	/* per GPU and per pair verdicts: a 5090 pair (VRAM from ../cmd/nvidia-smi-query.txt) */
+	assert_int_equal(run("doctor", "--root", FIXTURES "/rtx5090-pair/root", NULL),
+			 P2PCTL_EXIT_NOT_MET);
+	assert_non_null(strstr(out_text, "\nGPUs:\n"));
+	assert_non_null(strstr(out_text, "STATIC-BAR1"));
+	assert_non_null(strstr(out_text, "32607 MiB"));
+	assert_non_null(strstr(out_text, "\nPairs:\n"));
+	assert_int_equal(run("doctor", "--root", FIXTURES "/rtx4090-display/root", "--json", NULL), 0);
+	o = parse_json();
+	gpus = key(o, "gpus", json_type_array);
+	assert_true(json_object_get_boolean(key(json_object_array_get_idx(gpus, 0), "display",
+						json_type_boolean)));
+	assert_string_equal(json_object_get_string(key(json_object_array_get_idx(gpus, 0), "chip",
+						       json_type_string)), "AD102");
+	assert_int_equal(json_object_get_int64(key(json_object_array_get_idx(gpus, 0), "vram_smi_mib",
+						   json_type_int)), 24564);
+	assert_string_equal(json_object_get_string(key(key(json_object_array_get_idx(gpus, 0),
+							   "static_bar1", json_type_object),
+						       "expected", json_type_string)), "yes");
+	pairs = key(o, "pairs", json_type_array);
+	assert_string_equal(json_object_get_string(key(json_object_array_get_idx(pairs, 0),
+						       "p2p", json_type_string)), "bar1");
+	key(json_object_array_get_idx(pairs, 0), "p2p_why", json_type_string);
 	json_object_put(o);
 }
 

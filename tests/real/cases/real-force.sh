@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # p2pctl enable --force on the real driver.  With a profile of its own,
-# --force changes nothing: that profile arms.  With none (550), the
-# newest profile is tried on the real code and arms as the table says;
-# disable then leaves nothing, and nvidia unloads and loads cleanly.
+# --force changes nothing: that profile arms.  With none, the newest
+# profile is tried on the real code and arms as the table says; disable
+# then leaves nothing, and nvidia unloads and loads cleanly.
 . /cases/real.lib
 
 nvidia_load

@@ -104,6 +104,11 @@ run nvflow unmap "$m" >/dev/null
 run nvflow destroy "$obj" >/dev/null
 consistent "after teardown"
 run p2pctl disable
+# The GPUs attached while armed carry our ForceP2P: the caps guard stays,
+# and holds the module, until they re-initialise.
+expect_fail "rmmod p2p_shim refused while GPUs carry our ForceP2P" rmmod p2p_shim
+for g in 0 1 2 3; do run nvflow reinit $g >/dev/null; done
+sleep 1
 run rmmod p2p_shim
 run insmod /lib/p2p-shim/p2p-shim.ko
 
@@ -179,10 +184,9 @@ for f in kbusCreateP2PMappingForBar1P2P_GH100 kbusRemoveP2PMappingForBar1P2P_GH1
 	expect_match "$f: disabled" "$(raw)" '^state=0 .*hooks=0 live=0'
 done
 
-echo "== 6. fault-nosym, fault-stub and fault-endbr"
+echo "== 6. fault-nosym and fault-stub"
 for f in "fault-nosym kbusGetBar1P2PDmaInfo ENOENT" \
-	 "fault-stub kbusIsPcieBar1P2PMappingSupported_d69453 EILSEQ" \
-	 "fault-endbr kbusGetBar1P2PDmaInfo_GH100 ENOEXEC"; do
+	 "fault-stub kbusIsPcieBar1P2PMappingSupported_d69453 EILSEQ"; do
 	set -- $f
 	run insmod /lib/standin/$1/nvidia.ko
 	out=$(p2ps-raw enable 2>&1)

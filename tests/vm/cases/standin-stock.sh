@@ -4,7 +4,7 @@
 # a forced BAR1 P2P object fails on the stubs, static BAR1 per generation.
 . /cases/lib.sh
 
-for v in 565.57.01 570.148.08 575.64.05 580.159.04 595.45.04 999.1; do
+for v in 550.163.01 560.35.03 565.57.01 570.148.08 575.64.05 580.159.04 595.45.04 999.1; do
 	echo "== $v"
 	run insmod /lib/standin/$v/nvidia.ko
 	expect_eq "$v modinfo version" "$(cat /sys/module/nvidia/version)" "$v"
@@ -27,7 +27,7 @@ for v in 565.57.01 570.148.08 575.64.05 580.159.04 595.45.04 999.1; do
 	expect_eq "$v forced bar1 rc" "$rc" 1
 	expect_eq "$v forced bar1 status" "$(kv status "$out")" 0x56
 
-	# Static BAR1: 565/570 only with RMForceP2PType=BAR1P2P, 575 off by
+	# Static BAR1: 550-570 only with RMForceP2PType=BAR1P2P, 575 off by
 	# default, 580+ automatic when BAR1 holds VRAM.
 	case $v in 58*|59*|999*) want=1 ;; *) want=0 ;; esac
 	st=$(nvflow state)

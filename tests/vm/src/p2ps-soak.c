@@ -2,7 +2,14 @@
 /*
  * The moving parts of the soak and fault cases.
  *
- *   p2ps-soak cycle N [FLAGS]   N enable/disable cycles; a disable refused
+ *   p2ps-soak [-d SECS] [-p FILE] cycle N [FLAGS]
+ *                               N enable/disable cycles, or as many as fit
+ *                               in SECS seconds (-d), whichever is fewer
+ *                               (the count done is printed: cycles=; and
+ *                               disable_own_s=, the disables' time without
+ *                               the EBUSY waits); with -p, FILE exists
+ *                               while a disable is refused, so that the
+ *                               churn can hold off; a disable refused
  *                               with EBUSY (live mappings) is retried and
  *                               counted; enable may only fail with EALREADY
  *                               (never here) or, with -r, with the errors of
@@ -69,13 +76,26 @@ static int status(int fd, struct p2ps_status *s)
 	return ioctl(fd, P2PS_IOC_STATUS, s) ? -errno : 0;
 }
 
-static int cycle(unsigned long n, unsigned int flags, int racing)
+static const char *pause_file;
+
+/* While a disable waits out EBUSY, PAUSE_FILE exists (churners hold off). */
+static void set_pause(int on)
+{
+	if (!pause_file)
+		return;
+	if (on)
+		close(open(pause_file, O_WRONLY | O_CREAT, 0644));
+	else
+		unlink(pause_file);
+}
+
+static int cycle(unsigned long n, unsigned int flags, int racing, double deadline)
 {
 	unsigned long i, busy = 0, enable_err[200] = { 0 }, armed = 0, waiting = 0;
-	double t0 = now(), worst = 0, t_en = 0, t_dis = 0;
+	double t0 = now(), worst = 0, t_en = 0, t_dis = 0, t_own = 0;
 	int fd = open_dev(), e;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && !(deadline > 0 && now() - t0 >= deadline); i++) {
 		struct p2ps_enable en = { .size = sizeof(en), .flags = flags };
 		struct p2ps_disable d = { .size = sizeof(d) };
 		double c0 = now(), dt;
@@ -95,16 +115,23 @@ static int cycle(unsigned long n, unsigned int flags, int racing)
 			FAILF("cycle %lu: enabled in state %u\n", i, en.state);
 		dt = now();
 		for (;;) {
+			double d0 = now();
+
 			ret = ioctl(fd, P2PS_IOC_DISABLE, &d) ? errno : 0;
-			if (ret != EBUSY)
+			if (ret != EBUSY) {
+				/* The disable's own cost, without waiting out EBUSY. */
+				t_own += now() - d0;
 				break;
+			}
 			busy++;
+			set_pause(1);
 			if (now() - c0 > 20) {
 				FAILF("cycle %lu: disable busy for 20 s: %s\n", i, d.reason);
 				break;
 			}
 			usleep(10000);	/* each refusal is logged: do not flood */
 		}
+		set_pause(0);
 		if (ret)
 			FAILF("cycle %lu: disable %s\n", i, strerrorname_np(ret));
 		t_dis += now() - dt;
@@ -113,8 +140,8 @@ static int cycle(unsigned long n, unsigned int flags, int racing)
 			worst = dt;
 	}
 	printf("cycles=%lu armed=%lu waiting=%lu disable_ebusy=%lu seconds=%.2f worst_cycle=%.3f "
-	       "enable_s=%.2f disable_s=%.2f\n", n, armed, waiting, busy, now() - t0, worst, t_en,
-	       t_dis);
+	       "enable_s=%.2f disable_s=%.2f disable_own_s=%.2f\n", i, armed, waiting, busy,
+	       now() - t0, worst, t_en, t_dis, t_own);
 	printf("enable results:");
 	for (e = 0; e < 200; e++)
 		if (enable_err[e])
@@ -241,12 +268,23 @@ int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 	int racing = 0, argi = 1;
+	double deadline = 0;
 
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	if (argc > 1 && !strcmp(argv[1], "-r")) {
-		racing = 1;
-		argi++;
+	for (;;) {
+		if (argi < argc && !strcmp(argv[argi], "-r")) {
+			racing = 1;
+			argi++;
+		} else if (argi + 1 < argc && !strcmp(argv[argi], "-p")) {
+			pause_file = argv[argi + 1];
+			argi += 2;
+		} else if (argi + 1 < argc && !strcmp(argv[argi], "-d")) {
+			deadline = strtod(argv[argi + 1], NULL);
+			argi += 2;
+		} else {
+			break;
+		}
 	}
 	if (argi >= argc)
 		goto usage;
@@ -254,7 +292,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[argi], "cycle") && argi + 1 < argc)
 		return cycle(strtoul(argv[argi + 1], NULL, 0),
 			     argi + 2 < argc ? (unsigned int)strtoul(argv[argi + 2], NULL, 0) : 0,
-			     racing);
+			     racing, deadline);
 	if (!strcmp(argv[argi], "poll-ioctl"))
 		return poll_ioctl();
 	if (!strcmp(argv[argi], "poll-nl"))
@@ -271,6 +309,6 @@ int main(int argc, char **argv)
 		return 127;
 	}
 usage:
-	fprintf(stderr, "usage: p2ps-soak [-r] cycle N [FLAGS] | poll-ioctl | poll-nl | events | asuser UID CMD...\n");
+	fprintf(stderr, "usage: p2ps-soak [-r] [-d SECS] [-p FILE] cycle N [FLAGS] | poll-ioctl | poll-nl | events | asuser UID CMD...\n");
 	return 2;
 }
