@@ -69,30 +69,17 @@ static char *read_path(const char *path)
 	return s;
 }
 
-static char *run_nvidia_smi(void)
+/* The output of nvidia-smi with @args, or NULL if it is missing or fails. */
+static char *run_nvidia_smi(const char *args)
 {
+	char cmd[160];
 	FILE *p;
 	char *s;
 
 	if (access("/usr/bin/nvidia-smi", X_OK) && system("command -v nvidia-smi >/dev/null 2>&1"))
 		return NULL;
-	p = popen("nvidia-smi topo -m 2>/dev/null", "r");
-	if (!p)
-		return NULL;
-	s = read_all(p);
-	if (pclose(p) != 0) {
-		free(s);
-		return NULL;
-	}
-	return s;
-}
-
-/* Measured VRAM per GPU (live): nvidia-smi's CSV, parsed by the library. */
-static char *run_smi_query(void)
-{
-	FILE *p = popen("nvidia-smi --query-gpu=pci.bus_id,memory.total --format=csv 2>/dev/null", "r");
-	char *s;
-
+	snprintf(cmd, sizeof(cmd), "nvidia-smi %s 2>/dev/null", args);
+	p = popen(cmd, "r");
 	if (!p)
 		return NULL;
 	s = read_all(p);
@@ -318,7 +305,7 @@ int cmd_doctor(int argc, char **argv)
 		if (topo_text)
 			snprintf(src, sizeof(src), "nvidia-smi topo -m (captured)");
 	} else {
-		topo_text = run_nvidia_smi();
+		topo_text = run_nvidia_smi("topo -m");
 		snprintf(src, sizeof(src), "nvidia-smi topo -m");
 	}
 	if (root && strcmp(root, "/")) {
@@ -327,7 +314,8 @@ int cmd_doctor(int argc, char **argv)
 		snprintf(qp, sizeof(qp), "%s/../cmd/nvidia-smi-query.txt", root);
 		smi_text = read_path(qp);
 	} else if (topo_text) {
-		smi_text = run_smi_query();
+		/* Measured VRAM per GPU (live): CSV, parsed by the library. */
+		smi_text = run_nvidia_smi("--query-gpu=pci.bus_id,memory.total --format=csv");
 	}
 	o.smi_query_text = smi_text;
 	o.root = root;
