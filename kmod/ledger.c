@@ -52,12 +52,13 @@ static struct ledger_entry *find_pair(struct OBJGPU *g0, struct OBJGPU *g1)
 	return NULL;
 }
 
-static struct ledger_entry *find_window(void *key)
+/* A keyed entry: a BAR1 window (by mapping info), a GPU's static BAR1 (by GPU). */
+static struct ledger_entry *find_keyed(enum p2ps_conn_type conn, void *key)
 {
 	struct ledger_entry *e;
 
 	list_for_each_entry(e, &entries, node)
-		if (e->conn == P2PS_CONN_BAR1_WINDOW && e->key == key)
+		if (e->conn == conn && e->key == key)
 			return e;
 	return NULL;
 }
@@ -150,16 +151,17 @@ void p2ps_ledger_pair_put(struct OBJGPU *g0, struct OBJGPU *g1)
 		p2ps_event_mapping(P2PS_EV_MAPPING_REMOVED, &ev);
 }
 
-void p2ps_ledger_dma_get(struct CLI_DMA_MAPPING_INFO *info, struct OBJGPU *gpu,
-			 struct OBJGPU *peer)
+/* Record one keyed entry; the driver holds one reference on it. */
+static void keyed_get(enum p2ps_conn_type conn, void *key, struct OBJGPU *g0,
+		      struct OBJGPU *g1)
 {
-	struct ledger_entry *e = new_entry(P2PS_CONN_BAR1_WINDOW, gpu, peer);
-	struct p2ps_mapping_event ev = { .conn = P2PS_CONN_BAR1_WINDOW };
+	struct ledger_entry *e = new_entry(conn, g0, g1);
+	struct p2ps_mapping_event ev = { .conn = conn };
 	unsigned long flags;
 
 	spin_lock_irqsave(&ledger_lock, flags);
 	if (e) {
-		e->key = info;
+		e->key = key;
 		e->ev.count = 1;
 		list_add_tail(&e->node, &entries);
 		ev = e->ev;
@@ -171,17 +173,24 @@ void p2ps_ledger_dma_get(struct CLI_DMA_MAPPING_INFO *info, struct OBJGPU *gpu,
 	p2ps_event_mapping(P2PS_EV_MAPPING_CREATED, &ev);
 }
 
-/* Every mapping goes through here; only ours are in the ledger. */
-void p2ps_ledger_dma_put(struct CLI_DMA_MAPPING_INFO *info)
+/*
+ * Drop a keyed entry.  @ours: every such put is for an entry of ours, so
+ * one not found is one we could not record; otherwise (BAR1 windows, whose
+ * free sees every mapping) a put without an entry is not ours.
+ */
+static void keyed_put(enum p2ps_conn_type conn, void *key, bool ours)
 {
 	struct p2ps_mapping_event ev;
 	struct ledger_entry *e;
 	unsigned long flags;
 
 	spin_lock_irqsave(&ledger_lock, flags);
-	e = find_window(info);
+	e = find_keyed(conn, key);
 	if (e) {
 		list_del(&e->node);
+		account(-1);
+	} else if (ours && unrecorded) {
+		unrecorded--;
 		account(-1);
 	}
 	spin_unlock_irqrestore(&ledger_lock, flags);
@@ -193,6 +202,18 @@ void p2ps_ledger_dma_put(struct CLI_DMA_MAPPING_INFO *info)
 	p2ps_event_mapping(P2PS_EV_MAPPING_REMOVED, &ev);
 }
 
+void p2ps_ledger_dma_get(struct CLI_DMA_MAPPING_INFO *info, struct OBJGPU *gpu,
+			 struct OBJGPU *peer)
+{
+	keyed_get(P2PS_CONN_BAR1_WINDOW, info, gpu, peer);
+}
+
+/* Every mapping goes through here; only ours are in the ledger. */
+void p2ps_ledger_dma_put(struct CLI_DMA_MAPPING_INFO *info)
+{
+	keyed_put(P2PS_CONN_BAR1_WINDOW, info, false);
+}
+
 /*
  * Gen 0: a GPU's static BAR1, set up through our hooks.  While it exists,
  * removing the hooks would leave the driver with static BAR1 on a chip
@@ -201,67 +222,24 @@ void p2ps_ledger_dma_put(struct CLI_DMA_MAPPING_INFO *info)
  */
 void p2ps_ledger_static_get(struct OBJGPU *gpu)
 {
-	struct ledger_entry *e = new_entry(P2PS_CONN_STATIC_BAR1, gpu, gpu);
-	struct p2ps_mapping_event ev = { .conn = P2PS_CONN_STATIC_BAR1 };
-	unsigned long flags;
-
-	spin_lock_irqsave(&ledger_lock, flags);
-	if (e) {
-		e->key = gpu;
-		e->ev.count = 1;
-		list_add_tail(&e->node, &entries);
-		ev = e->ev;
-	} else {
-		unrecorded++;
-	}
-	account(+1);
-	spin_unlock_irqrestore(&ledger_lock, flags);
-	p2ps_event_mapping(P2PS_EV_MAPPING_CREATED, &ev);
+	keyed_get(P2PS_CONN_STATIC_BAR1, gpu, gpu, gpu);
 }
 
 /* Whether @gpu's static BAR1 came from our hooks (and is still there). */
 bool p2ps_ledger_has_static(struct OBJGPU *gpu)
 {
-	struct ledger_entry *e;
 	unsigned long flags;
-	bool found = false;
+	bool found;
 
 	spin_lock_irqsave(&ledger_lock, flags);
-	list_for_each_entry(e, &entries, node)
-		if (e->conn == P2PS_CONN_STATIC_BAR1 && e->key == gpu) {
-			found = true;
-			break;
-		}
+	found = find_keyed(P2PS_CONN_STATIC_BAR1, gpu);
 	spin_unlock_irqrestore(&ledger_lock, flags);
 	return found;
 }
 
 void p2ps_ledger_static_put(struct OBJGPU *gpu)
 {
-	struct p2ps_mapping_event ev;
-	struct ledger_entry *e, *found = NULL;
-	unsigned long flags;
-
-	spin_lock_irqsave(&ledger_lock, flags);
-	list_for_each_entry(e, &entries, node)
-		if (e->conn == P2PS_CONN_STATIC_BAR1 && e->key == gpu) {
-			found = e;
-			break;
-		}
-	if (found) {
-		list_del(&found->node);
-		account(-1);
-	} else if (unrecorded) {
-		unrecorded--;
-		account(-1);
-	}
-	spin_unlock_irqrestore(&ledger_lock, flags);
-	if (!found)
-		return;
-	ev = found->ev;
-	ev.count = 0;
-	kfree(found);
-	p2ps_event_mapping(P2PS_EV_MAPPING_REMOVED, &ev);
+	keyed_put(P2PS_CONN_STATIC_BAR1, gpu, true);
 }
 
 /* The BAR1 DMA base at which @mapper reaches @owner's VRAM, if they are a pair. */
