@@ -323,6 +323,9 @@ void p2ps_registry_return(void *data, struct pt_regs *regs)
 
 	if (!c->gpu || !c->key || !c->data)
 		return;
+	/* The user's RMForceStaticBar1 is theirs: sbar1.c then never forces. */
+	if (regs_return_value(regs) == NV_OK && !strcmp(c->key, "RMForceStaticBar1"))
+		p2ps_sb1_user_key();
 	for (r = bound_profile ? bound_profile->registry : NULL; r && r->key; r++)
 		if (!strcmp(c->key, r->key))
 			d = r;
@@ -355,7 +358,10 @@ void p2ps_registry_return(void *data, struct pt_regs *regs)
  * its partner may be one initialised before arming (a display GPU, say).
  * On 550-570 the same override also reports PCIE_BAR1 for a pair without
  * static BAR1 on both GPUs (it is applied before the BAR1 HAL check); such
- * a pair fails to map later, so it gets the stock answer too.
+ * a pair fails to map later, so it gets the stock answer too.  So does a
+ * pair with a GPU whose static BAR1 sits where BAR1 P2P's mapping refuses
+ * it (570-575: after a console or mailbox, not 512 MiB aligned; sbar1.c),
+ * whatever the generations of the two GPUs.
  */
 struct caps_call {
 	NvU32 mask;
@@ -396,7 +402,8 @@ void p2ps_caps_return(void *data, struct pt_regs *regs)
 	case P2P_CONNECTIVITY_PCIE_BAR1:
 		/* The HAL check skipped also refuses loopback (one GPU). */
 		if (READ_ONCE(watch_static_bar1) && p2ps_gpus_forced_in(c->mask) &&
-		    (hweight32(c->mask) < 2 || !p2ps_gpus_static_bar1(c->mask)))
+		    (hweight32(c->mask) < 2 || !p2ps_gpus_static_bar1(c->mask) ||
+		     p2ps_sb1_unusable_in(c->mask)))
 			refuse(c);
 		break;
 	}
@@ -466,6 +473,7 @@ int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 
 	memset(&nv, 0, sizeof(nv));
 	bound_profile = profile;
+	p2ps_sb1_bind(mod->version);
 	WRITE_ONCE(watch_static_bar1, false);
 	for (i = 0; i < n; i++) {
 		if (hooks[i].desc->action == P2PS_ACT_STATIC_BAR1 ||

@@ -66,6 +66,9 @@ enum p2ps_action {
 	P2PS_ACT_VIEW_IS_SUPPORTED,	/* redirect; inside, static BAR1 is visible */
 	P2PS_ACT_STATIC_VIEW,		/* return override: static BAR1 seen by BAR1 P2P only */
 	P2PS_ACT_CAPS_GUARD_V1,		/* return override: the caps guard, 4-argument caps */
+	/* 565+: the per-GPU static BAR1 decision (kmod/sbar1.c) */
+	P2PS_ACT_STATIC_DECIDE,		/* return override: the decision; may turn "no" into "yes" */
+	P2PS_ACT_CLIENT_FB,		/* return override: the client FB a forced enable maps */
 };
 
 /*
