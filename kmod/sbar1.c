@@ -33,12 +33,14 @@
  * the return becomes NV_OK.  In the enable that follows on the same thread,
  * the client FB size is checked against BAR1: static BAR1 at its offset
  * plus 64 MiB for dynamic BAR1 mappings (USERD, doorbells) must fit.  If it
- * does not, the size read returns 0, memdescCreate refuses it at once
- * (NV_ERR_INVALID_ARGUMENT, nothing allocated), and the enable's failure
- * becomes NV_OK: the GPU initialises without static BAR1, as the driver
- * itself decided.  Any other failure of a forced enable (its error path
- * undoes everything) is turned into "no static BAR1" the same way, so a
- * forced static BAR1 never fails GPU initialisation.
+ * does not, the size read returns BAR1's size plus 2 MiB, so the enable's
+ * one BAR1 allocation fails as it does when BAR1 is too small (its error
+ * path undoes everything: kern_bus_tu102.c cleanup_mem), and the enable's
+ * failure becomes NV_OK: the GPU initialises without static BAR1, as if
+ * the rule had said no.  Any other failure of a forced enable is turned
+ * into "no static BAR1" the same way, so a forced static BAR1 never fails
+ * GPU initialisation.  The driver logs its own "Failed to create the
+ * static bar1 mapping" line then.
  *
  * 565 decides before the console and mailbox exist (NvBool, 3 arguments):
  * observed only.
@@ -289,8 +291,15 @@ void p2ps_sb1_client_fb_return(void *data, struct pt_regs *regs)
 		/* What the enable maps: 570-575 round up to 2 MiB, 580+ down. */
 		map = major >= 580 ? ALIGN_DOWN(size, SZ_2M) : ALIGN(size, SZ_2M);
 		if (!map || g->offset + map + SB1_DYNAMIC_RESERVE > bar1_va(g)) {
+			/*
+			 * Make the enable fail where the driver's own mapping
+			 * fails when BAR1 is too small: a size larger than
+			 * BAR1's VA heap, which the BAR1 allocation refuses.
+			 * (Not 0: only 580.142's memdescCreate refuses that.)
+			 */
 			g->gated = true;
-			regs_set_return_value(regs, 0);
+			if (size < g->bar1_size + SZ_2M)
+				regs_set_return_value(regs, g->bar1_size + SZ_2M);
 		}
 	}
 	spin_unlock_irqrestore(&sb1_lock, flags);

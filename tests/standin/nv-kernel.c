@@ -1214,10 +1214,10 @@ static void kbusSetStaticBar1(OBJGPU *pGpu, KernelBus *pKernelBus,
 /*
  * The body of kbusEnableStaticBar1Mapping_TU102 (kern_bus_tu102.c): size
  * from memmgrGetClientFbAddrSpaceSize (570-575 aligned up to 2 MiB, 580+
- * down), memdescCreate (NV_ASSERT_OK_OR_RETURN: a size of 0 is
- * NV_ERR_INVALID_ARGUMENT, nothing allocated), then one BAR1 mapping at
- * @bar1Offset, which fails when it does not end inside BAR1's VA heap;
- * on failure everything is undone and static BAR1 stays off.
+ * down), memdescCreate, then one BAR1 mapping at @bar1Offset (570-575:
+ * the lowest free address), which fails when it does not end inside
+ * BAR1's VA heap; on failure everything is undone and static BAR1 stays
+ * off.
  */
 static NV_STATUS kbusMapStaticBar1(OBJGPU *pGpu, KernelBus *pKernelBus,
 				   NvU64 bar1Offset)
@@ -1230,11 +1230,6 @@ static NV_STATUS kbusMapStaticBar1(OBJGPU *pGpu, KernelBus *pKernelBus,
 #else
 	size = ALIGN(size, SZ_2M);
 #endif
-	if (!size) {
-		NV_PRINTF_ERROR("Assertion failed: Invalid argument [NV_ERR_INVALID_ARGUMENT] (0x%08x) returned from memdescCreate()\n",
-				NV_ERR_INVALID_ARGUMENT);
-		return NV_ERR_INVALID_ARGUMENT;
-	}
 	if (bar1Offset + size > rmBar1MappableLength(pGpu) + 1) {
 		NV_PRINTF_ERROR("Failed to create the static bar1 mapping offset0x%llx size 0x%llx\n",
 				bar1Offset, size);
