@@ -27,10 +27,12 @@
  *
  * Forcing: where the decision returns NV_ERR_NOT_SUPPORTED for a GPU that
  * attached under our hooks and whose user did not set RMForceStaticBar1,
- * and the placement can work (570-575: nothing below static BAR1, since
- * the 2 MiB-aligned placement after a console or mailbox fails BAR1 P2P's
- * 512 MiB alignment check in _kbusCreateStaticBar1IOMMUMapping; 580+: any),
- * the return becomes NV_OK.  In the enable that follows on the same thread,
+ * whose P2P type is BAR1 (no mailbox reserved: RMForceP2PType=2 up to 570,
+ * RMPcieP2PType=1 from 575, p2p-shim's defaults), and where the placement
+ * can work (570-575: no console below static BAR1, since the 2 MiB-aligned
+ * placement after it fails BAR1 P2P's 512 MiB alignment check in
+ * _kbusCreateStaticBar1IOMMUMapping; 580+: any, at 512 MiB after a
+ * console), the return becomes NV_OK.  In the enable that follows on the same thread,
  * the client FB size is checked against BAR1: static BAR1 at its offset
  * plus 64 MiB for dynamic BAR1 mappings (USERD, doorbells) must fit.  If it
  * does not, the size read returns BAR1's size plus 2 MiB, so the enable's
@@ -199,9 +201,12 @@ static const char *no_force(struct sb1_gpu *g, unsigned int major)
 		return "the driver's rule says no; RMForceStaticBar1 was set by the user";
 	if (!g->bar1_size)
 		return "the driver's rule says no; BAR1 size unknown: not forced";
+	if (g->mailbox)
+		return "the driver's rule says no; the P2P mailbox is reserved, so BAR1 P2P is not "
+		       "this GPU's P2P type (RMForceP2PType / RMPcieP2PType): not forced";
 	if (major < 580 && below)
-		return "the driver's rule says no; not forced: a console or mailbox below static BAR1 "
-		       "would put it at an offset that fails BAR1 P2P's 512 MiB alignment check (before 580)";
+		return "the driver's rule says no; not forced: the console below static BAR1 would put "
+		       "it at an offset that fails BAR1 P2P's 512 MiB alignment check (before 580)";
 	g->offset = major >= 580 ? ALIGN(below, SZ_512M) : 0;
 	if (g->offset + SB1_DYNAMIC_RESERVE >= bar1_va(g))
 		return "the driver's rule says no; BAR1 too small to force";

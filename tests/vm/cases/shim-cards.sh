@@ -117,3 +117,13 @@ expect_match "user key: why" "$(gpu_row "$(p2pctl status)" 0)" '^0 +off +no .*se
 run p2pctl disable
 run rmmod nvidia
 run rmmod p2p_shim
+
+echo "== the user's RMPcieP2PType=0 (mailbox P2P type): not forced (580)"
+run insmod /lib/p2p-shim/p2p-shim.ko
+run p2pctl enable
+run insmod /lib/standin/580.159.04/nvidia.ko gpus="$G" NVreg_RegistryDwords="RMPcieP2PType=0"
+expect_eq "mailbox: 0-1" "$(kv connectivity "$(nvflow caps 0 1)")" unknown
+expect_match "mailbox: why" "$(gpu_row "$(p2pctl status)" 0)" '^0 +off +no .*P2P mailbox is reserved'
+run p2pctl disable
+run rmmod nvidia
+run rmmod p2p_shim
