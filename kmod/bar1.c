@@ -468,14 +468,17 @@ int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 		{ P2PS_ACT_STATIC_ENABLE, wrap_static_enable, (void **)&nv.static_enable },
 		{ P2PS_ACT_STATIC_DISABLE, wrap_static_disable, (void **)&nv.static_disable },
 	};
+	bool native_uvm = false;
 	unsigned long flags;
 	unsigned int i, j;
 
 	memset(&nv, 0, sizeof(nv));
 	bound_profile = profile;
-	p2ps_sb1_bind(mod->version);
 	WRITE_ONCE(watch_static_bar1, false);
 	for (i = 0; i < n; i++) {
+		/* gen A's UVM fix learns native-slot pairs (issue 13): sbar1.c */
+		if (!strcmp(hooks[i].desc->target, "kbusCreateP2PMappingForBar1P2P_GH100"))
+			native_uvm = true;
 		if (hooks[i].desc->action == P2PS_ACT_STATIC_BAR1 ||
 		    hooks[i].desc->action == P2PS_ACT_STATIC_ENABLE)
 			WRITE_ONCE(watch_static_bar1, true);
@@ -485,6 +488,7 @@ int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 				*wrappers[j].fn = (void *)hooks[i].dest;
 			}
 	}
+	p2ps_sb1_bind(mod->version, native_uvm);
 	nv.dma_info = (void *)p2ps_driver_lookup(mod, "kbusGetBar1P2PDmaInfo_GH100");
 	if (!nv.create || !nv.remove || !nv.dma_map || !nv.dma_unmap || !nv.dma_info) {
 		p2ps_fail(err, "", "profile does not provide every function the wrappers need");

@@ -177,7 +177,7 @@ struct p2ps_gpu_report {
 	u64 bar1_addr, bar1_size, console, mailbox, client_fb, offset;
 	char reason[P2PS_REASON_LEN];
 };
-void p2ps_sb1_bind(const char *version);
+void p2ps_sb1_bind(const char *version, bool native_uvm);
 void p2ps_sb1_forget(unsigned int instance);
 void p2ps_sb1_attach(unsigned int instance, const void *arg);
 void p2ps_sb1_user_key(void);

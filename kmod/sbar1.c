@@ -90,14 +90,22 @@ struct sb1_gpu {
 static struct sb1_gpu sb1[NV_MAX_DEVICES];
 static DEFINE_SPINLOCK(sb1_lock);
 static unsigned int sb1_major;	/* the bound driver's major version */
+static bool sb1_native_uvm;	/* gen A's UVM fix also covers native-slot pairs */
 
-void p2ps_sb1_bind(const char *version)
+/*
+ * @native_uvm: the profile feeds gen A's UVM fix from BAR1 pairs the
+ * driver creates through its own _GH100 slots (GB20x from 570.86.16).
+ * Without that, 570-575 would report a forced GB20x pair as BAR1 P2P while
+ * CUDA's peer mappings of it keep the PEER aperture: so no forcing there.
+ */
+void p2ps_sb1_bind(const char *version, bool native_uvm)
 {
 	unsigned int major = 0, minor, patch;
 
 	if (version && p2ps_parse_version(version, &major, &minor, &patch))
 		major = 0;
 	WRITE_ONCE(sb1_major, major);
+	WRITE_ONCE(sb1_native_uvm, native_uvm);
 }
 
 __printf(2, 3)
@@ -207,6 +215,9 @@ static const char *no_force(struct sb1_gpu *g, unsigned int major)
 	if (major < 580 && below)
 		return "the driver's rule says no; not forced: the console below static BAR1 would put "
 		       "it at an offset that fails BAR1 P2P's 512 MiB alignment check (before 580)";
+	if (major < 580 && !READ_ONCE(sb1_native_uvm))
+		return "the driver's rule says no; not forced before 580 without the UVM fix for "
+		       "GPUs with native BAR1 slots (GB20x): CUDA peer mappings would be wrong";
 	g->offset = major >= 580 ? ALIGN(below, SZ_512M) : 0;
 	if (g->offset + SB1_DYNAMIC_RESERVE >= bar1_va(g))
 		return "the driver's rule says no; BAR1 too small to force";
