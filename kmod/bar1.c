@@ -394,6 +394,15 @@ void p2ps_caps_return(void *data, struct pt_regs *regs)
 
 	if (regs_return_value(regs) != NV_OK || !c->connectivity || !c->read || !c->write)
 		return;
+	if ((*c->connectivity == P2P_CONNECTIVITY_PCIE_PROPRIETARY ||
+	     *c->connectivity == P2P_CONNECTIVITY_PCIE_BAR1) &&
+	    p2ps_gpus_forced_in(c->mask) && p2ps_sb1_ioh_split(c->mask)) {
+		/* The IOH check ForceP2P skipped (sbar1.c). */
+		pr_info_ratelimited("GPUs 0x%x: below two Intel I/O hubs, no P2P (as the driver's own check)\n",
+				    c->mask);
+		refuse(c);
+		return;
+	}
 	switch (*c->connectivity) {
 	case P2P_CONNECTIVITY_PCIE_PROPRIETARY:
 		if (p2ps_gpus_forced_in(c->mask))

@@ -66,6 +66,7 @@ void p2ps_gpus_reset(void)
 	unsigned long flags;
 	int i;
 
+	p2ps_sb1_flush();
 	spin_lock_irqsave(&gpus_lock, flags);
 	for (i = 0; i < NV_MAX_DEVICES; i++)
 		forget(&gpus[i]);

@@ -189,6 +189,8 @@ void p2ps_sb1_enable_entry(void *data, struct pt_regs *regs);
 void p2ps_sb1_enable_return(void *data, struct pt_regs *regs);
 void p2ps_sb1_disable(struct pt_regs *regs);
 bool p2ps_sb1_unusable_in(u32 mask);
+bool p2ps_sb1_ioh_split(u32 mask);
+void p2ps_sb1_flush(void);
 bool p2ps_sb1_report(unsigned int instance, struct p2ps_gpu_report *r);
 u32 p2ps_gpu_attaching(void);
 

@@ -52,10 +52,12 @@
 #include <linux/kernel.h>
 #include <linux/log2.h>
 #include <linux/moduleparam.h>
+#include <linux/pci.h>
 #include <linux/sched.h>
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/uaccess.h>
+#include <linux/workqueue.h>
 
 #include "p2p-shim.h"
 
@@ -69,8 +71,9 @@ MODULE_PARM_DESC(static_bar1,
 /* BAR1 left for dynamic mappings after static BAR1 (the doctor's USERD bound). */
 #define SB1_DYNAMIC_RESERVE	SZ_64M
 
-/* GPUATTACHARG (g_gpu_mgr_nvoc.h, 550-595): fbPhysAddr and fbLength. */
+/* GPUATTACHARG (g_gpu_mgr_nvoc.h, 550-595): fbPhysAddr, nvDomainBusDeviceFunc, fbLength. */
 #define GPUATTACHARG_FB_PHYS_ADDR	32
+#define GPUATTACHARG_DOMAIN_BUS_DEVICE	56
 #define GPUATTACHARG_FB_LENGTH		72
 
 struct sb1_gpu {
@@ -83,6 +86,9 @@ struct sb1_gpu {
 	u64 client_fb;
 	u64 offset;
 	struct task_struct *forcing;	/* between a forced decision and its enable */
+	u64 dbd;			/* nvDomainBusDeviceFunc: domain 63:32, bus 15:8, slot 7:0 */
+	bool topo_pending;		/* its I/O hub is still to be looked up */
+	u64 ioh;			/* 0: not below an Intel IOH root port; else its root bus + 1 */
 	u32 state;			/* enum p2ps_sb1_state */
 	char reason[P2PS_REASON_LEN];
 };
@@ -141,10 +147,95 @@ void p2ps_sb1_forget(unsigned int instance)
 	spin_unlock_irqrestore(&sb1_lock, flags);
 }
 
+/*
+ * _kp2pCapsGetStatusOverPcie (p2p_caps.c L421-443 in 570.148.08, L469-491
+ * in 580.142): PCIe P2P is not forwarded between two Intel I/O hubs (X58 /
+ * 5520 to Broadwell-EP, one per socket); GPUs below root ports of two such
+ * hubs get IOH_TOPOLOGY_NOT_SUPPORTED.  ForceP2P returns before that check,
+ * so the caps guard makes it.  The hub is the root port's bus.
+ */
+static bool intel_ioh_root_port(u16 dev)
+{
+	return (dev >= 0x3408 && dev <= 0x3411) || (dev >= 0x3c02 && dev <= 0x3c0b) ||
+	       (dev >= 0x0e02 && dev <= 0x0e0b) || (dev >= 0x2f01 && dev <= 0x2f0b) ||
+	       (dev >= 0x6f01 && dev <= 0x6f0b) || dev == 0x3420 || dev == 0x3421;
+}
+
+static u64 ioh_of(u64 dbd)
+{
+	struct pci_dev *pdev, *rp;
+	u64 ioh = 0;
+
+	pdev = pci_get_domain_bus_and_slot(dbd >> 32, (dbd >> 8) & 0xff, PCI_DEVFN(dbd & 0xff, 0));
+	if (!pdev)
+		return 0;
+	for (rp = pci_upstream_bridge(pdev); rp; rp = pci_upstream_bridge(rp))
+		if (pci_is_pcie(rp) && pci_pcie_type(rp) == PCI_EXP_TYPE_ROOT_PORT)
+			break;
+	if (rp && rp->vendor == PCI_VENDOR_ID_INTEL && intel_ioh_root_port(rp->device))
+		ioh = ((u64)pci_domain_nr(rp->bus) << 8 | rp->bus->number) + 1;
+	pci_dev_put(pdev);
+	return ioh;
+}
+
+/* The PCI lookups run here, in process context, not in a probe handler. */
+static void topo_work_fn(struct work_struct *work)
+{
+	unsigned long flags;
+	bool pending;
+	u64 dbd, ioh;
+	int i;
+
+	for (i = 0; i < NV_MAX_DEVICES; i++) {
+		spin_lock_irqsave(&sb1_lock, flags);
+		pending = sb1[i].topo_pending;
+		dbd = sb1[i].dbd;
+		spin_unlock_irqrestore(&sb1_lock, flags);
+		if (!pending)
+			continue;
+		ioh = ioh_of(dbd);
+		spin_lock_irqsave(&sb1_lock, flags);
+		if (sb1[i].topo_pending && sb1[i].dbd == dbd) {
+			sb1[i].ioh = ioh;
+			sb1[i].topo_pending = false;
+		}
+		spin_unlock_irqrestore(&sb1_lock, flags);
+	}
+}
+
+static DECLARE_WORK(topo_work, topo_work_fn);
+
+/* Before the table is reset (no hook left that queues the work). */
+void p2ps_sb1_flush(void)
+{
+	cancel_work_sync(&topo_work);
+}
+
+/* For the caps guard: GPUs of @mask below root ports of two Intel I/O hubs. */
+bool p2ps_sb1_ioh_split(u32 mask)
+{
+	unsigned long flags, bits = mask;
+	u64 first = 0;
+	bool split = false;
+	int i;
+
+	spin_lock_irqsave(&sb1_lock, flags);
+	for_each_set_bit(i, &bits, NV_MAX_DEVICES) {
+		if (!sb1[i].ioh)
+			continue;
+		if (!first)
+			first = sb1[i].ioh;
+		else if (sb1[i].ioh != first)
+			split = true;
+	}
+	spin_unlock_irqrestore(&sb1_lock, flags);
+	return split;
+}
+
 /* gpumgrAttachGpu(gpuInstance, pAttachArg), at entry: BAR1 from the argument. */
 void p2ps_sb1_attach(unsigned int instance, const void *arg)
 {
-	u64 addr = 0, size = 0;
+	u64 addr = 0, size = 0, dbd = U64_MAX;
 	unsigned long flags;
 	struct sb1_gpu *g;
 
@@ -154,6 +245,8 @@ void p2ps_sb1_attach(unsigned int instance, const void *arg)
 	    copy_from_kernel_nofault(&addr, arg + GPUATTACHARG_FB_PHYS_ADDR, sizeof(addr)) ||
 	    copy_from_kernel_nofault(&size, arg + GPUATTACHARG_FB_LENGTH, sizeof(size)))
 		addr = size = 0;
+	if (arg && copy_from_kernel_nofault(&dbd, arg + GPUATTACHARG_DOMAIN_BUS_DEVICE, sizeof(dbd)))
+		dbd = U64_MAX;
 	/* A BAR is a power of two, naturally aligned; anything else: a wrong layout. */
 	if (size < SZ_16M || !is_power_of_2(size) || (addr & (size - 1)))
 		addr = size = 0;
@@ -164,7 +257,12 @@ void p2ps_sb1_attach(unsigned int instance, const void *arg)
 	g->bar1_addr = addr;
 	g->bar1_size = size;
 	why(g, size ? "no decision seen yet" : "BAR1 size unknown (attach argument not recognised)");
+	/* Bits 31:16 and the slot's top 3 bits are 0 in a sane value. */
+	g->topo_pending = !(dbd & 0xffff00e0ULL);
+	g->dbd = dbd;
 	spin_unlock_irqrestore(&sb1_lock, flags);
+	if (!(dbd & 0xffff00e0ULL))
+		schedule_work(&topo_work);
 }
 
 /* osReadRegistryDword found RMForceStaticBar1 set, during an attach. */

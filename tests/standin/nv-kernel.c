@@ -2703,8 +2703,9 @@ static void rmFillAttachArg(GPUATTACHARG *pArg, struct nv_standin_gpu_desc *desc
 	pArg->fbPhysAddr = desc->bar1_base;
 	pArg->fbLength = desc->bar1_size;
 	pArg->regLength = SZ_16M;
+	/* gpuEncodeDomainBusDevice: domain 63:32, bus 15:8, device (slot) 7:0 */
 	pArg->nvDomainBusDeviceFunc = ((NvU64)desc->domain << 32) |
-		(desc->bus << 8) | (desc->dev << 3) | desc->fn;
+		(desc->bus << 8) | desc->dev;
 	pArg->pOsAttachArg = desc;
 }
 
