@@ -112,6 +112,10 @@ static int ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	case P2PS_ACT_STATIC_BAR1:
 		p2ps_gpu_static_bar1_entry(ri->data, regs);
 		break;
+	case P2PS_ACT_NATIVE_CREATE:
+	case P2PS_ACT_NATIVE_REMOVE:
+		p2ps_uvm_native_entry(ri->data, regs);
+		break;
 	default:
 		break;
 	}
@@ -147,6 +151,12 @@ static int ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 		break;
 	case P2PS_ACT_STATIC_BAR1:
 		p2ps_gpu_static_bar1_return(ri->data, regs);
+		break;
+	case P2PS_ACT_NATIVE_CREATE:
+		p2ps_uvm_native_return(ri->data, regs, true);
+		break;
+	case P2PS_ACT_NATIVE_REMOVE:
+		p2ps_uvm_native_return(ri->data, regs, false);
 		break;
 	default:
 		break;

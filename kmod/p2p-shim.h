@@ -178,12 +178,18 @@ bool p2ps_uvm_scope_return(void *data, struct pt_regs *regs);
 void p2ps_uvm_aperture_return(void *data, struct pt_regs *regs);
 void p2ps_uvm_encode(struct pt_regs *regs);
 void p2ps_uvm_reset(void);
+void p2ps_uvm_native_entry(void *data, struct pt_regs *regs);
+void p2ps_uvm_native_return(void *data, struct pt_regs *regs, bool create);
 
 /* ledger.c */
 void p2ps_ledger_pair_get(struct OBJGPU *g0, struct KernelBus *b0,
 			  struct OBJGPU *g1, struct KernelBus *b1);
 bool p2ps_ledger_bar1_base(struct OBJGPU *mapper, struct OBJGPU *owner, u64 *base);
 void p2ps_ledger_pair_put(struct OBJGPU *g0, struct OBJGPU *g1);
+void p2ps_ledger_native_get(struct OBJGPU *g0, struct KernelBus *b0,
+			    struct OBJGPU *g1, struct KernelBus *b1);
+void p2ps_ledger_native_put(struct OBJGPU *g0, struct OBJGPU *g1);
+void p2ps_ledger_native_reset(void);
 void p2ps_ledger_dma_get(struct CLI_DMA_MAPPING_INFO *info, struct OBJGPU *gpu,
 			 struct OBJGPU *peer);
 void p2ps_ledger_dma_put(struct CLI_DMA_MAPPING_INFO *info);

@@ -115,6 +115,11 @@ static const struct p2ps_hook_desc gen_b_hooks[] = {
  * only the PEER aperture, which GeForce chips cannot use for BAR1 peers.
  * Within a PTE build for a BAR1 pair (and only there), the aperture becomes
  * SYS_NONCOH and the address the peer's BAR1 DMA base plus the offset.
+ * A BAR1 pair is one the wrappers created (stub chips) or one the driver
+ * created with its own _GH100 slots (GB20x from 570.86.15, Hopper, GB10x)
+ * while one of its GPUs carries our ForceP2P: return probes on those
+ * bodies see both, and leave the calls that come from our wrappers to
+ * them.
  */
 #define GEN_A_HOOKS GEN_A_HOOKS_WITH(BAR1_P2P_HOOKS)
 
@@ -137,6 +142,19 @@ static const struct p2ps_hook_desc gen_b_hooks[] = {
 		.kind = P2PS_HOOK_ARG, \
 		.action = P2PS_ACT_UVM_ENCODE, \
 		.why = "in scope: encodes the addresses as peer addresses at the peer's BAR1 DMA base", \
+	}, \
+	{ \
+		.target = "kbusCreateP2PMappingForBar1P2P_GH100", \
+		.kind = P2PS_HOOK_RETURN, \
+		.action = P2PS_ACT_NATIVE_CREATE, \
+		.why = "observes BAR1 pairs the driver makes without the stub wrappers (GB20x " \
+		       "from 570, Hopper, GB10x): the UVM fix scopes to them too", \
+	}, \
+	{ \
+		.target = "kbusRemoveP2PMappingForBar1P2P_GH100", \
+		.kind = P2PS_HOOK_RETURN, \
+		.action = P2PS_ACT_NATIVE_REMOVE, \
+		.why = "observes those pairs' teardown", \
 	}
 
 static const struct p2ps_hook_desc gen_a2_hooks[] = {

@@ -66,6 +66,9 @@ enum p2ps_action {
 	P2PS_ACT_VIEW_IS_SUPPORTED,	/* redirect; inside, static BAR1 is visible */
 	P2PS_ACT_STATIC_VIEW,		/* return override: static BAR1 seen by BAR1 P2P only */
 	P2PS_ACT_CAPS_GUARD_V1,		/* return override: the caps guard, 4-argument caps */
+	/* gen A and 0: BAR1 pairs of chips with the driver's own _GH100 slots */
+	P2PS_ACT_NATIVE_CREATE,		/* return override (observes): a native BAR1 pair */
+	P2PS_ACT_NATIVE_REMOVE,		/* return override (observes): its teardown */
 };
 
 /*

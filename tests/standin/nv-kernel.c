@@ -587,16 +587,25 @@ static NvBool rmFaultInjected(const char *func)
 static struct {
 	char key[RM_REGISTRY_KEY_LEN];
 	NvU32 value;
+	int gpu;		/* NVreg_RegistryDwordsPerDevice: its GPU; -1: every GPU */
 } rmRegistry[RM_REGISTRY_MAX];
 static unsigned int rmRegistryCount;
 
+/* A GPU's own key (NVreg_RegistryDwordsPerDevice) wins over the global one. */
 RM_FN NV_STATUS osReadRegistryDwordBase(OBJGPU *pGpu, const char *pRegParmStr,
 					NvU32 *pData)
 {
 	unsigned int i;
 
+	for (i = 0; pGpu && i < rmRegistryCount; i++) {
+		if (rmRegistry[i].gpu == (int)pGpu->gpuInstance &&
+		    !strcmp(rmRegistry[i].key, pRegParmStr)) {
+			*pData = rmRegistry[i].value;
+			return NV_OK;
+		}
+	}
 	for (i = 0; i < rmRegistryCount; i++) {
-		if (!strcmp(rmRegistry[i].key, pRegParmStr)) {
+		if (rmRegistry[i].gpu < 0 && !strcmp(rmRegistry[i].key, pRegParmStr)) {
 			*pData = rmRegistry[i].value;
 			return NV_OK;
 		}
@@ -1717,17 +1726,17 @@ RM_FN NV_STATUS _gpumgrGetP2PCapsStatusOverNvLink(NvU32 gpuMask, NvU8 *pWrite,
 		*pWrite = *pRead = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
 		return NV_ERR_NOT_SUPPORTED;
 	}
-#if NV_GEN_0
 	/*
-	 * A forced P2P type other than NVLink turns NVLink P2P off.  Every
-	 * tag from 550 to 595 has this (p2p_caps.c); only gen 0 models it.
+	 * A forced P2P type other than NVLink on the first GPU of the query
+	 * turns NVLink P2P off, before the links are looked at or trained
+	 * (p2p_caps.c L185-191 in 550.163.01, L190-196 in 565.57.01 to
+	 * 595.45.04; RMForceP2PType's values were renumbered in 575).
 	 */
 	if (GPU_GET_KERNEL_BIF(pGpu0)->forceP2PType != NV_REG_STR_RM_FORCE_P2P_TYPE_DEFAULT &&
 	    GPU_GET_KERNEL_BIF(pGpu0)->forceP2PType != NV_REG_STR_RM_FORCE_P2P_TYPE_NVLINK) {
 		*pWrite = *pRead = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
 		return NV_OK;
 	}
-#endif
 	*pWrite = *pRead = NV0000_P2P_CAPS_STATUS_OK;
 	return NV_OK;
 }
@@ -2559,19 +2568,26 @@ const char *rm_standin_version_id(void)
 	       "  Release Build  (standin@)";
 }
 
+/* Drops the global keys; the per-device ones stay (module parameter only). */
 void rm_standin_registry_clear(void)
 {
-	rmRegistryCount = 0;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < rmRegistryCount; i++)
+		if (rmRegistry[i].gpu >= 0)
+			rmRegistry[n++] = rmRegistry[i];
+	rmRegistryCount = n;
 }
 
-int rm_standin_registry_write(const char *key, u32 value)
+/* @gpu: the GPU (index in gpus=) the key is for, or -1 for every GPU. */
+int rm_standin_registry_write_dev(int gpu, const char *key, u32 value)
 {
 	unsigned int i;
 
 	if (strlen(key) >= RM_REGISTRY_KEY_LEN)
 		return -EINVAL;
 	for (i = 0; i < rmRegistryCount; i++) {
-		if (!strcmp(rmRegistry[i].key, key)) {
+		if (rmRegistry[i].gpu == gpu && !strcmp(rmRegistry[i].key, key)) {
 			rmRegistry[i].value = value;
 			return 0;
 		}
@@ -2580,17 +2596,26 @@ int rm_standin_registry_write(const char *key, u32 value)
 		return -ENOSPC;
 	strscpy(rmRegistry[rmRegistryCount].key, key, RM_REGISTRY_KEY_LEN);
 	rmRegistry[rmRegistryCount].value = value;
+	rmRegistry[rmRegistryCount].gpu = gpu;
 	rmRegistryCount++;
 	return 0;
+}
+
+int rm_standin_registry_write(const char *key, u32 value)
+{
+	return rm_standin_registry_write_dev(-1, key, value);
 }
 
 void rm_standin_registry_show(struct seq_buf *out)
 {
 	unsigned int i;
 
-	for (i = 0; i < rmRegistryCount; i++)
+	for (i = 0; i < rmRegistryCount; i++) {
+		if (rmRegistry[i].gpu >= 0)
+			seq_buf_printf(out, "gpu%d.", rmRegistry[i].gpu);
 		seq_buf_printf(out, "%s=0x%x\n", rmRegistry[i].key,
 			       rmRegistry[i].value);
+	}
 }
 
 /*

@@ -42,6 +42,11 @@ static char *NVreg_RegistryDwords = "";
 module_param(NVreg_RegistryDwords, charp, 0444);
 MODULE_PARM_DESC(NVreg_RegistryDwords, "Registry keys: Key=Value[;Key=Value...]");
 
+static char *NVreg_RegistryDwordsPerDevice = "";
+module_param(NVreg_RegistryDwordsPerDevice, charp, 0444);
+MODULE_PARM_DESC(NVreg_RegistryDwordsPerDevice,
+		 "Registry keys per GPU: pci=DDDD:BB:DD.F;Key=Value;...;pci=...");
+
 static char *fail_gh100 = "";
 module_param(fail_gh100, charp, 0444);
 MODULE_PARM_DESC(fail_gh100, "Name of a _GH100 body that fails (fault injection)");
@@ -219,6 +224,64 @@ static int nv_parse_registry(const char *text)
 			break;
 		}
 		ret = rm_standin_registry_write(strim(entry), v);
+		if (ret)
+			break;
+	}
+	kfree(buf);
+	return ret;
+}
+
+/*
+ * NVreg_RegistryDwordsPerDevice (nv-reg.h): "pci=DDDD:BB:DD.F;Key=Value;...",
+ * the pci= entry naming the GPU the keys after it are for; keys after a
+ * pci= that names no GPU are skipped.  Accepted forms of the address:
+ * bus:slot, domain:bus:slot, domain:bus:slot.func.
+ */
+static int nv_parse_registry_per_device(const struct nv_standin_config *cfg,
+					const char *text)
+{
+	char *buf, *rest, *entry;
+	int gpu = -2, ret = 0;	/* -2: no pci= yet, -3: pci= of no GPU */
+
+	buf = kstrdup(text, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	rest = buf;
+	while ((entry = strsep(&rest, ";")) != NULL) {
+		unsigned int d = 0, b, s, f = 0, i;
+		char *val;
+		u32 v;
+
+		entry = strim(entry);
+		if (!*entry)
+			continue;
+		val = strchr(entry, '=');
+		if (!val) {
+			ret = -EINVAL;
+			break;
+		}
+		*val++ = '\0';
+		val = strim(val);
+		if (!strcmp(strim(entry), "pci")) {
+			if (sscanf(val, "%x:%x:%x.%x", &d, &b, &s, &f) != 4 &&
+			    (f = 0, sscanf(val, "%x:%x:%x", &d, &b, &s) != 3) &&
+			    (d = 0, sscanf(val, "%x:%x", &b, &s) != 2)) {
+				ret = -EINVAL;
+				break;
+			}
+			gpu = -3;
+			for (i = 0; i < cfg->num_gpus; i++)
+				if (cfg->gpu[i].domain == d && cfg->gpu[i].bus == b &&
+				    cfg->gpu[i].dev == s && cfg->gpu[i].fn == f)
+					gpu = i;
+			continue;
+		}
+		if (gpu == -2 || kstrtou32(val, 0, &v)) {
+			ret = -EINVAL;
+			break;
+		}
+		if (gpu >= 0)
+			ret = rm_standin_registry_write_dev(gpu, strim(entry), v);
 		if (ret)
 			break;
 	}
@@ -524,6 +587,12 @@ static int __init nvidia_init_module(void)
 		if (ret)
 			pr_err("NVRM: bad NVreg_RegistryDwords '%s'\n",
 			       NVreg_RegistryDwords);
+	}
+	if (!ret) {
+		ret = nv_parse_registry_per_device(cfg, NVreg_RegistryDwordsPerDevice);
+		if (ret)
+			pr_err("NVRM: bad NVreg_RegistryDwordsPerDevice '%s'\n",
+			       NVreg_RegistryDwordsPerDevice);
 	}
 	if (ret)
 		goto out;
