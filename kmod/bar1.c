@@ -29,7 +29,8 @@
  * registry is read before anything tells a GeForce chip from a Hopper one.
  * On a host that also has PCIe-only Hopper or datacenter Blackwell GPUs,
  * turn them off and give the GeForce GPUs the keys per device instead
- * (p2pctl config --registry writes NVreg_RegistryDwordsPerDevice).
+ * (NVreg_RegistryDwordsPerDevice; p2pctl config --registry writes the
+ * profile's keys for every GPU).
  */
 static bool use_registry_defaults = true;
 module_param_named(registry_defaults, use_registry_defaults, bool, 0644);
