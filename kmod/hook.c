@@ -66,7 +66,9 @@ static int arg_pre(struct kprobe *kp, struct pt_regs *regs)
 	struct p2ps_hook *h = kp_hook(kp);
 
 	atomic64_inc(&h->hits);
-	if (h->desc->action == P2PS_ACT_UVM_ENCODE)
+	if (h->desc->action == P2PS_ACT_UVM_PEER_PTE)
+		p2ps_uvm_pte(regs);
+	else if (h->desc->action == P2PS_ACT_UVM_ENCODE)
 		p2ps_uvm_encode(regs);
 	else if (h->desc->action == P2PS_ACT_GPU_DETACH)
 		p2ps_gpu_detach(regs);
@@ -112,6 +114,9 @@ static int ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	case P2PS_ACT_STATIC_BAR1:
 		p2ps_gpu_static_bar1_entry(ri->data, regs);
 		break;
+	case P2PS_ACT_UVM_PEER_CAPS:
+		p2ps_uvm_caps_entry(ri->data, regs);
+		break;
 	default:
 		break;
 	}
@@ -147,6 +152,12 @@ static int ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 		break;
 	case P2PS_ACT_STATIC_BAR1:
 		p2ps_gpu_static_bar1_return(ri->data, regs);
+		break;
+	case P2PS_ACT_UVM_PEER_CAPS:
+		p2ps_uvm_caps_return(ri->data, regs);
+		break;
+	case P2PS_ACT_UVM_PEER_ADDRESS:
+		p2ps_uvm_address_return(ri->data, regs);
 		break;
 	default:
 		break;
