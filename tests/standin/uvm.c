@@ -581,6 +581,23 @@ static uvm_gpu_identity_mapping_t *uvm_gpu_get_peer_mapping(uvm_gpu_t *gpu, NvU3
 	return &gpu->peer_mappings[peer_id];
 }
 
+/*
+ * The fault-uvminline build inlines the phys-address computation here, as
+ * a compiler may when both are in one file: a hook on
+ * uvm_gpu_peer_phys_address then misses physical-mode copies.
+ */
+#ifdef NV_STANDIN_FAULT_UVMINLINE
+static __always_inline uvm_gpu_phys_address_t peer_phys_address_inline(uvm_gpu_t *owning_gpu,
+									NvU64 address,
+									uvm_gpu_t *accessing_gpu)
+{
+	return uvm_gpu_phys_address(uvm_gpu_peer_aperture(accessing_gpu, owning_gpu), address);
+}
+#define COPY_PHYS_ADDRESS peer_phys_address_inline
+#else
+#define COPY_PHYS_ADDRESS uvm_gpu_peer_phys_address
+#endif
+
 noinline __attribute__((__noclone__))
 uvm_gpu_address_t uvm_gpu_peer_copy_address(uvm_gpu_t *owning_gpu, NvU64 address,
 					    uvm_gpu_t *accessing_gpu)
@@ -588,8 +605,8 @@ uvm_gpu_address_t uvm_gpu_peer_copy_address(uvm_gpu_t *owning_gpu, NvU64 address
 	uvm_gpu_identity_mapping_t *gpu_peer_mapping;
 
 	if (accessing_gpu->parent->peer_copy_mode == UVM_GPU_PEER_COPY_MODE_PHYSICAL)
-		return uvm_gpu_address_from_phys(uvm_gpu_peer_phys_address(owning_gpu, address,
-									   accessing_gpu));
+		return uvm_gpu_address_from_phys(COPY_PHYS_ADDRESS(owning_gpu, address,
+								   accessing_gpu));
 	gpu_peer_mapping = uvm_gpu_get_peer_mapping(accessing_gpu, owning_gpu->id);
 	return (uvm_gpu_address_t){ .address = gpu_peer_mapping->base + address,
 				    .is_virtual = true };

@@ -102,6 +102,34 @@ run p2pctl disable
 run rmmod nvidia
 run rmmod p2p_shim
 
+# An nvidia-uvm whose copy-address function has the phys-address function
+# inlined: hooking it would miss physical-mode copies, so the set must not
+# arm at all (not even the tagging hook), status must say so and the
+# rest of p2p-shim stays armed.
+echo "== fault-uvminline (570.148.08, uvm_gpu_peer_phys_address inlined into the copy path)"
+klog_mark
+run insmod /lib/p2p-shim/p2p-shim.ko enable=1
+run insmod /lib/standin/fault-uvminline/nvidia.ko gpus="$A"
+run insmod /lib/standin/fault-uvminline/nvidia-uvm.ko
+st=$(p2pctl status)
+echo "$st"
+expect_match "uvminline: profile still armed" "$st" 'state: +armed'
+expect_match "uvminline: status says the UVM set is not armed, and why" "$st" \
+	'uvm peers: +NOT armed: .*uvm_gpu_peer_copy_address does not call uvm_gpu_peer_phys_address.*NOT fixed'
+expect_match "uvminline: no tagging hook installed" "$st" 'nvidia:nvUvmInterfaceGetP2PCaps +return +idle'
+expect_match "uvminline: kernel log says so" "$(klog_since)" 'UVM peer set uvm-gpu NOT armed'
+expect_match "uvminline: JSON says so" "$(p2pctl status --json)" '"uvm_peers": "NOT armed'
+run uvm register 0 >/dev/null
+run uvm register 1 >/dev/null
+expect_eq "uvminline: enable peer access" "$(kv status "$(uvm enable 0 1)")" 0x0
+out=$(uvm map 0 1 0x200000)
+expect_eq "uvminline: stock peer id (untagged)" "$(kv aperture "$out")" 255
+expect_eq "uvminline: stock VIDEO PTE" "$(kv pte_aperture "$out")" 0
+run rmmod nvidia-uvm
+run p2pctl disable
+run rmmod nvidia
+run rmmod p2p_shim
+
 # 590: UVM knows BAR1 pairs (PCIE_BAR1, static-link peers found at
 # registration, SYS or SYS_NON_COHERENT at the DMA base): nothing to fix on
 # Hopper (stock or with p2p-shim) and GB20x (with p2p-shim: stock GeForce
