@@ -159,6 +159,9 @@ static int ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 	case P2PS_ACT_UVM_PEER_ADDRESS:
 		p2ps_uvm_address_return(ri->data, regs);
 		break;
+	case P2PS_ACT_UVM_PEER_COPY:
+		p2ps_uvm_copy_return(ri->data, regs);
+		break;
 	default:
 		break;
 	}

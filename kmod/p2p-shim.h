@@ -192,6 +192,7 @@ void p2ps_uvm_peer_count(u32 *installed, u64 *hits);
 void p2ps_uvm_caps_entry(void *data, struct pt_regs *regs);
 void p2ps_uvm_caps_return(void *data, struct pt_regs *regs);
 void p2ps_uvm_address_return(void *data, struct pt_regs *regs);
+void p2ps_uvm_copy_return(void *data, struct pt_regs *regs);
 void p2ps_uvm_pte(struct pt_regs *regs);
 
 /* ledger.c */

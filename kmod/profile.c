@@ -298,6 +298,11 @@ static const unsigned int gen_b_majors[] = { 580, 590, 595, 0 };
 		.why = "the same for Hopper and Blackwell PTEs",	\
 	}
 
+/*
+ * 550-565 keep the peer addresses in uvm_pmm_gpu.c, where a compiler may
+ * inline uvm_pmm_gpu_peer_phys_address into uvm_pmm_gpu_peer_copy_address
+ * (gcc 12 does, for 565.57.01): the copy address is hooked as well.
+ */
 static const struct p2ps_hook_desc uvm_pmm_hooks[] = {
 	UVM_PEER_CAPS_HOOK,
 	{
@@ -308,6 +313,13 @@ static const struct p2ps_hook_desc uvm_pmm_hooks[] = {
 		.why = "a tagged peer address becomes SYS at the BAR1 base (managed PTEs, CE copies)",
 	},
 	UVM_PEER_PTE_HOOKS,
+	{
+		.target = "uvm_pmm_gpu_peer_copy_address",
+		.flags = P2PS_T_UVM,
+		.kind = P2PS_HOOK_RETURN,
+		.action = P2PS_ACT_UVM_PEER_COPY,
+		.why = "the same for a physical copy address, where the phys-address call is inlined",
+	},
 };
 
 static const struct p2ps_hook_desc uvm_gpu_hooks[] = {

@@ -24,6 +24,10 @@
  *                                            and the address (rax) base +
  *                                            offset; managed PTEs and
  *                                            physical CE copies take it
+ *   uvm_pmm_gpu_peer_copy_address (550-565)  return: the same for a physical
+ *                                            copy address, where the
+ *                                            compiler inlined the phys-address
+ *                                            function (565.57.01, gcc 12)
  *   make_pte_turing, make_pte_hopper         entry: the same for a tag that
  *                                            reaches a PTE directly (the
  *                                            identity mapping of virtual
@@ -304,6 +308,24 @@ void p2ps_uvm_address_return(void *data, struct pt_regs *regs)
 	regs->ax += base;
 }
 
+/*
+ * uvm_pmm_gpu_peer_copy_address returns a uvm_gpu_address_t { NvU64
+ * address; uvm_aperture_t aperture; bool is_virtual; bool is_unprotected; }:
+ * 16 bytes, address in rax, aperture in edx, is_virtual in bits 39:32 of
+ * rdx.  Only a physical address carries an aperture.
+ */
+void p2ps_uvm_copy_return(void *data, struct pt_regs *regs)
+{
+	u64 base;
+
+	if ((regs->dx >> 32) & 0xff)
+		return;		/* virtual: the identity mapping's PTEs are hook 3's */
+	if (!lookup_tag((u32)regs->dx, &base))
+		return;
+	regs->dx = (regs->dx & ~0xffffffffUL) | UVM_APERTURE_SYS;
+	regs->ax += base;
+}
+
 /* make_pte_*(uvm_aperture_t aperture, NvU64 address, uvm_prot_t, NvU64 flags) */
 void p2ps_uvm_pte(struct pt_regs *regs)
 {
@@ -318,7 +340,8 @@ void p2ps_uvm_pte(struct pt_regs *regs)
 /*
  * Hooking the phys-address function covers copies only if the copy-address
  * function calls it (rather than having it inlined): look for a direct call
- * to it in the loaded code.
+ * to it in the loaded code.  A set that hooks the copy-address function
+ * itself needs no such call.
  */
 static int check_copy_calls(struct module *uvm, unsigned long target,
 			    struct p2ps_arm_error *err)
@@ -398,6 +421,16 @@ static void qualify_symbols(void)
 	}
 }
 
+static bool set_hooks_copy(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < uset.set->nr_hooks; i++)
+		if (uset.set->hooks[i].action == P2PS_ACT_UVM_PEER_COPY)
+			return true;
+	return false;
+}
+
 static int arm_set(struct module *nv, struct module *uvm, struct p2ps_arm_error *err)
 {
 	struct p2ps_profile nv_part = {
@@ -421,7 +454,7 @@ static int arm_set(struct module *nv, struct module *uvm, struct p2ps_arm_error 
 	ret = p2ps_resolve(nv, &nv_part, uset.hooks, err);
 	if (!ret)
 		ret = p2ps_resolve(uvm, &uvm_part, uset.hooks + 1, err);
-	if (!ret)
+	if (!ret && !set_hooks_copy())
 		ret = check_copy_calls(uvm, uset.hooks[1].addr, err);
 	if (ret)
 		goto failed;

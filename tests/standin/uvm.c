@@ -525,16 +525,34 @@ noinline uvm_aperture_t uvm_gpu_peer_aperture(uvm_gpu_t *local_gpu, uvm_gpu_t *r
 
 #if UVM_PMM_PEER_ADDRESS
 /* uvm_pmm_gpu.c (565 and before) */
-noinline __attribute__((__noclone__))
-uvm_gpu_phys_address_t uvm_pmm_gpu_peer_phys_address(uvm_pmm_gpu_t *pmm,
-						     uvm_gpu_chunk_t *chunk,
-						     uvm_gpu_t *accessing_gpu)
+static __always_inline uvm_gpu_phys_address_t pmm_peer_phys_address(uvm_pmm_gpu_t *pmm,
+								    uvm_gpu_chunk_t *chunk,
+								    uvm_gpu_t *accessing_gpu)
 {
 	uvm_gpu_t *gpu = uvm_pmm_to_gpu(pmm);
 	uvm_aperture_t aperture = uvm_gpu_peer_aperture(accessing_gpu, gpu);
 
 	return uvm_gpu_phys_address(aperture, chunk->address);
 }
+
+noinline __attribute__((__noclone__))
+uvm_gpu_phys_address_t uvm_pmm_gpu_peer_phys_address(uvm_pmm_gpu_t *pmm,
+						     uvm_gpu_chunk_t *chunk,
+						     uvm_gpu_t *accessing_gpu)
+{
+	return pmm_peer_phys_address(pmm, chunk, accessing_gpu);
+}
+
+/*
+ * gcc 12 inlines uvm_pmm_gpu_peer_phys_address (same file) into the copy
+ * address in the real 565.57.01 nvidia-uvm.ko, and calls it in 550.163.01
+ * (tests/real builds): so does this model.
+ */
+#if NV_STANDIN_MAJOR == 565
+#define PMM_COPY_PHYS_ADDRESS pmm_peer_phys_address
+#else
+#define PMM_COPY_PHYS_ADDRESS uvm_pmm_gpu_peer_phys_address
+#endif
 
 static uvm_gpu_identity_mapping_t *uvm_gpu_get_peer_mapping(uvm_gpu_t *gpu, NvU32 peer_id)
 {
@@ -550,8 +568,7 @@ uvm_gpu_address_t uvm_pmm_gpu_peer_copy_address(uvm_pmm_gpu_t *pmm,
 	uvm_gpu_identity_mapping_t *gpu_peer_mapping;
 
 	if (accessing_gpu->parent->peer_copy_mode == UVM_GPU_PEER_COPY_MODE_PHYSICAL)
-		return uvm_gpu_address_from_phys(uvm_pmm_gpu_peer_phys_address(pmm, chunk,
-									       accessing_gpu));
+		return uvm_gpu_address_from_phys(PMM_COPY_PHYS_ADDRESS(pmm, chunk, accessing_gpu));
 	gpu_peer_mapping = uvm_gpu_get_peer_mapping(accessing_gpu, gpu->id);
 	return (uvm_gpu_address_t){ .address = gpu_peer_mapping->base + chunk->address,
 				    .is_virtual = true };

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # UVM managed-memory peer mappings of a BAR1 pair (issue 14, docs/uvm.md).
-# 565-580: RM reports a BAR1 pair to UVM as a PCIe pair with peer ids
+# 550-580: RM reports a BAR1 pair to UVM as a PCIe pair with peer ids
 # 0xffffffff; UVM keeps them as NvU8 0xff and builds VIDEO-aperture PTEs
 # (the accessing GPU's own VRAM) and PEERMEM copies with peer id 7.  With
 # p2p-shim armed, the UVM peer hooks must make them SYS (coherent) at the
@@ -45,7 +45,7 @@ check_pairs() {
 	done
 }
 
-for v in 565.57.01 570.148.08 575.64.05 580.159.04; do
+for v in 550.163.01 565.57.01 570.148.08 575.64.05 580.159.04; do
 	echo "== $v AD102 pair"
 	klog_mark
 	run insmod /lib/p2p-shim/p2p-shim.ko enable=1
@@ -79,8 +79,9 @@ for v in 565.57.01 570.148.08 575.64.05 580.159.04; do
 	run rmmod nvidia-uvm
 	st=$(p2pctl status)
 	expect_match "$v UVM hooks gone with nvidia-uvm" "$st" 'uvm peers: +waiting for nvidia-uvm'
-	run p2pctl disable
+	# nvidia first: gen 0's static BAR1 (ours) holds the ledger until then.
 	run rmmod nvidia
+	run p2pctl disable
 	run rmmod p2p_shim
 	log=$(klog_since)
 	expect_no_match "$v no left-over mappings" "$log" 'left-over'
