@@ -53,6 +53,8 @@ static const char *uvm_peers(const struct p2ps_status_info *st, char *buf, size_
 	if (failed)
 		snprintf(buf, len, "NOT armed: %s: %s; nvidia-uvm's own (managed-memory) peer "
 			 "mappings of BAR1 pairs are NOT fixed", failed->target, failed->last_error);
+	else if (n && installed == n && st->state == P2PS_STATE_DRY_RUN)
+		snprintf(buf, len, "dry run (%zu counting hooks)", n);
 	else if (n && installed == n)
 		snprintf(buf, len, "armed (%zu hooks)", n);
 	else if (n)
