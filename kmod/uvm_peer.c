@@ -437,7 +437,9 @@ static int arm_set(struct module *nv, struct module *uvm, struct p2ps_arm_error 
 		.name = uset.set->name, .hooks = uset.set->hooks, .nr_hooks = 1,
 	};
 	struct p2ps_profile uvm_part = {
-		.name = uset.set->name, .hooks = uset.set->hooks + 1, .nr_hooks = uset.set->nr_hooks - 1,
+		.name = uset.set->name,
+		.hooks = uset.set->hooks + 1,
+		.nr_hooks = uset.set->nr_hooks - 1,
 	};
 	unsigned int i;
 	int ret;
@@ -449,7 +451,8 @@ static int arm_set(struct module *nv, struct module *uvm, struct p2ps_arm_error 
 	uset.nr_hooks = uset.set->nr_hooks;
 	for (i = 0; i < uset.nr_hooks; i++) {
 		uset.hooks[i].desc = &uset.set->hooks[i];
-		strscpy(uset.hooks[i].symbol, uset.set->hooks[i].target, sizeof(uset.hooks[i].symbol));
+		strscpy(uset.hooks[i].symbol, uset.set->hooks[i].target,
+			sizeof(uset.hooks[i].symbol));
 	}
 	ret = p2ps_resolve(nv, &nv_part, uset.hooks, err);
 	if (!ret)

@@ -103,6 +103,26 @@ run p2pctl disable
 run rmmod nvidia
 run rmmod p2p_shim
 
+# A dry run counts: the set's hooks are counting probes and no tag is
+# handed out, so nvidia-uvm's PTEs stay stock.
+echo "== 580.159.04 dry run"
+run insmod /lib/p2p-shim/p2p-shim.ko enable=1 dry_run=1
+run insmod /lib/standin/580.159.04/nvidia.ko gpus="$A" NVreg_RegistryDwords="RMPcieP2PType=1;ForceP2P=0x211"
+run insmod /lib/standin/580.159.04/nvidia-uvm.ko
+st=$(p2pctl status)
+expect_match "dry run: set counting" "$st" 'uvm peers: +dry run \(4 counting hooks\)'
+run uvm register 0 >/dev/null
+run uvm register 1 >/dev/null
+out=$(uvm enable 0 1)
+echo "$out" | tr '\n' ' '; echo
+expect_no_match "dry run: no tag handed out" "$out" 'peer_ids=0x[89a-f][0-9a-f]'
+[ "$(kv status "$out")" = 0x0 ] && run uvm disable 0 1 >/dev/null
+expect_match "dry run: caps hook counted" "$(p2pctl status)" 'nvidia:nvUvmInterfaceGetP2PCaps +count +installed'
+run rmmod nvidia-uvm
+run rmmod nvidia
+run p2pctl disable
+run rmmod p2p_shim
+
 # An nvidia-uvm whose copy-address function has the phys-address function
 # inlined: hooking it would miss physical-mode copies, so the set must not
 # arm at all (not even the tagging hook), status must say so and the
