@@ -115,6 +115,7 @@ static int ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 		p2ps_gpu_static_bar1_entry(ri->data, regs);
 		break;
 	case P2PS_ACT_UVM_PEER_CAPS:
+	case P2PS_ACT_UVM_PEER_ATOMICS:
 		p2ps_uvm_caps_entry(ri->data, regs);
 		break;
 	default:
@@ -161,6 +162,9 @@ static int ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 		break;
 	case P2PS_ACT_UVM_PEER_COPY:
 		p2ps_uvm_copy_return(ri->data, regs);
+		break;
+	case P2PS_ACT_UVM_PEER_ATOMICS:
+		p2ps_uvm_atomics_return(ri->data, regs);
 		break;
 	default:
 		break;

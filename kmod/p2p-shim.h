@@ -193,6 +193,7 @@ void p2ps_uvm_caps_entry(void *data, struct pt_regs *regs);
 void p2ps_uvm_caps_return(void *data, struct pt_regs *regs);
 void p2ps_uvm_address_return(void *data, struct pt_regs *regs);
 void p2ps_uvm_copy_return(void *data, struct pt_regs *regs);
+void p2ps_uvm_atomics_return(void *data, struct pt_regs *regs);
 void p2ps_uvm_pte(struct pt_regs *regs);
 
 /* ledger.c */

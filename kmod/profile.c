@@ -273,7 +273,8 @@ static const unsigned int gen_b_majors[] = { 580, 590, 595, 0 };
  * VIDEO (the accessing GPU's own memory), copies as PEERMEM with peer id
  * 7.  The set gives each direction of a pair of ours a tag (0x80..0xfe)
  * instead and turns the tag into SYS at the peer's BAR1 DMA base where
- * nvidia-uvm hands out peer addresses.  590 and later know BAR1 pairs.
+ * nvidia-uvm hands out peer addresses.  590 and later know BAR1 pairs
+ * but not how to encode them on Ampere and Ada: uvm-bar1, below.
  */
 #define UVM_PEER_CAPS_HOOK {						\
 	.target = "nvUvmInterfaceGetP2PCaps",				\
@@ -334,8 +335,26 @@ static const struct p2ps_hook_desc uvm_gpu_hooks[] = {
 	UVM_PEER_PTE_HOOKS,
 };
 
+/*
+ * 590 and later know BAR1 pairs (UVM_LINK_TYPE_PCIE_BAR1) and add the BAR1
+ * base themselves, but choose SYS_NON_COHERENT when the owner takes no PCIe
+ * atomics (before Blackwell), which make_pte_turing and Ampere's
+ * ce_aperture cannot encode: Ampere and Ada pairs (ours: Hopper and GB20x
+ * have native BAR1 slots, the ledger never sees them) get SYS instead.
+ */
+static const struct p2ps_hook_desc uvm_bar1_hooks[] = {
+	{
+		.target = "nvUvmInterfaceGetP2PCaps",
+		.kind = P2PS_HOOK_RETURN,
+		.action = P2PS_ACT_UVM_PEER_ATOMICS,
+		.why = "a BAR1 pair of ours gets bar1PcieAtomics, so nvidia-uvm picks SYS, which "
+		       "Ampere and Ada PTEs can encode (no atomics are sent: PTEs keep ATOMIC_DISABLE)",
+	},
+};
+
 static const unsigned int uvm_pmm_majors[] = { 550, 560, 565, 0 };
 static const unsigned int uvm_gpu_majors[] = { 570, 575, 580, 0 };
+static const unsigned int uvm_bar1_majors[] = { 590, 595, 0 };
 
 static const struct p2ps_uvm_set uvm_sets[] = {
 	{
@@ -351,6 +370,12 @@ static const struct p2ps_uvm_set uvm_sets[] = {
 		.hooks = uvm_gpu_hooks,
 		.nr_hooks = sizeof(uvm_gpu_hooks) / sizeof(uvm_gpu_hooks[0]),
 		.copy_fn = "uvm_gpu_peer_copy_address",
+	},
+	{
+		.name = "uvm-bar1",
+		.majors = uvm_bar1_majors,
+		.hooks = uvm_bar1_hooks,
+		.nr_hooks = sizeof(uvm_bar1_hooks) / sizeof(uvm_bar1_hooks[0]),
 	},
 };
 

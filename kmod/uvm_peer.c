@@ -33,6 +33,10 @@
  *                                            identity mapping of virtual
  *                                            copy mode)
  *
+ * 590 and later (set uvm-bar1) need one hook only: nvidia-uvm knows BAR1
+ * pairs there, but picks an aperture Ampere and Ada cannot encode unless
+ * the caps say the owner takes PCIe atomics; p2ps_uvm_atomics_return().
+ *
  * The link type stays PCIE, so UvmEnablePeerAccess keeps succeeding and
  * CUDA's device-memory P2P is untouched (docs/uvm.md, 3.2).
  *
@@ -60,6 +64,8 @@
 #define UVM_APERTURE_SYS	9
 /* UVM_LINK_TYPE_PCIE (nv_uvm_types.h): 1 in every tag from 550 to 595. */
 #define UVM_LINK_TYPE_PCIE	1
+/* UVM_LINK_TYPE_PCIE_BAR1: 2, from 590 (NVLink values moved up by one). */
+#define UVM_LINK_TYPE_PCIE_BAR1	2
 #define BUS_INVALID_PEER	0xffffffffU
 
 /* Tags: NvU8 peer ids that are no peer index (0..7) and not RM's 0xff. */
@@ -80,9 +86,12 @@ struct uvm_caps {
 	u32 total_link_line_rate_mbps;
 	u64 bar1_dma_address[2];
 	u64 bar1_dma_size[2];
+	u8 bar1_pcie_atomics[2];	/* 590+ */
 };
 static_assert(offsetof(struct uvm_caps, p2p_link) == 16);
 static_assert(offsetof(struct uvm_caps, bar1_dma_address) == 32);
+static_assert(offsetof(struct uvm_caps, bar1_pcie_atomics) == 64);
+#define CAPS_580_SIZE	offsetof(struct uvm_caps, bar1_pcie_atomics)
 #define CAPS_HEAD_SIZE	offsetof(struct uvm_caps, bar1_dma_address)
 
 struct peer_tag {
@@ -256,7 +265,7 @@ void p2ps_uvm_caps_return(void *data, struct pt_regs *regs)
 	struct caps_call *c = data;
 	struct OBJGPU *g0, *g1;
 	struct uvm_caps caps;
-	size_t len = READ_ONCE(uset.bar1_dma) ? sizeof(caps) : CAPS_HEAD_SIZE;
+	size_t len = READ_ONCE(uset.bar1_dma) ? CAPS_580_SIZE : CAPS_HEAD_SIZE;
 	u64 base01, base10;
 	u32 t0, t1;
 
@@ -272,7 +281,7 @@ void p2ps_uvm_caps_return(void *data, struct pt_regs *regs)
 		return;		/* not a pair this thread just made through us */
 	if (!p2ps_ledger_bar1_base(g0, g1, &base01) || !p2ps_ledger_bar1_base(g1, g0, &base10))
 		return;
-	if (len == sizeof(caps) && caps.bar1_dma_size[0] && caps.bar1_dma_size[1] &&
+	if (len == CAPS_580_SIZE && caps.bar1_dma_size[0] && caps.bar1_dma_size[1] &&
 	    (caps.bar1_dma_address[0] != base01 || caps.bar1_dma_address[1] != base10)) {
 		pr_warn_ratelimited("UVM caps of GPU%u-GPU%u: RM's BAR1 bases 0x%llx/0x%llx are not the ledger's 0x%llx/0x%llx: left untagged (stock PTEs)\n",
 				    p2ps_gpu_instance(g0), p2ps_gpu_instance(g1),
@@ -291,6 +300,39 @@ void p2ps_uvm_caps_return(void *data, struct pt_regs *regs)
 	WRITE_ONCE(c->params->peer_ids[1], t1);
 	pr_info("nvidia-uvm peers GPU%u-GPU%u (BAR1): peer ids 0x%x (base 0x%llx), 0x%x (base 0x%llx)\n",
 		p2ps_gpu_instance(g0), p2ps_gpu_instance(g1), t0, base01, t1, base10);
+}
+
+/*
+ * 590+: a BAR1 pair is PCIE_BAR1 with RM's DMA bases, and nvidia-uvm picks
+ * SYS where bar1PcieAtomics says the owner takes PCIe atomics, else
+ * SYS_NON_COHERENT, which make_pte_turing and Ampere's ce_aperture encode
+ * as VIDEO / PEERMEM.  The flag selects nothing else (uvm_gpu.c
+ * parent_gpu_peer_aperture is its only reader), and a PCIE_BAR1 link gets
+ * no native atomics (below NVLINK_1), so PTEs keep ATOMIC_DISABLE.
+ */
+void p2ps_uvm_atomics_return(void *data, struct pt_regs *regs)
+{
+	struct caps_call *c = data;
+	struct OBJGPU *g0, *g1;
+	struct uvm_caps caps;
+	u64 base01, base10;
+
+	if (!READ_ONCE(tagging) || (u32)regs_return_value(regs) != NV_OK || !c->params)
+		return;
+	if (copy_from_kernel_nofault(&caps, c->params, sizeof(caps)))
+		return;
+	if (caps.p2p_link != UVM_LINK_TYPE_PCIE_BAR1 ||
+	    (caps.bar1_pcie_atomics[0] && caps.bar1_pcie_atomics[1]))
+		return;
+	if (!take_created(&g0, &g1))
+		return;
+	if (!p2ps_ledger_bar1_base(g0, g1, &base01) || !p2ps_ledger_bar1_base(g1, g0, &base10) ||
+	    caps.bar1_dma_address[0] != base01 || caps.bar1_dma_address[1] != base10)
+		return;		/* not the pair we made, or not in this order */
+	WRITE_ONCE(c->params->bar1_pcie_atomics[0], 1);
+	WRITE_ONCE(c->params->bar1_pcie_atomics[1], 1);
+	pr_info("nvidia-uvm peers GPU%u-GPU%u (BAR1): coherent system aperture (SYS) at 0x%llx, 0x%llx\n",
+		p2ps_gpu_instance(g0), p2ps_gpu_instance(g1), base01, base10);
 }
 
 /*
@@ -398,7 +440,7 @@ static void mark_failed(const struct p2ps_arm_error *err)
 		struct p2ps_hook *h = &uset.hooks[i];
 
 		if (!strcmp(h->desc->target, err->target) || !strcmp(h->symbol, err->target) ||
-		    (i == 1 && !strcmp(uset.set->copy_fn, err->target)) ||
+		    (i == 1 && uset.set->copy_fn && !strcmp(uset.set->copy_fn, err->target)) ||
 		    (!err->target[0] && i == 0)) {
 			h->state = P2PS_HOOK_FAILED;
 			strscpy(h->last_error, err->reason, sizeof(h->last_error));
@@ -457,7 +499,7 @@ static int arm_set(struct module *nv, struct module *uvm, struct p2ps_arm_error 
 	ret = p2ps_resolve(nv, &nv_part, uset.hooks, err);
 	if (!ret)
 		ret = p2ps_resolve(uvm, &uvm_part, uset.hooks + 1, err);
-	if (!ret && !set_hooks_copy())
+	if (!ret && uset.set->copy_fn && !set_hooks_copy())
 		ret = check_copy_calls(uvm, uset.hooks[1].addr, err);
 	if (ret)
 		goto failed;

@@ -72,6 +72,7 @@ enum p2ps_action {
 	P2PS_ACT_UVM_PEER_ADDRESS,	/* return override: tag -> SYS, BAR1 base + offset */
 	P2PS_ACT_UVM_PEER_PTE,		/* argument rewrite: the same, at make_pte */
 	P2PS_ACT_UVM_PEER_COPY,		/* return override: the same, for a physical copy address */
+	P2PS_ACT_UVM_PEER_ATOMICS,	/* return override (590+): a BAR1 pair of ours gets SYS */
 };
 
 /*
@@ -120,7 +121,7 @@ struct p2ps_uvm_set {
 	const unsigned int *majors;	/* 0-terminated */
 	const struct p2ps_hook_desc *hooks;	/* [0]: nvidia, the rest P2PS_T_UVM */
 	unsigned int nr_hooks;
-	const char *copy_fn;		/* calls hooks[1]'s target, or is hooked itself */
+	const char *copy_fn;		/* calls hooks[1]'s target, or is hooked itself; or NULL */
 };
 
 /* The UVM peer set for @version, or NULL. */

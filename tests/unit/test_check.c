@@ -659,8 +659,9 @@ static void test_uvm_sets(void **state)
 		{ "570.148.08", "uvm-gpu", "uvm_gpu_peer_phys_address", false },
 		{ "575.64.05", "uvm-gpu", "uvm_gpu_peer_phys_address", false },
 		{ "580.142", "uvm-gpu", "uvm_gpu_peer_phys_address", false },
-		{ "590.44.01", NULL, NULL, true },
-		{ "595.45.04", NULL, NULL, true },
+		{ "590.44.01", "uvm-bar1", NULL, true },
+		{ "595.45.04", "uvm-bar1", NULL, true },
+		{ "600.1", NULL, NULL, true },
 	};
 	unsigned int i, j;
 
@@ -677,6 +678,11 @@ static void test_uvm_sets(void **state)
 		assert_string_equal(u->name, cases[i].set);
 		assert_string_equal(u->hooks[0].target, "nvUvmInterfaceGetP2PCaps");
 		assert_false(u->hooks[0].flags & P2PS_T_UVM);
+		if (!cases[i].phys) {
+			assert_int_equal(u->nr_hooks, 1);
+			assert_null(u->copy_fn);
+			continue;
+		}
 		assert_string_equal(u->hooks[1].target, cases[i].phys);
 		for (j = 1; j < u->nr_hooks; j++)
 			assert_true(u->hooks[j].flags & P2PS_T_UVM);

@@ -3,8 +3,8 @@
 # armed, nvidia-uvm's arrival arms the set the runner's table names (its
 # hook in nvidia and the rest in nvidia_uvm, every one installed, resolved
 # and checked on the real code), its departure removes it, and enable with
-# nvidia-uvm already loaded arms it too.  Drivers whose nvidia-uvm maps
-# BAR1 peers itself (590+) get none, and status says so.
+# nvidia-uvm already loaded arms it too.  590+ (uvm-bar1) have only the
+# hook in nvidia.
 . /cases/real.lib
 
 # Addresses with a probe in MODULE (cf. kprobes_on_nvidia).
@@ -48,11 +48,16 @@ else
 	expect_match "caps hook row" "$st" 'nvidia:nvUvmInterfaceGetP2PCaps +return +installed'
 	case $EXPECT_UVM_SET in
 	uvm-pmm) fn=uvm_pmm_gpu_peer_phys_address ;;
-	*) fn=uvm_gpu_peer_phys_address ;;
+	uvm-gpu) fn=uvm_gpu_peer_phys_address ;;
+	*) fn= ;;	# uvm-bar1 (590+): the caps hook only
 	esac
-	expect_match "address hook row" "$st" "nvidia_uvm:$fn +return +installed"
-	expect_match "make_pte_turing row" "$st" 'nvidia_uvm:make_pte_turing +arg +installed'
-	expect_match "make_pte_hopper row" "$st" 'nvidia_uvm:make_pte_hopper +arg +installed'
+	if [ -n "$fn" ]; then
+		expect_match "address hook row" "$st" "nvidia_uvm:$fn +return +installed"
+		expect_match "make_pte_turing row" "$st" 'nvidia_uvm:make_pte_turing +arg +installed'
+		expect_match "make_pte_hopper row" "$st" 'nvidia_uvm:make_pte_hopper +arg +installed'
+	fi
+	[ "$EXPECT_UVM_SET" = uvm-pmm ] &&
+		expect_match "copy hook row" "$st" 'nvidia_uvm:uvm_pmm_gpu_peer_copy_address +return +installed'
 fi
 
 klog_mark

@@ -167,7 +167,7 @@ for spec in "stock H 3 2" "shim H 3 2" "shim B 2 1"; do
 	run insmod /lib/standin/590.44.01/nvidia-uvm.ko
 	if [ $mode = shim ]; then
 		st=$(p2pctl status)
-		expect_match "590 $2: no UVM peer hooks" "$st" 'uvm peers: +none needed'
+		expect_match "590 $2: the uvm-bar1 hook" "$st" 'uvm peers: +armed \(1 hooks\)'
 	fi
 	run uvm register 0 >/dev/null
 	run uvm register 1 >/dev/null
@@ -187,20 +187,34 @@ for spec in "stock H 3 2" "shim H 3 2" "shim B 2 1"; do
 	[ $mode = shim ] && run rmmod p2p_shim
 done
 
-# 590 with an Ada pair under p2p-shim: UVM says SYS_NON_COHERENT (no PCIe
-# atomics before Blackwell), which make_pte_turing cannot encode: a known
-# limit (docs/uvm.md, section 2), asserted here so that a fix shows.
-echo "== 590.44.01 AD102 pair under p2p-shim: known limit"
+# 590 with an Ada pair under p2p-shim: stock 590 would give it
+# SYS_NON_COHERENT (no PCIe atomics before Blackwell), which make_pte_turing
+# cannot encode (VIDEO at the owner's offset); the uvm-bar1 hook makes
+# nvidia-uvm pick SYS, with the BAR1 base nvidia-uvm adds itself.
+echo "== 590.44.01 AD102 pair under p2p-shim"
 run insmod /lib/p2p-shim/p2p-shim.ko enable=1
 run insmod /lib/standin/590.44.01/nvidia.ko gpus="$A"
 run insmod /lib/standin/590.44.01/nvidia-uvm.ko
+expect_match "590 Ada: the uvm-bar1 hook" "$(p2pctl status)" 'uvm peers: +armed \(1 hooks\)'
 run uvm register 0 >/dev/null
 run uvm register 1 >/dev/null
-out=$(uvm map 0 1 0x200000)
-echo "$out" | tr '\n' ' '; echo
-expect_eq "590 Ada: SYS_NON_COHERENT from UVM" "$(kv aperture "$out")" 10
-expect_eq "590 Ada: make_pte_turing leaves VIDEO (known limit)" "$(kv pte_aperture "$out")" 0
+st=$(nvflow state)
+base01=$(( 0x6000000000 + $(kv gpu1.static_bar1_offset "$st") ))
+base10=$(( 0x4000000000 + $(kv gpu0.static_bar1_offset "$st") ))
+for spec in "0 1 0x200000 $base01" "1 0 0x3000 $base10"; do
+	set -- $spec
+	out=$(uvm map $1 $2 $3)
+	echo "$out" | tr '\n' ' '; echo
+	expect_eq "590 Ada $1<-$2: SYS from nvidia-uvm" "$(kv aperture "$out")" 9
+	expect_eq "590 Ada $1<-$2: pte aperture (SYSTEM_COHERENT)" "$(kv pte_aperture "$out")" 2
+	expect_eq "590 Ada $1<-$2: pte address" "$(kv pte_addr_sys "$out")" "$(hex $(($4 + $3)))"
+	expect_eq "590 Ada $1<-$2: atomics disabled" "$(kv pte_atomic_disable "$out")" 1
+	out=$(uvm copy $1 $2 $3)
+	expect_eq "590 Ada $1<-$2: ce target" "$(kv ce_target "$out")" 1
+	expect_eq "590 Ada $1<-$2: ce address" "$(kv ce_address "$out")" "$(hex $(($4 + $3)))"
+done
+expect_match "590 Ada: kernel log" "$(dmesg | tail -n 30)" 'coherent system aperture \(SYS\)'
 run rmmod nvidia-uvm
-run p2pctl disable
 run rmmod nvidia
+run p2pctl disable
 run rmmod p2p_shim
