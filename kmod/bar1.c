@@ -167,8 +167,10 @@ static NV_STATUS wrap_create(struct OBJGPU *g0, struct KernelBus *b0,
 		st = NV_ERR_NOT_SUPPORTED;
 	else
 		st = nv.create(g0, b0, g1, b1, attributes);
-	if (st == NV_OK)
+	if (st == NV_OK) {
 		p2ps_ledger_pair_get(g0, b0, g1, b1);
+		p2ps_uvm_peer_created(g0, g1);
+	}
 	wrapper_exit();
 	return st;
 }

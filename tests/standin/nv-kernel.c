@@ -3299,3 +3299,258 @@ void rm_standin_stubs(struct seq_buf *out)
 		seq_buf_printf(out, "\n");
 	}
 }
+
+/* ---------------------------------------------------------------------
+ * UVM's view of P2P (nv_gpu_ops.c): the device handles, the P2P object
+ * UVM creates for a peer pair, and nvGpuOpsGetP2PCaps, which tells UVM
+ * the link type and the peer ids it will build its apertures from
+ * (docs/uvm.md, section 1.1).
+ */
+#include "nv-uvm-standin.h"
+
+/*
+ * struct gpuDevice as in nv_gpu_ops.c of every tag from 565 to 590: gpuId
+ * at offset 32 (p2p-shim never reads it; the layout is kept all the same).
+ */
+struct gpuDevice {
+	void *rmDevice;
+	void *rmSubDevice;
+	NvU32 handle;
+	NvU32 subhandle;
+	NvU32 deviceInstance;
+	NvU32 subdeviceInstance;
+	NvU32 gpuId;
+	NvU32 hostClass;
+	struct gpuSession *session;
+};
+static_assert(offsetof(struct gpuDevice, gpuId) == 32);
+
+static struct gpuSession rmUvmSession = { .handle = 0xc1d00001 };
+
+/* gpumgrGetGpuFromId */
+static OBJGPU *rmGpuFromId(NvU32 gpuId)
+{
+	NvU32 i;
+
+	for (i = 0; i < NV_STANDIN_MAX_GPUS; i++)
+		if (gpumgrGpus[i] && gpumgrGpus[i]->gpuId == gpuId)
+			return gpumgrGpus[i];
+	return NULL;
+}
+
+static NvU32 rmGpuArch(const OBJGPU *pGpu)
+{
+	switch (pGpu->pChip->arch) {
+	case ARCH_AMPERE:
+		return NV_STANDIN_ARCH_GA100;
+	case ARCH_ADA:
+		return NV_STANDIN_ARCH_AD100;
+	case ARCH_HOPPER:
+		return NV_STANDIN_ARCH_GH100;
+	case ARCH_BLACKWELL_GB1XX:
+		return NV_STANDIN_ARCH_GB100;
+	case ARCH_BLACKWELL_GB2XX:
+		return NV_STANDIN_ARCH_GB200;
+	default:
+		return NV_STANDIN_ARCH_TU100;
+	}
+}
+
+u32 rm_standin_uvm_device_create(u32 gpuInstance, struct gpuDevice **device,
+				 u32 *gpuArch)
+{
+	OBJGPU *pGpu = rmGetReadyGpu(gpuInstance);
+	struct gpuDevice *d;
+
+	if (!pGpu || !pGpu->bInitialized)
+		return NV_ERR_INVALID_ARGUMENT;
+	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	if (!d)
+		return NV_ERR_NO_MEMORY;
+	d->deviceInstance = gpuInstance;
+	d->gpuId = pGpu->gpuId;
+	d->handle = 0xde000000 | gpuInstance;
+	d->subhandle = 0x5d000000 | gpuInstance;
+	d->session = &rmUvmSession;
+	*device = d;
+	*gpuArch = rmGpuArch(pGpu);
+	return NV_OK;
+}
+
+void rm_standin_uvm_device_destroy(struct gpuDevice *device)
+{
+	kfree(device);
+}
+
+/* What getSystemP2PCaps reads out of NV0000_CTRL_CMD_SYSTEM_GET_P2P_CAPS_V2. */
+struct systemP2PCaps {
+	NvU32 peerIds[2];
+	NvBool accessSupported;
+	NvBool nvlinkSupported;
+	NvBool bar1Supported;	/* PCI_BAR1_SUPPORTED (580+ reads it) */
+};
+
+static NV_STATUS getSystemP2PCaps(struct gpuDevice *device1,
+				  struct gpuDevice *device2,
+				  struct systemP2PCaps *p2pCaps)
+{
+	OBJGPU *pGpu1 = rmGpuFromId(device1->gpuId);
+	OBJGPU *pGpu2 = rmGpuFromId(device2->gpuId);
+	P2P_CONNECTIVITY conn;
+	NvU8 w, r, a;
+	NV_STATUS status;
+
+	if (!pGpu1 || !pGpu2)
+		return NV_ERR_INVALID_ARGUMENT;
+	status = P2P_GET_CAPS(BIT(pGpu1->gpuInstance) | BIT(pGpu2->gpuInstance),
+			      &w, &r, &a, &conn);
+	if (status != NV_OK)
+		return status;
+	memset(p2pCaps, 0, sizeof(*p2pCaps));
+	/*
+	 * busPeerIds[0 * 2 + 1] and [1 * 2 + 0]: kbusGetPeerId_HAL, i.e. the
+	 * mailbox or NVLink peer id; BUS_INVALID_PEER for a BAR1 pair, which
+	 * allocates none.
+	 */
+	p2pCaps->peerIds[0] = kbusGetPeerId(GPU_GET_KERNEL_BUS(pGpu1), pGpu2->gpuInstance);
+	p2pCaps->peerIds[1] = kbusGetPeerId(GPU_GET_KERNEL_BUS(pGpu2), pGpu1->gpuInstance);
+	p2pCaps->nvlinkSupported = conn == P2P_CONNECTIVITY_NVLINK;
+	p2pCaps->bar1Supported = conn == P2P_CONNECTIVITY_PCIE_BAR1;
+	p2pCaps->accessSupported = w == NV0000_P2P_CAPS_STATUS_OK &&
+				   r == NV0000_P2P_CAPS_STATUS_OK;
+	return NV_OK;
+}
+
+/* _nvGpuOpsP2pObjectCreate: caps first, then an NV50_P2P object. */
+RM_FN NV_STATUS nvGpuOpsP2pObjectCreate(struct gpuDevice *device1,
+					struct gpuDevice *device2,
+					NvU32 *hP2pObject)
+{
+	struct systemP2PCaps p2pCaps;
+	OBJGPU *pGpu1, *pGpu2;
+	P2PApi *pP2PApi = NULL;
+	NV_STATUS status;
+	NvU32 i;
+
+	if (!device1 || !device2 || !hP2pObject)
+		return NV_ERR_INVALID_ARGUMENT;
+	status = getSystemP2PCaps(device1, device2, &p2pCaps);
+	if (status != NV_OK)
+		return status;
+	if (!p2pCaps.accessSupported)
+		return NV_ERR_NOT_SUPPORTED;
+	pGpu1 = rmGpuFromId(device1->gpuId);
+	pGpu2 = rmGpuFromId(device2->gpuId);
+	for (i = 0; i < RM_MAX_P2P_OBJECTS; i++) {
+		if (!rmP2PObjects[i].bUsed) {
+			pP2PApi = &rmP2PObjects[i];
+			break;
+		}
+	}
+	if (!pP2PApi)
+		return NV_ERR_INSUFFICIENT_RESOURCES;
+	memset(pP2PApi, 0, sizeof(*pP2PApi));
+	/* hSubDevice = device1, hPeerSubDevice = device2: local, remote. */
+	status = p2papiConstruct_IMPL(pP2PApi, pGpu1, pGpu2, NV_STANDIN_TYPE_FROM_CAPS);
+	if (status != NV_OK) {
+		memset(pP2PApi, 0, sizeof(*pP2PApi));
+		return status;
+	}
+	pP2PApi->bUsed = NV_TRUE;
+	pGpu1->liveObjects++;
+	pGpu2->liveObjects++;
+	*hP2pObject = 0xb0000000 | i;
+	return NV_OK;
+}
+
+u32 rm_standin_uvm_p2p_create(struct gpuDevice *device1,
+			      struct gpuDevice *device2, u32 *hP2pObject)
+{
+	return nvGpuOpsP2pObjectCreate(device1, device2, hP2pObject);
+}
+
+void rm_standin_uvm_p2p_destroy(u32 hP2pObject)
+{
+	struct seq_buf none;
+	char buf[256];
+
+	seq_buf_init(&none, buf, sizeof(buf));
+	if ((hP2pObject & 0xffff0000) == 0xb0000000)
+		rm_standin_destroy(hP2pObject & 0xffff, &none);
+}
+
+#if NV_GEN_AT_LEAST(590)
+/* _nvGpuOpsIsBar1P2pAtomicEnabled: the owner is Blackwell or newer. */
+static NvBool nvGpuOpsIsBar1P2pAtomicEnabled(OBJGPU *pOwningGpu)
+{
+	return rmGpuArch(pOwningGpu) >= NV_STANDIN_ARCH_GB100;
+}
+#endif
+
+RM_FN NV_STATUS nvGpuOpsGetP2PCaps(struct gpuDevice *device1,
+				   struct gpuDevice *device2,
+				   UvmGpuP2PCapsParams *p2pCapsParams)
+{
+	struct systemP2PCaps p2pCaps;
+	NV_STATUS status;
+
+	if (!device1 || !device2 || !p2pCapsParams)
+		return NV_ERR_INVALID_ARGUMENT;
+	if (device1->session != device2->session)
+		return NV_ERR_INVALID_ARGUMENT;
+
+	memset(p2pCapsParams, 0, sizeof(*p2pCapsParams));
+	p2pCapsParams->peerIds[0] = (NvU32)-1;
+	p2pCapsParams->peerIds[1] = (NvU32)-1;
+	p2pCapsParams->egmPeerIds[0] = (NvU32)-1;
+	p2pCapsParams->egmPeerIds[1] = (NvU32)-1;
+	p2pCapsParams->p2pLink = UVM_LINK_TYPE_NONE;
+
+	status = getSystemP2PCaps(device1, device2, &p2pCaps);
+	if (status != NV_OK || !p2pCaps.accessSupported)
+		return status;
+
+	p2pCapsParams->peerIds[0] = p2pCaps.peerIds[0];
+	p2pCapsParams->peerIds[1] = p2pCaps.peerIds[1];
+	if (p2pCaps.nvlinkSupported) {
+		p2pCapsParams->p2pLink = UVM_LINK_TYPE_NVLINK_4;
+		p2pCapsParams->totalLinkLineRateMBps = 100000;
+		return NV_OK;
+	}
+#if NV_GEN_AT_LEAST(580)
+	if (p2pCaps.bar1Supported) {
+		OBJGPU *pLocalGpu = rmGpuFromId(device1->gpuId);
+		OBJGPU *pRemoteGpu = rmGpuFromId(device2->gpuId);
+
+		status = kbusGetBar1P2PDmaInfo_HAL(pLocalGpu, pRemoteGpu,
+						   GPU_GET_KERNEL_BUS(pRemoteGpu),
+						   &p2pCapsParams->bar1DmaAddress[0],
+						   &p2pCapsParams->bar1DmaSize[0]);
+		if (status != NV_OK)
+			return status;
+		status = kbusGetBar1P2PDmaInfo_HAL(pRemoteGpu, pLocalGpu,
+						   GPU_GET_KERNEL_BUS(pLocalGpu),
+						   &p2pCapsParams->bar1DmaAddress[1],
+						   &p2pCapsParams->bar1DmaSize[1]);
+		if (status != NV_OK)
+			return status;
+#if NV_GEN_AT_LEAST(590)
+		p2pCapsParams->bar1PcieAtomics[0] = nvGpuOpsIsBar1P2pAtomicEnabled(pRemoteGpu);
+		p2pCapsParams->bar1PcieAtomics[1] = nvGpuOpsIsBar1P2pAtomicEnabled(pLocalGpu);
+		p2pCapsParams->p2pLink = UVM_LINK_TYPE_PCIE_BAR1;
+		p2pCapsParams->totalLinkLineRateMBps = 32000;
+		return NV_OK;
+#endif
+	}
+#endif
+	p2pCapsParams->p2pLink = UVM_LINK_TYPE_PCIE;
+	p2pCapsParams->totalLinkLineRateMBps = 32000;
+	return NV_OK;
+}
+
+u32 rm_standin_uvm_get_p2p_caps(struct gpuDevice *device1,
+				struct gpuDevice *device2,
+				UvmGpuP2PCapsParams *p2pCapsParams)
+{
+	return nvGpuOpsGetP2PCaps(device1, device2, p2pCapsParams);
+}

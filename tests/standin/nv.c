@@ -25,6 +25,7 @@
 #include <linux/sizes.h>
 
 #include "nv-standin.h"
+#include "nv-uvm-standin.h"
 
 #define NV_STANDIN_RESP_SIZE	4096
 #define NV_STANDIN_CMD_MAX	256
@@ -545,6 +546,65 @@ static const struct file_operations nv_registry_fops = {
 	.llseek = seq_lseek,
 	.release = single_release,
 };
+
+/* ------------------------------------------------------------------ */
+/*
+ * The UVM interface (nv_uvm_interface.c): exported, for the stand-in
+ * nvidia-uvm.ko.  Each call takes the RM lock, as rm_gpu_ops_* do.
+ */
+
+u32 nvUvmInterfaceDeviceCreate(u32 gpuInstance, uvmGpuDeviceHandle *device,
+			       u32 *gpuArch)
+{
+	u32 status;
+
+	mutex_lock(&nv_standin_lock);
+	status = rm_standin_uvm_device_create(gpuInstance, device, gpuArch);
+	mutex_unlock(&nv_standin_lock);
+	return status;
+}
+EXPORT_SYMBOL(nvUvmInterfaceDeviceCreate);
+
+void nvUvmInterfaceDeviceDestroy(uvmGpuDeviceHandle device)
+{
+	mutex_lock(&nv_standin_lock);
+	rm_standin_uvm_device_destroy(device);
+	mutex_unlock(&nv_standin_lock);
+}
+EXPORT_SYMBOL(nvUvmInterfaceDeviceDestroy);
+
+u32 nvUvmInterfaceP2pObjectCreate(uvmGpuDeviceHandle device1,
+				  uvmGpuDeviceHandle device2, u32 *hP2pObject)
+{
+	u32 status;
+
+	mutex_lock(&nv_standin_lock);
+	status = rm_standin_uvm_p2p_create(device1, device2, hP2pObject);
+	mutex_unlock(&nv_standin_lock);
+	return status;
+}
+EXPORT_SYMBOL(nvUvmInterfaceP2pObjectCreate);
+
+void nvUvmInterfaceP2pObjectDestroy(void *session, u32 hP2pObject)
+{
+	mutex_lock(&nv_standin_lock);
+	rm_standin_uvm_p2p_destroy(hP2pObject);
+	mutex_unlock(&nv_standin_lock);
+}
+EXPORT_SYMBOL(nvUvmInterfaceP2pObjectDestroy);
+
+u32 nvUvmInterfaceGetP2PCaps(uvmGpuDeviceHandle device1,
+			     uvmGpuDeviceHandle device2,
+			     UvmGpuP2PCapsParams *p2pCapsParams)
+{
+	u32 status;
+
+	mutex_lock(&nv_standin_lock);
+	status = rm_standin_uvm_get_p2p_caps(device1, device2, p2pCapsParams);
+	mutex_unlock(&nv_standin_lock);
+	return status;
+}
+EXPORT_SYMBOL(nvUvmInterfaceGetP2PCaps);
 
 /* ------------------------------------------------------------------ */
 /* /proc/driver/nvidia/version, as nv-procfs.c prints it */
