@@ -106,20 +106,28 @@ static u64 bar1_base(struct OBJGPU *src, struct OBJGPU *peer, struct KernelBus *
 	return base;
 }
 
+/* A BAR1 pair's entry with both directions' BAR1 DMA bases; NULL if out of memory. */
+static struct ledger_entry *new_pair_entry(struct OBJGPU *g0, struct KernelBus *b0,
+					   struct OBJGPU *g1, struct KernelBus *b1)
+{
+	struct ledger_entry *e = new_entry(P2PS_CONN_PCIE_BAR1, g0, g1);
+	u64 size = 0;
+
+	if (!e)
+		return NULL;
+	e->ev.dma_base = bar1_base(g0, g1, b1, &size);
+	e->ev.dma_size = size;
+	e->base10 = bar1_base(g1, g0, b0, NULL);
+	return e;
+}
+
 void p2ps_ledger_pair_get(struct OBJGPU *g0, struct KernelBus *b0,
 			  struct OBJGPU *g1, struct KernelBus *b1)
 {
-	struct ledger_entry *e, *fresh = new_entry(P2PS_CONN_PCIE_BAR1, g0, g1);
+	/* Made before taking the lock: its BAR1 bases call into the driver. */
+	struct ledger_entry *e, *fresh = new_pair_entry(g0, b0, g1, b1);
 	struct p2ps_mapping_event ev = { .conn = P2PS_CONN_PCIE_BAR1 };
 	unsigned long flags;
-	u64 size = 0;
-
-	/* Asked before taking the lock: these call into the driver. */
-	if (fresh) {
-		fresh->ev.dma_base = bar1_base(g0, g1, b1, &size);
-		fresh->ev.dma_size = size;
-		fresh->base10 = bar1_base(g1, g0, b0, NULL);
-	}
 	spin_lock_irqsave(&ledger_lock, flags);
 	e = find_pair(g0, g1);
 	if (!e && fresh) {
@@ -169,15 +177,8 @@ void p2ps_ledger_pair_put(struct OBJGPU *g0, struct OBJGPU *g1)
 void p2ps_ledger_native_get(struct OBJGPU *g0, struct KernelBus *b0,
 			    struct OBJGPU *g1, struct KernelBus *b1)
 {
-	struct ledger_entry *e, *fresh = new_entry(P2PS_CONN_PCIE_BAR1, g0, g1);
+	struct ledger_entry *e, *fresh = new_pair_entry(g0, b0, g1, b1);
 	unsigned long flags;
-	u64 size = 0;
-
-	if (fresh) {
-		fresh->ev.dma_base = bar1_base(g0, g1, b1, &size);
-		fresh->ev.dma_size = size;
-		fresh->base10 = bar1_base(g1, g0, b0, NULL);
-	}
 	spin_lock_irqsave(&ledger_lock, flags);
 	e = find_pair_in(&native, g0, g1);
 	if (!e && fresh) {
