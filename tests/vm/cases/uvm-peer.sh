@@ -87,6 +87,30 @@ for v in 550.163.01 565.57.01 570.148.08 575.64.05 580.159.04; do
 	expect_no_match "$v no left-over mappings" "$log" 'left-over'
 done
 
+# GB20x on 570/575: the driver creates the pair with its own _GH100 slot,
+# not through p2p-shim's wrapper (gen A's A5 observes it): UVM's PTEs of
+# such a pair need the same tags.
+N='GB203@0000:01:00.0,vram=16G,bar1=0x4000000000/32G;GB203@0000:02:00.0,vram=16G,bar1=0x6000000000/32G'
+for v in 570.148.08 575.64.05; do
+	echo "== $v GB203 pair (the driver's own BAR1 slots)"
+	run insmod /lib/p2p-shim/p2p-shim.ko enable=1
+	run insmod /lib/standin/$v/nvidia.ko gpus="$N"
+	expect_eq "$v GB203 caps" "$(kv connectivity "$(nvflow caps 0 1)")" pcie_bar1
+	run insmod /lib/standin/$v/nvidia-uvm.ko
+	run uvm register 0 >/dev/null
+	run uvm register 1 >/dev/null
+	expect_eq "$v GB203 enable peer access" "$(kv status "$(uvm enable 0 1)")" 0x0
+	base=$(( 0x6000000000 + $(kv gpu1.static_bar1_offset "$(nvflow state)") ))
+	out=$(uvm map 0 1 0x200000) || fail "$v GB203 map"
+	echo "$out" | tr '\n' ' '; echo
+	expect_eq "$v GB203 pte aperture (SYSTEM_COHERENT)" "$(kv pte_aperture "$out")" 2
+	expect_eq "$v GB203 pte sys address" "$(kv pte_addr_sys "$out")" "$(hex $((base + 0x200000)))"
+	expect_eq "$v GB203 disable peer access" "$(kv status "$(uvm disable 0 1)")" 0x0
+	run rmmod nvidia-uvm
+	run rmmod nvidia
+	run rmmod p2p_shim
+done
+
 echo "== 580.159.04: nvidia-uvm loaded before p2pctl enable"
 run insmod /lib/p2p-shim/p2p-shim.ko
 run insmod /lib/standin/580.159.04/nvidia.ko gpus="$A" NVreg_RegistryDwords="RMPcieP2PType=1;ForceP2P=0x211"
