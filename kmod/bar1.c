@@ -29,7 +29,8 @@
  * registry is read before anything tells a GeForce chip from a Hopper one.
  * On a host that also has PCIe-only Hopper or datacenter Blackwell GPUs,
  * turn them off and give the GeForce GPUs the keys per device instead
- * (p2pctl config --registry writes NVreg_RegistryDwordsPerDevice).
+ * (NVreg_RegistryDwordsPerDevice; p2pctl config --registry writes the
+ * profile's keys for every GPU).
  */
 static bool use_registry_defaults = true;
 module_param_named(registry_defaults, use_registry_defaults, bool, 0644);
@@ -166,8 +167,10 @@ static NV_STATUS wrap_create(struct OBJGPU *g0, struct KernelBus *b0,
 		st = NV_ERR_NOT_SUPPORTED;
 	else
 		st = nv.create(g0, b0, g1, b1, attributes);
-	if (st == NV_OK)
+	if (st == NV_OK) {
 		p2ps_ledger_pair_get(g0, b0, g1, b1);
+		p2ps_uvm_peer_created(g0, g1);
+	}
 	wrapper_exit();
 	return st;
 }

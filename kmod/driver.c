@@ -23,10 +23,16 @@
  */
 struct module *p2ps_driver_find(void)
 {
+	return p2ps_module_find(DRIVER_NAME);
+}
+
+/* The same for another module of the driver (nvidia_uvm). */
+struct module *p2ps_module_find(const char *name)
+{
 	struct kobject *kobj;
 	struct module *mod;
 
-	kobj = kset_find_obj(THIS_MODULE->mkobj.kobj.kset, DRIVER_NAME);
+	kobj = kset_find_obj(THIS_MODULE->mkobj.kobj.kset, name);
 	if (!kobj)
 		return NULL;
 	mod = container_of(kobj, struct module_kobject, kobj)->mod;
@@ -105,6 +111,14 @@ unsigned long p2ps_driver_lookup(struct module *mod, const char *name)
 	return lookup(mod, name, false, &addr, &size, NULL, 0) == 1 ? addr : 0;
 }
 
+/* The same, with the function's size. */
+unsigned long p2ps_driver_lookup_size(struct module *mod, const char *name, unsigned long *size)
+{
+	unsigned long addr = 0;
+
+	return lookup(mod, name, false, &addr, size, NULL, 0) == 1 ? addr : 0;
+}
+
 /* Check a stub's machine code against the profile's expectation. */
 static int check_body(struct p2ps_hook *h, unsigned long size, struct p2ps_arm_error *err)
 {
@@ -175,7 +189,7 @@ int p2ps_resolve(struct module *mod, const struct p2ps_profile *profile,
 		n = lookup(mod, d->target, stub, &h->addr, &size, h->symbol, sizeof(h->symbol));
 		if (n == 0) {
 			p2ps_fail(err, d->target, "no %s%s in %s", d->target,
-				  stub ? "_<hash> stub" : "", DRIVER_NAME);
+				  stub ? "_<hash> stub" : "", mod->name);
 			return -ENOENT;
 		}
 		if (n > 1) {

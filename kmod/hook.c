@@ -66,7 +66,9 @@ static int arg_pre(struct kprobe *kp, struct pt_regs *regs)
 	struct p2ps_hook *h = kp_hook(kp);
 
 	atomic64_inc(&h->hits);
-	if (h->desc->action == P2PS_ACT_UVM_ENCODE)
+	if (h->desc->action == P2PS_ACT_UVM_PEER_PTE)
+		p2ps_uvm_pte(regs);
+	else if (h->desc->action == P2PS_ACT_UVM_ENCODE)
 		p2ps_uvm_encode(regs);
 	else if (h->desc->action == P2PS_ACT_GPU_DETACH)
 		p2ps_gpu_detach(regs);
@@ -120,6 +122,14 @@ static int ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	case P2PS_ACT_CLIENT_FB:
 		p2ps_sb1_client_fb_entry(ri->data, regs);
 		break;
+	case P2PS_ACT_NATIVE_CREATE:
+	case P2PS_ACT_NATIVE_REMOVE:
+		p2ps_uvm_native_entry(ri->data, regs);
+		break;
+	case P2PS_ACT_UVM_PEER_CAPS:
+	case P2PS_ACT_UVM_PEER_ATOMICS:
+		p2ps_uvm_caps_entry(ri->data, regs);
+		break;
 	default:
 		break;
 	}
@@ -161,6 +171,24 @@ static int ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 		break;
 	case P2PS_ACT_CLIENT_FB:
 		p2ps_sb1_client_fb_return(ri->data, regs);
+		break;
+	case P2PS_ACT_NATIVE_CREATE:
+		p2ps_uvm_native_return(ri->data, regs, true);
+		break;
+	case P2PS_ACT_NATIVE_REMOVE:
+		p2ps_uvm_native_return(ri->data, regs, false);
+		break;
+	case P2PS_ACT_UVM_PEER_CAPS:
+		p2ps_uvm_caps_return(ri->data, regs);
+		break;
+	case P2PS_ACT_UVM_PEER_ADDRESS:
+		p2ps_uvm_address_return(ri->data, regs);
+		break;
+	case P2PS_ACT_UVM_PEER_COPY:
+		p2ps_uvm_copy_return(ri->data, regs);
+		break;
+	case P2PS_ACT_UVM_PEER_ATOMICS:
+		p2ps_uvm_atomics_return(ri->data, regs);
 		break;
 	default:
 		break;

@@ -28,6 +28,14 @@ struct ledger_entry {
 };
 
 static LIST_HEAD(entries);
+/*
+ * BAR1 pairs the driver made with its own _GH100 slots while one of their
+ * GPUs carried our ForceP2P (gen A's UVM fix needs their BAR1 bases).  No
+ * hook of ours is needed to tear them down, so they hold nothing: no
+ * module reference, no refusal, not in status.  Forgotten at each arming
+ * and disarming (their teardown is no longer seen then).
+ */
+static LIST_HEAD(native);
 static DEFINE_SPINLOCK(ledger_lock);
 static unsigned int live;		/* references held by the driver */
 static unsigned int unrecorded;		/* ...of which we could not allocate an entry */
@@ -41,15 +49,21 @@ static void account(int delta)
 		module_put(THIS_MODULE);
 }
 
-static struct ledger_entry *find_pair(struct OBJGPU *g0, struct OBJGPU *g1)
+static struct ledger_entry *find_pair_in(struct list_head *list, struct OBJGPU *g0,
+					 struct OBJGPU *g1)
 {
 	struct ledger_entry *e;
 
-	list_for_each_entry(e, &entries, node)
+	list_for_each_entry(e, list, node)
 		if (e->conn == P2PS_CONN_PCIE_BAR1 &&
 		    ((e->gpu0 == g0 && e->gpu1 == g1) || (e->gpu0 == g1 && e->gpu1 == g0)))
 			return e;
 	return NULL;
+}
+
+static struct ledger_entry *find_pair(struct OBJGPU *g0, struct OBJGPU *g1)
+{
+	return find_pair_in(&entries, g0, g1);
 }
 
 /* A keyed entry: a BAR1 window (by mapping info), a GPU's static BAR1 (by GPU). */
@@ -92,20 +106,28 @@ static u64 bar1_base(struct OBJGPU *src, struct OBJGPU *peer, struct KernelBus *
 	return base;
 }
 
+/* A BAR1 pair's entry with both directions' BAR1 DMA bases; NULL if out of memory. */
+static struct ledger_entry *new_pair_entry(struct OBJGPU *g0, struct KernelBus *b0,
+					   struct OBJGPU *g1, struct KernelBus *b1)
+{
+	struct ledger_entry *e = new_entry(P2PS_CONN_PCIE_BAR1, g0, g1);
+	u64 size = 0;
+
+	if (!e)
+		return NULL;
+	e->ev.dma_base = bar1_base(g0, g1, b1, &size);
+	e->ev.dma_size = size;
+	e->base10 = bar1_base(g1, g0, b0, NULL);
+	return e;
+}
+
 void p2ps_ledger_pair_get(struct OBJGPU *g0, struct KernelBus *b0,
 			  struct OBJGPU *g1, struct KernelBus *b1)
 {
-	struct ledger_entry *e, *fresh = new_entry(P2PS_CONN_PCIE_BAR1, g0, g1);
+	/* Made before taking the lock: its BAR1 bases call into the driver. */
+	struct ledger_entry *e, *fresh = new_pair_entry(g0, b0, g1, b1);
 	struct p2ps_mapping_event ev = { .conn = P2PS_CONN_PCIE_BAR1 };
 	unsigned long flags;
-	u64 size = 0;
-
-	/* Asked before taking the lock: these call into the driver. */
-	if (fresh) {
-		fresh->ev.dma_base = bar1_base(g0, g1, b1, &size);
-		fresh->ev.dma_size = size;
-		fresh->base10 = bar1_base(g1, g0, b0, NULL);
-	}
 	spin_lock_irqsave(&ledger_lock, flags);
 	e = find_pair(g0, g1);
 	if (!e && fresh) {
@@ -149,6 +171,53 @@ void p2ps_ledger_pair_put(struct OBJGPU *g0, struct OBJGPU *g1)
 	kfree(gone);
 	if (e)
 		p2ps_event_mapping(P2PS_EV_MAPPING_REMOVED, &ev);
+}
+
+/* The driver created a BAR1 pair natively (one more reference on it). */
+void p2ps_ledger_native_get(struct OBJGPU *g0, struct KernelBus *b0,
+			    struct OBJGPU *g1, struct KernelBus *b1)
+{
+	struct ledger_entry *e, *fresh = new_pair_entry(g0, b0, g1, b1);
+	unsigned long flags;
+	spin_lock_irqsave(&ledger_lock, flags);
+	e = find_pair_in(&native, g0, g1);
+	if (!e && fresh) {
+		e = fresh;
+		fresh = NULL;
+		list_add_tail(&e->node, &native);
+	}
+	if (e)
+		e->ev.count++;
+	spin_unlock_irqrestore(&ledger_lock, flags);
+	kfree(fresh);
+}
+
+void p2ps_ledger_native_put(struct OBJGPU *g0, struct OBJGPU *g1)
+{
+	struct ledger_entry *e, *gone = NULL;
+	unsigned long flags;
+
+	spin_lock_irqsave(&ledger_lock, flags);
+	e = find_pair_in(&native, g0, g1);
+	if (e && !--e->ev.count) {
+		list_del(&e->node);
+		gone = e;
+	}
+	spin_unlock_irqrestore(&ledger_lock, flags);
+	kfree(gone);
+}
+
+void p2ps_ledger_native_reset(void)
+{
+	struct ledger_entry *e, *tmp;
+	unsigned long flags;
+	LIST_HEAD(gone);
+
+	spin_lock_irqsave(&ledger_lock, flags);
+	list_splice_init(&native, &gone);
+	spin_unlock_irqrestore(&ledger_lock, flags);
+	list_for_each_entry_safe(e, tmp, &gone, node)
+		kfree(e);
 }
 
 /* Record one keyed entry; the driver holds one reference on it. */
@@ -242,14 +311,17 @@ void p2ps_ledger_static_put(struct OBJGPU *gpu)
 	keyed_put(P2PS_CONN_STATIC_BAR1, gpu, true);
 }
 
-/* The BAR1 DMA base at which @mapper reaches @owner's VRAM, if they are a pair. */
+/*
+ * The BAR1 DMA base at which @mapper reaches @owner's VRAM, if they are a
+ * pair (made through the wrappers or natively).
+ */
 bool p2ps_ledger_bar1_base(struct OBJGPU *mapper, struct OBJGPU *owner, u64 *base)
 {
 	struct ledger_entry *e;
 	unsigned long flags;
 
 	spin_lock_irqsave(&ledger_lock, flags);
-	e = find_pair(mapper, owner);
+	e = find_pair(mapper, owner) ?: find_pair_in(&native, mapper, owner);
 	if (e)
 		*base = e->gpu0 == mapper ? e->ev.dma_base : e->base10;
 	spin_unlock_irqrestore(&ledger_lock, flags);
@@ -329,4 +401,5 @@ void p2ps_ledger_drop_all(void)
 	spin_unlock_irqrestore(&ledger_lock, flags);
 	list_for_each_entry_safe(e, tmp, &gone, node)
 		kfree(e);
+	p2ps_ledger_native_reset();
 }

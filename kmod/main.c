@@ -96,6 +96,7 @@ static void residual_begin(void)
 {
 	unsigned int i;
 
+	p2ps_uvm_peer_stop();
 	for (i = 0; i < shim.nr_hooks; i++)
 		shim.hooks[i].keep = residual_hook(&shim.hooks[i]);
 	p2ps_hooks_remove(shim.hooks, shim.nr_hooks);
@@ -215,6 +216,7 @@ static void disarm(void)
 {
 	if (shim.state != P2PS_STATE_ARMED && shim.state != P2PS_STATE_DRY_RUN)
 		return;
+	p2ps_uvm_peer_stop();
 	p2ps_hooks_remove(shim.hooks, shim.nr_hooks);
 	p2ps_bar1_unbind();
 	p2ps_uvm_reset();
@@ -288,13 +290,15 @@ int p2ps_enable(u32 flags, struct p2ps_arm_error *err)
 		goto out;
 	}
 	ret = arm(mod, err);
-	module_put(mod);
 	if (ret) {
+		module_put(mod);
 		shim.state = P2PS_STATE_DISABLED;
 		announce_refusal(err, ret, who);
 		goto out;
 	}
 	announce_armed(who, true);
+	p2ps_uvm_peer_start(mod, flags & P2PS_ENABLE_DRY_RUN);
+	module_put(mod);
 out:
 	mutex_unlock(&shim.lock);
 	return ret;
@@ -361,6 +365,7 @@ void p2ps_snapshot(struct p2ps_status_snapshot *snap, u32 *hooks, u64 *hits)
 			(*hooks)++;
 		*hits += atomic64_read(&shim.hooks[i].hits);
 	}
+	p2ps_uvm_peer_count(hooks, hits);
 	mutex_unlock(&shim.lock);
 }
 
@@ -373,6 +378,9 @@ int p2ps_for_each_hook(int (*fn)(const struct p2ps_hook *h, void *arg), void *ar
 	mutex_lock(&shim.lock);
 	for (i = skip; i < shim.nr_hooks && !ret; i++)
 		ret = fn(&shim.hooks[i], arg);
+	/* Then the UVM peer set's, while it has any. */
+	if (!ret)
+		ret = p2ps_uvm_peer_for_each(fn, arg, skip > shim.nr_hooks ? skip - shim.nr_hooks : 0);
 	mutex_unlock(&shim.lock);
 	return ret;
 }
@@ -385,6 +393,13 @@ static int driver_notify(struct notifier_block *nb, unsigned long action, void *
 	struct p2ps_arm_error err = {};
 	int ret;
 
+	if (!strcmp(mod->name, "nvidia_uvm")) {
+		mutex_lock(&shim.lock);
+		if (shim.state == P2PS_STATE_ARMED || shim.state == P2PS_STATE_DRY_RUN)
+			p2ps_uvm_peer_module(mod, action);
+		mutex_unlock(&shim.lock);
+		return NOTIFY_DONE;
+	}
 	if (strcmp(mod->name, "nvidia"))
 		return NOTIFY_DONE;
 
@@ -404,6 +419,7 @@ static int driver_notify(struct notifier_block *nb, unsigned long action, void *
 			break;
 		}
 		announce_armed("on nvidia's arrival", false);
+		p2ps_uvm_peer_start(mod, shim.flags & P2PS_ENABLE_DRY_RUN);
 		break;
 	case MODULE_STATE_GOING:
 		if (shim.state == P2PS_STATE_ARMED || shim.state == P2PS_STATE_DRY_RUN) {

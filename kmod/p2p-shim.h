@@ -124,6 +124,8 @@ int p2ps_for_each_hook(int (*fn)(const struct p2ps_hook *h, void *arg), void *ar
 
 /* driver.c */
 struct module *p2ps_driver_find(void);
+struct module *p2ps_module_find(const char *name);
+unsigned long p2ps_driver_lookup_size(struct module *mod, const char *name, unsigned long *size);
 int p2ps_resolve(struct module *mod, const struct p2ps_profile *profile,
 		 struct p2ps_hook *hooks, struct p2ps_arm_error *err);
 unsigned long p2ps_driver_lookup(struct module *mod, const char *name);
@@ -200,12 +202,33 @@ bool p2ps_uvm_scope_return(void *data, struct pt_regs *regs);
 void p2ps_uvm_aperture_return(void *data, struct pt_regs *regs);
 void p2ps_uvm_encode(struct pt_regs *regs);
 void p2ps_uvm_reset(void);
+void p2ps_uvm_native_entry(void *data, struct pt_regs *regs);
+void p2ps_uvm_native_return(void *data, struct pt_regs *regs, bool create);
+
+/* uvm_peer.c: the UVM peer set (nvidia-uvm's own peer PTEs) */
+void p2ps_uvm_peer_start(struct module *nv, bool dry_run);
+void p2ps_uvm_peer_stop(void);
+void p2ps_uvm_peer_module(struct module *uvm, unsigned long action);
+void p2ps_uvm_peer_created(struct OBJGPU *g0, struct OBJGPU *g1);
+int p2ps_uvm_peer_for_each(int (*fn)(const struct p2ps_hook *h, void *arg), void *arg,
+			   unsigned int skip);
+void p2ps_uvm_peer_count(u32 *installed, u64 *hits);
+void p2ps_uvm_caps_entry(void *data, struct pt_regs *regs);
+void p2ps_uvm_caps_return(void *data, struct pt_regs *regs);
+void p2ps_uvm_address_return(void *data, struct pt_regs *regs);
+void p2ps_uvm_copy_return(void *data, struct pt_regs *regs);
+void p2ps_uvm_atomics_return(void *data, struct pt_regs *regs);
+void p2ps_uvm_pte(struct pt_regs *regs);
 
 /* ledger.c */
 void p2ps_ledger_pair_get(struct OBJGPU *g0, struct KernelBus *b0,
 			  struct OBJGPU *g1, struct KernelBus *b1);
 bool p2ps_ledger_bar1_base(struct OBJGPU *mapper, struct OBJGPU *owner, u64 *base);
 void p2ps_ledger_pair_put(struct OBJGPU *g0, struct OBJGPU *g1);
+void p2ps_ledger_native_get(struct OBJGPU *g0, struct KernelBus *b0,
+			    struct OBJGPU *g1, struct KernelBus *b1);
+void p2ps_ledger_native_put(struct OBJGPU *g0, struct OBJGPU *g1);
+void p2ps_ledger_native_reset(void);
 void p2ps_ledger_dma_get(struct CLI_DMA_MAPPING_INFO *info, struct OBJGPU *gpu,
 			 struct OBJGPU *peer);
 void p2ps_ledger_dma_put(struct CLI_DMA_MAPPING_INFO *info);

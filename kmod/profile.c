@@ -152,6 +152,11 @@ static const struct p2ps_hook_desc gen_b_hooks[] = {
  * only the PEER aperture, which GeForce chips cannot use for BAR1 peers.
  * Within a PTE build for a BAR1 pair (and only there), the aperture becomes
  * SYS_NONCOH and the address the peer's BAR1 DMA base plus the offset.
+ * A BAR1 pair is one the wrappers created (stub chips) or one the driver
+ * created with its own _GH100 slots (GB20x from 570.86.15, Hopper, GB10x)
+ * while one of its GPUs carries our ForceP2P: return probes on those
+ * bodies see both, and leave the calls that come from our wrappers to
+ * them.
  */
 #define GEN_A_HOOKS GEN_A_HOOKS_WITH(BAR1_P2P_HOOKS)
 
@@ -174,6 +179,19 @@ static const struct p2ps_hook_desc gen_b_hooks[] = {
 		.kind = P2PS_HOOK_ARG, \
 		.action = P2PS_ACT_UVM_ENCODE, \
 		.why = "in scope: encodes the addresses as peer addresses at the peer's BAR1 DMA base", \
+	}, \
+	{ \
+		.target = "kbusCreateP2PMappingForBar1P2P_GH100", \
+		.kind = P2PS_HOOK_RETURN, \
+		.action = P2PS_ACT_NATIVE_CREATE, \
+		.why = "observes BAR1 pairs the driver makes without the stub wrappers (GB20x " \
+		       "from 570, Hopper, GB10x): the UVM fix scopes to them too", \
+	}, \
+	{ \
+		.target = "kbusRemoveP2PMappingForBar1P2P_GH100", \
+		.kind = P2PS_HOOK_RETURN, \
+		.action = P2PS_ACT_NATIVE_REMOVE, \
+		.why = "observes those pairs' teardown", \
 	}
 
 static const struct p2ps_hook_desc gen_a2_hooks[] = {
@@ -292,6 +310,140 @@ static const unsigned int gen_a2_majors[] = { 575, 0 };
 static const unsigned int gen_b_majors[] = { 580, 590, 595, 0 };
 
 #define NR(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * The UVM peer set (docs/uvm.md, section 3.4), 550 to 580: for a BAR1
+ * pair, RM reports peer ids 0xffffffff, which nvidia-uvm keeps as NvU8
+ * 0xff and turns into UVM_APERTURE_PEER(0xff): make_pte_* encode it as
+ * VIDEO (the accessing GPU's own memory), copies as PEERMEM with peer id
+ * 7.  The set gives each direction of a pair of ours a tag (0x80..0xfe)
+ * instead and turns the tag into SYS at the peer's BAR1 DMA base where
+ * nvidia-uvm hands out peer addresses.  590 and later know BAR1 pairs
+ * but not how to encode them on Ampere and Ada: uvm-bar1, below.
+ */
+#define UVM_PEER_CAPS_HOOK {						\
+	.target = "nvUvmInterfaceGetP2PCaps",				\
+	.kind = P2PS_HOOK_RETURN,					\
+	.action = P2PS_ACT_UVM_PEER_CAPS,				\
+	.why = "gives each direction of a BAR1 pair of ours a tagged peer id for nvidia-uvm", \
+}
+
+#define UVM_PEER_PTE_HOOKS						\
+	{								\
+		.target = "make_pte_turing",				\
+		.flags = P2PS_T_UVM,					\
+		.kind = P2PS_HOOK_ARG,					\
+		.action = P2PS_ACT_UVM_PEER_PTE,			\
+		.why = "a tag left in a PTE build (identity mapping) becomes SYS at the BAR1 base", \
+	},								\
+	{								\
+		.target = "make_pte_hopper",				\
+		.flags = P2PS_T_UVM,					\
+		.kind = P2PS_HOOK_ARG,					\
+		.action = P2PS_ACT_UVM_PEER_PTE,			\
+		.why = "the same for Hopper and Blackwell PTEs",	\
+	}
+
+/*
+ * 550-565 keep the peer addresses in uvm_pmm_gpu.c, where a compiler may
+ * inline uvm_pmm_gpu_peer_phys_address into uvm_pmm_gpu_peer_copy_address
+ * (gcc 12 does, for 565.57.01): the copy address is hooked as well.
+ */
+static const struct p2ps_hook_desc uvm_pmm_hooks[] = {
+	UVM_PEER_CAPS_HOOK,
+	{
+		.target = "uvm_pmm_gpu_peer_phys_address",
+		.flags = P2PS_T_UVM,
+		.kind = P2PS_HOOK_RETURN,
+		.action = P2PS_ACT_UVM_PEER_ADDRESS,
+		.why = "a tagged peer address becomes SYS at the BAR1 base (managed PTEs, CE copies)",
+	},
+	UVM_PEER_PTE_HOOKS,
+	{
+		.target = "uvm_pmm_gpu_peer_copy_address",
+		.flags = P2PS_T_UVM,
+		.kind = P2PS_HOOK_RETURN,
+		.action = P2PS_ACT_UVM_PEER_COPY,
+		.why = "the same for a physical copy address, where the phys-address call is inlined",
+	},
+};
+
+static const struct p2ps_hook_desc uvm_gpu_hooks[] = {
+	UVM_PEER_CAPS_HOOK,
+	{
+		.target = "uvm_gpu_peer_phys_address",
+		.flags = P2PS_T_UVM,
+		.kind = P2PS_HOOK_RETURN,
+		.action = P2PS_ACT_UVM_PEER_ADDRESS,
+		.why = "a tagged peer address becomes SYS at the BAR1 base (managed PTEs, CE copies)",
+	},
+	UVM_PEER_PTE_HOOKS,
+};
+
+/*
+ * 590 and later know BAR1 pairs (UVM_LINK_TYPE_PCIE_BAR1) and add the BAR1
+ * base themselves, but choose SYS_NON_COHERENT when the owner takes no PCIe
+ * atomics (before Blackwell), which make_pte_turing and Ampere's
+ * ce_aperture cannot encode: Ampere and Ada pairs (ours: Hopper and GB20x
+ * have native BAR1 slots, the ledger never sees them) get SYS instead.
+ */
+static const struct p2ps_hook_desc uvm_bar1_hooks[] = {
+	{
+		.target = "nvUvmInterfaceGetP2PCaps",
+		.kind = P2PS_HOOK_RETURN,
+		.action = P2PS_ACT_UVM_PEER_ATOMICS,
+		.why = "a BAR1 pair of ours gets bar1PcieAtomics, so nvidia-uvm picks SYS, which "
+		       "Ampere and Ada PTEs can encode (no atomics are sent: PTEs keep ATOMIC_DISABLE)",
+	},
+};
+
+static const unsigned int uvm_pmm_majors[] = { 550, 560, 565, 0 };
+static const unsigned int uvm_gpu_majors[] = { 570, 575, 580, 0 };
+static const unsigned int uvm_bar1_majors[] = { 590, 595, 0 };
+
+static const struct p2ps_uvm_set uvm_sets[] = {
+	{
+		.name = "uvm-pmm",
+		.majors = uvm_pmm_majors,
+		.hooks = uvm_pmm_hooks,
+		.nr_hooks = sizeof(uvm_pmm_hooks) / sizeof(uvm_pmm_hooks[0]),
+		.copy_fn = "uvm_pmm_gpu_peer_copy_address",
+	},
+	{
+		.name = "uvm-gpu",
+		.majors = uvm_gpu_majors,
+		.hooks = uvm_gpu_hooks,
+		.nr_hooks = sizeof(uvm_gpu_hooks) / sizeof(uvm_gpu_hooks[0]),
+		.copy_fn = "uvm_gpu_peer_copy_address",
+	},
+	{
+		.name = "uvm-bar1",
+		.majors = uvm_bar1_majors,
+		.hooks = uvm_bar1_hooks,
+		.nr_hooks = sizeof(uvm_bar1_hooks) / sizeof(uvm_bar1_hooks[0]),
+	},
+};
+
+const struct p2ps_uvm_set *p2ps_uvm_set_for_version(const char *version)
+{
+	unsigned int major, minor, patch, i;
+	const unsigned int *m;
+
+	if (!version || p2ps_parse_version(version, &major, &minor, &patch))
+		return NULL;
+	for (i = 0; i < sizeof(uvm_sets) / sizeof(uvm_sets[0]); i++)
+		for (m = uvm_sets[i].majors; *m; m++)
+			if (*m == major)
+				return &uvm_sets[i];
+	return NULL;
+}
+
+bool p2ps_uvm_native_bar1(const char *version)
+{
+	unsigned int major, minor, patch;
+
+	return version && !p2ps_parse_version(version, &major, &minor, &patch) && major >= 590;
+}
 
 /* Oldest first: the last one is what --force uses for an unknown version. */
 const struct p2ps_profile p2ps_profiles[] = {

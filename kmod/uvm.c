@@ -36,9 +36,22 @@
  * correctness); it is put back when the scope closes.  Only when PEER
  * actually became SYS_NONCOH: a peer's system memory also opens a scope
  * (its owner is a peer) but keeps its aperture and caching.
+ *
+ * BAR1 pairs: those our wrappers created (the chips whose BAR1 P2P slots
+ * are stubs) and those the driver created itself with its own _GH100
+ * slots (GB20x from 570.86.15, GB10x, Hopper; g_kern_bus_nvoc.c) while one
+ * of their GPUs carries our ForceP2P: without it, such a pair would not
+ * have BAR1 P2P (GeForce) or would not be BAR1 (RMForceP2PType).  Return
+ * probes on kbus{Create,Remove}P2PMappingForBar1P2P_GH100 see those; a
+ * call that comes from our wrappers (its return address is in this
+ * module) is the wrappers' to record.  580+ give Blackwell BAR1 peers
+ * SYS_COH (platform atomics); these drivers report no BAR1 atomics, and
+ * SYS_NONCOH carries reads and writes, so one aperture serves every chip.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/bits.h>
+#include <linux/module.h>
 #include <linux/sched.h>
 #include <linux/spinlock.h>
 #include <linux/uaccess.h>
@@ -201,7 +214,56 @@ void p2ps_uvm_encode(struct pt_regs *regs)
 	spin_unlock_irqrestore(&scopes_lock, flags);
 }
 
-/* At arming and disarming: no scope outlives the hooks. */
+/*
+ * kbus{Create,Remove}P2PMappingForBar1P2P_GH100(pGpu0, pKernelBus0, pGpu1,
+ * pKernelBus1, attributes), 550 to 595.
+ */
+struct native_call {
+	struct OBJGPU *g0, *g1;
+	struct KernelBus *b0, *b1;
+	bool ours;		/* called by our wrapper */
+};
+static_assert(sizeof(struct native_call) <= P2PS_RET_DATA_SIZE);
+
+void p2ps_uvm_native_entry(void *data, struct pt_regs *regs)
+{
+	struct native_call *c = data;
+
+	c->g0 = (struct OBJGPU *)regs_get_kernel_argument(regs, 0);
+	c->b0 = (struct KernelBus *)regs_get_kernel_argument(regs, 1);
+	c->g1 = (struct OBJGPU *)regs_get_kernel_argument(regs, 2);
+	c->b1 = (struct KernelBus *)regs_get_kernel_argument(regs, 3);
+	/* At the entry the return address is still the caller's own. */
+	c->ours = within_module(regs_get_kernel_stack_nth(regs, 0), THIS_MODULE);
+}
+
+/* Whether @gpu attached under our hooks and carries our ForceP2P. */
+static bool forced(struct OBJGPU *gpu)
+{
+	u32 instance = p2ps_gpu_instance(gpu);
+
+	return instance < NV_MAX_DEVICES && (p2ps_gpus_forced() & BIT(instance));
+}
+
+void p2ps_uvm_native_return(void *data, struct pt_regs *regs, bool create)
+{
+	struct native_call *c = data;
+
+	if (c->ours || regs_return_value(regs) != NV_OK || !c->g0 || !c->g1)
+		return;
+	if (!create) {
+		p2ps_ledger_native_put(c->g0, c->g1);
+	} else if (forced(c->g0) || forced(c->g1)) {
+		p2ps_ledger_native_get(c->g0, c->b0, c->g1, c->b1);
+		/* nvidia-uvm's own peer PTEs of the pair need the same fix. */
+		p2ps_uvm_peer_created(c->g0, c->g1);
+	}
+}
+
+/*
+ * At arming and disarming: no scope outlives the hooks, nor a native pair
+ * whose teardown they would no longer see.
+ */
 void p2ps_uvm_reset(void)
 {
 	unsigned long flags;
@@ -209,4 +271,5 @@ void p2ps_uvm_reset(void)
 	spin_lock_irqsave(&scopes_lock, flags);
 	memset(scopes, 0, sizeof(scopes));
 	spin_unlock_irqrestore(&scopes_lock, flags);
+	p2ps_ledger_native_reset();
 }

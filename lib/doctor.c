@@ -1366,6 +1366,49 @@ static bool ok_sb(enum p2ps_static_bar1 s)
 	return s == P2PS_SB_YES;
 }
 
+/*
+ * Whether @key is set for the GPU at @bdf in NVreg_RegistryDwordsPerDevice
+ * ("pci=DDDD:BB:DD.F;Key=Value;...;pci=...": the keys after a pci= entry
+ * are that GPU's).
+ */
+static bool per_device_key(struct dctx *c, const char *bdf, const char *key)
+{
+	char dwords[512] = "", pat[32];
+	const char *p, *end;
+
+	param_value(c, "RegistryDwordsPerDevice", dwords, sizeof(dwords));
+	snprintf(pat, sizeof(pat), "pci=%s", bdf);
+	for (p = strstr(dwords, pat); p; p = strstr(p + 1, pat)) {
+		end = strstr(p + 1, "pci=");
+		if (end)
+			dwords[end - dwords] = '\0';
+		if (reg_key(p, key) >= 0)
+			return true;
+		if (!end)
+			break;
+	}
+	return false;
+}
+
+/*
+ * 550 to 570: RMForceP2PType other than DEFAULT/NVLink on the first GPU of
+ * a P2P query makes the driver's NVLink check refuse before it looks at
+ * the links (p2p_caps.c _gpumgrGetP2PCapsStatusOverNvLink), and p2p-shim
+ * supplies RMForceP2PType=2 (BAR1P2P there) to every GPU whose user did
+ * not set it.  Whether that happens to @g.
+ */
+static bool nvlink_forced_off(struct dctx *c, const struct sb_rules *k, const struct p2ps_gpu *g)
+{
+	long major = strtol(c->r->driver_version, NULL, 10);
+	long t = k->user_force_p2p_type;
+
+	if (!c->r->open_module || major < 550 || major >= 575 || per_device_key(c, g->bdf, "RMForceP2PType"))
+		return false;
+	if (t < 0)
+		t = k->shim_keys ? 2 : 0;
+	return t != 0 && t != 3;	/* DEFAULT, NVLINK */
+}
+
 static void pair_verdict(struct dctx *c, const struct sb_rules *k, struct p2ps_pair *p,
 			 const char *subj)
 {
@@ -1375,6 +1418,18 @@ static void pair_verdict(struct dctx *c, const struct sb_rules *k, struct p2ps_p
 	unsigned long ra, rb;
 	enum p2ps_verdict v = P2PS_V_OK;
 
+	if (p->native == P2PS_NATIVE_NVLINK && (nvlink_forced_off(c, k, a) || nvlink_forced_off(c, k, b))) {
+		p->p2p = P2PS_P2P_BAR1;
+		v = P2PS_V_WARN;
+		snprintf(p->p2p_why, sizeof(p->p2p_why),
+			 "NVLink, but RMForceP2PType=2 (p2p-shim's default before 575) turns the driver's "
+			 "NVLink check off: PCIe BAR1 instead");
+		snprintf(remedy, sizeof(remedy),
+			 "to keep NVLink: options nvidia NVreg_RegistryDwordsPerDevice=\"pci=%s;"
+			 "RMForceP2PType=0;pci=%s;RMForceP2PType=0\" (these GPUs then get no BAR1 P2P "
+			 "with PCIe-only peers)", a->bdf, b->bdf);
+		goto out;
+	}
 	if (p->native == P2PS_NATIVE_NVLINK) {
 		p->p2p = P2PS_P2P_NATIVE;
 		snprintf(p->p2p_why, sizeof(p->p2p_why), "NVLink: the stock driver's P2P, shim not needed");
@@ -1519,8 +1574,12 @@ static int check_pairs(struct dctx *c, const struct sb_rules *k)
 			}
 			switch (p->native) {
 			case P2PS_NATIVE_NVLINK:
-				add(c, "native-p2p", subj, P2PS_V_OK, p->native_source, NULL,
-				    "native P2P over NVLink: shim not needed");
+				if (nvlink_forced_off(c, k, a) || nvlink_forced_off(c, k, b))
+					add(c, "native-p2p", subj, P2PS_V_WARN, p->native_source, NULL,
+					    "native P2P over NVLink, turned off by RMForceP2PType=2 on this driver (see p2p)");
+				else
+					add(c, "native-p2p", subj, P2PS_V_OK, p->native_source, NULL,
+					    "native P2P over NVLink: shim not needed");
 				break;
 			case P2PS_NATIVE_NONE:
 				add(c, "native-p2p", subj, P2PS_V_OK, p->native_source, NULL,

@@ -6,26 +6,48 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <p2p-shim/profile.h>
+
 #include "p2pctl.h"
 
 #define CONF_PATH "/etc/modprobe.d/p2p-shim.conf"
 
 static const char help[] =
-	"Usage: p2pctl config [--write] [--root DIR] [--registry]\n\n"
+	"Usage: p2pctl config [--write] [--root DIR] [--registry [--driver VERSION]]\n\n"
 	"Print the modprobe.d configuration p2p-shim wants: load p2p-shim before\n"
 	"nvidia (softdep, so that no GPU initialises before the hooks are armed) and\n"
 	"let nvidia resize BAR1 (NVreg_EnableResizableBar=1).\n\n"
 	"  -w, --write      write it to " CONF_PATH " instead\n"
 	"  -r, --root DIR   with --write: under DIR (default /)\n"
-	"  -R, --registry   also set the registry keys the shim otherwise supplies\n"
-	"                   at run time (NVreg_RegistryDwords ForceP2P, RMPcieP2PType)\n"
+	"  -R, --registry   also set, for every GPU, the registry keys the shim\n"
+	"                   otherwise supplies at run time: its profile's for the\n"
+	"                   driver version (NVreg_RegistryDwords)\n"
+	"  -d, --driver VERSION\n"
+	"                   with --registry: the driver version to write them for\n"
+	"                   (default: the loaded nvidia's, /sys/module/nvidia/version)\n"
 	"  -h, --help       this help\n\n"
 	P2PCTL_EXIT_CODES_HELP;
 
-int p2pctl_config_text(char *buf, size_t len, bool registry);
-
-int p2pctl_config_text(char *buf, size_t len, bool registry)
+/* "ForceP2P=0x211;RMForceP2PType=2": the profile's keys, as nv-reg.h parses them. */
+static void registry_dwords(const struct p2ps_profile *p, char *buf, size_t len)
 {
+	const struct p2ps_registry_default *r;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (r = p->registry; r->key && n < len; r++)
+		n += snprintf(buf + n, len - n, "%s%s=0x%x", n ? ";" : "", r->key, r->value);
+}
+
+int p2pctl_config_text(char *buf, size_t len, const struct p2ps_profile *registry);
+
+/* REGISTRY: the profile whose keys to add, or NULL for none. */
+int p2pctl_config_text(char *buf, size_t len, const struct p2ps_profile *registry)
+{
+	char keys[256] = "";
+
+	if (registry)
+		registry_dwords(registry, keys, sizeof(keys));
 	return snprintf(buf, len,
 		"# Written by p2pctl config: p2p-shim (PCIe BAR1 P2P on the stock open driver).\n"
 		"# Load p2p-shim before nvidia, so that no GPU initialises before arming.\n"
@@ -34,10 +56,39 @@ int p2pctl_config_text(char *buf, size_t len, bool registry)
 		"options p2p-shim enable=1\n"
 		"# Let nvidia resize BAR1 to cover VRAM (Resizable BAR must be on in firmware).\n"
 		"options nvidia NVreg_EnableResizableBar=1\n"
-		"%s",
-		registry ?
-		"# Registry keys for BAR1 P2P (the shim supplies them when unset).\n"
-		"options nvidia NVreg_RegistryDwords=\"ForceP2P=0x211;RMPcieP2PType=1\"\n" : "");
+		"%s%s%s%s%s",
+		registry ? "# Registry keys for BAR1 P2P, profile " : "",
+		registry ? registry->name : "",
+		registry ? " (the shim supplies them when unset).\n"
+			   "options nvidia NVreg_RegistryDwords=\"" : "",
+		keys, registry ? "\"\n" : "");
+}
+
+/* The profile for --registry: that of VERSION, or of the loaded driver. */
+static int registry_profile(const char *version, const struct p2ps_profile **out)
+{
+	char ver[64] = "", vers[128];
+	FILE *f;
+
+	if (!version) {
+		f = fopen("/sys/module/nvidia/version", "r");
+		if (!f || !fgets(ver, sizeof(ver), f)) {
+			if (f)
+				fclose(f);
+			return p2pctl_usage("config",
+				"--registry: nvidia is not loaded; give its version with --driver VERSION");
+		}
+		fclose(f);
+		ver[strcspn(ver, "\n")] = '\0';
+		version = ver;
+	}
+	*out = p2ps_profile_for_version(version);
+	if (*out)
+		return 0;
+	p2ps_supported_versions(vers, sizeof(vers));
+	p2pctl_error("config", "--registry: driver %s has no profile (supported: %s)",
+		     version, vers);
+	return p2pctl_exit_for(-ENOTSUP);
 }
 
 static int mkdirs(const char *path)
@@ -62,21 +113,24 @@ int cmd_config(int argc, char **argv)
 		{ "write", no_argument, NULL, 'w' },
 		{ "root", required_argument, NULL, 'r' },
 		{ "registry", no_argument, NULL, 'R' },
+		{ "driver", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool write = false, registry = false;
-	const char *root = "";
+	const struct p2ps_profile *profile = NULL;
+	const char *root = "", *driver = NULL;
 	char text[1024], path[PATH_MAX];
 	FILE *f;
 	int c, err;
 
 	p2pctl_getopt_reset();
-	while ((c = getopt_long(argc, argv, "+wr:Rh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+wr:Rd:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'w': write = true; break;
 		case 'r': root = optarg; break;
 		case 'R': registry = true; break;
+		case 'd': driver = optarg; break;
 		case 'h': fputs(help, p2pctl_out); return 0;
 		default: return p2pctl_usage("config", "invalid option");
 		}
@@ -85,7 +139,14 @@ int cmd_config(int argc, char **argv)
 		return p2pctl_usage("config", "unexpected argument '%s'", argv[optind]);
 	if (*root && !write)
 		return p2pctl_usage("config", "--root needs --write");
-	p2pctl_config_text(text, sizeof(text), registry);
+	if (driver && !registry)
+		return p2pctl_usage("config", "--driver needs --registry");
+	if (registry) {
+		err = registry_profile(driver, &profile);
+		if (err)
+			return err;
+	}
+	p2pctl_config_text(text, sizeof(text), profile);
 	if (!write) {
 		fputs(text, p2pctl_out);
 		return 0;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "p2pctl.h"
+#include <p2p-shim/profile.h>
 
 static const char help[] =
 	"Usage: p2pctl status [--json]\n\n"
@@ -27,6 +28,49 @@ static json_object *flags_json(uint32_t f)
 	return a;
 }
 
+/*
+ * The UVM peer set (nvidia-uvm's own peer PTEs of BAR1 pairs): its rows
+ * are the hooks named "<module>:<symbol>".  NULL when there is nothing to
+ * say (p2p-shim not armed).
+ */
+static const char *uvm_peers(const struct p2ps_status_info *st, char *buf, size_t len)
+{
+	const struct p2ps_hook_info *failed = NULL;
+	size_t i, n = 0, installed = 0;
+
+	if (st->state != P2PS_STATE_ARMED && st->state != P2PS_STATE_DRY_RUN)
+		return NULL;
+	for (i = 0; i < st->nr_hooks; i++) {
+		const struct p2ps_hook_info *k = &st->hooks[i];
+
+		if (!strchr(k->target, ':'))
+			continue;
+		n++;
+		if (k->state == P2PS_HOOK_INSTALLED)
+			installed++;
+		else if (k->state == P2PS_HOOK_FAILED && !failed)
+			failed = k;
+	}
+	if (failed)
+		snprintf(buf, len, "NOT armed: %s: %s; nvidia-uvm's own (managed-memory) peer "
+			 "mappings of BAR1 pairs are NOT fixed", failed->target, failed->last_error);
+	else if (n && installed == n && st->state == P2PS_STATE_DRY_RUN)
+		snprintf(buf, len, "dry run (%zu counting hooks)", n);
+	else if (n && installed == n)
+		snprintf(buf, len, "armed (%zu hooks)", n);
+	else if (n)
+		snprintf(buf, len, "NOT armed (%zu of %zu hooks)", installed, n);
+	else if (p2ps_uvm_set_for_version(st->driver_version))
+		snprintf(buf, len, "waiting for nvidia-uvm");
+	else if (p2ps_uvm_native_bar1(st->driver_version))
+		snprintf(buf, len, "none needed (nvidia-uvm %s maps BAR1 peers itself)",
+			 st->driver_version);
+	else
+		snprintf(buf, len, "not covered: nvidia-uvm's own peer mappings of BAR1 pairs "
+			 "are NOT fixed");
+	return buf;
+}
+
 json_object *p2pctl_status_json(const struct p2ps_status_info *st, const char *modver);
 
 json_object *p2pctl_status_json(const struct p2ps_status_info *st, const char *modver)
@@ -43,6 +87,12 @@ json_object *p2pctl_status_json(const struct p2ps_status_info *st, const char *m
 	json_object_object_add(o, "live_mappings", json_object_new_int64(st->live_mappings));
 	json_object_object_add(o, "stale_gpus", json_object_new_int64(st->stale_gpus));
 	json_object_object_add(o, "hits", json_object_new_uint64(st->hits));
+	{
+		char buf[P2PS_REASON_LEN + 160];
+
+		json_object_object_add(o, "uvm_peers",
+				       p2pctl_json_str(uvm_peers(st, buf, sizeof(buf)) ?: ""));
+	}
 	hooks = json_object_new_array();
 	for (i = 0; i < st->nr_hooks; i++) {
 		const struct p2ps_hook_info *k = &st->hooks[i];
@@ -121,6 +171,12 @@ void p2pctl_status_print(const struct p2ps_status_info *st, const char *modver, 
 	p2pctl_table_row(&t, "hits:", buf);
 	snprintf(buf, sizeof(buf), "%u", st->live_mappings);
 	p2pctl_table_row(&t, "mappings:", buf);
+	{
+		char ubuf[P2PS_REASON_LEN + 160];
+
+		if (uvm_peers(st, ubuf, sizeof(ubuf)))
+			p2pctl_table_row(&t, "uvm peers:", ubuf);
+	}
 	if (st->stale_gpus) {
 		size_t n = 0;
 

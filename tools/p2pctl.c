@@ -14,7 +14,7 @@ static const struct p2pctl_cmd cmds[] = {
 	{ "config", cmd_config, "print or write the modprobe.d configuration" },
 	{ "version", cmd_version, "print library and module versions" },
 	/* tools/cuda/: the CUDA driver API, loaded at run time */
-	{ "verify", cmd_verify, "verify P2P copies between GPUs with CUDA" },
+	{ "verify", cmd_verify, "verify P2P copies and managed memory between GPUs with CUDA" },
 	{ "bench", cmd_bench, "measure P2P bandwidth and latency with CUDA" },
 };
 

@@ -37,6 +37,7 @@ struct p2ps_code {
 
 /* Target flags. */
 #define P2PS_T_STUB	(1U << 0)	/* NVOC HAL stub: "<name>_<6 hex digits>" */
+#define P2PS_T_UVM	(1U << 1)	/* in nvidia-uvm, not nvidia (UVM peer set) */
 
 /*
  * Actions: what the module does on top of the hook's kind.  A redirect
@@ -66,6 +67,15 @@ enum p2ps_action {
 	P2PS_ACT_VIEW_IS_SUPPORTED,	/* redirect; inside, static BAR1 is visible */
 	P2PS_ACT_STATIC_VIEW,		/* return override: static BAR1 seen by BAR1 P2P only */
 	P2PS_ACT_CAPS_GUARD_V1,		/* return override: the caps guard, 4-argument caps */
+	/* gen A and 0: BAR1 pairs of chips with the driver's own _GH100 slots */
+	P2PS_ACT_NATIVE_CREATE,		/* return override (observes): a native BAR1 pair */
+	P2PS_ACT_NATIVE_REMOVE,		/* return override (observes): its teardown */
+	/* the UVM peer set (docs/uvm.md, section 3.4): nvidia-uvm's own PTEs */
+	P2PS_ACT_UVM_PEER_CAPS,		/* return override: tag a BAR1 pair's peer ids */
+	P2PS_ACT_UVM_PEER_ADDRESS,	/* return override: tag -> SYS, BAR1 base + offset */
+	P2PS_ACT_UVM_PEER_PTE,		/* argument rewrite: the same, at make_pte */
+	P2PS_ACT_UVM_PEER_COPY,		/* return override: the same, for a physical copy address */
+	P2PS_ACT_UVM_PEER_ATOMICS,	/* return override (590+): a BAR1 pair of ours gets SYS */
 	/* 565+: the per-GPU static BAR1 decision (kmod/sbar1.c) */
 	P2PS_ACT_STATIC_DECIDE,		/* return override: the decision; may turn "no" into "yes" */
 	P2PS_ACT_CLIENT_FB,		/* return override: the client FB a forced enable maps */
@@ -106,6 +116,25 @@ struct p2ps_profile {
 	const char *const *calls;	/* other functions the module calls, NULL-terminated */
 	const struct p2ps_registry_default *registry;	/* {NULL}-terminated */
 };
+
+/*
+ * The UVM peer set: hooks in nvidia.ko and nvidia-uvm.ko that fix the PTEs
+ * nvidia-uvm builds itself for a BAR1 pair (managed memory), armed while
+ * both modules are loaded and the profile is armed, per driver major.
+ */
+struct p2ps_uvm_set {
+	const char *name;
+	const unsigned int *majors;	/* 0-terminated */
+	const struct p2ps_hook_desc *hooks;	/* [0]: nvidia, the rest P2PS_T_UVM */
+	unsigned int nr_hooks;
+	const char *copy_fn;		/* calls hooks[1]'s target, or is hooked itself; or NULL */
+};
+
+/* The UVM peer set for @version, or NULL. */
+const struct p2ps_uvm_set *p2ps_uvm_set_for_version(const char *version);
+
+/* Whether @version's nvidia-uvm maps BAR1 peers itself (590 and later). */
+bool p2ps_uvm_native_bar1(const char *version);
 
 extern const struct p2ps_profile p2ps_profiles[];
 extern const unsigned int p2ps_nr_profiles;

@@ -587,16 +587,25 @@ static NvBool rmFaultInjected(const char *func)
 static struct {
 	char key[RM_REGISTRY_KEY_LEN];
 	NvU32 value;
+	int gpu;		/* NVreg_RegistryDwordsPerDevice: its GPU; -1: every GPU */
 } rmRegistry[RM_REGISTRY_MAX];
 static unsigned int rmRegistryCount;
 
+/* A GPU's own key (NVreg_RegistryDwordsPerDevice) wins over the global one. */
 RM_FN NV_STATUS osReadRegistryDwordBase(OBJGPU *pGpu, const char *pRegParmStr,
 					NvU32 *pData)
 {
 	unsigned int i;
 
+	for (i = 0; pGpu && i < rmRegistryCount; i++) {
+		if (rmRegistry[i].gpu == (int)pGpu->gpuInstance &&
+		    !strcmp(rmRegistry[i].key, pRegParmStr)) {
+			*pData = rmRegistry[i].value;
+			return NV_OK;
+		}
+	}
 	for (i = 0; i < rmRegistryCount; i++) {
-		if (!strcmp(rmRegistry[i].key, pRegParmStr)) {
+		if (rmRegistry[i].gpu < 0 && !strcmp(rmRegistry[i].key, pRegParmStr)) {
 			*pData = rmRegistry[i].value;
 			return NV_OK;
 		}
@@ -1781,17 +1790,17 @@ RM_FN NV_STATUS _gpumgrGetP2PCapsStatusOverNvLink(NvU32 gpuMask, NvU8 *pWrite,
 		*pWrite = *pRead = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
 		return NV_ERR_NOT_SUPPORTED;
 	}
-#if NV_GEN_0
 	/*
-	 * A forced P2P type other than NVLink turns NVLink P2P off.  Every
-	 * tag from 550 to 595 has this (p2p_caps.c); only gen 0 models it.
+	 * A forced P2P type other than NVLink on the first GPU of the query
+	 * turns NVLink P2P off, before the links are looked at or trained
+	 * (p2p_caps.c L185-191 in 550.163.01, L190-196 in 565.57.01 to
+	 * 595.45.04; RMForceP2PType's values were renumbered in 575).
 	 */
 	if (GPU_GET_KERNEL_BIF(pGpu0)->forceP2PType != NV_REG_STR_RM_FORCE_P2P_TYPE_DEFAULT &&
 	    GPU_GET_KERNEL_BIF(pGpu0)->forceP2PType != NV_REG_STR_RM_FORCE_P2P_TYPE_NVLINK) {
 		*pWrite = *pRead = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
 		return NV_OK;
 	}
-#endif
 	*pWrite = *pRead = NV0000_P2P_CAPS_STATUS_OK;
 	return NV_OK;
 }
@@ -2623,19 +2632,26 @@ const char *rm_standin_version_id(void)
 	       "  Release Build  (standin@)";
 }
 
+/* Drops the global keys; the per-device ones stay (module parameter only). */
 void rm_standin_registry_clear(void)
 {
-	rmRegistryCount = 0;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < rmRegistryCount; i++)
+		if (rmRegistry[i].gpu >= 0)
+			rmRegistry[n++] = rmRegistry[i];
+	rmRegistryCount = n;
 }
 
-int rm_standin_registry_write(const char *key, u32 value)
+/* @gpu: the GPU (index in gpus=) the key is for, or -1 for every GPU. */
+int rm_standin_registry_write_dev(int gpu, const char *key, u32 value)
 {
 	unsigned int i;
 
 	if (strlen(key) >= RM_REGISTRY_KEY_LEN)
 		return -EINVAL;
 	for (i = 0; i < rmRegistryCount; i++) {
-		if (!strcmp(rmRegistry[i].key, key)) {
+		if (rmRegistry[i].gpu == gpu && !strcmp(rmRegistry[i].key, key)) {
 			rmRegistry[i].value = value;
 			return 0;
 		}
@@ -2644,17 +2660,26 @@ int rm_standin_registry_write(const char *key, u32 value)
 		return -ENOSPC;
 	strscpy(rmRegistry[rmRegistryCount].key, key, RM_REGISTRY_KEY_LEN);
 	rmRegistry[rmRegistryCount].value = value;
+	rmRegistry[rmRegistryCount].gpu = gpu;
 	rmRegistryCount++;
 	return 0;
+}
+
+int rm_standin_registry_write(const char *key, u32 value)
+{
+	return rm_standin_registry_write_dev(-1, key, value);
 }
 
 void rm_standin_registry_show(struct seq_buf *out)
 {
 	unsigned int i;
 
-	for (i = 0; i < rmRegistryCount; i++)
+	for (i = 0; i < rmRegistryCount; i++) {
+		if (rmRegistry[i].gpu >= 0)
+			seq_buf_printf(out, "gpu%d.", rmRegistry[i].gpu);
 		seq_buf_printf(out, "%s=0x%x\n", rmRegistry[i].key,
 			       rmRegistry[i].value);
+	}
 }
 
 /*
@@ -3389,4 +3414,259 @@ void rm_standin_stubs(struct seq_buf *out)
 		}
 		seq_buf_printf(out, "\n");
 	}
+}
+
+/* ---------------------------------------------------------------------
+ * UVM's view of P2P (nv_gpu_ops.c): the device handles, the P2P object
+ * UVM creates for a peer pair, and nvGpuOpsGetP2PCaps, which tells UVM
+ * the link type and the peer ids it will build its apertures from
+ * (docs/uvm.md, section 1.1).
+ */
+#include "nv-uvm-standin.h"
+
+/*
+ * struct gpuDevice as in nv_gpu_ops.c of every tag from 565 to 590: gpuId
+ * at offset 32 (p2p-shim never reads it; the layout is kept all the same).
+ */
+struct gpuDevice {
+	void *rmDevice;
+	void *rmSubDevice;
+	NvU32 handle;
+	NvU32 subhandle;
+	NvU32 deviceInstance;
+	NvU32 subdeviceInstance;
+	NvU32 gpuId;
+	NvU32 hostClass;
+	struct gpuSession *session;
+};
+static_assert(offsetof(struct gpuDevice, gpuId) == 32);
+
+static struct gpuSession rmUvmSession = { .handle = 0xc1d00001 };
+
+/* gpumgrGetGpuFromId */
+static OBJGPU *rmGpuFromId(NvU32 gpuId)
+{
+	NvU32 i;
+
+	for (i = 0; i < NV_STANDIN_MAX_GPUS; i++)
+		if (gpumgrGpus[i] && gpumgrGpus[i]->gpuId == gpuId)
+			return gpumgrGpus[i];
+	return NULL;
+}
+
+static NvU32 rmGpuArch(const OBJGPU *pGpu)
+{
+	switch (pGpu->pChip->arch) {
+	case ARCH_AMPERE:
+		return NV_STANDIN_ARCH_GA100;
+	case ARCH_ADA:
+		return NV_STANDIN_ARCH_AD100;
+	case ARCH_HOPPER:
+		return NV_STANDIN_ARCH_GH100;
+	case ARCH_BLACKWELL_GB1XX:
+		return NV_STANDIN_ARCH_GB100;
+	case ARCH_BLACKWELL_GB2XX:
+		return NV_STANDIN_ARCH_GB200;
+	default:
+		return NV_STANDIN_ARCH_TU100;
+	}
+}
+
+u32 rm_standin_uvm_device_create(u32 gpuInstance, struct gpuDevice **device,
+				 u32 *gpuArch)
+{
+	OBJGPU *pGpu = rmGetReadyGpu(gpuInstance);
+	struct gpuDevice *d;
+
+	if (!pGpu || !pGpu->bInitialized)
+		return NV_ERR_INVALID_ARGUMENT;
+	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	if (!d)
+		return NV_ERR_NO_MEMORY;
+	d->deviceInstance = gpuInstance;
+	d->gpuId = pGpu->gpuId;
+	d->handle = 0xde000000 | gpuInstance;
+	d->subhandle = 0x5d000000 | gpuInstance;
+	d->session = &rmUvmSession;
+	*device = d;
+	*gpuArch = rmGpuArch(pGpu);
+	return NV_OK;
+}
+
+void rm_standin_uvm_device_destroy(struct gpuDevice *device)
+{
+	kfree(device);
+}
+
+/* What getSystemP2PCaps reads out of NV0000_CTRL_CMD_SYSTEM_GET_P2P_CAPS_V2. */
+struct systemP2PCaps {
+	NvU32 peerIds[2];
+	NvBool accessSupported;
+	NvBool nvlinkSupported;
+	NvBool bar1Supported;	/* PCI_BAR1_SUPPORTED (580+ reads it) */
+};
+
+static NV_STATUS getSystemP2PCaps(struct gpuDevice *device1,
+				  struct gpuDevice *device2,
+				  struct systemP2PCaps *p2pCaps)
+{
+	OBJGPU *pGpu1 = rmGpuFromId(device1->gpuId);
+	OBJGPU *pGpu2 = rmGpuFromId(device2->gpuId);
+	P2P_CONNECTIVITY conn;
+	NvU8 w, r, a;
+	NV_STATUS status;
+
+	if (!pGpu1 || !pGpu2)
+		return NV_ERR_INVALID_ARGUMENT;
+	status = P2P_GET_CAPS(BIT(pGpu1->gpuInstance) | BIT(pGpu2->gpuInstance),
+			      &w, &r, &a, &conn);
+	if (status != NV_OK)
+		return status;
+	memset(p2pCaps, 0, sizeof(*p2pCaps));
+	/*
+	 * busPeerIds[0 * 2 + 1] and [1 * 2 + 0]: kbusGetPeerId_HAL, i.e. the
+	 * mailbox or NVLink peer id; BUS_INVALID_PEER for a BAR1 pair, which
+	 * allocates none.
+	 */
+	p2pCaps->peerIds[0] = kbusGetPeerId(GPU_GET_KERNEL_BUS(pGpu1), pGpu2->gpuInstance);
+	p2pCaps->peerIds[1] = kbusGetPeerId(GPU_GET_KERNEL_BUS(pGpu2), pGpu1->gpuInstance);
+	p2pCaps->nvlinkSupported = conn == P2P_CONNECTIVITY_NVLINK;
+	p2pCaps->bar1Supported = conn == P2P_CONNECTIVITY_PCIE_BAR1;
+	p2pCaps->accessSupported = w == NV0000_P2P_CAPS_STATUS_OK &&
+				   r == NV0000_P2P_CAPS_STATUS_OK;
+	return NV_OK;
+}
+
+/* _nvGpuOpsP2pObjectCreate: caps first, then an NV50_P2P object. */
+RM_FN NV_STATUS nvGpuOpsP2pObjectCreate(struct gpuDevice *device1,
+					struct gpuDevice *device2,
+					NvU32 *hP2pObject)
+{
+	struct systemP2PCaps p2pCaps;
+	OBJGPU *pGpu1, *pGpu2;
+	P2PApi *pP2PApi = NULL;
+	NV_STATUS status;
+	NvU32 i;
+
+	if (!device1 || !device2 || !hP2pObject)
+		return NV_ERR_INVALID_ARGUMENT;
+	status = getSystemP2PCaps(device1, device2, &p2pCaps);
+	if (status != NV_OK)
+		return status;
+	if (!p2pCaps.accessSupported)
+		return NV_ERR_NOT_SUPPORTED;
+	pGpu1 = rmGpuFromId(device1->gpuId);
+	pGpu2 = rmGpuFromId(device2->gpuId);
+	for (i = 0; i < RM_MAX_P2P_OBJECTS; i++) {
+		if (!rmP2PObjects[i].bUsed) {
+			pP2PApi = &rmP2PObjects[i];
+			break;
+		}
+	}
+	if (!pP2PApi)
+		return NV_ERR_INSUFFICIENT_RESOURCES;
+	memset(pP2PApi, 0, sizeof(*pP2PApi));
+	/* hSubDevice = device1, hPeerSubDevice = device2: local, remote. */
+	status = p2papiConstruct_IMPL(pP2PApi, pGpu1, pGpu2, NV_STANDIN_TYPE_FROM_CAPS);
+	if (status != NV_OK) {
+		memset(pP2PApi, 0, sizeof(*pP2PApi));
+		return status;
+	}
+	pP2PApi->bUsed = NV_TRUE;
+	pGpu1->liveObjects++;
+	pGpu2->liveObjects++;
+	*hP2pObject = 0xb0000000 | i;
+	return NV_OK;
+}
+
+u32 rm_standin_uvm_p2p_create(struct gpuDevice *device1,
+			      struct gpuDevice *device2, u32 *hP2pObject)
+{
+	return nvGpuOpsP2pObjectCreate(device1, device2, hP2pObject);
+}
+
+void rm_standin_uvm_p2p_destroy(u32 hP2pObject)
+{
+	struct seq_buf none;
+	char buf[256];
+
+	seq_buf_init(&none, buf, sizeof(buf));
+	if ((hP2pObject & 0xffff0000) == 0xb0000000)
+		rm_standin_destroy(hP2pObject & 0xffff, &none);
+}
+
+#if NV_GEN_AT_LEAST(590)
+/* _nvGpuOpsIsBar1P2pAtomicEnabled: the owner is Blackwell or newer. */
+static NvBool nvGpuOpsIsBar1P2pAtomicEnabled(OBJGPU *pOwningGpu)
+{
+	return rmGpuArch(pOwningGpu) >= NV_STANDIN_ARCH_GB100;
+}
+#endif
+
+RM_FN NV_STATUS nvGpuOpsGetP2PCaps(struct gpuDevice *device1,
+				   struct gpuDevice *device2,
+				   UvmGpuP2PCapsParams *p2pCapsParams)
+{
+	struct systemP2PCaps p2pCaps;
+	NV_STATUS status;
+
+	if (!device1 || !device2 || !p2pCapsParams)
+		return NV_ERR_INVALID_ARGUMENT;
+	if (device1->session != device2->session)
+		return NV_ERR_INVALID_ARGUMENT;
+
+	memset(p2pCapsParams, 0, sizeof(*p2pCapsParams));
+	p2pCapsParams->peerIds[0] = (NvU32)-1;
+	p2pCapsParams->peerIds[1] = (NvU32)-1;
+	p2pCapsParams->egmPeerIds[0] = (NvU32)-1;
+	p2pCapsParams->egmPeerIds[1] = (NvU32)-1;
+	p2pCapsParams->p2pLink = UVM_LINK_TYPE_NONE;
+
+	status = getSystemP2PCaps(device1, device2, &p2pCaps);
+	if (status != NV_OK || !p2pCaps.accessSupported)
+		return status;
+
+	p2pCapsParams->peerIds[0] = p2pCaps.peerIds[0];
+	p2pCapsParams->peerIds[1] = p2pCaps.peerIds[1];
+	if (p2pCaps.nvlinkSupported) {
+		p2pCapsParams->p2pLink = UVM_LINK_TYPE_NVLINK_4;
+		p2pCapsParams->totalLinkLineRateMBps = 100000;
+		return NV_OK;
+	}
+#if NV_GEN_AT_LEAST(580)
+	if (p2pCaps.bar1Supported) {
+		OBJGPU *pLocalGpu = rmGpuFromId(device1->gpuId);
+		OBJGPU *pRemoteGpu = rmGpuFromId(device2->gpuId);
+
+		status = kbusGetBar1P2PDmaInfo_HAL(pLocalGpu, pRemoteGpu,
+						   GPU_GET_KERNEL_BUS(pRemoteGpu),
+						   &p2pCapsParams->bar1DmaAddress[0],
+						   &p2pCapsParams->bar1DmaSize[0]);
+		if (status != NV_OK)
+			return status;
+		status = kbusGetBar1P2PDmaInfo_HAL(pRemoteGpu, pLocalGpu,
+						   GPU_GET_KERNEL_BUS(pLocalGpu),
+						   &p2pCapsParams->bar1DmaAddress[1],
+						   &p2pCapsParams->bar1DmaSize[1]);
+		if (status != NV_OK)
+			return status;
+#if NV_GEN_AT_LEAST(590)
+		p2pCapsParams->bar1PcieAtomics[0] = nvGpuOpsIsBar1P2pAtomicEnabled(pRemoteGpu);
+		p2pCapsParams->bar1PcieAtomics[1] = nvGpuOpsIsBar1P2pAtomicEnabled(pLocalGpu);
+		p2pCapsParams->p2pLink = UVM_LINK_TYPE_PCIE_BAR1;
+		p2pCapsParams->totalLinkLineRateMBps = 32000;
+		return NV_OK;
+#endif
+	}
+#endif
+	p2pCapsParams->p2pLink = UVM_LINK_TYPE_PCIE;
+	p2pCapsParams->totalLinkLineRateMBps = 32000;
+	return NV_OK;
+}
+
+u32 rm_standin_uvm_get_p2p_caps(struct gpuDevice *device1,
+				struct gpuDevice *device2,
+				UvmGpuP2PCapsParams *p2pCapsParams)
+{
+	return nvGpuOpsGetP2PCaps(device1, device2, p2pCapsParams);
 }

@@ -52,6 +52,7 @@ void rm_standin_shutdown(void);
 const char *rm_standin_version_id(void);
 void rm_standin_registry_clear(void);
 int rm_standin_registry_write(const char *key, u32 value);
+int rm_standin_registry_write_dev(int gpu, const char *key, u32 value);
 void rm_standin_registry_show(struct seq_buf *out);
 int rm_standin_caps(u32 a, u32 b, struct seq_buf *out);
 int rm_standin_create(u32 a, u32 b, int type, struct seq_buf *out);

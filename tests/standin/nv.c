@@ -25,6 +25,7 @@
 #include <linux/sizes.h>
 
 #include "nv-standin.h"
+#include "nv-uvm-standin.h"
 
 #define NV_STANDIN_RESP_SIZE	4096
 #define NV_STANDIN_CMD_MAX	256
@@ -41,6 +42,11 @@ MODULE_PARM_DESC(nvlink, "NVLink-connected GPU pairs: A-B[,A-B...]");
 static char *NVreg_RegistryDwords = "";
 module_param(NVreg_RegistryDwords, charp, 0444);
 MODULE_PARM_DESC(NVreg_RegistryDwords, "Registry keys: Key=Value[;Key=Value...]");
+
+static char *NVreg_RegistryDwordsPerDevice = "";
+module_param(NVreg_RegistryDwordsPerDevice, charp, 0444);
+MODULE_PARM_DESC(NVreg_RegistryDwordsPerDevice,
+		 "Registry keys per GPU: pci=DDDD:BB:DD.F;Key=Value;...;pci=...");
 
 static char *fail_gh100 = "";
 module_param(fail_gh100, charp, 0444);
@@ -225,6 +231,64 @@ static int nv_parse_registry(const char *text)
 			break;
 		}
 		ret = rm_standin_registry_write(strim(entry), v);
+		if (ret)
+			break;
+	}
+	kfree(buf);
+	return ret;
+}
+
+/*
+ * NVreg_RegistryDwordsPerDevice (nv-reg.h): "pci=DDDD:BB:DD.F;Key=Value;...",
+ * the pci= entry naming the GPU the keys after it are for; keys after a
+ * pci= that names no GPU are skipped.  Accepted forms of the address:
+ * bus:slot, domain:bus:slot, domain:bus:slot.func.
+ */
+static int nv_parse_registry_per_device(const struct nv_standin_config *cfg,
+					const char *text)
+{
+	char *buf, *rest, *entry;
+	int gpu = -2, ret = 0;	/* -2: no pci= yet, -3: pci= of no GPU */
+
+	buf = kstrdup(text, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	rest = buf;
+	while ((entry = strsep(&rest, ";")) != NULL) {
+		unsigned int d = 0, b, s, f = 0, i;
+		char *val;
+		u32 v;
+
+		entry = strim(entry);
+		if (!*entry)
+			continue;
+		val = strchr(entry, '=');
+		if (!val) {
+			ret = -EINVAL;
+			break;
+		}
+		*val++ = '\0';
+		val = strim(val);
+		if (!strcmp(strim(entry), "pci")) {
+			if (sscanf(val, "%x:%x:%x.%x", &d, &b, &s, &f) != 4 &&
+			    (f = 0, sscanf(val, "%x:%x:%x", &d, &b, &s) != 3) &&
+			    (d = 0, sscanf(val, "%x:%x", &b, &s) != 2)) {
+				ret = -EINVAL;
+				break;
+			}
+			gpu = -3;
+			for (i = 0; i < cfg->num_gpus; i++)
+				if (cfg->gpu[i].domain == d && cfg->gpu[i].bus == b &&
+				    cfg->gpu[i].dev == s && cfg->gpu[i].fn == f)
+					gpu = i;
+			continue;
+		}
+		if (gpu == -2 || kstrtou32(val, 0, &v)) {
+			ret = -EINVAL;
+			break;
+		}
+		if (gpu >= 0)
+			ret = rm_standin_registry_write_dev(gpu, strim(entry), v);
 		if (ret)
 			break;
 	}
@@ -490,6 +554,65 @@ static const struct file_operations nv_registry_fops = {
 };
 
 /* ------------------------------------------------------------------ */
+/*
+ * The UVM interface (nv_uvm_interface.c): exported, for the stand-in
+ * nvidia-uvm.ko.  Each call takes the RM lock, as rm_gpu_ops_* do.
+ */
+
+u32 nvUvmInterfaceDeviceCreate(u32 gpuInstance, uvmGpuDeviceHandle *device,
+			       u32 *gpuArch)
+{
+	u32 status;
+
+	mutex_lock(&nv_standin_lock);
+	status = rm_standin_uvm_device_create(gpuInstance, device, gpuArch);
+	mutex_unlock(&nv_standin_lock);
+	return status;
+}
+EXPORT_SYMBOL(nvUvmInterfaceDeviceCreate);
+
+void nvUvmInterfaceDeviceDestroy(uvmGpuDeviceHandle device)
+{
+	mutex_lock(&nv_standin_lock);
+	rm_standin_uvm_device_destroy(device);
+	mutex_unlock(&nv_standin_lock);
+}
+EXPORT_SYMBOL(nvUvmInterfaceDeviceDestroy);
+
+u32 nvUvmInterfaceP2pObjectCreate(uvmGpuDeviceHandle device1,
+				  uvmGpuDeviceHandle device2, u32 *hP2pObject)
+{
+	u32 status;
+
+	mutex_lock(&nv_standin_lock);
+	status = rm_standin_uvm_p2p_create(device1, device2, hP2pObject);
+	mutex_unlock(&nv_standin_lock);
+	return status;
+}
+EXPORT_SYMBOL(nvUvmInterfaceP2pObjectCreate);
+
+void nvUvmInterfaceP2pObjectDestroy(void *session, u32 hP2pObject)
+{
+	mutex_lock(&nv_standin_lock);
+	rm_standin_uvm_p2p_destroy(hP2pObject);
+	mutex_unlock(&nv_standin_lock);
+}
+EXPORT_SYMBOL(nvUvmInterfaceP2pObjectDestroy);
+
+u32 nvUvmInterfaceGetP2PCaps(uvmGpuDeviceHandle device1,
+			     uvmGpuDeviceHandle device2,
+			     UvmGpuP2PCapsParams *p2pCapsParams)
+{
+	u32 status;
+
+	mutex_lock(&nv_standin_lock);
+	status = rm_standin_uvm_get_p2p_caps(device1, device2, p2pCapsParams);
+	mutex_unlock(&nv_standin_lock);
+	return status;
+}
+EXPORT_SYMBOL(nvUvmInterfaceGetP2PCaps);
+
+/* ------------------------------------------------------------------ */
 /* /proc/driver/nvidia/version, as nv-procfs.c prints it */
 
 static int nv_procfs_read_version(struct seq_file *s, void *v)
@@ -530,6 +653,12 @@ static int __init nvidia_init_module(void)
 		if (ret)
 			pr_err("NVRM: bad NVreg_RegistryDwords '%s'\n",
 			       NVreg_RegistryDwords);
+	}
+	if (!ret) {
+		ret = nv_parse_registry_per_device(cfg, NVreg_RegistryDwordsPerDevice);
+		if (ret)
+			pr_err("NVRM: bad NVreg_RegistryDwordsPerDevice '%s'\n",
+			       NVreg_RegistryDwordsPerDevice);
 	}
 	if (ret)
 		goto out;

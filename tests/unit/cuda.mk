@@ -19,23 +19,30 @@ CUDA_TOOL_SRCS := $(addprefix $(CUDA_TOOLS)/,cu.c kernels.c stats.c opts.c repor
 CUDA_TESTS := $(addprefix $(CUDA_UNIT)/,test_cuda_stats test_cuda_report test_cuda_verify \
 	test_cuda_bench)
 CUDA_FAKE := $(CUDA_UNIT)/fakecuda/libcuda.so.1
+CUDA_FAKE_OLD := $(CUDA_UNIT)/fakecuda/old/libcuda.so.1
 CUDA_TEST_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -g \
 	-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
 	-I$(CUDA_TOOLS) -I$(CUDA_UNIT)/fakecuda $(shell pkg-config --cflags json-c cmocka) -pthread
 CUDA_TEST_LIBS := $(shell pkg-config --libs json-c cmocka) -ldl -lm -pthread
 
 $(CUDA_UNIT)/test_cuda_%: $(CUDA_UNIT)/test_cuda_%.c $(CUDA_TOOL_SRCS) $(wildcard $(CUDA_TOOLS)/*.h) \
-		$(CUDA_UNIT)/fakecuda/harness.h $(CUDA_FAKE)
+		$(CUDA_UNIT)/fakecuda/harness.h $(CUDA_FAKE) $(CUDA_FAKE_OLD)
 	$(CC) $(CUDA_TEST_CFLAGS) -o $@ $< $(CUDA_TOOL_SRCS) $(CUDA_TEST_LIBS)
 
 $(CUDA_FAKE): $(CUDA_UNIT)/fakecuda/fakecuda.c
 	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -g -fPIC -shared \
 		-Wl,-soname,libcuda.so.1 -o $@ $< -pthread
 
+# The same without the managed-memory entry points (an old driver).
+$(CUDA_FAKE_OLD): $(CUDA_UNIT)/fakecuda/fakecuda.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -g -fPIC -shared \
+		-DFAKECUDA_NO_MANAGED -Wl,-soname,libcuda.so.1 -o $@ $< -pthread
+
 cuda-tests: $(CUDA_TESTS)
 
 cuda-clean:
-	rm -f $(CUDA_TESTS) $(CUDA_FAKE)
+	rm -f $(CUDA_TESTS) $(CUDA_FAKE) $(CUDA_FAKE_OLD)
 
 .PHONY: cuda-tests cuda-clean
 .DEFAULT_GOAL := $(cuda_saved_goal)

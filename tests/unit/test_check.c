@@ -643,6 +643,54 @@ static void test_not_elf(void **state)
 
 #define KALLSYMS FIXTURES "/h200-nvlink-580/driver/kallsyms-nvidia.txt.gz"
 
+/* The UVM peer set per driver major (docs/uvm.md, section 5). */
+static void test_uvm_sets(void **state)
+{
+	static const struct {
+		const char *version;
+		const char *set;	/* NULL: none */
+		const char *phys;	/* hooks[1] */
+		bool native;
+	} cases[] = {
+		{ "545.29.06", NULL, NULL, false },
+		{ "550.163.01", "uvm-pmm", "uvm_pmm_gpu_peer_phys_address", false },
+		{ "560.35.03", "uvm-pmm", "uvm_pmm_gpu_peer_phys_address", false },
+		{ "565.57.01", "uvm-pmm", "uvm_pmm_gpu_peer_phys_address", false },
+		{ "570.148.08", "uvm-gpu", "uvm_gpu_peer_phys_address", false },
+		{ "575.64.05", "uvm-gpu", "uvm_gpu_peer_phys_address", false },
+		{ "580.142", "uvm-gpu", "uvm_gpu_peer_phys_address", false },
+		{ "590.44.01", "uvm-bar1", NULL, true },
+		{ "595.45.04", "uvm-bar1", NULL, true },
+		{ "600.1", NULL, NULL, true },
+	};
+	unsigned int i, j;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct p2ps_uvm_set *u = p2ps_uvm_set_for_version(cases[i].version);
+
+		assert_int_equal(p2ps_uvm_native_bar1(cases[i].version), cases[i].native);
+		if (!cases[i].set) {
+			assert_null(u);
+			continue;
+		}
+		assert_non_null(u);
+		assert_string_equal(u->name, cases[i].set);
+		assert_string_equal(u->hooks[0].target, "nvUvmInterfaceGetP2PCaps");
+		assert_false(u->hooks[0].flags & P2PS_T_UVM);
+		if (!cases[i].phys) {
+			assert_int_equal(u->nr_hooks, 1);
+			assert_null(u->copy_fn);
+			continue;
+		}
+		assert_string_equal(u->hooks[1].target, cases[i].phys);
+		for (j = 1; j < u->nr_hooks; j++)
+			assert_true(u->hooks[j].flags & P2PS_T_UVM);
+	}
+	assert_null(p2ps_uvm_set_for_version(NULL));
+	assert_null(p2ps_uvm_set_for_version("garbage"));
+}
+
 static void test_kallsyms_fixture(void **state)
 {
 	struct p2ps_check_report *r = NULL;
@@ -710,6 +758,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_elf_ok),
+		cmocka_unit_test(test_uvm_sets),
 		cmocka_unit_test(test_elf_missing_stub),
 		cmocka_unit_test(test_elf_missing_dest),
 		cmocka_unit_test(test_elf_missing_call),

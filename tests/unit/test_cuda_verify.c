@@ -20,10 +20,19 @@ static void all_ok(void **st)
 	(void)st;
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "1M"), 0);
 	assert_non_null(strstr(out, "pair 0-1: can-access-peer 0->1 yes, 1->0 yes"));
-	assert_non_null(strstr(out, "  ce        0->1  OK"));
-	assert_non_null(strstr(out, "  sm-read   1->0  OK"));
-	assert_non_null(strstr(out, "  sm-write  0->1  OK"));
-	assert_non_null(strstr(out, "verify: OK (6 OK, 0 FAIL)"));
+	assert_non_null(strstr(out, "  ce          0->1  OK"));
+	assert_non_null(strstr(out, "  sm-read     1->0  OK"));
+	assert_non_null(strstr(out, "  sm-write    0->1  OK"));
+	assert_non_null(strstr(out, "  um-read     0->1  OK    1048576 bytes, kernel on GPU 1 through its "
+				    "mapping of GPU 0's pages"));
+	assert_non_null(strstr(out, "  um-write    1->0  OK    1048576 bytes, kernel on GPU 1 through its "
+				    "mapping of GPU 0's pages"));
+	assert_non_null(strstr(out, "  um-prefetch 0->1  OK    1048576 bytes, cuMemPrefetchAsync GPU 0 -> GPU 1"));
+	assert_non_null(strstr(out, "  um-fault    1->0  OK    1048576 bytes, kernel on GPU 1 faulting on "
+				    "GPU 0's pages"));
+	assert_non_null(strstr(out, "  managed memory 0-1: OK (8 OK, 0 FAIL, 0 not run; cuMemAllocManaged, "
+				    "1048576 bytes)\n"));
+	assert_non_null(strstr(out, "verify: OK (14 OK, 0 FAIL)\n"));
 	assert_string_equal(err, "");
 	free(out);
 	free(err);
@@ -37,7 +46,7 @@ static void odd_sizes(void **st)
 	(void)st;
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", (char *)sizes[i]), 0);
-		assert_non_null(strstr(out, "(6 OK, 0 FAIL)"));
+		assert_non_null(strstr(out, "(14 OK, 0 FAIL)"));
 		free(out);
 		free(err);
 	}
@@ -85,17 +94,19 @@ static void corruption_reported(void **st)
 	(void)st;
 	setenv("FAKECUDA_CORRUPT_OFFSET", "4097", 1);
 	setenv("FAKECUDA_CORRUPT_KIND", "sm", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "8192"), 1);
-	assert_non_null(strstr(out, "  ce        0->1  OK"));
-	assert_non_null(strstr(out, "  ce        1->0  OK"));
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "8192", "--no-managed"), 1);
+	assert_non_null(strstr(out, "  ce          0->1  OK"));
+	assert_non_null(strstr(out, "  ce          1->0  OK"));
 	/* The first SM test (sm-read 0->1) runs third: seed base + 2 << 32. */
 	verify_pattern(pat, sizeof(pat), 0x70327063746c0000ULL + (2ULL << 32));
 	snprintf(line, sizeof(line),
-		 "  sm-read   0->1  FAIL  first mismatch at offset 4097 (0x1001): expected 0x%02x, got 0x%02x"
+		 "  sm-read     0->1  FAIL  first mismatch at offset 4097 (0x1001): expected 0x%02x, got 0x%02x"
 		 " (1 of 8192 bytes differ)", pat[4097], (uint8_t)~pat[4097]);
 	assert_non_null(strstr(out, line));
-	assert_non_null(strstr(out, "  sm-write  1->0  FAIL  first mismatch at offset 4097"));
-	assert_non_null(strstr(out, "verify: FAIL (2 OK, 4 FAIL)"));
+	assert_non_null(strstr(out, "  sm-write    1->0  FAIL  first mismatch at offset 4097"));
+	assert_null(strstr(out, "um-read"));
+	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: --no-managed\n"));
+	assert_non_null(strstr(out, "verify: FAIL (2 OK, 4 FAIL, 8 skipped)"));
 	free(out);
 	free(err);
 }
@@ -118,7 +129,7 @@ static void corruption_json(void **st)
 	assert_true(json_object_object_get_ex(o, "pairs", &pairs));
 	assert_int_equal(json_object_array_length(pairs), 1);
 	assert_true(json_object_object_get_ex(json_object_array_get_idx(pairs, 0), "tests", &t));
-	assert_int_equal(json_object_array_length(t), 6);
+	assert_int_equal(json_object_array_length(t), 14);
 	v = json_object_array_get_idx(t, 0);
 	assert_true(json_object_object_get_ex(v, "method", &m));
 	assert_string_equal(json_object_get_string(m), "ce");
@@ -145,8 +156,18 @@ static void overrun_detected(void **st)
 	(void)st;
 	setenv("FAKECUDA_OVERRUN", "1", 1);
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "1000"), 1);
-	assert_non_null(strstr(out, "sm-read   0->1  FAIL  wrote past the end: offset 1000 (0x3e8): expected 0xa5"));
-	assert_non_null(strstr(out, "  ce        0->1  OK"));
+	assert_non_null(strstr(out, "sm-read     0->1  FAIL  wrote past the end: offset 1000 (0x3e8): expected 0xa5"));
+	assert_non_null(strstr(out, "  ce          0->1  OK"));
+	/* Managed: the kernels' overrun shows in both the destination's guard
+	 * (um-read) and the managed buffer's (um-write, um-fault); it is not a
+	 * peer-path failure, so it does not stop the other managed tests. */
+	assert_non_null(strstr(out, "  um-read     0->1  FAIL  wrote past the end: offset 1000 (0x3e8): "
+				    "expected 0xa5, got 0x5a"));
+	assert_non_null(strstr(out, "  um-write    1->0  FAIL  wrote past the end: offset 1000 (0x3e8): "
+				    "expected 0xa5, got 0x5a"));
+	assert_non_null(strstr(out, "  um-fault    0->1  FAIL  wrote past the end"));
+	assert_non_null(strstr(out, "  um-prefetch 0->1  OK"));
+	assert_non_null(strstr(out, "  managed memory 0-1: FAIL (2 OK, 6 FAIL, 0 not run;"));
 	free(out);
 	free(err);
 }
@@ -158,8 +179,8 @@ static void copy_error(void **st)
 	(void)st;
 	setenv("FAKECUDA_COPY_ERROR", "2", 1);	/* the second copy: ce 1->0 */
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "64k"), 1);
-	assert_non_null(strstr(out, "  ce        1->0  FAIL  cuMemcpyPeerAsync: CUDA_ERROR_LAUNCH_FAILED"));
-	assert_non_null(strstr(out, "(5 OK, 1 FAIL)"));
+	assert_non_null(strstr(out, "  ce          1->0  FAIL  cuMemcpyPeerAsync: CUDA_ERROR_LAUNCH_FAILED"));
+	assert_non_null(strstr(out, "(13 OK, 1 FAIL)"));
 	free(out);
 	free(err);
 }
@@ -173,6 +194,7 @@ static void no_peer(void **st)
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "4k"), 1);
 	assert_non_null(strstr(out, "can-access-peer 0->1 no, 1->0 no"));
 	assert_non_null(strstr(out, "FAIL  peer access not supported"));
+	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: peer access is not enabled\n"));
 	free(out);
 	free(err);
 }
@@ -196,8 +218,10 @@ static void jit_fails(void **st)
 	(void)st;
 	setenv("FAKECUDA_JIT_ERROR", "1", 1);
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "4k"), 1);
-	assert_non_null(strstr(out, "  ce        0->1  OK"));
-	assert_non_null(strstr(out, "sm-write  0->1  FAIL  kernels not loaded on GPU 0: ptxas fatal   : fake JIT failure"));
+	assert_non_null(strstr(out, "  ce          0->1  OK"));
+	assert_non_null(strstr(out, "sm-write    0->1  FAIL  kernels not loaded on GPU 0: ptxas fatal   : fake JIT failure"));
+	assert_non_null(strstr(out, "um-read     1->0  FAIL  kernels not loaded on GPU 0"));
+	assert_non_null(strstr(out, "um-write    0->1  SKIP  not run: um-read failed\n"));
 	free(out);
 	free(err);
 }
@@ -212,7 +236,8 @@ static void three_gpus_pairs(void **st)
 	assert_non_null(strstr(out, "pair 0-1"));
 	assert_non_null(strstr(out, "pair 0-2"));
 	assert_non_null(strstr(out, "pair 1-2"));
-	assert_non_null(strstr(out, "(18 OK, 0 FAIL)"));
+	assert_non_null(strstr(out, "(42 OK, 0 FAIL)"));
+	assert_non_null(strstr(out, "  managed memory 1-2: OK (8 OK"));
 	free(out);
 	free(err);
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "4k", "--pairs", "2-1"), 0);
@@ -292,6 +317,211 @@ static void usage_errors(void **st)
 	free(err);
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--help"), 0);
 	assert_non_null(strstr(out, "Usage: p2pctl verify"));
+	assert_non_null(strstr(out, "--no-managed"));
+	assert_non_null(strstr(out, "um-prefetch"));
+	free(out);
+	free(err);
+}
+
+/* Seed of the k-th test run (0-based) in a verify run. */
+#define SEED(k) (0x70327063746c0000ULL + ((uint64_t)(k) << 32))
+
+/*
+ * nvidia-uvm's wrong peer PTE of a BAR1 pair (565-580): a GPU using the
+ * other's managed pages through its mapping reaches its own memory. um-read
+ * sees it; writes and migrations are then not run.
+ */
+static void um_wrong_mapping(void **st)
+{
+	char *out, *err, line[256];
+	uint8_t pat[8192];
+	uint64_t differ = 0;
+
+	(void)st;
+	setenv("FAKECUDA_UM_BUG", "map", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "8192"), 1);
+	assert_non_null(strstr(out, "  sm-write    1->0  OK"));
+	/* um-read 0->1 is the 7th test; GPU 1 reads its own (zeroed) memory. */
+	verify_pattern(pat, sizeof(pat), SEED(6));
+	for (size_t k = 0; k < sizeof(pat); k++)
+		differ += pat[k] != 0;
+	snprintf(line, sizeof(line),
+		 "  um-read     0->1  FAIL  first mismatch at offset 0 (0x0): expected 0x%02x, got 0x00"
+		 " (%llu of 8192 bytes differ)\n", pat[0], (unsigned long long)differ);
+	assert_true(pat[0] != 0);
+	assert_non_null(strstr(out, line));
+	assert_non_null(strstr(out, "  um-read     1->0  FAIL  first mismatch at offset 0"));
+	assert_non_null(strstr(out, "  um-write    0->1  SKIP  not run: um-read failed\n"));
+	assert_non_null(strstr(out, "  um-prefetch 1->0  SKIP  not run: um-read failed\n"));
+	assert_non_null(strstr(out, "  um-fault    1->0  SKIP  not run: um-read failed\n"));
+	assert_non_null(strstr(out, "  managed memory 0-1: FAIL (0 OK, 2 FAIL, 6 not run; cuMemAllocManaged, "
+				    "8192 bytes): um-read failed, so the other managed tests were not run"));
+	assert_non_null(strstr(out, "verify: FAIL (6 OK, 2 FAIL, 6 skipped)\n"));
+	free(out);
+	free(err);
+	/* Without peer access enabled UVM migrates instead of mapping: the
+	 * wrong PTE is never used, and verify says peer access failed. */
+	setenv("FAKECUDA_ENABLE_ERROR", "217", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "8192"), 1);
+	assert_null(strstr(out, "um-read"));
+	free(out);
+	free(err);
+}
+
+static void um_wrong_mapping_json(void **st)
+{
+	char *out, *err;
+	json_object *o, *p, *t, *v, *m;
+
+	(void)st;
+	setenv("FAKECUDA_UM_BUG", "map", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "4k", "--json"), 1);
+	o = json_tokener_parse(out);
+	assert_non_null(o);
+	assert_true(json_object_object_get_ex(o, "skipped_tests", &v));
+	assert_int_equal(json_object_get_int(v), 6);
+	assert_true(json_object_object_get_ex(o, "failures", &v));
+	assert_int_equal(json_object_get_int(v), 2);
+	assert_true(json_object_object_get_ex(o, "pairs", &p));
+	p = json_object_array_get_idx(p, 0);
+	assert_true(json_object_object_get_ex(p, "status", &v));
+	assert_string_equal(json_object_get_string(v), "FAIL");
+	assert_true(json_object_object_get_ex(p, "managed", &m));
+	assert_true(json_object_object_get_ex(m, "status", &v));
+	assert_string_equal(json_object_get_string(v), "FAIL");
+	assert_true(json_object_object_get_ex(m, "failed_tests", &v));
+	assert_int_equal(json_object_get_int(v), 2);
+	assert_true(json_object_object_get_ex(m, "skipped_tests", &v));
+	assert_int_equal(json_object_get_int(v), 6);
+	assert_true(json_object_object_get_ex(m, "reason", &v));
+	assert_non_null(strstr(json_object_get_string(v), "um-read failed"));
+	assert_true(json_object_object_get_ex(p, "tests", &t));
+	assert_int_equal(json_object_array_length(t), 14);
+	v = json_object_array_get_idx(t, 6);
+	assert_true(json_object_object_get_ex(v, "method", &m));
+	assert_string_equal(json_object_get_string(m), "um-read");
+	assert_true(json_object_object_get_ex(v, "status", &m));
+	assert_string_equal(json_object_get_string(m), "FAIL");
+	assert_true(json_object_object_get_ex(v, "engine_gpu", &m));
+	assert_int_equal(json_object_get_int(m), 1);
+	assert_true(json_object_object_get_ex(v, "first_mismatch", &m));
+	assert_true(json_object_object_get_ex(m, "where", &v));
+	assert_string_equal(json_object_get_string(v), "data");
+	v = json_object_array_get_idx(t, 13);
+	assert_true(json_object_object_get_ex(v, "method", &m));
+	assert_string_equal(json_object_get_string(m), "um-fault");
+	assert_true(json_object_object_get_ex(v, "status", &m));
+	assert_string_equal(json_object_get_string(m), "SKIPPED");
+	assert_true(json_object_object_get_ex(v, "reason", &m));
+	assert_string_equal(json_object_get_string(m), "not run: um-read failed");
+	assert_false(json_object_object_get_ex(v, "gbps", &m));
+	json_object_put(o);
+	free(out);
+	free(err);
+}
+
+/* A migration between the GPUs that corrupts (CE peer copies gone wrong). */
+static void um_bad_migration(void **st)
+{
+	char *out, *err, line[256];
+	uint8_t pat[1000];
+
+	(void)st;
+	setenv("FAKECUDA_UM_BUG", "copy", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "1000"), 1);
+	assert_non_null(strstr(out, "  um-read     0->1  OK"));
+	assert_non_null(strstr(out, "  um-write    1->0  OK"));
+	verify_pattern(pat, sizeof(pat), SEED(10));	/* um-prefetch 0->1 */
+	snprintf(line, sizeof(line),
+		 "  um-prefetch 0->1  FAIL  first mismatch at offset 0 (0x0): expected 0x%02x, got 0x%02x"
+		 " (1 of 1000 bytes differ)\n", pat[0], (uint8_t)~pat[0]);
+	assert_non_null(strstr(out, line));
+	/* um-fault: GPU 0 faults GPU 1's pages over (flipped, then
+	 * overwritten), GPU 1 faults them back (flipped). */
+	verify_pattern(pat, sizeof(pat), SEED(12));
+	snprintf(line, sizeof(line),
+		 "  um-fault    0->1  FAIL  first mismatch at offset 0 (0x0): expected 0x%02x, got 0x%02x",
+		 pat[0], (uint8_t)~pat[0]);
+	assert_non_null(strstr(out, line));
+	assert_non_null(strstr(out, "  managed memory 0-1: FAIL (4 OK, 4 FAIL, 0 not run;"));
+	assert_non_null(strstr(out, "verify: FAIL (10 OK, 4 FAIL)\n"));
+	free(out);
+	free(err);
+}
+
+/* No concurrent managed access (or no managed memory): skipped, not failed. */
+static void um_not_supported(void **st)
+{
+	char *out, *err;
+	json_object *o, *p, *m, *v;
+
+	(void)st;
+	setenv("FAKECUDA_CONCURRENT_MANAGED", "0", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "4k"), 0);
+	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: GPU 0 cannot share managed memory with "
+				    "another processor (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 0)\n"));
+	assert_null(strstr(out, "um-read"));
+	assert_non_null(strstr(out, "verify: OK (6 OK, 0 FAIL, 8 skipped)\n"));
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "4k", "--json"), 0);
+	o = json_tokener_parse(out);
+	assert_non_null(o);
+	assert_true(json_object_object_get_ex(o, "result", &v));
+	assert_string_equal(json_object_get_string(v), "OK");
+	assert_true(json_object_object_get_ex(o, "pairs", &p));
+	p = json_object_array_get_idx(p, 0);
+	assert_true(json_object_object_get_ex(p, "status", &v));
+	assert_string_equal(json_object_get_string(v), "OK");
+	assert_true(json_object_object_get_ex(p, "managed", &m));
+	assert_true(json_object_object_get_ex(m, "status", &v));
+	assert_string_equal(json_object_get_string(v), "SKIPPED");
+	assert_true(json_object_object_get_ex(m, "reason", &v));
+	assert_non_null(strstr(json_object_get_string(v), "CONCURRENT_MANAGED_ACCESS = 0"));
+	assert_true(json_object_object_get_ex(m, "concurrent_managed_access", &v));
+	assert_int_equal(json_object_get_int(json_object_array_get_idx(v, 1)), 0);
+	json_object_put(o);
+	free(out);
+	free(err);
+	fake_reset();
+	setenv("FAKECUDA_MANAGED", "0", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "4k"), 0);
+	assert_non_null(strstr(out, "SKIPPED: GPU 0 has no managed memory "
+				    "(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 0)\n"));
+	free(out);
+	free(err);
+}
+
+/* A driver without the managed-memory entry points still runs the rest. */
+static void um_old_driver(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	fake_setup_variant("old/");
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "4k"), 0);
+	assert_non_null(strstr(out, "  sm-write    1->0  OK"));
+	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: the CUDA driver lacks cuMemAllocManaged\n"));
+	assert_non_null(strstr(out, "verify: OK (6 OK, 0 FAIL, 8 skipped)\n"));
+	free(out);
+	free(err);
+	fake_setup();
+}
+
+/* Never more managed memory than half of what a GPU has free. */
+static void um_too_big(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FREE_BYTES", "2000000", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "1M"), 0);
+	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: 1048832 bytes of managed memory is more "
+				    "than half of the 2000000 bytes free on GPU 0; use a smaller --size\n"));
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "512k"), 0);
+	assert_non_null(strstr(out, "  managed memory 0-1: OK (8 OK"));
 	free(out);
 	free(err);
 }
@@ -314,6 +544,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(init_fails, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(one_gpu, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(usage_errors, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(um_wrong_mapping, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(um_wrong_mapping_json, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(um_bad_migration, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(um_not_supported, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(um_old_driver, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(um_too_big, fake_test_setup, fake_test_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

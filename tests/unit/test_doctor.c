@@ -363,6 +363,42 @@ static void test_4090_display(void **state)
 }
 
 /* RTX 4090 D modded to 48 GiB (VRAM from nvidia-smi) + RTX 4090, both BAR1 32 GiB. */
+/*
+ * An NVLink pair (nvidia-smi topo NV4) on 570: p2p-shim's RMForceP2PType=2
+ * turns the driver's NVLink check off, so the pair gets PCIe BAR1; doctor
+ * says so and how to keep NVLink.  On 575 the shim does not set that key.
+ * (The boards of these fixtures are 4090s; only the driver and the topology
+ * matter to this rule.)
+ */
+static void test_nvlink_forced_type(void **state)
+{
+	static const char topo[] =
+		"\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n"
+		"GPU0\t X \tNV4\t0-31\t0\t\tN/A\n"
+		"GPU1\tNV4\t X \t0-31\t0\t\tN/A\n";
+	struct p2ps_doctor_report *r = doctor("rtx4090-display-570", topo);
+	const struct p2ps_finding *f;
+
+	(void)state;
+	assert_int_equal(r->pairs[0].native, P2PS_NATIVE_NVLINK);
+	f = finding(r, "native-p2p", PAIR);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->detail, "turned off by RMForceP2PType=2"));
+	f = finding(r, "p2p", PAIR);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
+	assert_non_null(strstr(f->detail, "PCIe BAR1 instead"));
+	assert_non_null(strstr(f->remedy, "pci=" GPU0 ";RMForceP2PType=0;pci=" GPU1 ";RMForceP2PType=0"));
+	p2ps_doctor_free(r);
+
+	r = doctor("rtx4090-display-575", topo);
+	f = finding(r, "native-p2p", PAIR);
+	assert_int_equal(f->verdict, P2PS_V_OK);
+	assert_non_null(strstr(f->detail, "shim not needed"));
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NATIVE);
+	p2ps_doctor_free(r);
+}
+
 static void test_4090d_48g(void **state)
 {
 	struct p2ps_doctor_report *r = doctor("rtx4090d-48g", NULL);
@@ -495,6 +531,7 @@ int main(void)
 		cmocka_unit_test(test_5090_pair_noforce),
 		cmocka_unit_test(test_5090_forced),
 		cmocka_unit_test(test_4090_display),
+		cmocka_unit_test(test_nvlink_forced_type),
 		cmocka_unit_test(test_4090d_48g),
 		cmocka_unit_test(test_3090_4090),
 		cmocka_unit_test(test_ioh_split),

@@ -266,8 +266,23 @@ static void test_config(void **state)
 	assert_non_null(strstr(out_text, "softdep nvidia pre: p2p-shim\n"));
 	assert_non_null(strstr(out_text, "options nvidia NVreg_EnableResizableBar=1\n"));
 	assert_null(strstr(out_text, "RegistryDwords"));
-	assert_int_equal(run("config", "--registry", NULL), 0);
-	assert_non_null(strstr(out_text, "NVreg_RegistryDwords=\"ForceP2P=0x211;RMPcieP2PType=1\""));
+	/* Each generation's keys: RMForceP2PType=2 is BAR1 only before 575. */
+	assert_int_equal(run("config", "--registry", "--driver", "570.148.08", NULL), 0);
+	assert_non_null(strstr(out_text,
+		"NVreg_RegistryDwords=\"ForceP2P=0x211;RMForceP2PType=0x2\""));
+	assert_int_equal(run("config", "--registry", "--driver", "550.163.01", NULL), 0);
+	assert_non_null(strstr(out_text,
+		"NVreg_RegistryDwords=\"ForceP2P=0x211;RMForceP2PType=0x2\""));
+	assert_int_equal(run("config", "-R", "-d", "575.64.05", NULL), 0);
+	assert_non_null(strstr(out_text,
+		"NVreg_RegistryDwords=\"ForceP2P=0x211;RMPcieP2PType=0x1;RMForceStaticBar1=0x2\""));
+	assert_int_equal(run("config", "--registry", "--driver", "580.142", NULL), 0);
+	assert_non_null(strstr(out_text,
+		"NVreg_RegistryDwords=\"ForceP2P=0x211;RMPcieP2PType=0x1\""));
+	assert_null(strstr(out_text, "RMForceP2PType"));
+	assert_int_not_equal(run("config", "--registry", "--driver", "999.1", NULL), 0);
+	assert_non_null(strstr(err_text, "driver 999.1 has no profile"));
+	assert_int_equal(run("config", "--driver", "580.142", NULL), P2PCTL_EXIT_USAGE);
 	assert_int_equal(run("config", "--write", "--root", dir, NULL), 0);
 	snprintf(path, sizeof(path), "%s/etc/modprobe.d/p2p-shim.conf", dir);
 	f = fopen(path, "r");

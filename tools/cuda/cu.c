@@ -9,6 +9,7 @@
 
 struct cu_api cu;
 static void *cu_handle;
+static const char *cu_opt_missing;
 
 int cu_open(char *err, size_t errlen)
 {
@@ -36,6 +37,13 @@ int cu_open(char *err, size_t errlen)
 	}
 	CU_API_LIST(CU_X_LOAD)
 #undef CU_X_LOAD
+	cu_opt_missing = NULL;
+#define CU_X_OPT(name, sym, args)                                            \
+	*(void **)&cu.name = dlsym(cu_handle, sym);                              \
+	if (!cu.name && !cu_opt_missing)                                         \
+		cu_opt_missing = sym;
+	CU_API_OPT_LIST(CU_X_OPT)
+#undef CU_X_OPT
 	r = cu.cuInit(0);
 	if (r != CUDA_SUCCESS) {
 		snprintf(err, errlen, "cuInit failed: %s%s", cu_errstr(r),
@@ -51,7 +59,13 @@ void cu_close(void)
 	if (cu_handle)
 		dlclose(cu_handle);
 	cu_handle = NULL;
+	cu_opt_missing = NULL;
 	memset(&cu, 0, sizeof(cu));
+}
+
+const char *cu_missing_optional(void)
+{
+	return cu_opt_missing;
 }
 
 const char *cu_errstr(CUresult r)

@@ -45,7 +45,20 @@ enum {
 	CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41,
 	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
 	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+	CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 83,
+	CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 89,
 };
+
+/* CUmem_advise (cuMemAdvise, the CUDA 8 entry point taking a CUdevice). */
+enum {
+	CU_MEM_ADVISE_SET_PREFERRED_LOCATION = 3,
+	CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION = 4,
+	CU_MEM_ADVISE_SET_ACCESSED_BY = 5,
+	CU_MEM_ADVISE_UNSET_ACCESSED_BY = 6,
+};
+
+#define CU_MEM_ATTACH_GLOBAL 0x1
+#define CU_DEVICE_CPU (-1)
 
 enum {
 	CU_JIT_INFO_LOG_BUFFER = 3,
@@ -105,11 +118,31 @@ enum {
 	X(cuLaunchKernel, "cuLaunchKernel", (CUfunction, unsigned int, unsigned int, unsigned int, \
 		unsigned int, unsigned int, unsigned int, unsigned int, CUstream, void **, void **))
 
+/*
+ * Entry points that verify's managed-memory test needs and the rest of
+ * p2pctl does not: a driver without them still loads, their pointers stay
+ * NULL and that test is skipped with the missing name. cuMemAdvise and
+ * cuMemPrefetchAsync are the CUDA 8 ABI (a CUdevice, not a CUmemLocation);
+ * libcuda keeps exporting them for old binaries.
+ */
+#define CU_API_OPT_LIST(X)                                                      \
+	X(cuMemAllocManaged, "cuMemAllocManaged", (CUdeviceptr *, size_t, unsigned int)) \
+	X(cuMemAdvise, "cuMemAdvise", (CUdeviceptr, size_t, int, CUdevice))         \
+	X(cuMemPrefetchAsync, "cuMemPrefetchAsync", (CUdeviceptr, size_t, CUdevice, CUstream)) \
+	X(cuMemGetInfo, "cuMemGetInfo_v2", (size_t *, size_t *))
+
 struct cu_api {
 #define CU_X_FIELD(name, sym, args) CUresult (*name) args;
 	CU_API_LIST(CU_X_FIELD)
+	CU_API_OPT_LIST(CU_X_FIELD)
 #undef CU_X_FIELD
 };
+
+/*
+ * NULL when every optional entry point was found, else the symbol name of
+ * the first one missing (after a successful cu_open()).
+ */
+const char *cu_missing_optional(void);
 
 extern struct cu_api cu;
 

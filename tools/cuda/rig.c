@@ -110,6 +110,13 @@ int rig_open(struct rig *r, const int *use, size_t bufsize, int fill, char *err,
 		cu.cuDeviceGetAttribute(&g->sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, g->dev);
 		cu.cuDeviceGetAttribute(&g->cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, g->dev);
 		cu.cuDeviceGetAttribute(&g->cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, g->dev);
+		if (cu.cuDeviceGetAttribute(&g->managed, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY,
+					    g->dev) != CUDA_SUCCESS)
+			g->managed = 0;
+		if (cu.cuDeviceGetAttribute(&g->concurrent_managed,
+					    CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS,
+					    g->dev) != CUDA_SUCCESS)
+			g->concurrent_managed = 0;
 		if (g->sms < 1)
 			g->sms = 1;
 	}

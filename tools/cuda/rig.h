@@ -20,6 +20,7 @@ struct gpu {
 	char name[128];
 	char busid[32];
 	int sms, cc_major, cc_minor;
+	int managed, concurrent_managed;	/* CU_DEVICE_ATTRIBUTE_(CONCURRENT_)MANAGED_* */
 	CUmodule mod;
 	CUfunction fn[K_COUNT];
 	int kernels_ok;

@@ -23,9 +23,28 @@
  *   FAKECUDA_SM_GBPS=X         kernel copies (default: FAKECUDA_BW_GBPS)
  *   FAKECUDA_LAT_US=X          per-operation cost (default 2)
  *   FAKECUDA_JITTER=X          relative jitter: op k costs (1 + X*((k%7)-3)/3)
+ *   FAKECUDA_MANAGED=0|1       CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY (default 1)
+ *   FAKECUDA_CONCURRENT_MANAGED=0|1  ..._CONCURRENT_MANAGED_ACCESS (default 1)
+ *   FAKECUDA_FREE_BYTES=N      cuMemGetInfo's free bytes (default 64 GiB)
+ *   FAKECUDA_UM_BUG=map        a GPU using managed pages resident on its peer
+ *                              through a mapping (preferred location there,
+ *                              or accessed-by it, with peer access on) uses
+ *                              its own memory at that offset instead, as
+ *                              nvidia-uvm's VIDEO-aperture PTE for a BAR1
+ *                              pair does before 590 (docs/uvm.md)
+ *   FAKECUDA_UM_BUG=copy       a migration of managed pages from one GPU to
+ *                              the other flips the first byte
  *
  * A kernel touching another GPU's memory without peer access enabled fails
  * with CUDA_ERROR_ILLEGAL_ADDRESS, as a real one would fault.
+ *
+ * Managed memory (cuMemAllocManaged) is host memory with a residency: the
+ * host, or one GPU. A kernel touching it where it is resident on another GPU
+ * maps it (preferred location there, or accessed-by the kernel's GPU, and
+ * peer access on) or else migrates it; cuMemPrefetchAsync migrates it.
+ * Built with -DFAKECUDA_NO_MANAGED, the library lacks the managed-memory
+ * entry points (cuMemAllocManaged, cuMemAdvise, cuMemPrefetchAsync,
+ * cuMemGetInfo_v2), as a very old driver would.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -54,6 +73,9 @@ typedef struct CUfunc_st *CUfunction;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	int inited, ndev, peer, enable_error, jit_error, copy_error, overrun;
+	int managed, concurrent_managed;
+	char um_bug[8];
+	double free_bytes;
 	long long corrupt_off;
 	char corrupt_kind[8];
 	double bw, nopeer_bw, local_bw, sm_bw, lat_us, jitter;
@@ -63,6 +85,16 @@ static struct {
 	int ctx_refs[MAXDEV];
 } F;
 static struct { char *p; size_t n; int dev; } allocs[MAXALLOC];
+#define MAXMANAGED 64
+#define RES_HOST (-1)
+#define NO_PREF (-2)
+static struct managed {
+	char *p;
+	size_t n;
+	int resident, preferred;
+	int accessed_by[MAXDEV];
+	char *shadow[MAXDEV];	/* "own memory" of each GPU under FAKECUDA_UM_BUG=map */
+} managed[MAXMANAGED];
 static struct CUfunc_st funcs[3] = { { 0 }, { 1 }, { 2 } };
 static _Thread_local CUcontext current;
 
@@ -132,6 +164,11 @@ CUresult cuInit(unsigned int flags)
 	F.sm_bw = envd("FAKECUDA_SM_GBPS", F.bw);
 	F.lat_us = envd("FAKECUDA_LAT_US", 2);
 	F.jitter = envd("FAKECUDA_JITTER", 0);
+	F.managed = (int)envd("FAKECUDA_MANAGED", 1);
+	F.concurrent_managed = (int)envd("FAKECUDA_CONCURRENT_MANAGED", 1);
+	F.free_bytes = envd("FAKECUDA_FREE_BYTES", 64.0 * (1 << 30));
+	k = getenv("FAKECUDA_UM_BUG");
+	snprintf(F.um_bug, sizeof(F.um_bug), "%s", k ? k : "");
 	F.ncopies = F.nops = 0;
 	F.clock_us = 0;
 	for (int i = 0; i < MAXDEV; i++) {
@@ -202,6 +239,8 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int d)
 	case 16: *v = 4; break;		/* SMs */
 	case 75: *v = 9; break;
 	case 76: *v = 0; break;
+	case 83: *v = F.managed; break;
+	case 89: *v = F.concurrent_managed; break;
 	default: *v = 0;
 	}
 	return 0;
@@ -274,7 +313,8 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 
 	if (!current)
 		return 201;
-	m = aligned_alloc(256, (n + 255) & ~(size_t)255);
+	/* 256 bytes of slack: FAKECUDA_OVERRUN's kernels may write past n. */
+	m = aligned_alloc(256, (n + 511) & ~(size_t)255);
 	if (!m)
 		return 2;
 	LOCK();
@@ -293,6 +333,14 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 CUresult cuMemFree_v2(CUdeviceptr p)
 {
 	LOCK();
+	for (int i = 0; i < MAXMANAGED; i++)
+		if (managed[i].p == (char *)(uintptr_t)p) {
+			free(managed[i].p);
+			for (int d = 0; d < MAXDEV; d++)
+				free(managed[i].shadow[d]);
+			memset(&managed[i], 0, sizeof(managed[i]));
+			UNLOCK_RET(0);
+		}
 	for (int i = 0; i < MAXALLOC; i++)
 		if (allocs[i].p == (char *)(uintptr_t)p) {
 			free(allocs[i].p);
@@ -301,6 +349,123 @@ CUresult cuMemFree_v2(CUdeviceptr p)
 		}
 	UNLOCK_RET(1);
 }
+
+static struct managed *find_managed(CUdeviceptr p)
+{
+	for (int i = 0; i < MAXMANAGED; i++)
+		if (managed[i].p && (char *)(uintptr_t)p >= managed[i].p &&
+		    (char *)(uintptr_t)p < managed[i].p + managed[i].n)
+			return &managed[i];
+	return NULL;
+}
+
+/* Managed pages move to dev (RES_HOST or a GPU). */
+static void um_migrate(struct managed *m, int dev)
+{
+	if (m->resident == dev)
+		return;
+	if (m->resident >= 0 && dev >= 0 && !strcmp(F.um_bug, "copy"))
+		m->p[0] ^= 0xff;
+	advance(m->n, m->resident >= 0 && dev >= 0 ? F.bw : F.nopeer_bw);
+	m->resident = dev;
+}
+
+/*
+ * GPU g's kernel touches managed address p: map or migrate as UVM would.
+ * Returns the address the access really reaches.
+ */
+static CUdeviceptr um_touch(CUdeviceptr p, int g)
+{
+	struct managed *m = find_managed(p);
+	int o;
+
+	if (!m)
+		return p;
+	o = m->resident;
+	if (o == g)
+		return p;
+	if (o >= 0 && (m->preferred == o || m->accessed_by[g]) && F.ctx[g].peer[o]) {
+		if (strcmp(F.um_bug, "map"))
+			return p;
+		if (!m->shadow[g])
+			m->shadow[g] = calloc(1, m->n + 256);
+		return (CUdeviceptr)(uintptr_t)(m->shadow[g] + (p - (CUdeviceptr)(uintptr_t)m->p));
+	}
+	um_migrate(m, g);
+	return p;
+}
+
+#ifndef FAKECUDA_NO_MANAGED
+CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags)
+{
+	char *mem;
+
+	if (!current)
+		return 201;
+	if (!n || (flags != 1 && flags != 2))
+		return 1;
+	mem = aligned_alloc(4096, (n + 256 + 4095) & ~(size_t)4095);
+	if (!mem)
+		return 2;
+	LOCK();
+	for (int i = 0; i < MAXMANAGED; i++)
+		if (!managed[i].p) {
+			memset(&managed[i], 0, sizeof(managed[i]));
+			managed[i].p = mem;
+			managed[i].n = n;
+			managed[i].resident = RES_HOST;
+			managed[i].preferred = NO_PREF;
+			*p = (CUdeviceptr)(uintptr_t)mem;
+			UNLOCK_RET(0);
+		}
+	free(mem);
+	UNLOCK_RET(2);
+}
+
+CUresult cuMemAdvise(CUdeviceptr p, size_t n, int advice, int dev)
+{
+	struct managed *m;
+
+	if (dev < -1 || dev >= F.ndev)
+		return 101;
+	LOCK();
+	m = find_managed(p);
+	if (!m || n > m->n)
+		UNLOCK_RET(1);
+	switch (advice) {
+	case 3: m->preferred = dev; break;
+	case 4: m->preferred = NO_PREF; break;
+	case 5: if (dev >= 0) m->accessed_by[dev] = 1; break;
+	case 6: if (dev >= 0) m->accessed_by[dev] = 0; break;
+	default: UNLOCK_RET(1);
+	}
+	UNLOCK_RET(0);
+}
+
+CUresult cuMemPrefetchAsync(CUdeviceptr p, size_t n, int dev, CUstream s)
+{
+	struct managed *m;
+
+	(void)s;
+	if (dev < -1 || dev >= F.ndev)
+		return 101;
+	LOCK();
+	m = find_managed(p);
+	if (!m || n > m->n)
+		UNLOCK_RET(1);
+	um_migrate(m, dev);
+	UNLOCK_RET(0);
+}
+
+CUresult cuMemGetInfo_v2(size_t *fr, size_t *total)
+{
+	if (!current)
+		return 201;
+	*fr = (size_t)F.free_bytes;
+	*total = (size_t)F.free_bytes * 2;
+	return 0;
+}
+#endif
 
 CUresult cuMemHostAlloc(void **p, size_t n, unsigned int f)
 {
@@ -479,6 +644,8 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
 		return 1;
 	n = n16 * 16 + tail + (F.overrun ? 4 : 0);
 	LOCK();
+	dst = um_touch(dst, s->dev);
+	src = um_touch(src, s->dev);
 	dd = find_dev(dst);
 	sd = find_dev(src);
 	if ((dd >= 0 && dd != s->dev && !F.ctx[s->dev].peer[dd]) ||

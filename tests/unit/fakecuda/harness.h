@@ -15,21 +15,28 @@ static const char *const fake_vars[] = {
 	"FAKECUDA_JIT_ERROR", "FAKECUDA_COPY_ERROR", "FAKECUDA_CORRUPT_OFFSET",
 	"FAKECUDA_CORRUPT_KIND", "FAKECUDA_OVERRUN", "FAKECUDA_BW_GBPS", "FAKECUDA_NOPEER_GBPS",
 	"FAKECUDA_LOCAL_GBPS", "FAKECUDA_SM_GBPS", "FAKECUDA_LAT_US", "FAKECUDA_JITTER",
+	"FAKECUDA_MANAGED", "FAKECUDA_CONCURRENT_MANAGED", "FAKECUDA_FREE_BYTES", "FAKECUDA_UM_BUG",
 };
 
 /* Point the loader at fakecuda/libcuda.so.1 beside the test binary (a
  * dlopen() under ASan may not honour the binary's RUNPATH), unless
- * LD_LIBRARY_PATH already finds a fake. */
-static inline void fake_setup(void)
+ * LD_LIBRARY_PATH already finds a fake. fake_setup_variant("old/") picks
+ * the build without the managed-memory entry points. */
+static inline void fake_setup_variant(const char *sub)
 {
-	char exe[PATH_MAX], path[PATH_MAX + 32];
+	char exe[PATH_MAX], path[PATH_MAX + 64];
 	ssize_t l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
 	if (l <= 0)
 		return;
 	exe[l] = '\0';
-	snprintf(path, sizeof(path), "%s/fakecuda/libcuda.so.1", dirname(exe));
+	snprintf(path, sizeof(path), "%s/fakecuda/%slibcuda.so.1", dirname(exe), sub);
 	setenv("P2PCTL_LIBCUDA", path, 1);
+}
+
+static inline void fake_setup(void)
+{
+	fake_setup_variant("");
 }
 
 static inline void fake_reset(void)

@@ -3,6 +3,8 @@
 # AD102 pair, and NVLink peer PTEs of a GH100 pair, are byte-identical with
 # and without the shim.  And a version without a profile (545) is refused
 # with the supported ranges named and the reason.
+# On 565/570 the shim's RMForceP2PType=2 turns NVLink off (shim-a-nvlink):
+# there the NVLink GPUs get the documented opt-out, RMForceP2PType=0.
 . /cases/lib.sh
 H='GH100@0000:01:00.0,vram=80G,bar1=0x20000000000/128G;GH100@0000:02:00.0,vram=80G,bar1=0x22000000000/128G'
 
@@ -20,10 +22,11 @@ ptes_nvlink() {
 }
 
 for v in 565.57.01 570.148.08 575.64.05; do
+	case $v in 575*) R= ;; *) R='RMForceP2PType=0' ;; esac
 	run insmod /lib/standin/$v/nvidia.ko
 	stock_local=$(ptes_local)
 	run rmmod nvidia
-	run insmod /lib/standin/$v/nvidia.ko gpus="$H" nvlink=0-1
+	run insmod /lib/standin/$v/nvidia.ko gpus="$H" nvlink=0-1 NVreg_RegistryDwords="$R"
 	stock_nvlink=$(ptes_nvlink)
 	run rmmod nvidia
 
@@ -31,7 +34,7 @@ for v in 565.57.01 570.148.08 575.64.05; do
 	run insmod /lib/standin/$v/nvidia.ko
 	shim_local=$(ptes_local)
 	run rmmod nvidia
-	run insmod /lib/standin/$v/nvidia.ko gpus="$H" nvlink=0-1
+	run insmod /lib/standin/$v/nvidia.ko gpus="$H" nvlink=0-1 NVreg_RegistryDwords="$R"
 	shim_nvlink=$(ptes_nvlink)
 	echo "$shim_nvlink"
 	expect_match "$v NVLink peers use PEER" "$shim_nvlink" 'aperture=PEER'

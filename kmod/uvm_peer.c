@@ -1,0 +1,618 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The UVM peer set: nvidia-uvm's own PTEs for a BAR1 pair (issue 14,
+ * docs/uvm.md section 3.4).
+ *
+ * Drivers 550 to 580 report a BAR1 pair to nvidia-uvm as a PCIe pair whose
+ * peer ids are 0xffffffff (no mailbox peer id).  nvidia-uvm stores them in
+ * NvU8 peer_ids[] and casts them to an aperture, UVM_APERTURE_PEER(0xff),
+ * which its PTE encoders write as VIDEO (the accessing GPU's own memory at
+ * the owner's offset) and its copy engines as PEERMEM with peer id 7.  So
+ * managed memory (cudaMallocManaged) of one GPU mapped into the other, and
+ * migrations between them, go wrong.  Device memory is not affected: its
+ * peer PTEs come from RM (uvm.c, and natively from 580).
+ *
+ * Three hooks, armed together while nvidia-uvm is loaded (all or none):
+ *
+ *   nvUvmInterfaceGetP2PCaps (nvidia)        return: for a pair of ours,
+ *                                            peerIds[] become tags
+ *                                            0x80..0xfe, one per direction,
+ *                                            each tied to that direction's
+ *                                            BAR1 DMA base (the ledger's)
+ *   uvm_gpu_peer_phys_address (570-580),     return: a tagged aperture
+ *   uvm_pmm_gpu_peer_phys_address (550-565)  (rdx) becomes UVM_APERTURE_SYS
+ *                                            and the address (rax) base +
+ *                                            offset; managed PTEs and
+ *                                            physical CE copies take it
+ *   uvm_pmm_gpu_peer_copy_address (550-565)  return: the same for a physical
+ *                                            copy address, where the
+ *                                            compiler inlined the phys-address
+ *                                            function (565.57.01, gcc 12)
+ *   make_pte_turing, make_pte_hopper         entry: the same for a tag that
+ *                                            reaches a PTE directly (the
+ *                                            identity mapping of virtual
+ *                                            copy mode)
+ *
+ * 590 and later (set uvm-bar1) need one hook only: nvidia-uvm knows BAR1
+ * pairs there, but picks an aperture Ampere and Ada cannot encode unless
+ * the caps say the owner takes PCIe atomics; p2ps_uvm_atomics_return().
+ *
+ * The link type stays PCIE, so UvmEnablePeerAccess keeps succeeding and
+ * CUDA's device-memory P2P is untouched (docs/uvm.md, 3.2).
+ *
+ * Which pair a caps query is about: nvidia-uvm creates the pair's P2P
+ * object (nvUvmInterfaceP2pObjectCreate, on the same thread, with the same
+ * device order) right before it asks for the caps, and the object's
+ * creation runs through our BAR1 create wrapper with (device1's GPU,
+ * device2's GPU).  So the wrapper notes the pair per thread and the caps
+ * hook takes that note; on 580, where RM also returns both BAR1 DMA bases
+ * in the caps, they must match the ledger's or nothing is tagged.
+ *
+ * Everything here but the probe handlers runs under main.c's lock.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/jiffies.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/uaccess.h>
+
+#include "p2p-shim.h"
+
+/* uvm_aperture_t (uvm_hal_types.h): SYS is 9 in every tag from 550 to 595. */
+#define UVM_APERTURE_SYS	9
+/* UVM_LINK_TYPE_PCIE (nv_uvm_types.h): 1 in every tag from 550 to 595. */
+#define UVM_LINK_TYPE_PCIE	1
+/* UVM_LINK_TYPE_PCIE_BAR1: 2, from 590 (NVLink values moved up by one). */
+#define UVM_LINK_TYPE_PCIE_BAR1	2
+#define BUS_INVALID_PEER	0xffffffffU
+
+/* Tags: NvU8 peer ids that are no peer index (0..7) and not RM's 0xff. */
+#define TAG_FIRST	0x80
+#define TAG_LAST	0xfe
+#define NR_TAGS		(TAG_LAST - TAG_FIRST + 1)
+
+/*
+ * UvmGpuP2PCapsParams up to the fields read here; bar1Dma* only from 580
+ * (nv_uvm_types.h: peerIds, egmPeerIds, p2pLink, optimalNvlinkWriteCEs,
+ * totalLinkLineRateMBps, then bar1DmaAddress[2], bar1DmaSize[2]).
+ */
+struct uvm_caps {
+	u32 peer_ids[2];
+	u32 egm_peer_ids[2];
+	u32 p2p_link;
+	u32 optimal_nvlink_write_ces[2];
+	u32 total_link_line_rate_mbps;
+	u64 bar1_dma_address[2];
+	u64 bar1_dma_size[2];
+	u8 bar1_pcie_atomics[2];	/* 590+ */
+};
+static_assert(offsetof(struct uvm_caps, p2p_link) == 16);
+static_assert(offsetof(struct uvm_caps, bar1_dma_address) == 32);
+static_assert(offsetof(struct uvm_caps, bar1_pcie_atomics) == 64);
+#define CAPS_580_SIZE	offsetof(struct uvm_caps, bar1_pcie_atomics)
+#define CAPS_HEAD_SIZE	offsetof(struct uvm_caps, bar1_dma_address)
+
+struct peer_tag {
+	struct OBJGPU *mapper, *owner;	/* compared, never dereferenced */
+	u64 base;			/* owner's BAR1 as mapper reaches it */
+	bool used;
+};
+
+static struct peer_tag tags[NR_TAGS];
+static DEFINE_SPINLOCK(tags_lock);
+
+/* A BAR1 pair created by a thread, for its next caps query. */
+struct created {
+	struct task_struct *task;	/* compared, never dereferenced */
+	struct OBJGPU *g0, *g1;
+	unsigned long when;
+};
+
+#define NR_CREATED	16
+static struct created created[NR_CREATED];
+static unsigned int created_next;
+static DEFINE_SPINLOCK(created_lock);
+
+/* Set while all hooks of the set are installed: only then are tags handed out. */
+static bool tagging;
+
+enum uvm_peer_state {
+	UVM_PEER_OFF,		/* profile not armed, or no set for this driver */
+	UVM_PEER_WAITING,	/* waiting for nvidia-uvm */
+	UVM_PEER_ARMED,
+	UVM_PEER_FAILED,	/* nvidia-uvm is there, the set could not arm */
+};
+
+static struct {
+	enum uvm_peer_state state;
+	const struct p2ps_uvm_set *set;
+	bool dry_run;
+	bool bar1_dma;		/* 580: the caps carry RM's BAR1 DMA bases */
+	struct p2ps_hook *hooks;
+	unsigned int nr_hooks;
+} uset;
+
+static void reset_tags(void)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&tags_lock, flags);
+	memset(tags, 0, sizeof(tags));
+	spin_unlock_irqrestore(&tags_lock, flags);
+	spin_lock_irqsave(&created_lock, flags);
+	memset(created, 0, sizeof(created));
+	spin_unlock_irqrestore(&created_lock, flags);
+}
+
+/* From the BAR1 create wrapper: @g0 and @g1 are now a pair of ours. */
+void p2ps_uvm_peer_created(struct OBJGPU *g0, struct OBJGPU *g1)
+{
+	struct created *c = NULL;
+	unsigned long flags;
+	unsigned int i;
+
+	if (!READ_ONCE(tagging))
+		return;
+	spin_lock_irqsave(&created_lock, flags);
+	for (i = 0; i < NR_CREATED && !c; i++)
+		if (created[i].task == current)
+			c = &created[i];
+	if (!c) {
+		c = &created[created_next];
+		created_next = (created_next + 1) % NR_CREATED;
+	}
+	c->task = current;
+	c->g0 = g0;
+	c->g1 = g1;
+	c->when = jiffies;
+	spin_unlock_irqrestore(&created_lock, flags);
+}
+
+/* This thread's note, taken (recent ones only: UVM asks right away). */
+static bool take_created(struct OBJGPU **g0, struct OBJGPU **g1)
+{
+	unsigned long flags;
+	bool found = false;
+	unsigned int i;
+
+	spin_lock_irqsave(&created_lock, flags);
+	for (i = 0; i < NR_CREATED; i++) {
+		struct created *c = &created[i];
+
+		if (c->task != current)
+			continue;
+		found = time_before(jiffies, c->when + 10 * HZ);
+		*g0 = c->g0;
+		*g1 = c->g1;
+		memset(c, 0, sizeof(*c));
+		break;
+	}
+	spin_unlock_irqrestore(&created_lock, flags);
+	return found;
+}
+
+/* Tags whose pair the ledger no longer has; tags_lock held. */
+static void drop_stale_tags(void)
+{
+	unsigned int i;
+	u64 base;
+
+	for (i = 0; i < NR_TAGS; i++)
+		if (tags[i].used && !p2ps_ledger_bar1_base(tags[i].mapper, tags[i].owner, &base))
+			memset(&tags[i], 0, sizeof(tags[i]));
+}
+
+/* The tag of direction @mapper -> @owner (the same one again), or 0. */
+static u32 tag_for(struct OBJGPU *mapper, struct OBJGPU *owner, u64 base)
+{
+	struct peer_tag *t = NULL;
+	unsigned long flags;
+	unsigned int i, pass;
+
+	spin_lock_irqsave(&tags_lock, flags);
+	for (pass = 0; pass < 2 && !t; pass++) {
+		for (i = 0; i < NR_TAGS && !t; i++)
+			if (tags[i].used && tags[i].mapper == mapper && tags[i].owner == owner)
+				t = &tags[i];
+		for (i = 0; i < NR_TAGS && !t; i++)
+			if (!tags[i].used)
+				t = &tags[i];
+		if (!t)
+			drop_stale_tags();
+	}
+	if (t) {
+		t->mapper = mapper;
+		t->owner = owner;
+		WRITE_ONCE(t->base, base);
+		/* The hooks read used, then base: see lookup_tag(). */
+		smp_store_release(&t->used, true);
+	}
+	spin_unlock_irqrestore(&tags_lock, flags);
+	return t ? TAG_FIRST + (u32)(t - tags) : 0;
+}
+
+/* Probe handlers: is @aperture a tag of ours, and at which base? */
+static bool lookup_tag(u32 aperture, u64 *base)
+{
+	struct peer_tag *t;
+
+	if (aperture < TAG_FIRST || aperture > TAG_LAST)
+		return false;
+	t = &tags[aperture - TAG_FIRST];
+	if (!smp_load_acquire(&t->used))
+		return false;
+	*base = READ_ONCE(t->base);
+	return true;
+}
+
+/* nvUvmInterfaceGetP2PCaps(device1, device2, UvmGpuP2PCapsParams *) */
+struct caps_call {
+	struct uvm_caps *params;
+};
+static_assert(sizeof(struct caps_call) <= P2PS_RET_DATA_SIZE);
+
+void p2ps_uvm_caps_entry(void *data, struct pt_regs *regs)
+{
+	struct caps_call *c = data;
+
+	c->params = (struct uvm_caps *)regs_get_kernel_argument(regs, 2);
+}
+
+void p2ps_uvm_caps_return(void *data, struct pt_regs *regs)
+{
+	struct caps_call *c = data;
+	struct OBJGPU *g0, *g1;
+	struct uvm_caps caps;
+	size_t len = READ_ONCE(uset.bar1_dma) ? CAPS_580_SIZE : CAPS_HEAD_SIZE;
+	u64 base01, base10;
+	u32 t0, t1;
+
+	if (!READ_ONCE(tagging) || (u32)regs_return_value(regs) != NV_OK || !c->params)
+		return;
+	memset(&caps, 0, sizeof(caps));
+	if (copy_from_kernel_nofault(&caps, c->params, len))
+		return;
+	if (caps.p2p_link != UVM_LINK_TYPE_PCIE || caps.peer_ids[0] != BUS_INVALID_PEER ||
+	    caps.peer_ids[1] != BUS_INVALID_PEER)
+		return;		/* a mailbox or NVLink pair: real peer ids */
+	if (!take_created(&g0, &g1))
+		return;		/* not a pair this thread just made through us */
+	if (!p2ps_ledger_bar1_base(g0, g1, &base01) || !p2ps_ledger_bar1_base(g1, g0, &base10))
+		return;
+	if (len == CAPS_580_SIZE && caps.bar1_dma_size[0] && caps.bar1_dma_size[1] &&
+	    (caps.bar1_dma_address[0] != base01 || caps.bar1_dma_address[1] != base10)) {
+		pr_warn_ratelimited("UVM caps of GPU%u-GPU%u: RM's BAR1 bases 0x%llx/0x%llx are not the ledger's 0x%llx/0x%llx: left untagged (stock PTEs)\n",
+				    p2ps_gpu_instance(g0), p2ps_gpu_instance(g1),
+				    caps.bar1_dma_address[0], caps.bar1_dma_address[1],
+				    base01, base10);
+		return;
+	}
+	t0 = tag_for(g0, g1, base01);
+	t1 = tag_for(g1, g0, base10);
+	if (!t0 || !t1) {
+		pr_warn_ratelimited("UVM caps of GPU%u-GPU%u: no free peer tag: left untagged (stock PTEs)\n",
+				    p2ps_gpu_instance(g0), p2ps_gpu_instance(g1));
+		return;
+	}
+	WRITE_ONCE(c->params->peer_ids[0], t0);
+	WRITE_ONCE(c->params->peer_ids[1], t1);
+	pr_info("nvidia-uvm peers GPU%u-GPU%u (BAR1): peer ids 0x%x (base 0x%llx), 0x%x (base 0x%llx)\n",
+		p2ps_gpu_instance(g0), p2ps_gpu_instance(g1), t0, base01, t1, base10);
+}
+
+/*
+ * 590+: a BAR1 pair is PCIE_BAR1 with RM's DMA bases, and nvidia-uvm picks
+ * SYS where bar1PcieAtomics says the owner takes PCIe atomics, else
+ * SYS_NON_COHERENT, which make_pte_turing and Ampere's ce_aperture encode
+ * as VIDEO / PEERMEM.  The flag selects nothing else (uvm_gpu.c
+ * parent_gpu_peer_aperture is its only reader), and a PCIE_BAR1 link gets
+ * no native atomics (below NVLINK_1), so PTEs keep ATOMIC_DISABLE.
+ */
+void p2ps_uvm_atomics_return(void *data, struct pt_regs *regs)
+{
+	struct caps_call *c = data;
+	struct OBJGPU *g0, *g1;
+	struct uvm_caps caps;
+	u64 base01, base10;
+
+	if (!READ_ONCE(tagging) || (u32)regs_return_value(regs) != NV_OK || !c->params)
+		return;
+	if (copy_from_kernel_nofault(&caps, c->params, sizeof(caps)))
+		return;
+	if (caps.p2p_link != UVM_LINK_TYPE_PCIE_BAR1 ||
+	    (caps.bar1_pcie_atomics[0] && caps.bar1_pcie_atomics[1]))
+		return;
+	if (!take_created(&g0, &g1))
+		return;
+	if (!p2ps_ledger_bar1_base(g0, g1, &base01) || !p2ps_ledger_bar1_base(g1, g0, &base10) ||
+	    caps.bar1_dma_address[0] != base01 || caps.bar1_dma_address[1] != base10)
+		return;		/* not the pair we made, or not in this order */
+	WRITE_ONCE(c->params->bar1_pcie_atomics[0], 1);
+	WRITE_ONCE(c->params->bar1_pcie_atomics[1], 1);
+	pr_info("nvidia-uvm peers GPU%u-GPU%u (BAR1): coherent system aperture (SYS) at 0x%llx, 0x%llx\n",
+		p2ps_gpu_instance(g0), p2ps_gpu_instance(g1), base01, base10);
+}
+
+/*
+ * uvm_gpu_peer_phys_address / uvm_pmm_gpu_peer_phys_address return a
+ * uvm_gpu_phys_address_t { NvU64 address; uvm_aperture_t aperture; }: 16
+ * bytes, in rax and rdx.
+ */
+void p2ps_uvm_address_return(void *data, struct pt_regs *regs)
+{
+	u64 base;
+
+	if (!lookup_tag((u32)regs->dx, &base))
+		return;
+	regs->dx = UVM_APERTURE_SYS;
+	regs->ax += base;
+}
+
+/*
+ * uvm_pmm_gpu_peer_copy_address returns a uvm_gpu_address_t { NvU64
+ * address; uvm_aperture_t aperture; bool is_virtual; bool is_unprotected; }:
+ * 16 bytes, address in rax, aperture in edx, is_virtual in bits 39:32 of
+ * rdx.  Only a physical address carries an aperture.
+ */
+void p2ps_uvm_copy_return(void *data, struct pt_regs *regs)
+{
+	u64 base;
+
+	if ((regs->dx >> 32) & 0xff)
+		return;		/* virtual: the identity mapping's PTEs are hook 3's */
+	if (!lookup_tag((u32)regs->dx, &base))
+		return;
+	regs->dx = (regs->dx & ~0xffffffffUL) | UVM_APERTURE_SYS;
+	regs->ax += base;
+}
+
+/* make_pte_*(uvm_aperture_t aperture, NvU64 address, uvm_prot_t, NvU64 flags) */
+void p2ps_uvm_pte(struct pt_regs *regs)
+{
+	u64 base;
+
+	if (!lookup_tag((u32)regs->di, &base))
+		return;
+	regs->di = UVM_APERTURE_SYS;
+	regs->si += base;
+}
+
+/*
+ * Hooking the phys-address function covers copies only if the copy-address
+ * function calls it (rather than having it inlined): look for a direct call
+ * to it in the loaded code.  A set that hooks the copy-address function
+ * itself needs no such call.
+ */
+static int check_copy_calls(struct module *uvm, unsigned long target,
+			    struct p2ps_arm_error *err)
+{
+	const char *fn = uset.set->copy_fn;
+	unsigned long addr, size = 0, i;
+	unsigned char *text;
+	int ret = -ENOEXEC;
+
+	addr = p2ps_driver_lookup_size(uvm, fn, &size);
+	if (!addr || !size) {
+		p2ps_fail(err, fn, "no %s in %s", fn, uvm->name);
+		return -ENOENT;
+	}
+	size = min(size, 4096UL);
+	text = kmalloc(size, GFP_KERNEL);
+	if (!text)
+		return -ENOMEM;
+	if (copy_from_kernel_nofault(text, (void *)addr, size)) {
+		p2ps_fail(err, fn, "cannot read its code");
+		ret = -EFAULT;
+		goto out;
+	}
+	for (i = 0; i + 5 <= size; i++) {
+		s32 rel;
+
+		if (text[i] != 0xe8)
+			continue;
+		memcpy(&rel, text + i + 1, sizeof(rel));
+		if (addr + i + 5 + rel == target) {
+			ret = 0;
+			goto out;
+		}
+	}
+	p2ps_fail(err, fn, "%s does not call %s (inlined?): physical-mode copies would keep "
+		  "the stock aperture", fn, uset.hooks[1].desc->target);
+out:
+	kfree(text);
+	return ret;
+}
+
+static void free_set_hooks(void)
+{
+	kfree(uset.hooks);
+	uset.hooks = NULL;
+	uset.nr_hooks = 0;
+}
+
+static void mark_failed(const struct p2ps_arm_error *err)
+{
+	unsigned int i;
+
+	for (i = 0; i < uset.nr_hooks; i++) {
+		struct p2ps_hook *h = &uset.hooks[i];
+
+		if (!strcmp(h->desc->target, err->target) || !strcmp(h->symbol, err->target) ||
+		    (i == 1 && uset.set->copy_fn && !strcmp(uset.set->copy_fn, err->target)) ||
+		    (!err->target[0] && i == 0)) {
+			h->state = P2PS_HOOK_FAILED;
+			strscpy(h->last_error, err->reason, sizeof(h->last_error));
+		}
+	}
+}
+
+/* Shown as "<module>:<symbol>", which also tells p2pctl the set's rows. */
+static void qualify_symbols(void)
+{
+	char name[P2PS_NAME_LEN];
+	unsigned int i;
+
+	for (i = 0; i < uset.nr_hooks; i++) {
+		struct p2ps_hook *h = &uset.hooks[i];
+
+		snprintf(name, sizeof(name), "%s:%s",
+			 h->desc->flags & P2PS_T_UVM ? "nvidia_uvm" : "nvidia", h->symbol);
+		strscpy(h->symbol, name, sizeof(h->symbol));
+	}
+}
+
+static bool set_hooks_copy(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < uset.set->nr_hooks; i++)
+		if (uset.set->hooks[i].action == P2PS_ACT_UVM_PEER_COPY)
+			return true;
+	return false;
+}
+
+static int arm_set(struct module *nv, struct module *uvm, struct p2ps_arm_error *err)
+{
+	struct p2ps_profile nv_part = {
+		.name = uset.set->name, .hooks = uset.set->hooks, .nr_hooks = 1,
+	};
+	struct p2ps_profile uvm_part = {
+		.name = uset.set->name,
+		.hooks = uset.set->hooks + 1,
+		.nr_hooks = uset.set->nr_hooks - 1,
+	};
+	unsigned int i;
+	int ret;
+
+	free_set_hooks();
+	uset.hooks = kcalloc(uset.set->nr_hooks, sizeof(*uset.hooks), GFP_KERNEL);
+	if (!uset.hooks)
+		return -ENOMEM;
+	uset.nr_hooks = uset.set->nr_hooks;
+	for (i = 0; i < uset.nr_hooks; i++) {
+		uset.hooks[i].desc = &uset.set->hooks[i];
+		strscpy(uset.hooks[i].symbol, uset.set->hooks[i].target,
+			sizeof(uset.hooks[i].symbol));
+	}
+	ret = p2ps_resolve(nv, &nv_part, uset.hooks, err);
+	if (!ret)
+		ret = p2ps_resolve(uvm, &uvm_part, uset.hooks + 1, err);
+	if (!ret && uset.set->copy_fn && !set_hooks_copy())
+		ret = check_copy_calls(uvm, uset.hooks[1].addr, err);
+	if (ret)
+		goto failed;
+	reset_tags();
+	ret = p2ps_hooks_install(uset.hooks, uset.nr_hooks, uset.dry_run, err);
+	if (ret)
+		goto failed;
+	qualify_symbols();
+	WRITE_ONCE(tagging, !uset.dry_run);
+	uset.state = UVM_PEER_ARMED;
+	pr_info("UVM peer set %s %s for nvidia-uvm: its peer mappings of BAR1 pairs use the BAR1 DMA base\n",
+		uset.set->name, uset.dry_run ? "counting (dry run)" : "armed");
+	return 0;
+
+failed:
+	mark_failed(err);
+	qualify_symbols();
+	uset.state = UVM_PEER_FAILED;
+	pr_warn("UVM peer set %s NOT armed: %s%s%s (error %d): nvidia-uvm's own peer mappings of BAR1 pairs (managed memory, cudaMallocManaged) stay wrong; device memory P2P is not affected\n",
+		uset.set->name, err->target, err->target[0] ? ": " : "", err->reason, ret);
+	return ret;
+}
+
+static void disarm_set(void)
+{
+	WRITE_ONCE(tagging, false);
+	if (uset.hooks)
+		p2ps_hooks_remove(uset.hooks, uset.nr_hooks);
+	reset_tags();
+}
+
+/* Arm with nvidia-uvm if it is loaded; @nv holds a reference. */
+static void try_arm(struct module *nv, struct module *uvm)
+{
+	struct p2ps_arm_error err = {};
+
+	if (uvm->state == MODULE_STATE_GOING)
+		return;
+	arm_set(nv, uvm, &err);
+}
+
+/* The profile is armed (or counting) for @nv. */
+void p2ps_uvm_peer_start(struct module *nv, bool dry_run)
+{
+	struct module *uvm;
+
+	p2ps_uvm_peer_stop();
+	uset.set = p2ps_uvm_set_for_version(nv->version);
+	if (!uset.set) {
+		if (!p2ps_uvm_native_bar1(nv->version))
+			pr_warn("no UVM peer set for nvidia %s: nvidia-uvm's own peer mappings of BAR1 pairs are not fixed\n",
+				nv->version ?: "?");
+		return;
+	}
+	uset.dry_run = dry_run;
+	uset.bar1_dma = !strncmp(nv->version, "580.", 4);
+	uset.state = UVM_PEER_WAITING;
+	uvm = p2ps_module_find("nvidia_uvm");
+	if (uvm) {
+		try_arm(nv, uvm);
+		module_put(uvm);
+	}
+}
+
+/* The profile is disarmed. */
+void p2ps_uvm_peer_stop(void)
+{
+	disarm_set();
+	free_set_hooks();
+	uset.state = UVM_PEER_OFF;
+	uset.set = NULL;
+}
+
+/* nvidia-uvm arriving or leaving. */
+void p2ps_uvm_peer_module(struct module *uvm, unsigned long action)
+{
+	struct module *nv;
+
+	if (uset.state == UVM_PEER_OFF)
+		return;
+	if (action == MODULE_STATE_COMING && uset.state != UVM_PEER_ARMED) {
+		nv = p2ps_driver_find();
+		if (nv) {
+			try_arm(nv, uvm);
+			module_put(nv);
+		}
+	} else if (action == MODULE_STATE_GOING) {
+		disarm_set();
+		free_set_hooks();
+		uset.state = UVM_PEER_WAITING;
+		pr_info("nvidia-uvm left: UVM peer set %s removed, waiting for it to return\n",
+			uset.set->name);
+	}
+}
+
+int p2ps_uvm_peer_for_each(int (*fn)(const struct p2ps_hook *h, void *arg), void *arg,
+			   unsigned int skip)
+{
+	unsigned int i;
+	int ret = 0;
+
+	for (i = skip; i < uset.nr_hooks && !ret; i++)
+		ret = fn(&uset.hooks[i], arg);
+	return ret;
+}
+
+void p2ps_uvm_peer_count(u32 *installed, u64 *hits)
+{
+	unsigned int i;
+
+	for (i = 0; i < uset.nr_hooks; i++) {
+		if (uset.hooks[i].state == P2PS_HOOK_INSTALLED)
+			(*installed)++;
+		*hits += atomic64_read(&uset.hooks[i].hits);
+	}
+}
