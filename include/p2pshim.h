@@ -88,6 +88,19 @@ struct p2ps_mapping_info {
 	uint64_t dma_base, dma_size;	/* GPU1's BAR1 as GPU0 reaches it */
 };
 
+/* What the driver decided about a GPU's static BAR1 (P2PS_CMD_GET_GPUS). */
+struct p2ps_gpu_info {
+	uint32_t instance;		/* GPU instance */
+	uint32_t static_bar1;		/* enum p2ps_sb1_state */
+	uint32_t p2p_usable;		/* 1: static BAR1 that BAR1 P2P can map */
+	uint32_t force_p2p;		/* 1: its ForceP2P came from p2p-shim */
+	uint64_t bar1_addr, bar1_size;	/* 0: unknown */
+	uint64_t console, mailbox;	/* BAR1 reserved below static BAR1 */
+	uint64_t client_fb;		/* what the driver maps (0: not read) */
+	uint64_t offset;		/* static BAR1's offset in BAR1 */
+	char reason[P2PS_REASON_LEN];
+};
+
 struct p2ps_status_info {
 	/* From P2PS_IOC_STATUS. */
 	uint32_t state;			/* enum p2ps_state */
@@ -104,6 +117,9 @@ struct p2ps_status_info {
 	struct p2ps_mapping_info *mappings;
 	size_t nr_mappings;
 	int detail_error;		/* why the dumps failed (negative), or 0 */
+	/* Per GPU, from a module that has the GPU dump; else none. */
+	struct p2ps_gpu_info *gpus;
+	size_t nr_gpus;
 };
 
 /*
@@ -119,6 +135,8 @@ const char *p2ps_state_name(uint32_t state);
 const char *p2ps_hook_kind_name(uint32_t kind);
 const char *p2ps_hook_state_name(uint32_t state);
 const char *p2ps_conn_type_name(uint32_t type);
+/* "on", "off", "forced", "failed", "unknown" (enum p2ps_sb1_state). */
+const char *p2ps_sb1_state_name(uint32_t state);
 
 /* ---------------------------------------------------------------- enable/disable */
 

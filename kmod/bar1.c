@@ -326,6 +326,9 @@ void p2ps_registry_return(void *data, struct pt_regs *regs)
 
 	if (!c->gpu || !c->key || !c->data)
 		return;
+	/* The user's RMForceStaticBar1 is theirs: sbar1.c then never forces. */
+	if (regs_return_value(regs) == NV_OK && !strcmp(c->key, "RMForceStaticBar1"))
+		p2ps_sb1_user_key();
 	for (r = bound_profile ? bound_profile->registry : NULL; r && r->key; r++)
 		if (!strcmp(c->key, r->key))
 			d = r;
@@ -358,7 +361,10 @@ void p2ps_registry_return(void *data, struct pt_regs *regs)
  * its partner may be one initialised before arming (a display GPU, say).
  * On 550-570 the same override also reports PCIE_BAR1 for a pair without
  * static BAR1 on both GPUs (it is applied before the BAR1 HAL check); such
- * a pair fails to map later, so it gets the stock answer too.
+ * a pair fails to map later, so it gets the stock answer too.  So does a
+ * pair with a GPU whose static BAR1 sits where BAR1 P2P's mapping refuses
+ * it (570-575: after a console or mailbox, not 512 MiB aligned; sbar1.c),
+ * whatever the generations of the two GPUs.
  */
 struct caps_call {
 	NvU32 mask;
@@ -391,6 +397,15 @@ void p2ps_caps_return(void *data, struct pt_regs *regs)
 
 	if (regs_return_value(regs) != NV_OK || !c->connectivity || !c->read || !c->write)
 		return;
+	if ((*c->connectivity == P2P_CONNECTIVITY_PCIE_PROPRIETARY ||
+	     *c->connectivity == P2P_CONNECTIVITY_PCIE_BAR1) &&
+	    p2ps_gpus_forced_in(c->mask) && p2ps_sb1_ioh_split(c->mask)) {
+		/* The IOH check ForceP2P skipped (sbar1.c). */
+		pr_info_ratelimited("GPUs 0x%x: below two Intel I/O hubs, no P2P (as the driver's own check)\n",
+				    c->mask);
+		refuse(c);
+		return;
+	}
 	switch (*c->connectivity) {
 	case P2P_CONNECTIVITY_PCIE_PROPRIETARY:
 		if (p2ps_gpus_forced_in(c->mask))
@@ -399,7 +414,8 @@ void p2ps_caps_return(void *data, struct pt_regs *regs)
 	case P2P_CONNECTIVITY_PCIE_BAR1:
 		/* The HAL check skipped also refuses loopback (one GPU). */
 		if (READ_ONCE(watch_static_bar1) && p2ps_gpus_forced_in(c->mask) &&
-		    (hweight32(c->mask) < 2 || !p2ps_gpus_static_bar1(c->mask)))
+		    (hweight32(c->mask) < 2 || !p2ps_gpus_static_bar1(c->mask) ||
+		     p2ps_sb1_unusable_in(c->mask)))
 			refuse(c);
 		break;
 	}
@@ -464,6 +480,7 @@ int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 		{ P2PS_ACT_STATIC_ENABLE, wrap_static_enable, (void **)&nv.static_enable },
 		{ P2PS_ACT_STATIC_DISABLE, wrap_static_disable, (void **)&nv.static_disable },
 	};
+	bool native_uvm = false;
 	unsigned long flags;
 	unsigned int i, j;
 
@@ -471,6 +488,9 @@ int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 	bound_profile = profile;
 	WRITE_ONCE(watch_static_bar1, false);
 	for (i = 0; i < n; i++) {
+		/* gen A's UVM fix learns native-slot pairs (issue 13): sbar1.c */
+		if (!strcmp(hooks[i].desc->target, "kbusCreateP2PMappingForBar1P2P_GH100"))
+			native_uvm = true;
 		if (hooks[i].desc->action == P2PS_ACT_STATIC_BAR1 ||
 		    hooks[i].desc->action == P2PS_ACT_STATIC_ENABLE)
 			WRITE_ONCE(watch_static_bar1, true);
@@ -480,6 +500,7 @@ int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 				*wrappers[j].fn = (void *)hooks[i].dest;
 			}
 	}
+	p2ps_sb1_bind(mod->version, native_uvm);
 	nv.dma_info = (void *)p2ps_driver_lookup(mod, "kbusGetBar1P2PDmaInfo_GH100");
 	if (!nv.create || !nv.remove || !nv.dma_map || !nv.dma_unmap || !nv.dma_info) {
 		p2ps_fail(err, "", "profile does not provide every function the wrappers need");

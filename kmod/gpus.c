@@ -32,7 +32,7 @@ struct p2ps_gpu {
 	struct OBJGPU *gpu;	/* while attached under our hooks, else NULL */
 	struct task_struct *attaching;	/* the thread inside gpumgrAttachGpu */
 	bool forced;		/* its ForceP2P came from us */
-	bool static_bar1;	/* kbusEnableStaticBar1Mapping succeeded (gen-a1) */
+	bool static_bar1;	/* kbusEnableStaticBar1Mapping succeeded (sbar1.c) */
 	bool stale;		/* asked about, but attached before arming */
 };
 
@@ -57,6 +57,7 @@ static void forget(struct p2ps_gpu *g)
 {
 	set_forced(g, false);
 	memset(g, 0, sizeof(*g));
+	p2ps_sb1_forget(g - gpus);
 }
 
 /* At arming and disarming: without the hooks, the table would go stale. */
@@ -65,6 +66,7 @@ void p2ps_gpus_reset(void)
 	unsigned long flags;
 	int i;
 
+	p2ps_sb1_flush();
 	spin_lock_irqsave(&gpus_lock, flags);
 	for (i = 0; i < NV_MAX_DEVICES; i++)
 		forget(&gpus[i]);
@@ -89,6 +91,22 @@ void p2ps_gpu_attach_entry(void *data, struct pt_regs *regs)
 	forget(&gpus[c->instance]);
 	gpus[c->instance].attaching = current;
 	spin_unlock_irqrestore(&gpus_lock, flags);
+	p2ps_sb1_attach(c->instance, (const void *)regs_get_kernel_argument(regs, 1));
+}
+
+/* The instance this thread is attaching, or U32_MAX. */
+u32 p2ps_gpu_attaching(void)
+{
+	unsigned long flags;
+	u32 instance = U32_MAX;
+	int i;
+
+	spin_lock_irqsave(&gpus_lock, flags);
+	for (i = 0; i < NV_MAX_DEVICES; i++)
+		if (gpus[i].attaching == current)
+			instance = i;
+	spin_unlock_irqrestore(&gpus_lock, flags);
+	return instance;
 }
 
 void p2ps_gpu_attach_return(void *data, struct pt_regs *regs)
@@ -159,26 +177,6 @@ void p2ps_gpu_set_forced(struct OBJGPU *gpu, bool forced)
 		if (gpus[i].gpu == gpu)
 			set_forced(&gpus[i], forced);
 	spin_unlock_irqrestore(&gpus_lock, flags);
-}
-
-/* kbusEnableStaticBar1Mapping_TU102(pGpu, pKernelBus, gfid) returned. */
-struct static_bar1_call {
-	struct OBJGPU *gpu;
-};
-static_assert(sizeof(struct static_bar1_call) <= P2PS_RET_DATA_SIZE);
-
-void p2ps_gpu_static_bar1_entry(void *data, struct pt_regs *regs)
-{
-	struct static_bar1_call *c = data;
-
-	c->gpu = (struct OBJGPU *)regs_get_kernel_argument(regs, 0);
-}
-
-void p2ps_gpu_static_bar1_return(void *data, struct pt_regs *regs)
-{
-	struct static_bar1_call *c = data;
-
-	p2ps_gpu_set_static_bar1(c->gpu, regs_return_value(regs) == NV_OK);
 }
 
 /* Whether @gpu has static BAR1 (as seen by the observer, or torn down). */

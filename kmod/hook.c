@@ -72,8 +72,10 @@ static int arg_pre(struct kprobe *kp, struct pt_regs *regs)
 		p2ps_uvm_encode(regs);
 	else if (h->desc->action == P2PS_ACT_GPU_DETACH)
 		p2ps_gpu_detach(regs);
-	else if (h->desc->action == P2PS_ACT_STATIC_BAR1_OFF)
+	else if (h->desc->action == P2PS_ACT_STATIC_BAR1_OFF) {
 		p2ps_gpu_static_bar1_off(regs);
+		p2ps_sb1_disable(regs);
+	}
 	return 0;
 }
 
@@ -112,7 +114,13 @@ static int ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 		p2ps_gpu_attach_entry(ri->data, regs);
 		break;
 	case P2PS_ACT_STATIC_BAR1:
-		p2ps_gpu_static_bar1_entry(ri->data, regs);
+		p2ps_sb1_enable_entry(ri->data, regs);
+		break;
+	case P2PS_ACT_STATIC_DECIDE:
+		p2ps_sb1_decide_entry(ri->data, regs);
+		break;
+	case P2PS_ACT_CLIENT_FB:
+		p2ps_sb1_client_fb_entry(ri->data, regs);
 		break;
 	case P2PS_ACT_NATIVE_CREATE:
 	case P2PS_ACT_NATIVE_REMOVE:
@@ -156,7 +164,13 @@ static int ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 		p2ps_gpu_attach_return(ri->data, regs);
 		break;
 	case P2PS_ACT_STATIC_BAR1:
-		p2ps_gpu_static_bar1_return(ri->data, regs);
+		p2ps_sb1_enable_return(ri->data, regs);
+		break;
+	case P2PS_ACT_STATIC_DECIDE:
+		p2ps_sb1_decide_return(ri->data, regs);
+		break;
+	case P2PS_ACT_CLIENT_FB:
+		p2ps_sb1_client_fb_return(ri->data, regs);
 		break;
 	case P2PS_ACT_NATIVE_CREATE:
 		p2ps_uvm_native_return(ri->data, regs, true);

@@ -132,10 +132,54 @@ static int dump_mappings(struct sk_buff *skb, struct netlink_callback *cb)
 	return skb->len;
 }
 
+static int put_gpu(struct sk_buff *skb, const struct p2ps_gpu_report *r)
+{
+	struct nlattr *nest = nla_nest_start(skb, P2PS_A_GPU);
+
+	if (!nest ||
+	    nla_put_u32(skb, P2PS_GPU_A_INSTANCE, r->instance) ||
+	    nla_put_u32(skb, P2PS_GPU_A_STATIC_BAR1, r->state) ||
+	    nla_put_u32(skb, P2PS_GPU_A_P2P_USABLE, r->p2p_usable) ||
+	    nla_put_u32(skb, P2PS_GPU_A_FORCE_P2P, !!(p2ps_gpus_forced() & BIT(r->instance))) ||
+	    nla_put_u64_64bit(skb, P2PS_GPU_A_BAR1_ADDR, r->bar1_addr, P2PS_GPU_A_PAD) ||
+	    nla_put_u64_64bit(skb, P2PS_GPU_A_BAR1_SIZE, r->bar1_size, P2PS_GPU_A_PAD) ||
+	    nla_put_u64_64bit(skb, P2PS_GPU_A_CONSOLE, r->console, P2PS_GPU_A_PAD) ||
+	    nla_put_u64_64bit(skb, P2PS_GPU_A_MAILBOX, r->mailbox, P2PS_GPU_A_PAD) ||
+	    nla_put_u64_64bit(skb, P2PS_GPU_A_CLIENT_FB, r->client_fb, P2PS_GPU_A_PAD) ||
+	    nla_put_u64_64bit(skb, P2PS_GPU_A_OFFSET, r->offset, P2PS_GPU_A_PAD) ||
+	    nla_put_string(skb, P2PS_GPU_A_REASON, r->reason))
+		return -EMSGSIZE;
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+/* One message per GPU seen attaching while armed; args[0]: the next instance. */
+static int dump_gpus(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct p2ps_gpu_report r;
+	void *hdr;
+
+	for (; cb->args[0] < NV_MAX_DEVICES; cb->args[0]++) {
+		if (!p2ps_sb1_report(cb->args[0], &r))
+			continue;
+		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+				  &p2ps_family, NLM_F_MULTI, P2PS_CMD_GET_GPUS);
+		if (!hdr)
+			break;
+		if (put_gpu(skb, &r)) {
+			genlmsg_cancel(skb, hdr);
+			break;
+		}
+		genlmsg_end(skb, hdr);
+	}
+	return skb->len;
+}
+
 static const struct genl_small_ops p2ps_ops[] = {
 	{ .cmd = P2PS_CMD_GET_STATUS, .doit = get_status },
 	{ .cmd = P2PS_CMD_GET_HOOKS, .dumpit = dump_hooks },
 	{ .cmd = P2PS_CMD_GET_MAPPINGS, .dumpit = dump_mappings },
+	{ .cmd = P2PS_CMD_GET_GPUS, .dumpit = dump_gpus },
 };
 
 static const struct genl_multicast_group p2ps_mcgrps[] = {

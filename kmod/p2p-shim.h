@@ -163,8 +163,6 @@ void p2ps_gpu_attach_return(void *data, struct pt_regs *regs);
 void p2ps_gpu_detach(struct pt_regs *regs);
 bool p2ps_gpu_bind(struct OBJGPU *gpu);
 void p2ps_gpu_set_forced(struct OBJGPU *gpu, bool forced);
-void p2ps_gpu_static_bar1_entry(void *data, struct pt_regs *regs);
-void p2ps_gpu_static_bar1_return(void *data, struct pt_regs *regs);
 void p2ps_gpu_static_bar1_off(struct pt_regs *regs);
 bool p2ps_gpus_static_bar1(u32 mask);
 void p2ps_gpu_set_static_bar1(struct OBJGPU *gpu, bool on);
@@ -173,6 +171,30 @@ bool p2ps_gpus_forced_in(u32 mask);
 u32 p2ps_gpu_instance(struct OBJGPU *gpu);
 u32 p2ps_gpus_stale(void);
 u32 p2ps_gpus_forced(void);
+
+/* sbar1.c: static BAR1 per GPU */
+struct p2ps_gpu_report {
+	u32 instance, state;
+	bool p2p_usable;
+	u64 bar1_addr, bar1_size, console, mailbox, client_fb, offset;
+	char reason[P2PS_REASON_LEN];
+};
+void p2ps_sb1_bind(const char *version, bool native_uvm);
+void p2ps_sb1_forget(unsigned int instance);
+void p2ps_sb1_attach(unsigned int instance, const void *arg);
+void p2ps_sb1_user_key(void);
+void p2ps_sb1_decide_entry(void *data, struct pt_regs *regs);
+void p2ps_sb1_decide_return(void *data, struct pt_regs *regs);
+void p2ps_sb1_client_fb_entry(void *data, struct pt_regs *regs);
+void p2ps_sb1_client_fb_return(void *data, struct pt_regs *regs);
+void p2ps_sb1_enable_entry(void *data, struct pt_regs *regs);
+void p2ps_sb1_enable_return(void *data, struct pt_regs *regs);
+void p2ps_sb1_disable(struct pt_regs *regs);
+bool p2ps_sb1_unusable_in(u32 mask);
+bool p2ps_sb1_ioh_split(u32 mask);
+void p2ps_sb1_flush(void);
+bool p2ps_sb1_report(unsigned int instance, struct p2ps_gpu_report *r);
+u32 p2ps_gpu_attaching(void);
 
 /* uvm.c: gen A's UVM external mapping fix */
 void p2ps_uvm_scope_entry(void *data, struct pt_regs *regs);

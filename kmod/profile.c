@@ -106,8 +106,45 @@ static const struct p2ps_code ret_void =		/* return */
  * Hopper and Blackwell) and its UVM side encodes BAR1 peers as SYS_NONCOH;
  * GeForce chips only lack the HAL slots and the routing.
  */
+/*
+ * 565+: the per-GPU static BAR1 decision (kmod/sbar1.c, docs/cards.md).
+ * kbusInitBar1_GM107 asks kbusIsStaticBar1Supported_TU102 (with the
+ * console and mailbox sizes from 570) and calls
+ * kbusEnableStaticBar1Mapping_TU102, which maps what
+ * memmgrGetClientFbAddrSpaceSize_IMPL says (only the static BAR1 code
+ * calls it).  Observed everywhere; where the rule says no but the client
+ * FB fits, the "no" becomes "yes" (570+), and a forced enable that cannot
+ * map is turned into "no static BAR1", never into a failed GPU init.
+ */
+#define STATIC_BAR1_HOOKS \
+	{ \
+		.target = "kbusIsStaticBar1Supported_TU102", \
+		.kind = P2PS_HOOK_RETURN, \
+		.action = P2PS_ACT_STATIC_DECIDE, \
+		.why = "the per-GPU static BAR1 decision: observed, and \"no\" becomes \"yes\" where VRAM fits", \
+	}, \
+	{ \
+		.target = "memmgrGetClientFbAddrSpaceSize_IMPL", \
+		.kind = P2PS_HOOK_RETURN, \
+		.action = P2PS_ACT_CLIENT_FB, \
+		.why = "the client FB a forced static BAR1 maps: checked against BAR1 before it is mapped", \
+	}, \
+	{ \
+		.target = "kbusEnableStaticBar1Mapping_TU102", \
+		.kind = P2PS_HOOK_RETURN, \
+		.action = P2PS_ACT_STATIC_BAR1, \
+		.why = "observes which GPUs got static BAR1; a forced one that fails to map is left off", \
+	}, \
+	{ \
+		.target = "kbusDisableStaticBar1Mapping_TU102", \
+		.kind = P2PS_HOOK_ARG, \
+		.action = P2PS_ACT_STATIC_BAR1_OFF, \
+		.why = "observes static BAR1 going away while the GPU stays attached (persistence mode)", \
+	}
+
 static const struct p2ps_hook_desc gen_b_hooks[] = {
 	BAR1_P2P_HOOKS,
+	STATIC_BAR1_HOOKS,
 };
 
 /*
@@ -159,6 +196,7 @@ static const struct p2ps_hook_desc gen_b_hooks[] = {
 
 static const struct p2ps_hook_desc gen_a2_hooks[] = {
 	GEN_A_HOOKS,
+	STATIC_BAR1_HOOKS,
 };
 
 /*
@@ -169,18 +207,7 @@ static const struct p2ps_hook_desc gen_a2_hooks[] = {
  */
 static const struct p2ps_hook_desc gen_a1_hooks[] = {
 	GEN_A_HOOKS,
-	{
-		.target = "kbusEnableStaticBar1Mapping_TU102",
-		.kind = P2PS_HOOK_RETURN,
-		.action = P2PS_ACT_STATIC_BAR1,
-		.why = "observes which GPUs got static BAR1: the caps guard refuses BAR1 P2P without it",
-	},
-	{
-		.target = "kbusDisableStaticBar1Mapping_TU102",
-		.kind = P2PS_HOOK_ARG,
-		.action = P2PS_ACT_STATIC_BAR1_OFF,
-		.why = "observes static BAR1 going away while the GPU stays attached (persistence mode)",
-	},
+	STATIC_BAR1_HOOKS,
 };
 
 /*

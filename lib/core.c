@@ -69,6 +69,15 @@ const char *p2ps_hook_state_name(uint32_t s)
 	return NAME(t, s);
 }
 
+const char *p2ps_sb1_state_name(uint32_t c)
+{
+	static const char *const t[] = {
+		[P2PS_SB1_UNKNOWN] = "unknown", [P2PS_SB1_ON] = "on", [P2PS_SB1_OFF] = "off",
+		[P2PS_SB1_FORCED] = "forced", [P2PS_SB1_FAILED] = "failed",
+	};
+	return NAME(t, c);
+}
+
 const char *p2ps_conn_type_name(uint32_t c)
 {
 	static const char *const t[] = {
@@ -256,6 +265,27 @@ static int map_cb(struct nlattr **tb, void *arg)
 	return 0;
 }
 
+static int gpu_cb(struct nlattr **tb, void *arg)
+{
+	struct dump_ctx *c = arg;
+	struct p2ps_status_info *st = c->st;
+
+	if (!tb[P2PS_A_GPU])
+		return 0;
+	if (st->nr_gpus == c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 8;
+		struct p2ps_gpu_info *n = realloc(st->gpus, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		st->gpus = n;
+		c->cap = ncap;
+	}
+	if (p2ps_parse_gpu(tb[P2PS_A_GPU], &st->gpus[st->nr_gpus]) == 0)
+		st->nr_gpus++;
+	return 0;
+}
+
 int p2ps_status(struct p2ps_handle *h, struct p2ps_status_info **out)
 {
 	struct p2ps_status s;
@@ -300,6 +330,14 @@ int p2ps_status(struct p2ps_handle *h, struct p2ps_status_info **out)
 			st->mappings = NULL;
 			st->nr_hooks = st->nr_mappings = 0;
 			st->detail_error = err;
+		} else {
+			/* A module without the GPU dump (before 15's ABI addition): none. */
+			c.cap = 0;
+			if (h->be.dump(h->be.ctx, P2PS_CMD_GET_GPUS, gpu_cb, &c)) {
+				free(st->gpus);
+				st->gpus = NULL;
+				st->nr_gpus = 0;
+			}
 		}
 	}
 	*out = st;
@@ -312,6 +350,7 @@ void p2ps_status_free(struct p2ps_status_info *st)
 		return;
 	free(st->hooks);
 	free(st->mappings);
+	free(st->gpus);
 	free(st);
 }
 

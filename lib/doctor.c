@@ -850,6 +850,7 @@ struct sb_rules {
 	bool assumed;			/* no driver loaded: rules of 580+ assumed */
 	long user_force_sb, user_pcie_type, user_force_p2p_type;	/* -1: not set */
 	bool shim_keys;			/* p2p-shim supplies its registry defaults */
+	bool shim_force;		/* p2p-shim forces static BAR1 where it fits (570+) */
 };
 
 struct sb_result {
@@ -1072,6 +1073,44 @@ static void sb_rules_init(struct dctx *c, struct sb_rules *k)
 	k->user_force_p2p_type = reg_key(dwords, "RMForceP2PType");
 	k->shim_keys = !(p2ps_root_line(&c->root, "/sys/module/p2p_shim/parameters/registry_defaults",
 					 buf, sizeof(buf)) && (buf[0] == 'N' || buf[0] == '0'));
+	k->shim_force = !(p2ps_root_line(&c->root, "/sys/module/p2p_shim/parameters/static_bar1",
+					  buf, sizeof(buf)) && (buf[0] == 'N' || buf[0] == '0'));
+}
+
+#define SHIM_DYNAMIC_RESERVE (64 * MiB)	/* kmod/sbar1.c: BAR1 left for dynamic mappings */
+
+/*
+ * p2p-shim's static BAR1 policy (kmod/sbar1.c), where the driver's rule
+ * said no: 570+, RMForceStaticBar1 not set by the user, BAR1 P2P the P2P
+ * type (no mailbox), no console before 580 (its 2 MiB-aligned placement
+ * fails the peers' 512 MiB check), and the client FB at its offset plus
+ * 64 MiB inside BAR1.  Turns @o into YES, or says in @o why not.
+ */
+static void sb_shim_force(const struct sb_rules *k, uint64_t bar1, uint64_t cfb, bool console,
+			  struct sb_result *o)
+{
+	uint64_t va_al = ALIGN_DOWN_(bar1 - 4 * KiB - 1, SZ_2M);
+	uint64_t off, map;
+	size_t n = strlen(o->why);
+
+	if (o->v != P2PS_SB_NO || k->gen < GEN_A1 || k->gen == GEN_UNSERVED ||
+	    !k->shim_force || k->user_force_sb >= 0 || sb_mailbox(k))
+		return;
+	if (console && k->gen != GEN_B) {
+		snprintf(o->why + n, sizeof(o->why) - n,
+			 "; p2p-shim does not force it: the console comes first (570-575)");
+		return;
+	}
+	off = k->gen == GEN_B && console ? SZ_512M : 0;
+	map = k->gen == GEN_B ? ALIGN_DOWN_(cfb, SZ_2M) : ALIGN_UP_(cfb, SZ_2M);
+	if (off + map + SHIM_DYNAMIC_RESERVE > va_al) {
+		snprintf(o->why + n, sizeof(o->why) - n, "; too little room for p2p-shim to force it");
+		return;
+	}
+	o->v = P2PS_SB_YES;
+	snprintf(o->why, sizeof(o->why),
+		 "forced by p2p-shim (the driver's rule says no): BAR1 %llu MiB holds VRAM %llu MiB%s",
+		 MB(bar1), MB(map), off ? " from offset 512 MiB, after the console" : "");
 }
 
 static const char *const ENABLE_KEY =
@@ -1106,6 +1145,7 @@ static void sb_gpu(struct dctx *c, const struct sb_rules *k, struct p2ps_gpu *g,
 	/* client-visible VRAM: nvidia-smi's total, or VRAM less an estimated RM reserve */
 	cfb = g->vram_mib ? g->vram_mib * MiB : g->vram - g->vram / 256;
 	sb_eval(k, force, g->bar1, g->vram, cfb, con, o);
+	sb_shim_force(k, g->bar1, cfb, con, o);
 
 	switch (o->v) {
 	case P2PS_SB_YES:

@@ -49,6 +49,7 @@ int p2ps_open_backend(struct p2ps_handle **out, const struct p2ps_backend *be);
 int p2ps_nl_dump(void *ctx, int cmd, int (*cb)(struct nlattr **tb, void *arg), void *arg);
 int p2ps_parse_hook(struct nlattr *nest, struct p2ps_hook_info *out);
 int p2ps_parse_mapping(struct nlattr *nest, struct p2ps_mapping_info *out);
+int p2ps_parse_gpu(struct nlattr *nest, struct p2ps_gpu_info *out);
 /* @tb indexed by P2PS_A_*, P2PS_A_MAX + 1 entries. */
 int p2ps_parse_event(struct nlattr **tb, struct p2ps_event_info *out);
 /* Parse one generic netlink message of family @family into @tb. */

@@ -23,6 +23,21 @@ static struct nla_policy top_policy[P2PS_A_MAX + 1] = {
 	[P2PS_A_REASON] = { .type = NLA_STRING },
 	[P2PS_A_UID] = { .type = NLA_U32 },
 	[P2PS_A_MODULE_VERSION] = { .type = NLA_STRING },
+	[P2PS_A_GPU] = { .type = NLA_NESTED },
+};
+
+static struct nla_policy gpu_policy[P2PS_GPU_A_MAX + 1] = {
+	[P2PS_GPU_A_INSTANCE] = { .type = NLA_U32 },
+	[P2PS_GPU_A_STATIC_BAR1] = { .type = NLA_U32 },
+	[P2PS_GPU_A_P2P_USABLE] = { .type = NLA_U32 },
+	[P2PS_GPU_A_FORCE_P2P] = { .type = NLA_U32 },
+	[P2PS_GPU_A_BAR1_ADDR] = { .type = NLA_U64 },
+	[P2PS_GPU_A_BAR1_SIZE] = { .type = NLA_U64 },
+	[P2PS_GPU_A_CONSOLE] = { .type = NLA_U64 },
+	[P2PS_GPU_A_MAILBOX] = { .type = NLA_U64 },
+	[P2PS_GPU_A_CLIENT_FB] = { .type = NLA_U64 },
+	[P2PS_GPU_A_OFFSET] = { .type = NLA_U64 },
+	[P2PS_GPU_A_REASON] = { .type = NLA_STRING },
 };
 
 static struct nla_policy hook_policy[P2PS_HOOK_A_MAX + 1] = {
@@ -104,6 +119,36 @@ int p2ps_parse_mapping(struct nlattr *nest, struct p2ps_mapping_info *out)
 		out->dma_base = nla_get_u64(tb[P2PS_MAP_A_DMA_BASE]);
 	if (tb[P2PS_MAP_A_DMA_SIZE])
 		out->dma_size = nla_get_u64(tb[P2PS_MAP_A_DMA_SIZE]);
+	return 0;
+}
+
+int p2ps_parse_gpu(struct nlattr *nest, struct p2ps_gpu_info *out)
+{
+	struct nlattr *tb[P2PS_GPU_A_MAX + 1];
+
+	memset(out, 0, sizeof(*out));
+	if (nla_parse_nested(tb, P2PS_GPU_A_MAX, nest, gpu_policy) < 0 || !tb[P2PS_GPU_A_INSTANCE])
+		return -P2PS_E_NETLINK;
+	out->instance = nla_get_u32(tb[P2PS_GPU_A_INSTANCE]);
+	if (tb[P2PS_GPU_A_STATIC_BAR1])
+		out->static_bar1 = nla_get_u32(tb[P2PS_GPU_A_STATIC_BAR1]);
+	if (tb[P2PS_GPU_A_P2P_USABLE])
+		out->p2p_usable = nla_get_u32(tb[P2PS_GPU_A_P2P_USABLE]);
+	if (tb[P2PS_GPU_A_FORCE_P2P])
+		out->force_p2p = nla_get_u32(tb[P2PS_GPU_A_FORCE_P2P]);
+	if (tb[P2PS_GPU_A_BAR1_ADDR])
+		out->bar1_addr = nla_get_u64(tb[P2PS_GPU_A_BAR1_ADDR]);
+	if (tb[P2PS_GPU_A_BAR1_SIZE])
+		out->bar1_size = nla_get_u64(tb[P2PS_GPU_A_BAR1_SIZE]);
+	if (tb[P2PS_GPU_A_CONSOLE])
+		out->console = nla_get_u64(tb[P2PS_GPU_A_CONSOLE]);
+	if (tb[P2PS_GPU_A_MAILBOX])
+		out->mailbox = nla_get_u64(tb[P2PS_GPU_A_MAILBOX]);
+	if (tb[P2PS_GPU_A_CLIENT_FB])
+		out->client_fb = nla_get_u64(tb[P2PS_GPU_A_CLIENT_FB]);
+	if (tb[P2PS_GPU_A_OFFSET])
+		out->offset = nla_get_u64(tb[P2PS_GPU_A_OFFSET]);
+	get_str(tb[P2PS_GPU_A_REASON], out->reason, sizeof(out->reason));
 	return 0;
 }
 

@@ -10,8 +10,9 @@
 static const char help[] =
 	"Usage: p2pctl status [--json]\n\n"
 	"Show p2p-shim's state (disabled, waiting, armed, dry-run), the driver\n"
-	"version and profile, each hook (target, kind, state, hits, last error) and\n"
-	"the live BAR1 peer mappings.  Does not need root.\n\n"
+	"version and profile, each hook (target, kind, state, hits, last error),\n"
+	"per GPU what the driver decided about static BAR1 (on, off, forced by\n"
+	"p2p-shim, and why) and the live BAR1 peer mappings.  Does not need root.\n\n"
 	"  -j, --json     print JSON\n"
 	"  -h, --help     this help\n\n"
 	P2PCTL_EXIT_CODES_HELP;
@@ -74,7 +75,7 @@ json_object *p2pctl_status_json(const struct p2ps_status_info *st, const char *m
 
 json_object *p2pctl_status_json(const struct p2ps_status_info *st, const char *modver)
 {
-	json_object *o = json_object_new_object(), *hooks, *maps;
+	json_object *o = json_object_new_object(), *hooks, *maps, *gpus;
 	size_t i;
 
 	json_object_object_add(o, "module_version", p2pctl_json_str(modver));
@@ -120,12 +121,35 @@ json_object *p2pctl_status_json(const struct p2ps_status_info *st, const char *m
 		json_object_array_add(maps, j);
 	}
 	json_object_object_add(o, "mappings", maps);
+	gpus = json_object_new_array();
+	for (i = 0; i < st->nr_gpus; i++) {
+		const struct p2ps_gpu_info *g = &st->gpus[i];
+		json_object *j = json_object_new_object();
+
+		json_object_object_add(j, "instance", json_object_new_int64(g->instance));
+		json_object_object_add(j, "static_bar1",
+				       json_object_new_string(p2ps_sb1_state_name(g->static_bar1)));
+		json_object_object_add(j, "forced_by_shim",
+				       json_object_new_boolean(g->static_bar1 == P2PS_SB1_FORCED));
+		json_object_object_add(j, "p2p_usable", json_object_new_boolean(g->p2p_usable));
+		json_object_object_add(j, "force_p2p", json_object_new_boolean(g->force_p2p));
+		json_object_object_add(j, "bar1_addr", json_object_new_uint64(g->bar1_addr));
+		json_object_object_add(j, "bar1_size", json_object_new_uint64(g->bar1_size));
+		json_object_object_add(j, "console", json_object_new_uint64(g->console));
+		json_object_object_add(j, "mailbox", json_object_new_uint64(g->mailbox));
+		json_object_object_add(j, "client_fb", json_object_new_uint64(g->client_fb));
+		json_object_object_add(j, "offset", json_object_new_uint64(g->offset));
+		json_object_object_add(j, "reason", p2pctl_json_str(g->reason));
+		json_object_array_add(gpus, j);
+	}
+	json_object_object_add(o, "gpus", gpus);
 	json_object_object_add(o, "detail_error",
 			       st->detail_error ? json_object_new_string(p2ps_strerror(st->detail_error)) : NULL);
 	return o;
 }
 
 void p2pctl_status_print(const struct p2ps_status_info *st, const char *modver, FILE *f);
+static void gpus_print(const struct p2ps_status_info *st, FILE *f);
 
 void p2pctl_status_print(const struct p2ps_status_info *st, const char *modver, FILE *f)
 {
@@ -187,6 +211,7 @@ void p2pctl_status_print(const struct p2ps_status_info *st, const char *modver, 
 		p2pctl_table_print(&t, f, "");
 		p2pctl_table_free(&t);
 	}
+	gpus_print(st, f);
 	if (st->nr_mappings) {
 		fputc('\n', f);
 		p2pctl_table_init(&t, 6);
@@ -205,6 +230,50 @@ void p2pctl_status_print(const struct p2ps_status_info *st, const char *modver, 
 		p2pctl_table_print(&t, f, "");
 		p2pctl_table_free(&t);
 	}
+}
+
+/* Sizes as the driver reports them: whole MiB, else KiB. */
+static void size_str(char *buf, size_t len, uint64_t v)
+{
+	if (v % (1 << 20))
+		snprintf(buf, len, "%" PRIu64 " KiB", v >> 10);
+	else
+		snprintf(buf, len, "%" PRIu64 " MiB", v >> 20);
+}
+
+static void gpus_print(const struct p2ps_status_info *st, FILE *f)
+{
+	struct p2pctl_table t;
+	size_t i;
+
+	if (!st->nr_gpus)
+		return;
+	fputc('\n', f);
+	p2pctl_table_init(&t, 7);
+	p2pctl_table_row(&t, "GPU", "STATIC BAR1", "BAR1 P2P", "BAR1", "CLIENT FB", "OFFSET", "WHY");
+	for (i = 0; i < st->nr_gpus; i++) {
+		const struct p2ps_gpu_info *g = &st->gpus[i];
+		char gpu[16], bar1[32], fb[32], off[32];
+
+		snprintf(gpu, sizeof(gpu), "%u", g->instance);
+		if (g->bar1_size)
+			size_str(bar1, sizeof(bar1), g->bar1_size);
+		else
+			snprintf(bar1, sizeof(bar1), "?");
+		if (g->client_fb)
+			size_str(fb, sizeof(fb), g->client_fb);
+		else
+			snprintf(fb, sizeof(fb), "-");
+		if (g->static_bar1 == P2PS_SB1_ON || g->static_bar1 == P2PS_SB1_FORCED)
+			size_str(off, sizeof(off), g->offset);
+		else
+			snprintf(off, sizeof(off), "-");
+		p2pctl_table_row(&t, gpu, p2ps_sb1_state_name(g->static_bar1),
+				 g->p2p_usable ? "usable" : "no", bar1, fb, off,
+				 *g->reason ? g->reason : "-");
+	}
+	p2pctl_table_print(&t, f, "");
+	p2pctl_table_free(&t);
 }
 
 int cmd_status(int argc, char **argv)

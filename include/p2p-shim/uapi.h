@@ -98,6 +98,7 @@ enum p2ps_genl_cmd {
 	P2PS_CMD_GET_HOOKS,
 	P2PS_CMD_GET_MAPPINGS,
 	P2PS_CMD_EVENT,
+	P2PS_CMD_GET_GPUS,		/* dumpit: one P2PS_A_GPU nest per GPU seen attaching */
 	__P2PS_CMD_MAX,
 };
 #define P2PS_CMD_MAX (__P2PS_CMD_MAX - 1)
@@ -117,6 +118,7 @@ enum p2ps_genl_attr {
 	P2PS_A_UID,			/* u32, who asked */
 	P2PS_A_MODULE_VERSION,		/* string */
 	P2PS_A_PAD,
+	P2PS_A_GPU,			/* nest, P2PS_GPU_A_* */
 	__P2PS_A_MAX,
 };
 #define P2PS_A_MAX (__P2PS_A_MAX - 1)
@@ -159,6 +161,33 @@ enum p2ps_map_attr {
 	__P2PS_MAP_A_MAX,
 };
 #define P2PS_MAP_A_MAX (__P2PS_MAP_A_MAX - 1)
+
+/* What the driver decided about a GPU's static BAR1 (P2PS_GPU_A_STATIC_BAR1). */
+enum p2ps_sb1_state {
+	P2PS_SB1_UNKNOWN = 0,		/* no decision seen (yet) */
+	P2PS_SB1_ON = 1,		/* on, by the driver's own rule */
+	P2PS_SB1_OFF = 2,		/* off (P2PS_GPU_A_REASON says why) */
+	P2PS_SB1_FORCED = 3,		/* on, where the rule said no: p2p-shim turned it on */
+	P2PS_SB1_FAILED = 4,		/* the driver's own mapping failed: BAR1 init fails */
+};
+
+enum p2ps_gpu_attr {
+	P2PS_GPU_A_UNSPEC,
+	P2PS_GPU_A_INSTANCE,		/* u32, GPU instance */
+	P2PS_GPU_A_STATIC_BAR1,		/* u32, enum p2ps_sb1_state */
+	P2PS_GPU_A_P2P_USABLE,		/* u32, 1: static BAR1 that BAR1 P2P can map */
+	P2PS_GPU_A_FORCE_P2P,		/* u32, 1: its ForceP2P came from p2p-shim */
+	P2PS_GPU_A_BAR1_ADDR,		/* u64, BAR1 bus address (0: unknown) */
+	P2PS_GPU_A_BAR1_SIZE,		/* u64, bytes (0: unknown) */
+	P2PS_GPU_A_CONSOLE,		/* u64, console mapping below static BAR1, bytes */
+	P2PS_GPU_A_MAILBOX,		/* u64, mailbox area below static BAR1, bytes */
+	P2PS_GPU_A_CLIENT_FB,		/* u64, client FB the driver maps, bytes (0: not read) */
+	P2PS_GPU_A_OFFSET,		/* u64, static BAR1's offset in BAR1 */
+	P2PS_GPU_A_REASON,		/* string */
+	P2PS_GPU_A_PAD,
+	__P2PS_GPU_A_MAX,
+};
+#define P2PS_GPU_A_MAX (__P2PS_GPU_A_MAX - 1)
 
 enum p2ps_conn_type {
 	P2PS_CONN_PCIE_BAR1 = 1,	/* a BAR1 P2P pair (kbusCreateP2PMapping) */

@@ -1167,9 +1167,36 @@ RM_FN NV_STATUS kbusRemoveP2PMapping_GH100(OBJGPU *pGpu0,
  */
 #define RM_USERD_TOTAL_SIZE	SZ_1M	/* USERD size x max channels */
 #define RM_MAILBOX_BAR1_SIZE	SZ_1M	/* P2P write mailbox area */
-#define RM_CONSOLE_BAR1_SIZE	0	/* headless GPUs */
+
+/*
+ * kbusInitBar1_GM107: BAR1's usable VA is the BAR minus the overfetch WAR
+ * page (vaRangeMax = size - 1 - 4 KiB: mappableLength); the rules align it
+ * down to 2 MiB (bar1VASizeAligned).
+ */
+static __maybe_unused NvU64 rmBar1MappableLength(OBJGPU *pGpu)
+{
+	return pGpu->desc.bar1_size - 1 - SZ_4K;
+}
+
+/* pMemoryManager->Ram.fbAddrSpaceSizeMb << 20: the FB address space. */
+static __maybe_unused NvU64 rmFbAddrSpaceSize(OBJGPU *pGpu)
+{
+	return pGpu->desc.fb_size ? pGpu->desc.fb_size : pGpu->desc.vram_size;
+}
 
 #if !NV_GEN_0
+/*
+ * memmgrGetClientFbAddrSpaceSize_IMPL (mem_mgr.c): the client-visible FB,
+ * what the static BAR1 mapping covers.  Out of line in the real binaries
+ * (570-595: a global T symbol), called from kern_bus_tu102.c only.
+ */
+RM_FN NvU64 memmgrGetClientFbAddrSpaceSize_IMPL(OBJGPU *pGpu,
+						void *pMemoryManager)
+{
+	return pGpu->desc.vram_size;
+}
+#define GPU_GET_MEMORY_MANAGER(g)	((void *)(g))
+
 /* Where the static BAR1 mapping starts and what it maps. */
 #if NV_GEN_AT_LEAST(565)
 RM_FN void kbusDisableStaticBar1Mapping_TU102(OBJGPU *pGpu,
@@ -1180,30 +1207,53 @@ RM_FN void kbusDisableStaticBar1Mapping_TU102(OBJGPU *pGpu,
 #endif
 
 static void kbusSetStaticBar1(OBJGPU *pGpu, KernelBus *pKernelBus,
-			      NvU64 bar1Offset)
+			      NvU64 bar1Offset, NvU64 size)
 {
-	NvU64 fb = ALIGN_DOWN(pGpu->desc.vram_size, SZ_2M);
-
 	pKernelBus->staticBar1.bStaticBar1Enabled = NV_TRUE;
 	pKernelBus->staticBar1.startOffset = bar1Offset;
-	pKernelBus->staticBar1.size = fb;
+	pKernelBus->staticBar1.size = size;
 	pKernelBus->staticBar1.dmaMemDesc.addressSpace = ADDR_SYSMEM;
 	pKernelBus->staticBar1.dmaMemDesc.pGpu = pGpu;
 	pKernelBus->staticBar1.dmaMemDesc.base =
 		gpumgrGetGpuPhysFbAddr(pGpu) + bar1Offset;
-	pKernelBus->staticBar1.dmaMemDesc.size = fb;
+	pKernelBus->staticBar1.dmaMemDesc.size = size;
 	pKernelBus->staticBar1.dmaMemDesc.bUncached = NV_TRUE;
+}
+
+/*
+ * The body of kbusEnableStaticBar1Mapping_TU102 (kern_bus_tu102.c): size
+ * from memmgrGetClientFbAddrSpaceSize (570-575 aligned up to 2 MiB, 580+
+ * down), memdescCreate, then one BAR1 mapping at @bar1Offset (570-575:
+ * the lowest free address), which fails when it does not end inside
+ * BAR1's VA heap; on failure everything is undone and static BAR1 stays
+ * off.
+ */
+static NV_STATUS kbusMapStaticBar1(OBJGPU *pGpu, KernelBus *pKernelBus,
+				   NvU64 bar1Offset)
+{
+	NvU64 size = memmgrGetClientFbAddrSpaceSize_IMPL(pGpu,
+				GPU_GET_MEMORY_MANAGER(pGpu));
+
+#if NV_GEN_AT_LEAST(580)
+	size = ALIGN_DOWN(size, SZ_2M);
+#else
+	size = ALIGN(size, SZ_2M);
+#endif
+	if (bar1Offset + size > rmBar1MappableLength(pGpu) + 1) {
+		NV_PRINTF_ERROR("Failed to create the static bar1 mapping offset0x%llx size 0x%llx\n",
+				bar1Offset, size);
+		return NV_ERR_NO_MEMORY;
+	}
+	kbusSetStaticBar1(pGpu, pKernelBus, bar1Offset, size);
+	NV_PRINTF_INFO("static BAR1 mapped at BAR1 offset 0x%llx\n", bar1Offset);
+	return NV_OK;
 }
 
 #if NV_GEN_AT_LEAST(580)
 RM_FN NV_STATUS kbusEnableStaticBar1Mapping_TU102(OBJGPU *pGpu,
 		KernelBus *pKernelBus, NvU32 gfid, NvU64 bar1Offset)
 {
-	if (pGpu->desc.bar1_size < bar1Offset + pGpu->desc.vram_size)
-		return NV_ERR_INSUFFICIENT_RESOURCES;
-	kbusSetStaticBar1(pGpu, pKernelBus, bar1Offset);
-	NV_PRINTF_INFO("static BAR1 mapped at BAR1 offset 0x%llx\n", bar1Offset);
-	return NV_OK;
+	return kbusMapStaticBar1(pGpu, pKernelBus, bar1Offset);
 }
 #else
 RM_FN NV_STATUS kbusEnableStaticBar1Mapping_TU102(OBJGPU *pGpu,
@@ -1212,15 +1262,14 @@ RM_FN NV_STATUS kbusEnableStaticBar1Mapping_TU102(OBJGPU *pGpu,
 	NvU64 offset = 0;
 
 #if NV_GEN_AT_LEAST(570)
-	/* The BAR1 allocator places it after the areas reserved before. */
-	offset = ALIGN(RM_CONSOLE_BAR1_SIZE + pKernelBus->writeMailboxTotalSize,
-		       SZ_2M);
+	/*
+	 * The BAR1 heap places it at the lowest free 2 MiB-aligned address:
+	 * after the console and the mailbox reserved before.
+	 */
+	offset = ALIGN(pGpu->desc.console_size +
+		       pKernelBus->writeMailboxTotalSize, SZ_2M);
 #endif
-	if (pGpu->desc.bar1_size < offset + pGpu->desc.vram_size)
-		return NV_ERR_INSUFFICIENT_RESOURCES;
-	kbusSetStaticBar1(pGpu, pKernelBus, offset);
-	NV_PRINTF_INFO("static BAR1 mapped at BAR1 offset 0x%llx\n", offset);
-	return NV_OK;
+	return kbusMapStaticBar1(pGpu, pKernelBus, offset);
 }
 #endif
 
@@ -1230,18 +1279,26 @@ RM_FN NV_STATUS kbusIsStaticBar1Supported_TU102(OBJGPU *pGpu,
 		KernelBus *pKernelBus, NvU32 gfid, NvU64 consoleSize,
 		NvU64 mailboxSize)
 {
-	NvU64 bar1 = ALIGN_DOWN(pGpu->desc.bar1_size, SZ_2M);
-	NvU64 fb = ALIGN(pGpu->desc.vram_size, SZ_2M);
-	NvU64 need;
+	NvU64 bar1VASize = rmBar1MappableLength(pGpu);
+	NvU64 bar1 = ALIGN_DOWN(bar1VASize, SZ_2M);
+	NvU64 fb = ALIGN(rmFbAddrSpaceSize(pGpu), SZ_2M);
+	NvU64 client, need;
 
-	if (!fb || !bar1)
+	if (!fb || !pGpu->desc.bar1_size)
 		return NV_ERR_NOT_SUPPORTED;
 
 	switch (pKernelBus->staticBar1ForceType) {
 	case NV_REG_STR_RM_FORCE_STATIC_BAR1_DISABLE:
 		return NV_ERR_NOT_SUPPORTED;
 	case NV_REG_STR_RM_FORCE_STATIC_BAR1_ENABLE:
-		if (bar1 < fb) {
+		client = memmgrGetClientFbAddrSpaceSize_IMPL(pGpu,
+				GPU_GET_MEMORY_MANAGER(pGpu));
+#if NV_GEN_AT_LEAST(580)
+		client = ALIGN_DOWN(client, SZ_2M);
+#else
+		client = ALIGN(client, SZ_2M);
+#endif
+		if (bar1 < client) {
 			NV_PRINTF_ERROR("BAR1 too small for static BAR1\n");
 			return NV_ERR_INVALID_REGISTRY_KEY;
 		}
@@ -1251,7 +1308,7 @@ RM_FN NV_STATUS kbusIsStaticBar1Supported_TU102(OBJGPU *pGpu,
 		       consoleSize + mailboxSize;
 #if NV_GEN_AT_LEAST(580)
 		if (consoleSize || mailboxSize)
-			need = ALIGN(need, SZ_512M);
+			need += SZ_512M - (consoleSize + mailboxSize) % SZ_512M;
 #endif
 		if (bar1 < need)
 			return NV_ERR_NOT_SUPPORTED;
@@ -1262,7 +1319,9 @@ RM_FN NV_STATUS kbusIsStaticBar1Supported_TU102(OBJGPU *pGpu,
 		if (GPU_GET_KERNEL_BIF(pGpu)->forceP2PType !=
 		    NV_REG_STR_RM_FORCE_P2P_TYPE_BAR1P2P)
 			return NV_ERR_NOT_SUPPORTED;
-		return bar1 - SZ_128K >= fb ? NV_OK : NV_ERR_NOT_SUPPORTED;
+		/* The unaligned VA here, and no console or mailbox counted. */
+		return bar1VASize >= SZ_128K && bar1VASize - SZ_128K >= fb ?
+			NV_OK : NV_ERR_NOT_SUPPORTED;
 #endif
 	default:
 		return NV_ERR_INVALID_REGISTRY_KEY;
@@ -1285,8 +1344,9 @@ static NvBool kbusRequiresP2PMailboxBar1(OBJGPU *pGpu)
 RM_FN NvBool kbusIsStaticBar1Supported_TU102(OBJGPU *pGpu,
 		KernelBus *pKernelBus, NvU32 gfid)
 {
-	NvU64 bar1 = ALIGN_DOWN(pGpu->desc.bar1_size, SZ_2M);
-	NvU64 fb = ALIGN(pGpu->desc.vram_size, SZ_2M);
+	NvU64 bar1VASize = rmBar1MappableLength(pGpu);
+	NvU64 bar1 = ALIGN_DOWN(bar1VASize, SZ_2M);
+	NvU64 fb = ALIGN(rmFbAddrSpaceSize(pGpu), SZ_2M);
 
 	switch (pKernelBus->staticBar1ForceType) {
 	case NV_REG_STR_RM_FORCE_STATIC_BAR1_ENABLE:
@@ -1296,7 +1356,7 @@ RM_FN NvBool kbusIsStaticBar1Supported_TU102(OBJGPU *pGpu,
 	case NV_REG_STR_RM_FORCE_STATIC_BAR1_ONLY_GPU:
 		return GPU_GET_KERNEL_BIF(pGpu)->forceP2PType ==
 			NV_REG_STR_RM_FORCE_P2P_TYPE_BAR1P2P &&
-		       bar1 - SZ_128K >= fb;
+		       bar1VASize - SZ_128K >= fb;
 	default:
 		return NV_FALSE;
 	}
@@ -1307,16 +1367,18 @@ RM_FN NvBool kbusIsStaticBar1Supported_TU102(OBJGPU *pGpu,
 RM_FN NV_STATUS kbusInitBar1(OBJGPU *pGpu, KernelBus *pKernelBus)
 {
 	NV_STATUS status = NV_OK;
+	NvU64 consoleSize = pGpu->desc.console_size;
 
 	memset(&pKernelBus->staticBar1, 0, sizeof(pKernelBus->staticBar1));
 	pKernelBus->writeMailboxTotalSize = 0;
 
 #if NV_GEN_AT_LEAST(570)
+	/* The console mapping (at BAR1 offset 0), then the mailbox. */
 	if (kbusRequiresP2PMailboxBar1(pGpu))
 		pKernelBus->writeMailboxTotalSize = RM_MAILBOX_BAR1_SIZE;
 
 	status = kbusIsStaticBar1Supported_TU102(pGpu, pKernelBus, 0,
-						 RM_CONSOLE_BAR1_SIZE,
+						 consoleSize,
 						 pKernelBus->writeMailboxTotalSize);
 	if (status == NV_ERR_NOT_SUPPORTED)
 		return NV_OK;
@@ -1324,12 +1386,14 @@ RM_FN NV_STATUS kbusInitBar1(OBJGPU *pGpu, KernelBus *pKernelBus)
 		return status;
 #if NV_GEN_AT_LEAST(580)
 	status = pKernelBus->__kbusEnableStaticBar1Mapping__(pGpu, pKernelBus, 0,
-		ALIGN(RM_CONSOLE_BAR1_SIZE + pKernelBus->writeMailboxTotalSize,
+		ALIGN(consoleSize + pKernelBus->writeMailboxTotalSize,
 		      SZ_512M));
 #else
 	status = kbusEnableStaticBar1Mapping_TU102(pGpu, pKernelBus, 0);
 #endif
 #else
+	/* 565: decided first; with static BAR1 the console is not preserved. */
+	(void)consoleSize;
 	if (kbusIsStaticBar1Supported_TU102(pGpu, pKernelBus, 0))
 		status = kbusEnableStaticBar1Mapping_TU102(pGpu, pKernelBus, 0);
 	if (GPU_GET_KERNEL_BIF(pGpu)->forceP2PType !=
@@ -2626,10 +2690,53 @@ void rm_standin_registry_show(struct seq_buf *out)
  * constructors read the registry (kbifConstructEngine: ForceP2P) on the
  * attaching thread.
  */
-typedef struct nv_standin_gpu_desc GPUATTACHARG;
+/*
+ * GPUATTACHARG (g_gpu_mgr_nvoc.h): the real field order up to pOsAttachArg,
+ * the same in every tag from 550 to 595 but for regLength (NvU32 up to
+ * 580, NvU64 from 590; fbLength stays at offset 72 either way).  RmInitAdapter
+ * fills fbPhysAddr/fbLength with BAR1 (osinit.c: nv->fb).  pOsAttachArg
+ * carries the stand-in's own description of the GPU.
+ */
+typedef struct GPUATTACHARG {
+	void *regBaseAddr;
+	void *fbBaseAddr;
+	void *instBaseAddr;
+	RmPhysAddr devPhysAddr;
+	RmPhysAddr fbPhysAddr;
+	RmPhysAddr instPhysAddr;
+	RmPhysAddr ioPhysAddr;
+	NvU64 nvDomainBusDeviceFunc;
+#if NV_GEN_AT_LEAST(590)
+	NvU64 regLength;
+#else
+	NvU32 regLength;
+#endif
+	NvU64 fbLength;
+	NvU32 instLength;
+	NvU32 intLine;
+	void *pOsAttachArg;
+} GPUATTACHARG;
 
-RM_FN NV_STATUS gpumgrAttachGpu(NvU32 gpuInstance, GPUATTACHARG *pAttachArg)
+static_assert(offsetof(GPUATTACHARG, fbPhysAddr) == 32);
+static_assert(offsetof(GPUATTACHARG, nvDomainBusDeviceFunc) == 56);
+static_assert(offsetof(GPUATTACHARG, fbLength) == 72);
+
+/* RmInitAdapter's part: the attach argument of GPU @i. */
+static void rmFillAttachArg(GPUATTACHARG *pArg, struct nv_standin_gpu_desc *desc)
 {
+	memset(pArg, 0, sizeof(*pArg));
+	pArg->fbPhysAddr = desc->bar1_base;
+	pArg->fbLength = desc->bar1_size;
+	pArg->regLength = SZ_16M;
+	/* gpuEncodeDomainBusDevice: domain 63:32, bus 15:8, device (slot) 7:0 */
+	pArg->nvDomainBusDeviceFunc = ((NvU64)desc->domain << 32) |
+		(desc->bus << 8) | desc->dev;
+	pArg->pOsAttachArg = desc;
+}
+
+RM_FN NV_STATUS gpumgrAttachGpu(NvU32 gpuInstance, GPUATTACHARG *pArg)
+{
+	struct nv_standin_gpu_desc *pAttachArg = pArg->pOsAttachArg;
 	const struct rmChip *pChip = rmFindChip(pAttachArg->chip);
 	OBJGPU *pGpu;
 
@@ -2691,11 +2798,15 @@ int rm_standin_init(const struct nv_standin_config *cfg)
 	memset(&rmGpuMgr, 0, sizeof(rmGpuMgr));
 	rmSys.pGpuMgr = &rmGpuMgr;
 	WRITE_ONCE(g_pSys, &rmSys);
-	for (i = 0; i < cfg->num_gpus; i++)
-		if (gpumgrAttachGpu(i, &rmConfig.gpu[i]) == NV_ERR_NO_MEMORY) {
+	for (i = 0; i < cfg->num_gpus; i++) {
+		GPUATTACHARG arg;
+
+		rmFillAttachArg(&arg, &rmConfig.gpu[i]);
+		if (gpumgrAttachGpu(i, &arg) == NV_ERR_NO_MEMORY) {
 			rm_standin_shutdown();
 			return -ENOMEM;
 		}
+	}
 	return 0;
 }
 
@@ -3040,6 +3151,7 @@ int rm_standin_destroy(u32 obj, struct seq_buf *out)
 int rm_standin_reinit(u32 gpu, struct seq_buf *out)
 {
 	OBJGPU *pGpu = rmGetReadyGpu(gpu);
+	GPUATTACHARG arg;
 	NV_STATUS status;
 
 	if (!pGpu)
@@ -3051,7 +3163,8 @@ int rm_standin_reinit(u32 gpu, struct seq_buf *out)
 	}
 	gpuStateUnload(pGpu);
 	gpumgrDetachGpu(gpu);
-	status = gpumgrAttachGpu(gpu, &rmConfig.gpu[gpu]);
+	rmFillAttachArg(&arg, &rmConfig.gpu[gpu]);
+	status = gpumgrAttachGpu(gpu, &arg);
 	pGpu = rmGetReadyGpu(gpu);
 	if (status == NV_OK && pGpu)
 		status = pGpu->initStatus;
@@ -3127,6 +3240,9 @@ void rm_standin_state(struct seq_buf *out)
 		seq_buf_printf(out, "gpu%u.vram=0x%llx\ngpu%u.bar1=0x%llx/0x%llx\n",
 			       i, g->desc.vram_size, i, g->desc.bar1_base,
 			       g->desc.bar1_size);
+		seq_buf_printf(out, "gpu%u.fb=0x%llx\ngpu%u.console=0x%llx\ngpu%u.static_bar1_size=0x%llx\n",
+			       i, g->desc.fb_size ?: g->desc.vram_size, i,
+			       g->desc.console_size, i, b->staticBar1.size);
 		seq_buf_printf(out, "gpu%u.static_bar1=%d\ngpu%u.static_bar1_offset=0x%llx\ngpu%u.static_bar1_force_type=%u\n",
 			       i, b->staticBar1.bStaticBar1Enabled, i,
 			       b->staticBar1.startOffset, i,

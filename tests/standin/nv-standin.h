@@ -19,7 +19,9 @@ struct nv_standin_gpu_desc {
 	char chip[8];		/* "AD102", "GH100", ... */
 	u32 domain;
 	u8 bus, dev, fn;
-	u64 vram_size;
+	u64 vram_size;		/* client-visible FB (what nvidia-smi shows) */
+	u64 fb_size;		/* FB address space (fbAddrSpaceSizeMb), 0: vram_size */
+	u64 console_size;	/* boot console preserved in BAR1, 0: none */
 	u64 bar1_base;		/* bus address of BAR1 */
 	u64 bar1_size;
 	int pcie_switch;	/* GPUs with the same id >= 0 share a switch */

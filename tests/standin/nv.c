@@ -33,7 +33,7 @@
 static char *gpus = "AD102@0000:01:00.0,vram=24G,bar1=0x4000000000/32G;"
 		    "AD102@0000:02:00.0,vram=24G,bar1=0x4800000000/32G";
 module_param(gpus, charp, 0444);
-MODULE_PARM_DESC(gpus, "Simulated GPUs: CHIP@DOMAIN:BUS:DEV.FN[,vram=SIZE][,bar1=ADDR/SIZE][,switch=N];...");
+MODULE_PARM_DESC(gpus, "Simulated GPUs: CHIP@DOMAIN:BUS:DEV.FN[,vram=SIZE][,fb=SIZE][,console=SIZE][,bar1=ADDR/SIZE][,switch=N];...");
 
 static char *nvlink = "";
 module_param(nvlink, charp, 0444);
@@ -123,6 +123,12 @@ static int nv_parse_gpu(char *spec, unsigned int index,
 		*val++ = '\0';
 		if (!strcmp(opt, "vram")) {
 			if (nv_parse_size(val, &g->vram_size))
+				return -EINVAL;
+		} else if (!strcmp(opt, "fb")) {
+			if (nv_parse_size(val, &g->fb_size))
+				return -EINVAL;
+		} else if (!strcmp(opt, "console")) {
+			if (nv_parse_size(val, &g->console_size))
 				return -EINVAL;
 		} else if (!strcmp(opt, "bar1")) {
 			char *slash = strchr(val, '/');

@@ -226,7 +226,46 @@ static void test_5090_pair(void **state)
 	assert_int_equal(r->gpus[0].display, 0);
 	/* the existing BAR1 check still says BAR1 covers VRAM ... */
 	assert_int_equal(verdict(r, "bar1", GPU0), P2PS_V_OK);
-	/* ... but static BAR1 needs VRAM + reserves, and 2 MiB of BAR1 are not usable */
+	/*
+	 * ... the driver's rule says no (VRAM + reserves > 32766 MiB), but
+	 * p2p-shim (static_bar1 not N) forces it: 32606 MiB + 64 MiB fit.
+	 */
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_YES);
+	assert_int_equal(r->gpus[1].static_bar1, P2PS_SB_YES);
+	f = finding(r, "static-bar1", GPU1);
+	assert_int_equal(f->verdict, P2PS_V_OK);
+	assert_non_null(strstr(f->detail, "forced by p2p-shim"));
+	assert_non_null(strstr(f->detail, "32606 MiB"));
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
+	assert_int_equal(verdict(r, "p2p", PAIR), P2PS_V_OK);
+	assert_int_equal(r->nr_fail, 0);
+	p2ps_doctor_free(r);
+}
+
+/* The same pair with p2p-shim loaded static_bar1=N: the driver's rule alone. */
+static void test_5090_pair_noforce(void **state)
+{
+	char tmpl[] = "/tmp/p2ps-5090-XXXXXX", cmd[1024], smi[512];
+	const char *dir = mkdtemp(tmpl);
+	struct p2ps_doctor_opts o = { 0 };
+	struct p2ps_doctor_report *r = NULL;
+	const struct p2ps_finding *f;
+	char *smi_text;
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(cmd, sizeof(cmd),
+		 "cp -r '%s/rtx5090-pair/root' '%s/' && mkdir -p '%s/root/sys/module/p2p_shim/parameters' && "
+		 "echo N >'%s/root/sys/module/p2p_shim/parameters/static_bar1'",
+		 FIXTURES, dir, dir, dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(smi, sizeof(smi), "%s/rtx5090-pair/cmd/nvidia-smi-query.txt", FIXTURES);
+	smi_text = p2ps_read_file(smi, NULL, false);
+	snprintf(cmd, sizeof(cmd), "%s/root", dir);
+	o.root = cmd;
+	o.smi_query_text = smi_text;
+	assert_int_equal(p2ps_doctor(&o, &r), 0);
+	free(smi_text);
 	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_NO);
 	assert_int_equal(r->gpus[1].static_bar1, P2PS_SB_NO);
 	f = finding(r, "static-bar1", GPU1);
@@ -243,6 +282,8 @@ static void test_5090_pair(void **state)
 	assert_non_null(strstr(f->remedy, "RMForceStaticBar1=1"));
 	assert_int_equal(r->nr_fail, 1);
 	p2ps_doctor_free(r);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
 }
 
 /* RMForceStaticBar1=1 on a 5090 pair whose first GPU drives the boot display. */
@@ -451,8 +492,12 @@ static void test_real_symlinks(void **state)
 	assert_string_equal(r->gpus[0].arch, "Blackwell");
 	assert_int_equal(r->gpus[0].bar1, 32ULL << 30);
 	assert_int_equal(verdict(r, "bar1", "0000:41:00.0"), P2PS_V_OK);
-	/* no driver: the rules of 580+; a 5090's 32 GiB can't take VRAM plus reserves */
-	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_NO);
+	/*
+	 * no driver: the rules of 580+; a 5090's 32 GiB can't take VRAM plus
+	 * reserves, but p2p-shim forces it (nominal VRAM less 1/256 fits)
+	 */
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_YES);
+	assert_non_null(strstr(r->gpus[0].static_bar1_why, "forced by p2p-shim"));
 	assert_non_null(strstr(p2ps_doctor_find(r, "static-bar1", "0000:41:00.0")->source, "580+"));
 	/* nothing else present: driver and kprobes unknown, no crash */
 	assert_int_equal(verdict(r, "nvidia", NULL), P2PS_V_WARN);
@@ -483,6 +528,7 @@ int main(void)
 		cmocka_unit_test(test_no_kprobes),
 		cmocka_unit_test(test_h200_nvlink),
 		cmocka_unit_test(test_5090_pair),
+		cmocka_unit_test(test_5090_pair_noforce),
 		cmocka_unit_test(test_5090_forced),
 		cmocka_unit_test(test_4090_display),
 		cmocka_unit_test(test_nvlink_forced_type),

@@ -137,9 +137,10 @@ expect_no_match "no live mapping" "$st" 'live_mappings=[1-9]'
 expect_match "ledger empty" "$(p2ps-raw status)" 'state=0 .*live=0'
 expect_match "ledger dump empty" "$(p2pctl status)" 'mappings: +0'
 # The GPUs attached while armed carry our ForceP2P: only the residual
-# caps guard (and its attach/detach hooks) may stay, until they
-# re-initialise; then nothing.
-expect_match "at most the residual guard" "$(p2ps-raw status)" 'state=0 .*hooks=[03] '
+# caps guard (and its attach/detach hooks, and the static BAR1 enable and
+# disable observers it reads) may stay, until they re-initialise; then
+# nothing.
+expect_match "at most the residual guard" "$(p2ps-raw status)" 'state=0 .*hooks=[05] '
 for g in 0 1 2 3; do run nvflow reinit $g >/dev/null; done
 sleep 1
 expect_match "no hook after re-initialisation" "$(p2ps-raw status)" 'state=0 .*hooks=0 live=0'

@@ -1,0 +1,562 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Static BAR1, per GPU: what the driver decided, and where its automatic
+ * rule says no although the GPU's memory fits, turning that "no" into "yes"
+ * (570 and later).  docs/cards.md has the driver's rules per version.
+ *
+ * BAR1 P2P needs static BAR1 (all of the GPU's memory mapped through BAR1
+ * once) on both GPUs.  kbusInitBar1_GM107 decides it per GPU with
+ * kbusIsStaticBar1Supported_TU102(pGpu, pKernelBus, gfid, consoleSize,
+ * mailboxSize) and then calls kbusEnableStaticBar1Mapping_TU102, which maps
+ * memmgrGetClientFbAddrSpaceSize() bytes of video memory (570-575: at the
+ * lowest free 2 MiB-aligned BAR1 address, i.e. after the console and the
+ * mailbox; 580+: at ALIGN_UP(console + mailbox, 512 MiB)).  The automatic
+ * rule counts the whole FB address space plus reserves: an RTX 5090
+ * (BAR1 32768 MiB, client FB 32607 MiB, FB 32768 MiB) fails it by a few
+ * MiB although its client FB fits with 160 MiB to spare.
+ *
+ * Everything is learnt from hooked calls, never by calling the driver or
+ * reading its objects:
+ *   - BAR1's bus address and size: gpumgrAttachGpu's GPUATTACHARG
+ *     (fbPhysAddr, fbLength: osinit.c fills them with nv->fb), a plain
+ *     struct whose first fields are the same in every tag from 550 to 595;
+ *     checked for sense (a naturally aligned power of two) before use;
+ *   - the console and mailbox sizes: the decision's own arguments;
+ *   - the client FB: memmgrGetClientFbAddrSpaceSize_IMPL's return value,
+ *     which only the static BAR1 code calls (kern_bus_tu102.c).
+ *
+ * Forcing: where the decision returns NV_ERR_NOT_SUPPORTED for a GPU that
+ * attached under our hooks and whose user did not set RMForceStaticBar1,
+ * whose P2P type is BAR1 (no mailbox reserved: RMForceP2PType=2 up to 570,
+ * RMPcieP2PType=1 from 575, p2p-shim's defaults), and where the placement
+ * can work (570-575: no console below static BAR1, since the 2 MiB-aligned
+ * placement after it fails BAR1 P2P's 512 MiB alignment check in
+ * _kbusCreateStaticBar1IOMMUMapping; 580+: any, at 512 MiB after a
+ * console), the return becomes NV_OK.  In the enable that follows on the same thread,
+ * the client FB size is checked against BAR1: static BAR1 at its offset
+ * plus 64 MiB for dynamic BAR1 mappings (USERD, doorbells) must fit.  If it
+ * does not, the size read returns BAR1's size plus 2 MiB, so the enable's
+ * one BAR1 allocation fails as it does when BAR1 is too small (its error
+ * path undoes everything: kern_bus_tu102.c cleanup_mem), and the enable's
+ * failure becomes NV_OK: the GPU initialises without static BAR1, as if
+ * the rule had said no.  Any other failure of a forced enable is turned
+ * into "no static BAR1" the same way, so a forced static BAR1 never fails
+ * GPU initialisation.  The driver logs its own "Failed to create the
+ * static bar1 mapping" line then.
+ *
+ * 565 decides before the console and mailbox exist (NvBool, 3 arguments):
+ * observed only.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/log2.h>
+#include <linux/moduleparam.h>
+#include <linux/pci.h>
+#include <linux/sched.h>
+#include <linux/sizes.h>
+#include <linux/spinlock.h>
+#include <linux/uaccess.h>
+#include <linux/workqueue.h>
+
+#include "p2p-shim.h"
+
+static bool force_static_bar1 = true;
+module_param_named(static_bar1, force_static_bar1, bool, 0644);
+MODULE_PARM_DESC(static_bar1,
+		 "Turn static BAR1 on where the driver's rule says no but the GPU's memory fits (570+; default: yes)");
+
+#define NV_ERR_INVALID_ARGUMENT	0x0000001F
+
+/* BAR1 left for dynamic mappings after static BAR1 (the doctor's USERD bound). */
+#define SB1_DYNAMIC_RESERVE	SZ_64M
+
+/* GPUATTACHARG (g_gpu_mgr_nvoc.h, 550-595): fbPhysAddr, nvDomainBusDeviceFunc, fbLength. */
+#define GPUATTACHARG_FB_PHYS_ADDR	32
+#define GPUATTACHARG_DOMAIN_BUS_DEVICE	56
+#define GPUATTACHARG_FB_LENGTH		72
+
+struct sb1_gpu {
+	bool seen;			/* attached under our hooks */
+	bool user_key;			/* the user set RMForceStaticBar1 */
+	bool decided;			/* the decision ran while we watched */
+	bool gated;			/* a forced enable found BAR1 too small */
+	u64 bar1_addr, bar1_size;	/* 0: unknown */
+	u64 console, mailbox;
+	u64 client_fb;
+	u64 offset;
+	struct task_struct *forcing;	/* between a forced decision and its enable */
+	u64 dbd;			/* nvDomainBusDeviceFunc: domain 63:32, bus 15:8, slot 7:0 */
+	bool topo_pending;		/* its I/O hub is still to be looked up */
+	u64 ioh;			/* 0: not below an Intel IOH root port; else its root bus + 1 */
+	u32 state;			/* enum p2ps_sb1_state */
+	char reason[P2PS_REASON_LEN];
+};
+
+static struct sb1_gpu sb1[NV_MAX_DEVICES];
+static DEFINE_SPINLOCK(sb1_lock);
+static unsigned int sb1_major;	/* the bound driver's major version */
+static bool sb1_native_uvm;	/* gen A's UVM fix also covers native-slot pairs */
+
+/*
+ * @native_uvm: the profile feeds gen A's UVM fix from BAR1 pairs the
+ * driver creates through its own _GH100 slots (GB20x from 570.86.16).
+ * Without that, 570-575 would report a forced GB20x pair as BAR1 P2P while
+ * CUDA's peer mappings of it keep the PEER aperture: so no forcing there.
+ */
+void p2ps_sb1_bind(const char *version, bool native_uvm)
+{
+	unsigned int major = 0, minor, patch;
+
+	if (version && p2ps_parse_version(version, &major, &minor, &patch))
+		major = 0;
+	WRITE_ONCE(sb1_major, major);
+	WRITE_ONCE(sb1_native_uvm, native_uvm);
+}
+
+__printf(2, 3)
+static void why(struct sb1_gpu *g, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(g->reason, sizeof(g->reason), fmt, ap);
+	va_end(ap);
+}
+
+/* BAR1's usable VA as the rules see it: size - 4 KiB - 1, down to 2 MiB. */
+static u64 bar1_va(const struct sb1_gpu *g)
+{
+	return g->bar1_size > SZ_2M ? ALIGN_DOWN(g->bar1_size - SZ_4K - 1, SZ_2M) : 0;
+}
+
+static u64 mib(u64 v)
+{
+	return v >> 20;
+}
+
+/* With gpus_lock held (gpus.c): the GPU's record goes. */
+void p2ps_sb1_forget(unsigned int instance)
+{
+	unsigned long flags;
+
+	if (instance >= NV_MAX_DEVICES)
+		return;
+	spin_lock_irqsave(&sb1_lock, flags);
+	memset(&sb1[instance], 0, sizeof(sb1[instance]));
+	spin_unlock_irqrestore(&sb1_lock, flags);
+}
+
+/*
+ * _kp2pCapsGetStatusOverPcie (p2p_caps.c L421-443 in 570.148.08, L469-491
+ * in 580.142): PCIe P2P is not forwarded between two Intel I/O hubs (X58 /
+ * 5520 to Broadwell-EP, one per socket); GPUs below root ports of two such
+ * hubs get IOH_TOPOLOGY_NOT_SUPPORTED.  ForceP2P returns before that check,
+ * so the caps guard makes it.  The hub is the root port's bus.
+ */
+static bool intel_ioh_root_port(u16 dev)
+{
+	return (dev >= 0x3408 && dev <= 0x3411) || (dev >= 0x3c02 && dev <= 0x3c0b) ||
+	       (dev >= 0x0e02 && dev <= 0x0e0b) || (dev >= 0x2f01 && dev <= 0x2f0b) ||
+	       (dev >= 0x6f01 && dev <= 0x6f0b) || dev == 0x3420 || dev == 0x3421;
+}
+
+static u64 ioh_of(u64 dbd)
+{
+	struct pci_dev *pdev, *rp;
+	u64 ioh = 0;
+
+	pdev = pci_get_domain_bus_and_slot(dbd >> 32, (dbd >> 8) & 0xff, PCI_DEVFN(dbd & 0xff, 0));
+	if (!pdev)
+		return 0;
+	for (rp = pci_upstream_bridge(pdev); rp; rp = pci_upstream_bridge(rp))
+		if (pci_is_pcie(rp) && pci_pcie_type(rp) == PCI_EXP_TYPE_ROOT_PORT)
+			break;
+	if (rp && rp->vendor == PCI_VENDOR_ID_INTEL && intel_ioh_root_port(rp->device))
+		ioh = ((u64)pci_domain_nr(rp->bus) << 8 | rp->bus->number) + 1;
+	pci_dev_put(pdev);
+	return ioh;
+}
+
+/* The PCI lookups run here, in process context, not in a probe handler. */
+static void topo_work_fn(struct work_struct *work)
+{
+	unsigned long flags;
+	bool pending;
+	u64 dbd, ioh;
+	int i;
+
+	for (i = 0; i < NV_MAX_DEVICES; i++) {
+		spin_lock_irqsave(&sb1_lock, flags);
+		pending = sb1[i].topo_pending;
+		dbd = sb1[i].dbd;
+		spin_unlock_irqrestore(&sb1_lock, flags);
+		if (!pending)
+			continue;
+		ioh = ioh_of(dbd);
+		spin_lock_irqsave(&sb1_lock, flags);
+		if (sb1[i].topo_pending && sb1[i].dbd == dbd) {
+			sb1[i].ioh = ioh;
+			sb1[i].topo_pending = false;
+		}
+		spin_unlock_irqrestore(&sb1_lock, flags);
+	}
+}
+
+static DECLARE_WORK(topo_work, topo_work_fn);
+
+/* Before the table is reset (no hook left that queues the work). */
+void p2ps_sb1_flush(void)
+{
+	cancel_work_sync(&topo_work);
+}
+
+/* For the caps guard: GPUs of @mask below root ports of two Intel I/O hubs. */
+bool p2ps_sb1_ioh_split(u32 mask)
+{
+	unsigned long flags, bits = mask;
+	u64 first = 0;
+	bool split = false;
+	int i;
+
+	spin_lock_irqsave(&sb1_lock, flags);
+	for_each_set_bit(i, &bits, NV_MAX_DEVICES) {
+		if (!sb1[i].ioh)
+			continue;
+		if (!first)
+			first = sb1[i].ioh;
+		else if (sb1[i].ioh != first)
+			split = true;
+	}
+	spin_unlock_irqrestore(&sb1_lock, flags);
+	return split;
+}
+
+/* gpumgrAttachGpu(gpuInstance, pAttachArg), at entry: BAR1 from the argument. */
+void p2ps_sb1_attach(unsigned int instance, const void *arg)
+{
+	u64 addr = 0, size = 0, dbd = U64_MAX;
+	unsigned long flags;
+	struct sb1_gpu *g;
+
+	if (instance >= NV_MAX_DEVICES)
+		return;
+	if (!arg ||
+	    copy_from_kernel_nofault(&addr, arg + GPUATTACHARG_FB_PHYS_ADDR, sizeof(addr)) ||
+	    copy_from_kernel_nofault(&size, arg + GPUATTACHARG_FB_LENGTH, sizeof(size)))
+		addr = size = 0;
+	if (arg && copy_from_kernel_nofault(&dbd, arg + GPUATTACHARG_DOMAIN_BUS_DEVICE, sizeof(dbd)))
+		dbd = U64_MAX;
+	/* A BAR is a power of two, naturally aligned; anything else: a wrong layout. */
+	if (size < SZ_16M || !is_power_of_2(size) || (addr & (size - 1)))
+		addr = size = 0;
+	spin_lock_irqsave(&sb1_lock, flags);
+	g = &sb1[instance];
+	memset(g, 0, sizeof(*g));
+	g->seen = true;
+	g->bar1_addr = addr;
+	g->bar1_size = size;
+	why(g, size ? "no decision seen yet" : "BAR1 size unknown (attach argument not recognised)");
+	/* Bits 31:16 and the slot's top 3 bits are 0 in a sane value. */
+	g->topo_pending = !(dbd & 0xffff00e0ULL);
+	g->dbd = dbd;
+	spin_unlock_irqrestore(&sb1_lock, flags);
+	if (!(dbd & 0xffff00e0ULL))
+		schedule_work(&topo_work);
+}
+
+/* osReadRegistryDword found RMForceStaticBar1 set, during an attach. */
+void p2ps_sb1_user_key(void)
+{
+	u32 instance = p2ps_gpu_attaching();
+	unsigned long flags;
+
+	if (instance >= NV_MAX_DEVICES)
+		return;
+	spin_lock_irqsave(&sb1_lock, flags);
+	sb1[instance].user_key = true;
+	spin_unlock_irqrestore(&sb1_lock, flags);
+}
+
+/* kbusIsStaticBar1Supported_TU102(pGpu, pKernelBus, gfid, consoleSize, mailboxSize) */
+struct decide_call {
+	struct OBJGPU *gpu;
+	u32 gfid;
+	u64 console, mailbox;
+};
+static_assert(sizeof(struct decide_call) <= P2PS_RET_DATA_SIZE);
+
+void p2ps_sb1_decide_entry(void *data, struct pt_regs *regs)
+{
+	struct decide_call *c = data;
+
+	c->gpu = (struct OBJGPU *)regs_get_kernel_argument(regs, 0);
+	c->gfid = regs_get_kernel_argument(regs, 2);
+	c->console = regs_get_kernel_argument(regs, 3);
+	c->mailbox = regs_get_kernel_argument(regs, 4);
+}
+
+/* Why static BAR1 cannot be forced on @g, or NULL; sets g->offset. */
+static const char *no_force(struct sb1_gpu *g, unsigned int major)
+{
+	u64 below = g->console + g->mailbox;
+
+	if (!READ_ONCE(force_static_bar1))
+		return "the driver's rule says no; not forced (static_bar1=0)";
+	if (g->user_key)
+		return "the driver's rule says no; RMForceStaticBar1 was set by the user";
+	if (!g->bar1_size)
+		return "the driver's rule says no; BAR1 size unknown: not forced";
+	if (g->mailbox)
+		return "the driver's rule says no; the P2P mailbox is reserved, so BAR1 P2P is not "
+		       "this GPU's P2P type (RMForceP2PType / RMPcieP2PType): not forced";
+	if (major < 580 && below)
+		return "the driver's rule says no; not forced: the console below static BAR1 would put "
+		       "it at an offset that fails BAR1 P2P's 512 MiB alignment check (before 580)";
+	if (major < 580 && !READ_ONCE(sb1_native_uvm))
+		return "the driver's rule says no; not forced before 580 without the UVM fix for "
+		       "GPUs with native BAR1 slots (GB20x): CUDA peer mappings would be wrong";
+	g->offset = major >= 580 ? ALIGN(below, SZ_512M) : 0;
+	if (g->offset + SB1_DYNAMIC_RESERVE >= bar1_va(g))
+		return "the driver's rule says no; BAR1 too small to force";
+	return NULL;
+}
+
+void p2ps_sb1_decide_return(void *data, struct pt_regs *regs)
+{
+	struct decide_call *c = data;
+	u32 instance = p2ps_gpu_instance(c->gpu);
+	unsigned int major = READ_ONCE(sb1_major);
+	u32 ret = regs_return_value(regs);
+	unsigned long flags;
+	struct sb1_gpu *g;
+	const char *no;
+
+	if (instance >= NV_MAX_DEVICES)
+		return;
+	spin_lock_irqsave(&sb1_lock, flags);
+	g = &sb1[instance];
+	g->decided = true;
+	g->forcing = NULL;
+	g->gated = false;
+	if (major < 570) {
+		/* 565: NvBool, decided before the console and mailbox; placed at 0. */
+		g->offset = 0;
+		g->state = (ret & 0xff) ? P2PS_SB1_ON : P2PS_SB1_OFF;
+		why(g, (ret & 0xff) ? "the driver's rule" : "the driver's rule says no (565: not forced)");
+		goto out;
+	}
+	if (c->gfid)
+		goto out;
+	g->console = c->console;
+	g->mailbox = c->mailbox;
+	if (ret == NV_OK) {
+		g->state = P2PS_SB1_ON;
+		g->offset = major >= 580 ? ALIGN(g->console + g->mailbox, SZ_512M) :
+					   ALIGN(g->console + g->mailbox, SZ_2M);
+		why(g, "the driver's rule");
+		goto out;
+	}
+	g->state = P2PS_SB1_OFF;
+	if (ret != NV_ERR_NOT_SUPPORTED) {
+		why(g, "the driver's rule failed (0x%x): BAR1 initialisation fails", ret);
+		goto out;
+	}
+	no = no_force(g, major);
+	if (no) {
+		why(g, "%s", no);
+		goto out;
+	}
+	g->forcing = current;
+	why(g, "forcing: BAR1 %llu MiB, static BAR1 at %llu MiB", mib(g->bar1_size), mib(g->offset));
+	regs_set_return_value(regs, NV_OK);
+out:
+	spin_unlock_irqrestore(&sb1_lock, flags);
+}
+
+/* memmgrGetClientFbAddrSpaceSize_IMPL(pGpu, pMemoryManager) */
+struct client_fb_call {
+	struct OBJGPU *gpu;
+};
+static_assert(sizeof(struct client_fb_call) <= P2PS_RET_DATA_SIZE);
+
+void p2ps_sb1_client_fb_entry(void *data, struct pt_regs *regs)
+{
+	struct client_fb_call *c = data;
+
+	c->gpu = (struct OBJGPU *)regs_get_kernel_argument(regs, 0);
+}
+
+void p2ps_sb1_client_fb_return(void *data, struct pt_regs *regs)
+{
+	struct client_fb_call *c = data;
+	u32 instance = p2ps_gpu_instance(c->gpu);
+	unsigned int major = READ_ONCE(sb1_major);
+	u64 size = regs_return_value(regs), map;
+	unsigned long flags;
+	struct sb1_gpu *g;
+
+	if (instance >= NV_MAX_DEVICES)
+		return;
+	spin_lock_irqsave(&sb1_lock, flags);
+	g = &sb1[instance];
+	g->client_fb = size;
+	if (g->forcing == current) {
+		/* What the enable maps: 570-575 round up to 2 MiB, 580+ down. */
+		map = major >= 580 ? ALIGN_DOWN(size, SZ_2M) : ALIGN(size, SZ_2M);
+		if (!map || g->offset + map + SB1_DYNAMIC_RESERVE > bar1_va(g)) {
+			/*
+			 * Make the enable fail where the driver's own mapping
+			 * fails when BAR1 is too small: a size larger than
+			 * BAR1's VA heap, which the BAR1 allocation refuses.
+			 * (Not 0: only 580.142's memdescCreate refuses that.)
+			 */
+			g->gated = true;
+			if (size < g->bar1_size + SZ_2M)
+				regs_set_return_value(regs, g->bar1_size + SZ_2M);
+		}
+	}
+	spin_unlock_irqrestore(&sb1_lock, flags);
+}
+
+/* kbusEnableStaticBar1Mapping_TU102(pGpu, pKernelBus, gfid[, bar1Offset]) */
+struct enable_call {
+	struct OBJGPU *gpu;
+	u64 offset;
+};
+static_assert(sizeof(struct enable_call) <= P2PS_RET_DATA_SIZE);
+
+void p2ps_sb1_enable_entry(void *data, struct pt_regs *regs)
+{
+	struct enable_call *c = data;
+
+	c->gpu = (struct OBJGPU *)regs_get_kernel_argument(regs, 0);
+	c->offset = regs_get_kernel_argument(regs, 3);
+}
+
+void p2ps_sb1_enable_return(void *data, struct pt_regs *regs)
+{
+	struct enable_call *c = data;
+	u32 instance = p2ps_gpu_instance(c->gpu);
+	unsigned int major = READ_ONCE(sb1_major);
+	u32 st = regs_return_value(regs), failed = st;
+	unsigned long flags;
+	struct sb1_gpu *g;
+	bool forcing;
+
+	if (instance < NV_MAX_DEVICES) {
+		spin_lock_irqsave(&sb1_lock, flags);
+		g = &sb1[instance];
+		forcing = g->forcing == current;
+		g->forcing = NULL;
+		if (st == NV_OK) {
+			if (major >= 580)
+				g->offset = c->offset;
+			if (forcing) {
+				g->state = P2PS_SB1_FORCED;
+				why(g, "forced by p2p-shim: the driver's rule says no, but BAR1 %llu MiB "
+				    "holds the client FB %llu MiB at %llu MiB",
+				    mib(g->bar1_size), mib(g->client_fb), mib(g->offset));
+			} else if (!g->decided) {
+				g->state = P2PS_SB1_ON;
+				why(g, "the driver's rule");
+			}
+		} else if (forcing) {
+			/* Its error path undid everything: as if the rule had said no. */
+			regs_set_return_value(regs, NV_OK);
+			st = NV_ERR_NOT_SUPPORTED;
+			g->state = P2PS_SB1_OFF;
+			if (g->gated)
+				why(g, "the driver's rule says no; BAR1 %llu MiB cannot hold the client FB "
+				    "%llu MiB at %llu MiB plus %u MiB: not forced",
+				    mib(g->bar1_size), mib(g->client_fb), mib(g->offset),
+				    SB1_DYNAMIC_RESERVE >> 20);
+			else
+				why(g, "the driver's rule says no; forcing it failed to map (0x%x): left off",
+				    failed);
+		} else {
+			g->state = P2PS_SB1_FAILED;
+			why(g, "the driver's static BAR1 mapping failed (0x%x): BAR1 initialisation fails",
+			    st);
+		}
+		g->gated = false;
+		spin_unlock_irqrestore(&sb1_lock, flags);
+	}
+	p2ps_gpu_set_static_bar1(c->gpu, st == NV_OK);
+}
+
+/* kbusDisableStaticBar1Mapping_TU102, at entry. */
+void p2ps_sb1_disable(struct pt_regs *regs)
+{
+	u32 instance = p2ps_gpu_instance((struct OBJGPU *)regs_get_kernel_argument(regs, 0));
+	unsigned long flags;
+
+	if (instance >= NV_MAX_DEVICES)
+		return;
+	spin_lock_irqsave(&sb1_lock, flags);
+	if (sb1[instance].state == P2PS_SB1_ON || sb1[instance].state == P2PS_SB1_FORCED) {
+		sb1[instance].state = P2PS_SB1_OFF;
+		why(&sb1[instance], "torn down (the GPU is being shut down)");
+	}
+	spin_unlock_irqrestore(&sb1_lock, flags);
+}
+
+/* Whether @g's static BAR1 passes the pair's 512 MiB alignment check. */
+static bool p2p_usable(const struct sb1_gpu *g)
+{
+	return IS_ALIGNED(g->offset, SZ_512M);
+}
+
+/*
+ * For the caps guard: whether a GPU of @mask has static BAR1 where BAR1
+ * P2P's mapping would refuse it (570-575, after a console or mailbox).
+ */
+bool p2ps_sb1_unusable_in(u32 mask)
+{
+	unsigned long flags, bits = mask;
+	bool bad = false;
+	int i;
+
+	spin_lock_irqsave(&sb1_lock, flags);
+	for_each_set_bit(i, &bits, NV_MAX_DEVICES)
+		if ((sb1[i].state == P2PS_SB1_ON || sb1[i].state == P2PS_SB1_FORCED) &&
+		    !p2p_usable(&sb1[i]))
+			bad = true;
+	spin_unlock_irqrestore(&sb1_lock, flags);
+	return bad;
+}
+
+/* The record of GPU @instance for the status dump; false if none. */
+bool p2ps_sb1_report(unsigned int instance, struct p2ps_gpu_report *r)
+{
+	unsigned long flags;
+	struct sb1_gpu *g;
+	bool seen;
+
+	if (instance >= NV_MAX_DEVICES)
+		return false;
+	spin_lock_irqsave(&sb1_lock, flags);
+	g = &sb1[instance];
+	seen = g->seen;
+	if (seen) {
+		memset(r, 0, sizeof(*r));
+		r->instance = instance;
+		r->state = g->state;
+		r->bar1_addr = g->bar1_addr;
+		r->bar1_size = g->bar1_size;
+		r->console = g->console;
+		r->mailbox = g->mailbox;
+		r->client_fb = g->client_fb;
+		r->offset = g->offset;
+		r->p2p_usable = (g->state == P2PS_SB1_ON || g->state == P2PS_SB1_FORCED) &&
+				p2p_usable(g);
+		strscpy(r->reason, g->reason, sizeof(r->reason));
+		if (g->state == P2PS_SB1_ON && !r->p2p_usable)
+			snprintf(r->reason, sizeof(r->reason),
+				 "the driver's rule; at BAR1 offset %llu KiB, not 512 MiB aligned: "
+				 "BAR1 P2P mappings would fail (the caps guard refuses its pairs)",
+				 g->offset >> 10);
+	}
+	spin_unlock_irqrestore(&sb1_lock, flags);
+	return seen;
+}
