@@ -102,11 +102,6 @@ static const struct p2ps_code ret_void =		/* return */
 	}
 
 /*
- * Gen B, 580.x to 595.x: the driver has the BAR1 P2P implementation (for
- * Hopper and Blackwell) and its UVM side encodes BAR1 peers as SYS_NONCOH;
- * GeForce chips only lack the HAL slots and the routing.
- */
-/*
  * 565+: the per-GPU static BAR1 decision (kmod/sbar1.c, docs/cards.md).
  * kbusInitBar1_GM107 asks kbusIsStaticBar1Supported_TU102 (with the
  * console and mailbox sizes from 570) and calls
@@ -142,9 +137,37 @@ static const struct p2ps_code ret_void =		/* return */
 		.why = "observes static BAR1 going away while the GPU stays attached (persistence mode)", \
 	}
 
+/*
+ * BAR1 pairs the driver creates with its own _GH100 slots (GB20x from
+ * 570.86.15, Hopper, GB10x) while one of their GPUs carries our ForceP2P:
+ * return probes on those bodies see them, and leave the calls that come
+ * from our wrappers to them.  Gen A's external-mapping fix and, before
+ * 590, nvidia-uvm's peer tags (kmod/uvm_peer.c) need these pairs too.
+ */
+#define NATIVE_PAIR_HOOKS \
+	{ \
+		.target = "kbusCreateP2PMappingForBar1P2P_GH100", \
+		.kind = P2PS_HOOK_RETURN, \
+		.action = P2PS_ACT_NATIVE_CREATE, \
+		.why = "observes BAR1 pairs the driver makes without the stub wrappers (GB20x " \
+		       "from 570, Hopper, GB10x): the UVM fixes cover them too", \
+	}, \
+	{ \
+		.target = "kbusRemoveP2PMappingForBar1P2P_GH100", \
+		.kind = P2PS_HOOK_RETURN, \
+		.action = P2PS_ACT_NATIVE_REMOVE, \
+		.why = "observes those pairs' teardown", \
+	}
+
+/*
+ * Gen B, 580.x to 595.x: the driver has the BAR1 P2P implementation (for
+ * Hopper and Blackwell) and its UVM side encodes BAR1 peers as SYS_NONCOH;
+ * GeForce chips only lack the HAL slots and the routing.
+ */
 static const struct p2ps_hook_desc gen_b_hooks[] = {
 	BAR1_P2P_HOOKS,
 	STATIC_BAR1_HOOKS,
+	NATIVE_PAIR_HOOKS,
 };
 
 /*
@@ -153,10 +176,7 @@ static const struct p2ps_hook_desc gen_b_hooks[] = {
  * Within a PTE build for a BAR1 pair (and only there), the aperture becomes
  * SYS_NONCOH and the address the peer's BAR1 DMA base plus the offset.
  * A BAR1 pair is one the wrappers created (stub chips) or one the driver
- * created with its own _GH100 slots (GB20x from 570.86.15, Hopper, GB10x)
- * while one of its GPUs carries our ForceP2P: return probes on those
- * bodies see both, and leave the calls that come from our wrappers to
- * them.
+ * created with its own _GH100 slots (NATIVE_PAIR_HOOKS).
  */
 #define GEN_A_HOOKS GEN_A_HOOKS_WITH(BAR1_P2P_HOOKS)
 
@@ -180,19 +200,7 @@ static const struct p2ps_hook_desc gen_b_hooks[] = {
 		.action = P2PS_ACT_UVM_ENCODE, \
 		.why = "in scope: encodes the addresses as peer addresses at the peer's BAR1 DMA base", \
 	}, \
-	{ \
-		.target = "kbusCreateP2PMappingForBar1P2P_GH100", \
-		.kind = P2PS_HOOK_RETURN, \
-		.action = P2PS_ACT_NATIVE_CREATE, \
-		.why = "observes BAR1 pairs the driver makes without the stub wrappers (GB20x " \
-		       "from 570, Hopper, GB10x): the UVM fix scopes to them too", \
-	}, \
-	{ \
-		.target = "kbusRemoveP2PMappingForBar1P2P_GH100", \
-		.kind = P2PS_HOOK_RETURN, \
-		.action = P2PS_ACT_NATIVE_REMOVE, \
-		.why = "observes those pairs' teardown", \
-	}
+	NATIVE_PAIR_HOOKS
 
 static const struct p2ps_hook_desc gen_a2_hooks[] = {
 	GEN_A_HOOKS,

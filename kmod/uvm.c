@@ -255,8 +255,7 @@ void p2ps_uvm_native_return(void *data, struct pt_regs *regs, bool create)
 		p2ps_ledger_native_put(c->g0, c->g1);
 	} else if (forced(c->g0) || forced(c->g1)) {
 		p2ps_ledger_native_get(c->g0, c->b0, c->g1, c->b1);
-		/* nvidia-uvm's own peer PTEs of the pair need the same fix. */
-		p2ps_uvm_peer_created(c->g0, c->g1);
+		p2ps_uvm_peer_created_native(c->g0, c->g1);
 	}
 }
 

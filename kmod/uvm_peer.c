@@ -170,6 +170,19 @@ void p2ps_uvm_peer_created(struct OBJGPU *g0, struct OBJGPU *g1)
 	spin_unlock_irqrestore(&created_lock, flags);
 }
 
+/*
+ * From the native-pair observer: nvidia-uvm's own peer PTEs of such a pair
+ * need the same tags before 590.  From 590 the driver's native pairs are
+ * Hopper and Blackwell, whose UVM apertures are right: left alone.
+ */
+void p2ps_uvm_peer_created_native(struct OBJGPU *g0, struct OBJGPU *g1)
+{
+	const struct p2ps_uvm_set *set = READ_ONCE(uset.set);
+
+	if (set && set->hooks[0].action == P2PS_ACT_UVM_PEER_CAPS)
+		p2ps_uvm_peer_created(g0, g1);
+}
+
 /* This thread's note, taken (recent ones only: UVM asks right away). */
 static bool take_created(struct OBJGPU **g0, struct OBJGPU **g1)
 {

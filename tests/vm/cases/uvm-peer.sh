@@ -87,11 +87,11 @@ for v in 550.163.01 565.57.01 570.148.08 575.64.05 580.159.04; do
 	expect_no_match "$v no left-over mappings" "$log" 'left-over'
 done
 
-# GB20x on 570/575: the driver creates the pair with its own _GH100 slot,
-# not through p2p-shim's wrapper (gen A's A5 observes it): UVM's PTEs of
-# such a pair need the same tags.
+# GB20x from 570: the driver creates the pair with its own _GH100 slot,
+# not through p2p-shim's wrapper (A5 observes it): UVM's PTEs of such a
+# pair need the same tags.
 N='GB203@0000:01:00.0,vram=16G,bar1=0x4000000000/32G;GB203@0000:02:00.0,vram=16G,bar1=0x6000000000/32G'
-for v in 570.148.08 575.64.05; do
+for v in 570.148.08 575.64.05 580.159.04; do
 	echo "== $v GB203 pair (the driver's own BAR1 slots)"
 	run insmod /lib/p2p-shim/p2p-shim.ko enable=1
 	run insmod /lib/standin/$v/nvidia.ko gpus="$N"
