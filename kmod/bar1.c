@@ -412,10 +412,16 @@ void p2ps_caps_return(void *data, struct pt_regs *regs)
 			refuse(c);
 		break;
 	case P2P_CONNECTIVITY_PCIE_BAR1:
-		/* The HAL check skipped also refuses loopback (one GPU). */
-		if (READ_ONCE(watch_static_bar1) && p2ps_gpus_forced_in(c->mask) &&
-		    (hweight32(c->mask) < 2 || !p2ps_gpus_static_bar1(c->mask) ||
-		     p2ps_sb1_unusable_in(c->mask)))
+		if (!p2ps_gpus_forced_in(c->mask))
+			break;
+		/*
+		 * 550-570 skipped the HAL check, which wants static BAR1 on both
+		 * GPUs and refuses loopback (one GPU); 575+ made it themselves.
+		 * Every version: static BAR1 where BAR1 P2P's create cannot use it.
+		 */
+		if ((READ_ONCE(watch_static_bar1) &&
+		     (hweight32(c->mask) < 2 || !p2ps_gpus_static_bar1(c->mask))) ||
+		    p2ps_sb1_unusable_in(c->mask))
 			refuse(c);
 		break;
 	}
@@ -491,8 +497,9 @@ int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 		/* gen A's UVM fix learns native-slot pairs (issue 13): sbar1.c */
 		if (!strcmp(hooks[i].desc->target, "kbusCreateP2PMappingForBar1P2P_GH100"))
 			native_uvm = true;
-		if (hooks[i].desc->action == P2PS_ACT_STATIC_BAR1 ||
-		    hooks[i].desc->action == P2PS_ACT_STATIC_ENABLE)
+		if ((hooks[i].desc->action == P2PS_ACT_STATIC_BAR1 ||
+		     hooks[i].desc->action == P2PS_ACT_STATIC_ENABLE) &&
+		    profile->force_before_bar1_check)
 			WRITE_ONCE(watch_static_bar1, true);
 		for (j = 0; j < ARRAY_SIZE(wrappers); j++)
 			if (hooks[i].desc->action == wrappers[j].action) {

@@ -463,6 +463,7 @@ const struct p2ps_profile p2ps_profiles[] = {
 		.nr_hooks = NR(gen_0_hooks),
 		.calls = calls,
 		.registry = gen_0_registry,
+		.force_before_bar1_check = true,
 	},
 	{
 		.name = "gen-a1",
@@ -472,6 +473,7 @@ const struct p2ps_profile p2ps_profiles[] = {
 		.nr_hooks = NR(gen_a1_hooks),
 		.calls = calls,
 		.registry = gen_a1_registry,
+		.force_before_bar1_check = true,
 	},
 	{
 		.name = "gen-a2",

@@ -71,6 +71,17 @@ MODULE_PARM_DESC(static_bar1,
 /* BAR1 left for dynamic mappings after static BAR1 (the doctor's USERD bound). */
 #define SB1_DYNAMIC_RESERVE	SZ_64M
 
+/*
+ * Forcing is for a "no" about size (the driver's reserves do not fit).  With
+ * this much room left the rule would have said yes on size alone, so its
+ * "no" came from elsewhere (vGPU host PF, confidential computing:
+ * kbusIsStaticBar1Supported_TU102 in 580+): never forced then.
+ */
+#define SB1_NOT_SIZE_ROOM	SZ_1G
+
+/* No Turing or later GPU has less VRAM: a smaller BAR1 can never hold it. */
+#define SB1_MIN_VRAM		SZ_2G
+
 /* GPUATTACHARG (g_gpu_mgr_nvoc.h, 550-595): fbPhysAddr, nvDomainBusDeviceFunc, fbLength. */
 #define GPUATTACHARG_FB_PHYS_ADDR	32
 #define GPUATTACHARG_DOMAIN_BUS_DEVICE	56
@@ -81,6 +92,7 @@ struct sb1_gpu {
 	bool user_key;			/* the user set RMForceStaticBar1 */
 	bool decided;			/* the decision ran while we watched */
 	bool gated;			/* a forced enable found BAR1 too small */
+	bool not_size;			/* ... or so large that the "no" was not about size */
 	u64 bar1_addr, bar1_size;	/* 0: unknown */
 	u64 console, mailbox;
 	u64 client_fb;
@@ -307,6 +319,9 @@ static const char *no_force(struct sb1_gpu *g, unsigned int major)
 		return "the driver's rule says no; RMForceStaticBar1 was set by the user";
 	if (!g->bar1_size)
 		return "the driver's rule says no; BAR1 size unknown: not forced";
+	if (bar1_va(g) < SB1_MIN_VRAM + SB1_DYNAMIC_RESERVE)
+		return "the driver's rule says no; BAR1 is smaller than any such GPU's memory "
+		       "(Resizable BAR off?): not forced";
 	if (g->mailbox)
 		return "the driver's rule says no; the P2P mailbox is reserved, so BAR1 P2P is not "
 		       "this GPU's P2P type (RMForceP2PType / RMPcieP2PType): not forced";
@@ -339,6 +354,7 @@ void p2ps_sb1_decide_return(void *data, struct pt_regs *regs)
 	g->decided = true;
 	g->forcing = NULL;
 	g->gated = false;
+	g->not_size = false;
 	if (major < 570) {
 		/* 565: NvBool, decided before the console and mailbox; placed at 0. */
 		g->offset = 0;
@@ -404,7 +420,9 @@ void p2ps_sb1_client_fb_return(void *data, struct pt_regs *regs)
 	if (g->forcing == current) {
 		/* What the enable maps: 570-575 round up to 2 MiB, 580+ down. */
 		map = major >= 580 ? ALIGN_DOWN(size, SZ_2M) : ALIGN(size, SZ_2M);
-		if (!map || g->offset + map + SB1_DYNAMIC_RESERVE > bar1_va(g)) {
+		g->not_size = map && g->offset + map + SB1_DYNAMIC_RESERVE + SB1_NOT_SIZE_ROOM <=
+			      bar1_va(g);
+		if (!map || g->offset + map + SB1_DYNAMIC_RESERVE > bar1_va(g) || g->not_size) {
 			/*
 			 * Make the enable fail where the driver's own mapping
 			 * fails when BAR1 is too small: a size larger than
@@ -466,7 +484,11 @@ void p2ps_sb1_enable_return(void *data, struct pt_regs *regs)
 			regs_set_return_value(regs, NV_OK);
 			st = NV_ERR_NOT_SUPPORTED;
 			g->state = P2PS_SB1_OFF;
-			if (g->gated)
+			if (g->gated && g->not_size)
+				why(g, "the driver's rule says no although BAR1 %llu MiB holds the client FB "
+				    "%llu MiB with room to spare (vGPU host or confidential computing?): "
+				    "not forced", mib(g->bar1_size), mib(g->client_fb));
+			else if (g->gated)
 				why(g, "the driver's rule says no; BAR1 %llu MiB cannot hold the client FB "
 				    "%llu MiB at %llu MiB plus %u MiB: not forced",
 				    mib(g->bar1_size), mib(g->client_fb), mib(g->offset),
@@ -480,6 +502,7 @@ void p2ps_sb1_enable_return(void *data, struct pt_regs *regs)
 			    st);
 		}
 		g->gated = false;
+		g->not_size = false;
 		spin_unlock_irqrestore(&sb1_lock, flags);
 	}
 	p2ps_gpu_set_static_bar1(c->gpu, st == NV_OK);

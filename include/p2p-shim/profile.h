@@ -115,6 +115,11 @@ struct p2ps_profile {
 	unsigned int nr_hooks;
 	const char *const *calls;	/* other functions the module calls, NULL-terminated */
 	const struct p2ps_registry_default *registry;	/* {NULL}-terminated */
+	/*
+	 * The driver applies ForceP2P before its BAR1 HAL check (550-570), so
+	 * the caps guard itself must ask for static BAR1 on both GPUs.
+	 */
+	bool force_before_bar1_check;
 };
 
 /*

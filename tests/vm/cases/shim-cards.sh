@@ -97,7 +97,7 @@ for v in 570.148.08 575.64.05 580.159.04 595.45.04; do
 	expect_match "$v 4090: the driver's" "$(gpu_row "$st" 4)" '^4 +on +usable +32768 MiB .*the driver.s rule'
 	if [ $force = 1 ]; then
 		expect_match "$v 4090D: too small" "$(gpu_row "$st" 5)" '^5 +off +no .*cannot hold the client FB 49152 MiB'
-		expect_match "$v 256M: too small" "$(gpu_row "$st" 7)" '^7 +off +no +256 MiB .*cannot hold'
+		expect_match "$v 256M: too small" "$(gpu_row "$st" 7)" '^7 +off +no +256 MiB .*smaller than any such GPU.s memory'
 	else
 		expect_match "$v 4090D: not tried" "$(gpu_row "$st" 5)" '^5 +off +no .*native BAR1 slots'
 		expect_match "$v 256M: not tried" "$(gpu_row "$st" 7)" '^7 +off +no +256 MiB .*native BAR1 slots'
