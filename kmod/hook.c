@@ -232,7 +232,8 @@ static int install_one(struct p2ps_hook *h, bool dry_run)
 		h->krp.handler = ret_handler;
 		h->krp.data_size = P2PS_RET_DATA_SIZE;
 		/* A missed instance would skip a registry default: be generous. */
-		h->krp.maxactive = 64;
+		/* Enough for every CPU in a handler at once: a miss is a lost fix. */
+		h->krp.maxactive = max_t(int, 64, 2 * num_possible_cpus());
 		ret = register_kretprobe(&h->krp);
 		if (ret)
 			unregister_kprobe(&h->guard);

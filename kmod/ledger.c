@@ -25,6 +25,7 @@ struct ledger_entry {
 	void *key;			/* BAR1_WINDOW: the driver's mapping info */
 	u64 base10;			/* PCIE_BAR1: GPU0's BAR1 as GPU1 reaches it */
 	struct p2ps_mapping_event ev;	/* what status and events report */
+	bool held;			/* native pair with live nvidia-uvm peer tags */
 };
 
 static LIST_HEAD(entries);
@@ -201,10 +202,31 @@ void p2ps_ledger_native_put(struct OBJGPU *g0, struct OBJGPU *g1)
 	e = find_pair_in(&native, g0, g1);
 	if (e && !--e->ev.count) {
 		list_del(&e->node);
+		if (e->held)
+			account(-1);
 		gone = e;
 	}
 	spin_unlock_irqrestore(&ledger_lock, flags);
 	kfree(gone);
+}
+
+/*
+ * nvidia-uvm now carries tags for the native pair @g0, @g1 that only our
+ * hooks turn into addresses: it holds the module (no disable, no rmmod)
+ * until the driver tears the pair down, as a pair of ours does.
+ */
+void p2ps_ledger_native_hold(struct OBJGPU *g0, struct OBJGPU *g1)
+{
+	struct ledger_entry *e;
+	unsigned long flags;
+
+	spin_lock_irqsave(&ledger_lock, flags);
+	e = find_pair_in(&native, g0, g1);
+	if (e && !e->held) {
+		e->held = true;
+		account(+1);
+	}
+	spin_unlock_irqrestore(&ledger_lock, flags);
 }
 
 void p2ps_ledger_native_reset(void)
@@ -214,6 +236,9 @@ void p2ps_ledger_native_reset(void)
 	LIST_HEAD(gone);
 
 	spin_lock_irqsave(&ledger_lock, flags);
+	list_for_each_entry(e, &native, node)
+		if (e->held)
+			account(-1);
 	list_splice_init(&native, &gone);
 	spin_unlock_irqrestore(&ledger_lock, flags);
 	list_for_each_entry_safe(e, tmp, &gone, node)

@@ -74,6 +74,22 @@
 #define NR_TAGS		(TAG_LAST - TAG_FIRST + 1)
 
 /*
+ * The slot to try @k-th: tags whose low 3 bits are 7 first.  A copy engine
+ * told a tag that no hook converted (a missed probe) targets peer (tag & 7),
+ * as it targets peer 7 for the stock 0xff: with these it fails the same way
+ * rather than reaching a real peer 0..6.
+ */
+static unsigned int tag_slot(unsigned int k)
+{
+	unsigned int first = NR_TAGS / 8;	/* 0x87, 0x8f, ..., 0xf7 */
+
+	if (k < first)
+		return 8 * k + 7;
+	k -= first;
+	return k + k / 7;	/* the k-th slot whose low bits are not 7 */
+}
+
+/*
  * UvmGpuP2PCapsParams up to the fields read here; bar1Dma* only from 580
  * (nv_uvm_types.h: peerIds, egmPeerIds, p2pLink, optimalNvlinkWriteCEs,
  * totalLinkLineRateMBps, then bar1DmaAddress[2], bar1DmaSize[2]).
@@ -230,8 +246,8 @@ static u32 tag_for(struct OBJGPU *mapper, struct OBJGPU *owner, u64 base)
 			if (tags[i].used && tags[i].mapper == mapper && tags[i].owner == owner)
 				t = &tags[i];
 		for (i = 0; i < NR_TAGS && !t; i++)
-			if (!tags[i].used)
-				t = &tags[i];
+			if (!tags[tag_slot(i)].used)
+				t = &tags[tag_slot(i)];
 		if (!t)
 			drop_stale_tags();
 	}
@@ -311,6 +327,8 @@ void p2ps_uvm_caps_return(void *data, struct pt_regs *regs)
 	}
 	WRITE_ONCE(c->params->peer_ids[0], t0);
 	WRITE_ONCE(c->params->peer_ids[1], t1);
+	/* A native pair's tags must not outlive the hooks either. */
+	p2ps_ledger_native_hold(g0, g1);
 	pr_info("nvidia-uvm peers GPU%u-GPU%u (BAR1): peer ids 0x%x (base 0x%llx), 0x%x (base 0x%llx)\n",
 		p2ps_gpu_instance(g0), p2ps_gpu_instance(g1), t0, base01, t1, base10);
 }

@@ -105,8 +105,14 @@ for v in 570.148.08 575.64.05 580.159.04; do
 	echo "$out" | tr '\n' ' '; echo
 	expect_eq "$v GB203 pte aperture (SYSTEM_COHERENT)" "$(kv pte_aperture "$out")" 2
 	expect_eq "$v GB203 pte sys address" "$(kv pte_addr_sys "$out")" "$(hex $((base + 0x200000)))"
+	# nvidia-uvm holds tags only our hooks convert: no disable meanwhile.
+	if p2pctl disable >/dev/null 2>&1; then
+		fail "$v GB203: disable went through while nvidia-uvm holds the pair's tags"
+	fi
+	echo "ok: $v GB203: disable refused while nvidia-uvm holds the pair's tags"
 	expect_eq "$v GB203 disable peer access" "$(kv status "$(uvm disable 0 1)")" 0x0
 	run rmmod nvidia-uvm
+	run p2pctl disable
 	run rmmod nvidia
 	run rmmod p2p_shim
 done
