@@ -25,6 +25,7 @@
 #include <linux/sizes.h>
 
 #include "nv-standin.h"
+#include "standin-ctl.h"
 #include "nv-uvm-standin.h"
 
 #define NV_STANDIN_RESP_SIZE	4096
@@ -437,25 +438,13 @@ static ssize_t nv_ctl_write(struct file *file, const char __user *ubuf,
 			    size_t count, loff_t *ppos)
 {
 	struct nv_ctl_file *f = file->private_data;
-	char cmd[NV_STANDIN_CMD_MAX], *rest, *tok, *argv[8];
+	char cmd[NV_STANDIN_CMD_MAX], *argv[8];
 	struct seq_buf out;
-	int argc = 0, ret;
+	int argc, ret;
 
-	if (count == 0 || count >= sizeof(cmd))
-		return -EINVAL;
-	if (copy_from_user(cmd, ubuf, count))
-		return -EFAULT;
-	cmd[count] = '\0';
-	rest = strim(cmd);
-	while ((tok = strsep(&rest, " \t\n")) != NULL) {
-		if (!*tok)
-			continue;
-		if (argc == ARRAY_SIZE(argv))
-			return -EINVAL;
-		argv[argc++] = tok;
-	}
-	if (!argc)
-		return -EINVAL;
+	argc = standin_ctl_words(cmd, sizeof(cmd), ubuf, count, argv, ARRAY_SIZE(argv));
+	if (argc < 0)
+		return argc;
 
 	seq_buf_init(&out, f->resp, NV_STANDIN_RESP_SIZE);
 	mutex_lock(&nv_standin_lock);

@@ -37,6 +37,7 @@
 #include <linux/seq_buf.h>
 
 #include "nv-uvm-standin.h"
+#include "standin-ctl.h"
 
 #define UVM_AT_LEAST(major)	(NV_STANDIN_MAJOR >= (major))
 /* 565 and older: the peer addresses come from the PMM (uvm_pmm_gpu.c). */
@@ -958,25 +959,13 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t coun
 			 loff_t *ppos)
 {
 	struct ctl_file *f = file->private_data;
-	char cmd[128], *rest, *tok, *argv[6];
+	char cmd[128], *argv[6];
 	struct seq_buf out;
-	int argc = 0, ret;
+	int argc, ret;
 
-	if (!count || count >= sizeof(cmd))
-		return -EINVAL;
-	if (copy_from_user(cmd, ubuf, count))
-		return -EFAULT;
-	cmd[count] = '\0';
-	rest = strim(cmd);
-	while ((tok = strsep(&rest, " \t\n")) != NULL) {
-		if (!*tok)
-			continue;
-		if (argc == ARRAY_SIZE(argv))
-			return -EINVAL;
-		argv[argc++] = tok;
-	}
-	if (!argc)
-		return -EINVAL;
+	argc = standin_ctl_words(cmd, sizeof(cmd), ubuf, count, argv, ARRAY_SIZE(argv));
+	if (argc < 0)
+		return argc;
 	seq_buf_init(&out, f->resp, sizeof(f->resp));
 	mutex_lock(&uvm_global_lock);
 	ret = run_cmd(argc, argv, &out);
