@@ -414,19 +414,22 @@ static uvm_gpu_link_type_t get_gpu_link_type(NvU32 link)
 }
 
 /* Lower UVM id first, for both RM calls. */
+static void rm_devices_in_id_order(uvm_parent_gpu_t *parent_gpu0, uvm_parent_gpu_t *parent_gpu1,
+				   uvmGpuDeviceHandle *rm_device0, uvmGpuDeviceHandle *rm_device1)
+{
+	if (uvm_parent_id_value(parent_gpu0) > uvm_parent_id_value(parent_gpu1))
+		swap(parent_gpu0, parent_gpu1);
+	*rm_device0 = parent_gpu0->rm_device;
+	*rm_device1 = parent_gpu1->rm_device;
+}
+
 static noinline NV_STATUS get_parent_p2p_caps(uvm_parent_gpu_t *parent_gpu0,
 					      uvm_parent_gpu_t *parent_gpu1,
 					      UvmGpuP2PCapsParams *p2p_caps_params)
 {
 	uvmGpuDeviceHandle rm_device0, rm_device1;
 
-	if (uvm_parent_id_value(parent_gpu0) < uvm_parent_id_value(parent_gpu1)) {
-		rm_device0 = parent_gpu0->rm_device;
-		rm_device1 = parent_gpu1->rm_device;
-	} else {
-		rm_device0 = parent_gpu1->rm_device;
-		rm_device1 = parent_gpu0->rm_device;
-	}
+	rm_devices_in_id_order(parent_gpu0, parent_gpu1, &rm_device0, &rm_device1);
 	memset(p2p_caps_params, 0, sizeof(*p2p_caps_params));
 	return nvUvmInterfaceGetP2PCaps(rm_device0, rm_device1, p2p_caps_params);
 }
@@ -437,13 +440,7 @@ static noinline NV_STATUS create_parent_p2p_object(uvm_parent_gpu_t *parent_gpu0
 {
 	uvmGpuDeviceHandle rm_device0, rm_device1;
 
-	if (uvm_parent_id_value(parent_gpu0) < uvm_parent_id_value(parent_gpu1)) {
-		rm_device0 = parent_gpu0->rm_device;
-		rm_device1 = parent_gpu1->rm_device;
-	} else {
-		rm_device0 = parent_gpu1->rm_device;
-		rm_device1 = parent_gpu0->rm_device;
-	}
+	rm_devices_in_id_order(parent_gpu0, parent_gpu1, &rm_device0, &rm_device1);
 	*p2p_handle = 0;
 	return nvUvmInterfaceP2pObjectCreate(rm_device0, rm_device1, p2p_handle);
 }
