@@ -823,9 +823,16 @@ static void check_iommu(struct dctx *c)
  * in 570-575 wherever the BAR1 heap has room (2 MiB aligned).  565 decides
  * before the console and mailbox and maps at 0.  Peers take the static BAR1
  * only at a 512 MiB-aligned DMA address (_kbusCreateStaticBar1IOMMUMapping).
+ * 550/560 (gen-0) have no RMForceStaticBar1: kbusInitBar1_GM107 asks the
+ * HAL kbusIsBar1P2PCapable (550.163.01 kern_bus_gm107.c L1011), which
+ * p2p-shim's hook Z1 points at _GH100 (kern_bus_gh100.c L1119-1149): yes
+ * when RMForceP2PType=2 and BAR1 VA - 128 KiB holds VRAM rounded up to
+ * 2 MiB; the mapping then goes at BAR1 offset 0 (Z2), as in 565 before the
+ * console (docs/hooks.md, Gen 0).
  */
 enum drv_gen {
-	GEN_UNSERVED,		/* < 565, or the proprietary module */
+	GEN_UNSERVED,		/* < 550, or the proprietary module */
+	GEN_0,			/* 550/560: kbusIsBar1P2PCapable, RMForceP2PType=2 only */
 	GEN_A0,			/* 565: default 3 (ONLY_GPU), decided before the console */
 	GEN_A1,			/* 570: default 3 (ONLY_GPU) */
 	GEN_A2,			/* 575: default 0 (DISABLE) */
@@ -877,7 +884,7 @@ static long sb_force_type(const struct sb_rules *k)
 /* Is the P2P mailbox reserved in BAR1 (_kbusRequiresP2PMailboxBar1_GM107)? */
 static bool sb_mailbox(const struct sb_rules *k)
 {
-	if (k->gen == GEN_A0 || k->gen == GEN_A1) {
+	if (k->gen == GEN_0 || k->gen == GEN_A0 || k->gen == GEN_A1) {
 		long t = k->user_force_p2p_type >= 0 ? k->user_force_p2p_type :
 			 k->shim_keys ? 2 : 0;
 
@@ -888,7 +895,7 @@ static bool sb_mailbox(const struct sb_rules *k)
 
 static bool sb_bar1p2p_type(const struct sb_rules *k)
 {
-	return (k->gen == GEN_A0 || k->gen == GEN_A1) && !sb_mailbox(k);
+	return (k->gen == GEN_0 || k->gen == GEN_A0 || k->gen == GEN_A1) && !sb_mailbox(k);
 }
 
 #define MB(x) ((unsigned long long)((x) / MiB))
@@ -909,6 +916,31 @@ static void sb_eval(const struct sb_rules *k, long force, uint64_t bar1, uint64_
 	uint64_t need = fb_al, off, req;
 
 	o->remedy[0] = '\0';
+	if (k->gen == GEN_0) {
+		/*
+		 * 550/560: kbusIsBar1P2PCapable_GH100 through p2p-shim's hook;
+		 * no registry key forces or disables it, and the mapping sits at
+		 * BAR1 offset 0 whatever the console (decided before it).
+		 */
+		if (!sb_bar1p2p_type(k)) {
+			o->v = P2PS_SB_NO;
+			snprintf(o->why, sizeof(o->why),
+				 "550/560 map it only with RMForceP2PType=2, which is not in effect");
+			return;
+		}
+		if (va < 128 * KiB || va - 128 * KiB < fb_al) {
+			o->v = P2PS_SB_NO;
+			snprintf(o->why, sizeof(o->why),
+				 "550/560 rule: BAR1 (%llu MiB) minus 128 KiB can't hold VRAM (%llu MiB)",
+				 MB(bar1), MB(fb_al));
+			return;
+		}
+		o->v = P2PS_SB_YES;
+		snprintf(o->why, sizeof(o->why),
+			 "550/560 rule (RMForceP2PType=2, p2p-shim's hooks): BAR1 %llu MiB holds VRAM %llu MiB from offset 0%s",
+			 MB(bar1), MB(fb_al), con ? " (decided before the console)" : "");
+		return;
+	}
 	if (k->gen == GEN_A0) {
 		/*
 		 * 565: decided before the console and the mailbox; with static
@@ -1062,13 +1094,14 @@ static void sb_rules_init(struct dctx *c, struct sb_rules *k)
 	if (!*ver) {
 		k->gen = GEN_B;
 		k->assumed = true;
-	} else if (!c->r->open_module || major < 565) {
+	} else if (!c->r->open_module || major < 550) {
 		k->gen = GEN_UNSERVED;
 	} else {
-		k->gen = major < 570 ? GEN_A0 : major < 575 ? GEN_A1 : major < 580 ? GEN_A2 : GEN_B;
+		k->gen = major < 565 ? GEN_0 : major < 570 ? GEN_A0 : major < 575 ? GEN_A1 : major < 580 ? GEN_A2 : GEN_B;
 	}
 	param_value(c, "RegistryDwords", dwords, sizeof(dwords));
-	k->user_force_sb = reg_key(dwords, "RMForceStaticBar1");
+	/* 550/560 have no RMForceStaticBar1: the key is not read there */
+	k->user_force_sb = k->gen == GEN_0 ? -1 : reg_key(dwords, "RMForceStaticBar1");
 	k->user_pcie_type = reg_key(dwords, "RMPcieP2PType");
 	k->user_force_p2p_type = reg_key(dwords, "RMForceP2PType");
 	k->shim_keys = !(p2ps_root_line(&c->root, "/sys/module/p2p_shim/parameters/registry_defaults",
@@ -1130,9 +1163,19 @@ static void sb_gpu(struct dctx *c, const struct sb_rules *k, struct p2ps_gpu *g,
 	if (k->gen == GEN_UNSERVED) {
 		o->v = P2PS_SB_NO;
 		snprintf(o->why, sizeof(o->why),
-			 "driver %s: not served by p2p-shim (550/560 have no static BAR1 for GeForce)",
-			 c->r->driver_version);
-		p2ps_strlcpy(o->remedy, "use the open driver 565 or later", sizeof(o->remedy));
+			 "driver %s: not served by p2p-shim (%s)", c->r->driver_version,
+			 c->r->open_module ? "before 550: no static BAR1 for GeForce" :
+			 "the proprietary module");
+		p2ps_strlcpy(o->remedy, c->r->open_module ? "use the open driver 550 or later" :
+			     "install the open kernel module flavour of the driver", sizeof(o->remedy));
+		return;
+	}
+	if (!strncmp(g->chip, "GB20", 4) && *c->r->driver_version &&
+	    strtol(c->r->driver_version, NULL, 10) < 570) {
+		o->v = P2PS_SB_NO;
+		snprintf(o->why, sizeof(o->why), "driver %s does not support %s (GB20x: 570.86.16 and later)",
+			 c->r->driver_version, g->chip);
+		p2ps_strlcpy(o->remedy, "use the open driver 570.86.16 or later", sizeof(o->remedy));
 		return;
 	}
 	if (!g->bar1 || !g->vram) {
@@ -1177,6 +1220,22 @@ static void sb_gpu(struct dctx *c, const struct sb_rules *k, struct p2ps_gpu *g,
 		break;
 	}
 	/* NO: say what would change it */
+	if (k->gen == GEN_0) {
+		if (!sb_bar1p2p_type(k))
+			p2ps_strlcpy(o->remedy,
+				     k->shim_keys ? "take RMForceP2PType out of NVreg_RegistryDwords (p2p-shim supplies 2)" :
+				     "load p2p-shim with registry_defaults=1 (its RMForceP2PType=2 turns static BAR1 on)",
+				     sizeof(o->remedy));
+		else if (g->bar1 <= 256 * MiB || (g->bar1 < g->vram && g->bar1 < 4 * GiB))
+			p2ps_strlcpy(o->remedy,
+				     "enable Above 4G Decoding and Resizable BAR in the firmware setup and set NVreg_EnableResizableBar=1 (p2pctl config --write)",
+				     sizeof(o->remedy));
+		else
+			snprintf(o->remedy, sizeof(o->remedy),
+				 "none on 550/560 (no RMForceStaticBar1 there): BAR1 (%s) can't hold VRAM (%s) plus 128 KiB; with 570 or later p2p-shim forces it where the client FB fits (docs/cards.md)",
+				 bs, vs);
+		return;
+	}
 	if (force == SB_DISABLE && k->user_force_sb == 0) {
 		p2ps_strlcpy(o->remedy, "take RMForceStaticBar1=0 out of NVreg_RegistryDwords", sizeof(o->remedy));
 	} else if (force == SB_DISABLE || (force == SB_ONLY_GPU && !sb_bar1p2p_type(k))) {
@@ -1455,7 +1514,8 @@ static void pair_verdict(struct dctx *c, const struct sb_rules *k, struct p2ps_p
 		v = P2PS_V_FAIL;
 		snprintf(p->p2p_why, sizeof(p->p2p_why), "driver %s is not served by p2p-shim",
 			 c->r->driver_version);
-		p2ps_strlcpy(remedy, "use the open driver 565 or later", sizeof(remedy));
+		p2ps_strlcpy(remedy, c->r->open_module ? "use the open driver 550 or later" :
+			     "install the open kernel module flavour of the driver", sizeof(remedy));
 		goto out;
 	}
 	ra = ioh_port(c, a, hub_a, sizeof(hub_a));

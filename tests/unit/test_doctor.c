@@ -456,6 +456,68 @@ static void test_ioh_split(void **state)
 	p2ps_doctor_free(r);
 }
 
+/*
+ * 550/560 (gen-0, issue 27): served, with the 550 static-BAR1 rule
+ * (RMForceP2PType=2 and BAR1 - 128 KiB >= VRAM, offset 0 before the
+ * console), one fixture per card of docs/cards.md on 550.163.01.
+ */
+static void test_550_cards(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	/* 2x 4090, GPU 0 drives the display: both static BAR1, BAR1 P2P */
+	r = doctor("rtx4090-display-550", NULL);
+	assert_string_equal(r->driver_version, "550.163.01");
+	assert_string_equal(r->profile, "gen-0");
+	assert_int_equal(verdict(r, "profile", NULL), P2PS_V_OK);
+	assert_int_equal(r->gpus[0].display, 1);
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_YES);
+	assert_non_null(strstr(r->gpus[0].static_bar1_why, "550/560 rule"));
+	assert_non_null(strstr(r->gpus[0].static_bar1_why, "offset 0"));
+	assert_int_equal(r->gpus[1].static_bar1, P2PS_SB_YES);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
+	assert_int_equal(verdict(r, "p2p", PAIR), P2PS_V_OK);
+	assert_null(strstr(p2ps_doctor_find(r, "p2p", PAIR)->detail, "not served"));
+	assert_int_equal(r->nr_fail, 0);
+	p2ps_doctor_free(r);
+
+	/* 4090 D 48 GiB: BAR1 32 GiB can't hold it, no key to force: none */
+	r = doctor("rtx4090d-48g-550", NULL);
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_NO);
+	f = finding(r, "static-bar1", GPU0);
+	assert_non_null(strstr(f->detail, "550/560 rule"));
+	assert_non_null(strstr(f->remedy, "none on 550/560"));
+	assert_int_equal(r->gpus[1].static_bar1, P2PS_SB_YES);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	assert_int_equal(verdict(r, "p2p", PAIR), P2PS_V_FAIL);
+	p2ps_doctor_free(r);
+
+	/* 3090 + 4090: static BAR1 on both, mixed chips: BAR1 P2P (warn) */
+	r = doctor("rtx3090-4090-550", NULL);
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_YES);
+	assert_int_equal(r->gpus[1].static_bar1, P2PS_SB_YES);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
+	assert_int_equal(verdict(r, "p2p", PAIR), P2PS_V_WARN);
+	p2ps_doctor_free(r);
+
+	/* 256 MiB BAR1: no static BAR1, the ReBAR remedy */
+	r = doctor("rtx4090-smallbar-550", NULL);
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_NO);
+	assert_non_null(strstr(finding(r, "static-bar1", GPU0)->remedy, "Resizable BAR"));
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	p2ps_doctor_free(r);
+
+	/* 5090 on 550: GB202 unknown to the driver */
+	r = doctor("rtx5090-pair-550", NULL);
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_NO);
+	assert_non_null(strstr(r->gpus[0].static_bar1_why, "does not support GB202"));
+	assert_non_null(strstr(finding(r, "static-bar1", GPU0)->remedy, "570.86.16"));
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	p2ps_doctor_free(r);
+}
+
 /* Real symlinks in a temporary tree instead of .symlinks. */
 static void test_real_symlinks(void **state)
 {
@@ -535,6 +597,7 @@ int main(void)
 		cmocka_unit_test(test_4090d_48g),
 		cmocka_unit_test(test_3090_4090),
 		cmocka_unit_test(test_ioh_split),
+		cmocka_unit_test(test_550_cards),
 		cmocka_unit_test(test_real_symlinks),
 		cmocka_unit_test(test_bad_root),
 	};
