@@ -147,11 +147,41 @@ static void test_report_full_and_usage(void **state)
 	assert_int_equal(run("report", "extra", NULL), P2PCTL_EXIT_USAGE);
 }
 
+/*
+ * Live, with the fake libcuda of tests/unit/fakecuda (two GPUs): verify and
+ * bench summaries land in the twin as objects; --no-cuda leaves them out.
+ */
+static void test_report_cuda(void **state)
+{
+	json_object *j, *sec, *v, *o;
+
+	(void)state;
+	setenv("P2PCTL_LIBCUDA", TOPDIR "/tests/unit/fakecuda/libcuda.so.1", 1);
+	assert_int_equal(run("report", "--json", NULL), 0);
+	j = json_tokener_parse(out_text);
+	assert_non_null(j);
+	assert_true(json_object_object_get_ex(j, "sections", &sec));
+	assert_true(json_object_object_get_ex(sec, "verify", &v));
+	assert_true(json_object_object_get_ex(v, "exit_status", &o));
+	assert_int_equal(json_object_get_int(o), 0);
+	assert_true(json_object_object_get_ex(v, "output", &o));
+	assert_true(json_object_object_get_ex(o, "pairs", &o));
+	assert_true(json_object_object_get_ex(sec, "bench", &v));
+	assert_true(json_object_object_get_ex(v, "output", &o));
+	assert_true(json_object_object_get_ex(o, "matrices", &o));
+	json_object_put(j);
+	assert_int_equal(run("report", "--no-cuda", NULL), 0);
+	assert_non_null(strstr(out_text, "== verify\n(not run (--no-cuda))"));
+	assert_null(strstr(out_text, "== bench"));
+	unsetenv("P2PCTL_LIBCUDA");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_report_files),
 		cmocka_unit_test(test_report_full_and_usage),
+		cmocka_unit_test(test_report_cuda),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
