@@ -818,7 +818,10 @@ static void check_iommu(struct dctx *c)
  * p2p-shim's hook Z1 points at _GH100 (kern_bus_gh100.c L1119-1149): yes
  * when RMForceP2PType=2 and BAR1 VA - 128 KiB holds VRAM rounded up to
  * 2 MiB; the mapping then goes at BAR1 offset 0 (Z2), as in 565 before the
- * console (docs/hooks.md, Gen 0).
+ * console (docs/hooks.md, Gen 0): kbusInitBar1_GM107 asks before it maps
+ * the console and preserves the console mapping only when the answer is
+ * no (as read in the 550.54.15-based tinygrad fork's kern_bus_gm107.c,
+ * which differs there only by calling _GH100 directly).
  */
 enum drv_gen {
 	GEN_UNSERVED,		/* < 550, or the proprietary module */
