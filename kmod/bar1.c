@@ -416,39 +416,32 @@ void p2ps_bar1_guard_only(bool on)
 void p2ps_caps_return(void *data, struct pt_regs *regs)
 {
 	struct caps_call *c = data;
+	struct p2ps_caps_gpu gpus[NV_MAX_DEVICES];
+	struct p2ps_caps_in in;
 
 	if ((u32)regs_return_value(regs) != NV_OK || !c->connectivity || !c->read || !c->write)
 		return;
-	if ((*c->connectivity == P2P_CONNECTIVITY_PCIE_PROPRIETARY ||
-	     *c->connectivity == P2P_CONNECTIVITY_PCIE_BAR1) &&
-	    p2ps_gpus_forced_in(c->mask) && p2ps_sb1_ioh_split(c->mask)) {
+	in = (struct p2ps_caps_in){
+		.connectivity = *c->connectivity,
+		.forced = p2ps_gpus_forced_in(c->mask),
+		.guard_only = READ_ONCE(guard_only),
+		.watch_static_bar1 = READ_ONCE(watch_static_bar1),
+		.nr = hweight32(c->mask),
+		.gpu = gpus,
+	};
+	/* The rule is sb1rule.c's; the records are sbar1.c's. */
+	in.n = p2ps_sb1_states(c->mask, gpus);
+	switch (p2ps_caps_verdict(&in)) {
+	case P2PS_CAPS_STOCK_IOH:
 		/* The IOH check ForceP2P skipped (sbar1.c). */
 		pr_info_ratelimited("GPUs 0x%x: below two Intel I/O hubs, no P2P (as the driver's own check)\n",
 				    c->mask);
 		refuse(c);
-		return;
-	}
-	switch (*c->connectivity) {
-	case P2P_CONNECTIVITY_PCIE_PROPRIETARY:
-		if (p2ps_gpus_forced_in(c->mask))
-			refuse(c);
 		break;
-	case P2P_CONNECTIVITY_PCIE_BAR1:
-		if (!p2ps_gpus_forced_in(c->mask))
-			break;
-		if (READ_ONCE(guard_only)) {
-			refuse(c);
-			break;
-		}
-		/*
-		 * 550-570 skipped the HAL check, which wants static BAR1 on both
-		 * GPUs and refuses loopback (one GPU); 575+ made it themselves.
-		 * Every version: static BAR1 where BAR1 P2P's create cannot use it.
-		 */
-		if ((READ_ONCE(watch_static_bar1) &&
-		     (hweight32(c->mask) < 2 || !p2ps_sb1_all_on(c->mask))) ||
-		    p2ps_sb1_unusable_in(c->mask))
-			refuse(c);
+	case P2PS_CAPS_STOCK:
+		refuse(c);
+		break;
+	case P2PS_CAPS_KEEP:
 		break;
 	}
 }

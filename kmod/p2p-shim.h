@@ -22,6 +22,7 @@
 #include <linux/types.h>
 
 #include <p2p-shim/profile.h>
+#include <p2p-shim/sb1rule.h>
 #include <p2p-shim/uapi.h>
 
 /*
@@ -78,10 +79,7 @@ struct DMA_BAR1P2P_MAPPING_PRARAMS {
 #define NV_P2PAPI_CONNECTION_TYPE_MASK		0xf
 #define NV_P2PAPI_CONNECTION_TYPE_PCIE_BAR1	0x2
 
-/* P2P_CONNECTIVITY and NV0000_P2P_CAPS_STATUS values. */
-#define P2P_CONNECTIVITY_UNKNOWN		0
-#define P2P_CONNECTIVITY_PCIE_PROPRIETARY	1
-#define P2P_CONNECTIVITY_PCIE_BAR1		2
+/* NV0000_P2P_CAPS_STATUS values (P2P_CONNECTIVITY: p2p-shim/sb1rule.h). */
 #define NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED	0x05
 
 #define NV_MAX_DEVICES		32
@@ -214,9 +212,7 @@ void p2ps_sb1_enable_entry(void *data, struct pt_regs *regs);
 void p2ps_sb1_enable_return(void *data, struct pt_regs *regs);
 void p2ps_sb1_disable(struct pt_regs *regs);
 void p2ps_sb1_torn_down(struct OBJGPU *gpu);
-bool p2ps_sb1_all_on(u32 mask);
-bool p2ps_sb1_unusable_in(u32 mask);
-bool p2ps_sb1_ioh_split(u32 mask);
+unsigned int p2ps_sb1_states(u32 mask, struct p2ps_caps_gpu *out);
 void p2ps_sb1_flush(void);
 u32 p2ps_sb1_close(void);
 void p2ps_sb1_reopen(void);

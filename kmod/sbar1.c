@@ -68,20 +68,6 @@ MODULE_PARM_DESC(static_bar1,
 
 #define NV_ERR_INVALID_ARGUMENT	0x0000001F
 
-/* BAR1 left for dynamic mappings after static BAR1 (the doctor's USERD bound). */
-#define SB1_DYNAMIC_RESERVE	SZ_64M
-
-/*
- * Forcing is for a "no" about size (the driver's reserves do not fit).  With
- * this much room left the rule would have said yes on size alone, so its
- * "no" came from elsewhere (vGPU host PF, confidential computing:
- * kbusIsStaticBar1Supported_TU102 in 580+): never forced then.
- */
-#define SB1_NOT_SIZE_ROOM	SZ_1G
-
-/* No Turing or later GPU has less VRAM: a smaller BAR1 can never hold it. */
-#define SB1_MIN_VRAM		SZ_2G
-
 /* GPUATTACHARG (g_gpu_mgr_nvoc.h, 550-595): fbPhysAddr, nvDomainBusDeviceFunc, fbLength. */
 #define GPUATTACHARG_FB_PHYS_ADDR	32
 #define GPUATTACHARG_DOMAIN_BUS_DEVICE	56
@@ -169,12 +155,6 @@ static void why(struct sb1_gpu *g, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* BAR1's usable VA as the rules see it: size - 4 KiB - 1, down to 2 MiB. */
-static u64 bar1_va(const struct sb1_gpu *g)
-{
-	return g->bar1_size > SZ_2M ? ALIGN_DOWN(g->bar1_size - SZ_4K - 1, SZ_2M) : 0;
-}
-
 static u64 mib(u64 v)
 {
 	return v >> 20;
@@ -256,25 +236,27 @@ void p2ps_sb1_flush(void)
 	cancel_work_sync(&topo_work);
 }
 
-/* For the caps guard: GPUs of @mask below root ports of two Intel I/O hubs. */
-bool p2ps_sb1_ioh_split(u32 mask)
+/*
+ * For the caps guard: the records of @mask's GPUs, into @out (room for
+ * NV_MAX_DEVICES); returns how many.  sb1rule.c's p2ps_caps_verdict()
+ * judges them.  This table is the one record of static BAR1 (the GPU
+ * table keeps none).
+ */
+unsigned int p2ps_sb1_states(u32 mask, struct p2ps_caps_gpu *out)
 {
 	unsigned long flags, bits = mask;
-	u64 first = 0;
-	bool split = false;
+	unsigned int n = 0;
 	int i;
 
 	spin_lock_irqsave(&sb1_lock, flags);
 	for_each_set_bit(i, &bits, NV_MAX_DEVICES) {
-		if (!sb1[i].ioh)
-			continue;
-		if (!first)
-			first = sb1[i].ioh;
-		else if (sb1[i].ioh != first)
-			split = true;
+		out[n].sb1_state = sb1[i].state;
+		out[n].offset = sb1[i].offset;
+		out[n].ioh = sb1[i].ioh;
+		n++;
 	}
 	spin_unlock_irqrestore(&sb1_lock, flags);
-	return split;
+	return n;
 }
 
 /* gpumgrAttachGpu(gpuInstance, pAttachArg), at entry: BAR1 from the argument. */
@@ -341,33 +323,25 @@ void p2ps_sb1_decide_entry(void *data, struct pt_regs *regs)
 	c->mailbox = regs_get_kernel_argument(regs, 4);
 }
 
-/* Why static BAR1 cannot be forced on @g, or NULL; sets g->offset. */
+/* Why static BAR1 cannot be forced on @g, or NULL; sets g->offset (sb1rule.c's rule). */
 static const char *no_force(struct sb1_gpu *g, unsigned int major)
 {
-	u64 below = g->console + g->mailbox;
+	struct p2ps_sb1_force_in in = {
+		.major = major,
+		.enabled = READ_ONCE(force_static_bar1),
+		.user_key = g->user_key,
+		.native_uvm = READ_ONCE(sb1_native_uvm),
+		.bar1_size = g->bar1_size,
+		.console = g->console,
+		.mailbox = g->mailbox,
+	};
+	unsigned int no;
+	u64 offset;
 
-	if (!READ_ONCE(force_static_bar1))
-		return "the driver's rule says no; not forced (static_bar1=0)";
-	if (g->user_key)
-		return "the driver's rule says no; RMForceStaticBar1 was set by the user";
-	if (!g->bar1_size)
-		return "the driver's rule says no; BAR1 size unknown: not forced";
-	if (bar1_va(g) < SB1_MIN_VRAM + SB1_DYNAMIC_RESERVE)
-		return "the driver's rule says no; BAR1 is smaller than any such GPU's memory "
-		       "(Resizable BAR off?): not forced";
-	if (g->mailbox)
-		return "the driver's rule says no; the P2P mailbox is reserved, so BAR1 P2P is not "
-		       "this GPU's P2P type (RMForceP2PType / RMPcieP2PType): not forced";
-	if (major < 580 && below)
-		return "the driver's rule says no; not forced: the console below static BAR1 would put "
-		       "it at an offset that fails BAR1 P2P's 512 MiB alignment check (before 580)";
-	if (major < 580 && !READ_ONCE(sb1_native_uvm))
-		return "the driver's rule says no; not forced before 580 without the UVM fix for "
-		       "GPUs with native BAR1 slots (GB20x): CUDA peer mappings would be wrong";
-	g->offset = major >= 580 ? ALIGN(below, SZ_512M) : 0;
-	if (g->offset + SB1_DYNAMIC_RESERVE >= bar1_va(g))
-		return "the driver's rule says no; BAR1 too small to force";
-	return NULL;
+	no = p2ps_sb1_no_force(&in, &offset);
+	if (!(no & ~P2PS_NF_NO_ROOM))
+		g->offset = offset;
+	return p2ps_sb1_no_force_text(no);
 }
 
 void p2ps_sb1_decide_return(void *data, struct pt_regs *regs)
@@ -390,9 +364,9 @@ void p2ps_sb1_decide_return(void *data, struct pt_regs *regs)
 	g->not_size = false;
 	if (major < 570) {
 		/* 565: NvBool, decided before the console and mailbox; placed at 0. */
-		g->offset = 0;
+		g->offset = p2ps_sb1_offset(major, 0, 0);
 		g->state = (ret & 0xff) ? P2PS_SB1_ON : P2PS_SB1_OFF;
-		why(g, (ret & 0xff) ? "the driver's rule" : "the driver's rule says no (565: not forced)");
+		why(g, "%s", (ret & 0xff) ? "the driver's rule" : p2ps_sb1_no_force_text(P2PS_NF_OLD));
 		goto out;
 	}
 	if (c->gfid)
@@ -401,8 +375,7 @@ void p2ps_sb1_decide_return(void *data, struct pt_regs *regs)
 	g->mailbox = c->mailbox;
 	if (ret == NV_OK) {
 		g->state = P2PS_SB1_ON;
-		g->offset = major >= 580 ? ALIGN(g->console + g->mailbox, SZ_512M) :
-					   ALIGN(g->console + g->mailbox, SZ_2M);
+		g->offset = p2ps_sb1_offset(major, g->console, g->mailbox);
 		why(g, "the driver's rule");
 		goto out;
 	}
@@ -442,7 +415,8 @@ void p2ps_sb1_client_fb_return(void *data, struct pt_regs *regs)
 	struct client_fb_call *c = data;
 	u32 instance = p2ps_gpu_instance(c->gpu);
 	unsigned int major = READ_ONCE(sb1_major);
-	u64 size = regs_return_value(regs), map;
+	u64 size = regs_return_value(regs);
+	enum p2ps_sb1_gate gate;
 	unsigned long flags;
 	struct sb1_gpu *g;
 
@@ -452,11 +426,9 @@ void p2ps_sb1_client_fb_return(void *data, struct pt_regs *regs)
 	g = &sb1[instance];
 	g->client_fb = size;
 	if (g->forcing == current) {
-		/* What the enable maps: 570-575 round up to 2 MiB, 580+ down. */
-		map = major >= 580 ? ALIGN_DOWN(size, SZ_2M) : ALIGN(size, SZ_2M);
-		g->not_size = map && g->offset + map + SB1_DYNAMIC_RESERVE + SB1_NOT_SIZE_ROOM <=
-			      bar1_va(g);
-		if (!map || g->offset + map + SB1_DYNAMIC_RESERVE > bar1_va(g) || g->not_size) {
+		gate = p2ps_sb1_gate(major, g->offset, size, g->bar1_size);
+		g->not_size = gate == P2PS_GATE_NOT_SIZE;
+		if (gate != P2PS_GATE_FITS) {
 			/*
 			 * Make the enable fail where the driver's own mapping
 			 * fails when BAR1 is too small: a size larger than
@@ -526,7 +498,7 @@ void p2ps_sb1_enable_return(void *data, struct pt_regs *regs)
 				why(g, "the driver's rule says no; BAR1 %llu MiB cannot hold the client FB "
 				    "%llu MiB at %llu MiB plus %u MiB: not forced",
 				    mib(g->bar1_size), mib(g->client_fb), mib(g->offset),
-				    SB1_DYNAMIC_RESERVE >> 20);
+				    (unsigned int)(P2PS_SB1_DYNAMIC_RESERVE >> 20));
 			else
 				why(g, "the driver's rule says no; forcing it failed to map (0x%x): left off",
 				    failed);
@@ -563,48 +535,6 @@ void p2ps_sb1_torn_down(struct OBJGPU *gpu)
 	spin_unlock_irqrestore(&sb1_lock, flags);
 }
 
-/*
- * For the caps guard: whether every GPU of @mask has static BAR1 mapped.
- * This table is the one record of it (the GPU table keeps none).
- */
-bool p2ps_sb1_all_on(u32 mask)
-{
-	unsigned long flags, bits = mask;
-	bool all = true;
-	int i;
-
-	spin_lock_irqsave(&sb1_lock, flags);
-	for_each_set_bit(i, &bits, NV_MAX_DEVICES)
-		all &= sb1[i].state == P2PS_SB1_ON || sb1[i].state == P2PS_SB1_FORCED;
-	spin_unlock_irqrestore(&sb1_lock, flags);
-	return all;
-}
-
-/* Whether @g's static BAR1 passes the pair's 512 MiB alignment check. */
-static bool p2p_usable(const struct sb1_gpu *g)
-{
-	return IS_ALIGNED(g->offset, SZ_512M);
-}
-
-/*
- * For the caps guard: whether a GPU of @mask has static BAR1 where BAR1
- * P2P's mapping would refuse it (570-575, after a console or mailbox).
- */
-bool p2ps_sb1_unusable_in(u32 mask)
-{
-	unsigned long flags, bits = mask;
-	bool bad = false;
-	int i;
-
-	spin_lock_irqsave(&sb1_lock, flags);
-	for_each_set_bit(i, &bits, NV_MAX_DEVICES)
-		if ((sb1[i].state == P2PS_SB1_ON || sb1[i].state == P2PS_SB1_FORCED) &&
-		    !p2p_usable(&sb1[i]))
-			bad = true;
-	spin_unlock_irqrestore(&sb1_lock, flags);
-	return bad;
-}
-
 /* The record of GPU @instance for the status dump; false if none. */
 bool p2ps_sb1_report(unsigned int instance, struct p2ps_gpu_report *r)
 {
@@ -628,7 +558,7 @@ bool p2ps_sb1_report(unsigned int instance, struct p2ps_gpu_report *r)
 		r->client_fb = g->client_fb;
 		r->offset = g->offset;
 		r->p2p_usable = (g->state == P2PS_SB1_ON || g->state == P2PS_SB1_FORCED) &&
-				p2p_usable(g);
+				p2ps_sb1_p2p_usable(g->offset);
 		strscpy(r->reason, g->reason, sizeof(r->reason));
 		if (g->state == P2PS_SB1_ON && !r->p2p_usable)
 			snprintf(r->reason, sizeof(r->reason),

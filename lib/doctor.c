@@ -13,6 +13,7 @@
 
 #include <p2p-shim/profile.h>
 #include "internal.h"
+#include <p2p-shim/sb1rule.h>
 
 #define GiB ((uint64_t)1 << 30)
 #define MiB ((uint64_t)1 << 20)
@@ -805,262 +806,25 @@ static void check_iommu(struct dctx *c)
 /* ---------------------------------------------------------------- static BAR1 */
 
 /*
- * The driver's static-BAR1 decision at BAR1 initialisation, per generation
- * (docs/cards.md has the source lines): kbusInitBar1_GM107 maps the boot
- * console at BAR1 offset 0, reserves the P2P mailbox (8 x 64 KiB) unless the
- * PCIe P2P type is BAR1, asks kbusIsStaticBar1Supported_TU102 and maps the
- * client-visible VRAM: from 580 at ALIGN_UP(console + mailbox, 512 MiB),
- * in 570-575 wherever the BAR1 heap has room (2 MiB aligned).  565 decides
- * before the console and mailbox and maps at 0.  Peers take the static BAR1
- * only at a 512 MiB-aligned DMA address (_kbusCreateStaticBar1IOMMUMapping).
- * 550/560 (gen-0) have no RMForceStaticBar1: kbusInitBar1_GM107 asks the
- * HAL kbusIsBar1P2PCapable (550.163.01 kern_bus_gm107.c L1011), which
- * p2p-shim's hook Z1 points at _GH100 (kern_bus_gh100.c L1119-1149): yes
- * when RMForceP2PType=2 and BAR1 VA - 128 KiB holds VRAM rounded up to
- * 2 MiB; the mapping then goes at BAR1 offset 0 (Z2), as in 565 before the
- * console (docs/hooks.md, Gen 0): kbusInitBar1_GM107 asks before it maps
- * the console and preserves the console mapping only when the answer is
- * no (as read in the 550.54.15-based tinygrad fork's kern_bus_gm107.c,
- * which differs there only by calling _GH100 directly).
+ * The driver's static-BAR1 decision and p2p-shim's forcing, per generation
+ * (docs/cards.md has the source lines), are kmod/sb1rule.c's, compiled into
+ * this library as they are into the module: p2ps_sb1_driver_rule() and
+ * p2ps_sb1_shim_rule().  Here: the host's inputs and the remedies.
  */
-enum drv_gen {
-	GEN_UNSERVED,		/* < 550, or the proprietary module */
-	GEN_0,			/* 550/560: kbusIsBar1P2PCapable, RMForceP2PType=2 only */
-	GEN_A0,			/* 565: default 3 (ONLY_GPU), decided before the console */
-	GEN_A1,			/* 570: default 3 (ONLY_GPU) */
-	GEN_A2,			/* 575: default 0 (DISABLE) */
-	GEN_B,			/* 580+: default 2 (AUTO), console offset padded to 512 MiB */
-};
-
-#define SB_DISABLE 0
-#define SB_ENABLE 1
-#define SB_AUTO 2
-#define SB_ONLY_GPU 3
-
-#define KiB ((uint64_t)1 << 10)
-#define ALIGN_DOWN_(x, a) ((x) / (a) * (a))
-#define ALIGN_UP_(x, a) (((x) + (a) - 1) / (a) * (a))
-#define SZ_2M (2 * MiB)
-#define SZ_512M (512 * MiB)
-#define CONSOLE_EST (32 * MiB)	/* a 3840x2160x4 firmware framebuffer */
-#define USERD_MAX (64 * MiB)	/* 512 bytes x channels: not fixed by the source */
-
 struct sb_rules {
-	enum drv_gen gen;
+	struct p2ps_sb1_keys k;
 	bool assumed;			/* no driver loaded: rules of 580+ assumed */
-	long user_force_sb, user_pcie_type, user_force_p2p_type;	/* -1: not set */
-	bool shim_keys;			/* p2p-shim supplies its registry defaults */
-	bool shim_force;		/* p2p-shim forces static BAR1 where it fits (570+) */
 };
+
+_Static_assert((int)P2PS_PRED_YES == (int)P2PS_SB_YES && (int)P2PS_PRED_NO == (int)P2PS_SB_NO &&
+	       (int)P2PS_PRED_UNALIGNED == (int)P2PS_SB_UNALIGNED &&
+	       (int)P2PS_PRED_INIT_FAILS == (int)P2PS_SB_INIT_FAILS &&
+	       (int)P2PS_PRED_UNKNOWN == (int)P2PS_SB_UNKNOWN, "sb1rule.h and p2pshim.h agree");
 
 struct sb_result {
-	enum p2ps_static_bar1 v;
-	char why[200];
+	struct p2ps_sb1_pred_out o;
 	char remedy[256];
 };
-
-/* The effective RMForceStaticBar1 of a generation. */
-static long sb_force_type(const struct sb_rules *k)
-{
-	long max = k->gen <= GEN_A1 ? 4 : 3;
-
-	if (k->user_force_sb >= 0 && k->user_force_sb < max)
-		return k->user_force_sb;
-	switch (k->gen) {
-	case GEN_A0:
-	case GEN_A1: return SB_ONLY_GPU;
-	case GEN_A2: return k->shim_keys ? SB_AUTO : SB_DISABLE;
-	default: return SB_AUTO;
-	}
-}
-
-/* Is the P2P mailbox reserved in BAR1 (_kbusRequiresP2PMailboxBar1_GM107)? */
-static bool sb_mailbox(const struct sb_rules *k)
-{
-	if (k->gen == GEN_0 || k->gen == GEN_A0 || k->gen == GEN_A1) {
-		long t = k->user_force_p2p_type >= 0 ? k->user_force_p2p_type :
-			 k->shim_keys ? 2 : 0;
-
-		return t != 2;		/* RMForceP2PType 2 = BAR1P2P there */
-	}
-	return (k->user_pcie_type >= 0 ? k->user_pcie_type : k->shim_keys ? 1 : 0) != 1;
-}
-
-static bool sb_bar1p2p_type(const struct sb_rules *k)
-{
-	return (k->gen == GEN_0 || k->gen == GEN_A0 || k->gen == GEN_A1) && !sb_mailbox(k);
-}
-
-#define MB(x) ((unsigned long long)((x) / MiB))
-
-/*
- * Evaluate one GPU with RMForceStaticBar1 = @force: @bar1 the BAR1 size,
- * @fb the VRAM address space, @cfb the client-visible VRAM, @console whether
- * the boot console is in BAR1.
- */
-static void sb_eval(const struct sb_rules *k, long force, uint64_t bar1, uint64_t fb,
-		    uint64_t cfb, bool console, struct sb_result *o)
-{
-	uint64_t va = bar1 - 4 * KiB - 1;	/* mappableLength: last 4 KiB cut off */
-	uint64_t va_al = ALIGN_DOWN_(va, SZ_2M);
-	uint64_t fb_al = ALIGN_UP_(fb, SZ_2M);
-	uint64_t con = console ? CONSOLE_EST : 0;
-	uint64_t mbox = sb_mailbox(k) ? 8 * 64 * KiB : 0;
-	uint64_t need = fb_al, off, req;
-
-	o->remedy[0] = '\0';
-	if (k->gen == GEN_0) {
-		/*
-		 * 550/560: kbusIsBar1P2PCapable_GH100 through p2p-shim's hook;
-		 * no registry key forces or disables it, and the mapping sits at
-		 * BAR1 offset 0 whatever the console (decided before it).
-		 */
-		if (!sb_bar1p2p_type(k)) {
-			o->v = P2PS_SB_NO;
-			snprintf(o->why, sizeof(o->why),
-				 "550/560 map it only with RMForceP2PType=2, which is not in effect");
-			return;
-		}
-		if (va < 128 * KiB || va - 128 * KiB < fb_al) {
-			o->v = P2PS_SB_NO;
-			snprintf(o->why, sizeof(o->why),
-				 "550/560 rule: BAR1 (%llu MiB) minus 128 KiB can't hold VRAM (%llu MiB)",
-				 MB(bar1), MB(fb_al));
-			return;
-		}
-		o->v = P2PS_SB_YES;
-		snprintf(o->why, sizeof(o->why),
-			 "550/560 rule (RMForceP2PType=2, p2p-shim's hooks): BAR1 %llu MiB holds VRAM %llu MiB from offset 0%s",
-			 MB(bar1), MB(fb_al), con ? " (decided before the console)" : "");
-		return;
-	}
-	if (k->gen == GEN_A0) {
-		/*
-		 * 565: decided before the console and the mailbox; with static
-		 * BAR1 the console is not preserved (static BAR1 maps FB 0 at
-		 * BAR1 0, where the console already was) and nothing precedes it.
-		 * ENABLE has no size check, AUTO wants twice the FB.
-		 */
-		need = ALIGN_UP_(cfb, SZ_2M);
-		if (force == SB_DISABLE) {
-			o->v = P2PS_SB_NO;
-			snprintf(o->why, sizeof(o->why), "RMForceStaticBar1=0 (set by the user)");
-			return;
-		}
-		if (force == SB_ONLY_GPU && !sb_bar1p2p_type(k)) {
-			o->v = P2PS_SB_NO;
-			snprintf(o->why, sizeof(o->why),
-				 "565 default (RMForceStaticBar1=3) maps it only with RMForceP2PType=2, which is not in effect");
-			return;
-		}
-		if ((force == SB_ONLY_GPU && (va < 128 * KiB || va - 128 * KiB < fb_al)) ||
-		    (force == SB_AUTO && va_al < 2 * fb_al)) {
-			o->v = P2PS_SB_NO;
-			snprintf(o->why, sizeof(o->why), "%s: BAR1 (%llu MiB) can't hold %sVRAM (%llu MiB)",
-				 force == SB_AUTO ? "565 automatic rule" : "565 rule", MB(bar1),
-				 force == SB_AUTO ? "twice " : "", MB(fb_al));
-			return;
-		}
-		if (need > va_al) {
-			o->v = P2PS_SB_INIT_FAILS;
-			snprintf(o->why, sizeof(o->why),
-				 "RMForceStaticBar1=1 (565 checks no size): VRAM (%llu MiB) overruns BAR1 (%llu MiB): the GPU fails to initialise",
-				 MB(need), MB(va_al));
-			return;
-		}
-		o->v = P2PS_SB_YES;
-		snprintf(o->why, sizeof(o->why), "565 rule: BAR1 %llu MiB holds VRAM %llu MiB from offset 0%s",
-			 MB(bar1), MB(need), con ? " (565 then reserves no console mapping)" : "");
-		return;
-	}
-	switch (force) {
-	case SB_DISABLE:
-		o->v = P2PS_SB_NO;
-		snprintf(o->why, sizeof(o->why), "RMForceStaticBar1=0 (%s)",
-			 k->user_force_sb == 0 ? "set by the user" : "the 575 default");
-		return;
-	case SB_ENABLE:
-		need = k->gen == GEN_B ? ALIGN_DOWN_(cfb, SZ_2M) : ALIGN_UP_(cfb, SZ_2M);
-		if (va_al < need) {
-			o->v = P2PS_SB_INIT_FAILS;
-			snprintf(o->why, sizeof(o->why),
-				 "RMForceStaticBar1=1 but BAR1 (%llu MiB usable) can't hold VRAM (%llu MiB): BAR1 init fails, so does the GPU",
-				 MB(va_al), MB(need));
-			return;
-		}
-		off = k->gen == GEN_B ? ALIGN_UP_(con + mbox, SZ_512M) : ALIGN_UP_(con + mbox, SZ_2M);
-		if (off + need > va_al) {
-			o->v = P2PS_SB_INIT_FAILS;
-			snprintf(o->why, sizeof(o->why),
-				 "RMForceStaticBar1=1: VRAM (%llu MiB) mapped after the %s at %llu MiB overruns BAR1 (%llu MiB): the GPU fails to initialise",
-				 MB(need), con ? "console" : "P2P mailbox", MB(off), MB(va_al));
-			return;
-		}
-		break;
-	case SB_ONLY_GPU:
-		if (!sb_bar1p2p_type(k)) {
-			o->v = P2PS_SB_NO;
-			snprintf(o->why, sizeof(o->why),
-				 "570 default (RMForceStaticBar1=3) maps it only with RMForceP2PType=2, which is not in effect");
-			return;
-		}
-		if (va < 128 * KiB || va - 128 * KiB < fb_al) {
-			o->v = P2PS_SB_NO;
-			snprintf(o->why, sizeof(o->why),
-				 "BAR1 (%llu MiB) minus 128 KiB can't hold VRAM (%llu MiB)",
-				 MB(bar1), MB(fb_al));
-			return;
-		}
-		/* the check ignores the console; the mapping goes after it */
-		need = ALIGN_UP_(cfb, SZ_2M);
-		off = ALIGN_UP_(con, SZ_2M);
-		if (off + need > va_al) {
-			o->v = P2PS_SB_INIT_FAILS;
-			snprintf(o->why, sizeof(o->why),
-				 "VRAM (%llu MiB) mapped after the console overruns BAR1 (%llu MiB): the GPU fails to initialise",
-				 MB(need), MB(va_al));
-			return;
-		}
-		break;
-	case SB_AUTO:
-	default:
-		req = fb_al + 128 * KiB + con + mbox;
-		if (k->gen == GEN_B && (con || mbox))
-			req += SZ_512M - (con + mbox) % SZ_512M;
-		if (va_al < req) {
-			o->v = P2PS_SB_NO;
-			snprintf(o->why, sizeof(o->why),
-				 "automatic rule: BAR1 (%llu MiB usable) < VRAM %llu MiB + USERD + 128 KiB%s%s%s",
-				 MB(va_al), MB(fb_al), con ? " + console" : "",
-				 mbox ? " + P2P mailbox" : "",
-				 k->gen == GEN_B && (con || mbox) ? " + padding to 512 MiB" : "");
-			return;
-		}
-		if (va_al < req + USERD_MAX) {
-			o->v = P2PS_SB_UNKNOWN;
-			snprintf(o->why, sizeof(o->why),
-				 "automatic rule: BAR1 exceeds VRAM + reserves by only %llu MiB; the USERD reserve (512 bytes per channel) decides",
-				 MB(va_al - req));
-			return;
-		}
-		off = k->gen == GEN_B ? ALIGN_UP_(con + mbox, SZ_512M) : ALIGN_UP_(con + mbox, SZ_2M);
-		need = ALIGN_UP_(cfb, SZ_2M);	/* what gets mapped: the client-visible VRAM */
-		break;
-	}
-	if (off % SZ_512M) {
-		o->v = P2PS_SB_UNALIGNED;
-		snprintf(o->why, sizeof(o->why),
-			 "mapped after the %s at a 2 MiB boundary: peers need a 512 MiB-aligned address (570-575), so BAR1 P2P mappings fail",
-			 con ? "boot console" : "P2P mailbox");
-		return;
-	}
-	o->v = P2PS_SB_YES;
-	snprintf(o->why, sizeof(o->why), "%s: BAR1 %llu MiB holds VRAM %llu MiB%s",
-		 force == SB_ENABLE ? "RMForceStaticBar1=1" :
-		 force == SB_ONLY_GPU ? "RMForceP2PType=2 with the 570 default" : "automatic rule",
-		 MB(bar1), MB(need), !off ? "" :
-		 con ? " from offset 512 MiB, after the console" : " from offset 512 MiB, after the P2P mailbox");
-}
 
 /* Value of @key in a RegistryDwords string ("K=V;K=V"), or -1. */
 static long reg_key(const char *dwords, const char *key)
@@ -1077,24 +841,25 @@ static long reg_key(const char *dwords, const char *key)
 	return -1;
 }
 
-static void sb_rules_init(struct dctx *c, struct sb_rules *k)
+static void sb_rules_init(struct dctx *c, struct sb_rules *r)
 {
+	struct p2ps_sb1_keys *k = &r->k;
 	const char *ver = c->r->driver_version;
 	char dwords[512] = "", buf[16];
 	long major = strtol(ver, NULL, 10);
 
-	memset(k, 0, sizeof(*k));
+	memset(r, 0, sizeof(*r));
 	if (!*ver) {
-		k->gen = GEN_B;
-		k->assumed = true;
+		k->gen = P2PS_GEN_B;
+		r->assumed = true;
 	} else if (!c->r->open_module || major < 550) {
-		k->gen = GEN_UNSERVED;
+		k->gen = P2PS_GEN_UNSERVED;
 	} else {
-		k->gen = major < 565 ? GEN_0 : major < 570 ? GEN_A0 : major < 575 ? GEN_A1 : major < 580 ? GEN_A2 : GEN_B;
+		k->gen = p2ps_sb1_gen_of(major);
 	}
 	param_value(c, "RegistryDwords", dwords, sizeof(dwords));
 	/* 550/560 have no RMForceStaticBar1: the key is not read there */
-	k->user_force_sb = k->gen == GEN_0 ? -1 : reg_key(dwords, "RMForceStaticBar1");
+	k->user_force_sb = k->gen == P2PS_GEN_0 ? -1 : reg_key(dwords, "RMForceStaticBar1");
 	k->user_pcie_type = reg_key(dwords, "RMPcieP2PType");
 	k->user_force_p2p_type = reg_key(dwords, "RMForceP2PType");
 	k->shim_keys = !(p2ps_root_line(&c->root, "/sys/module/p2p_shim/parameters/registry_defaults",
@@ -1103,49 +868,14 @@ static void sb_rules_init(struct dctx *c, struct sb_rules *k)
 					  buf, sizeof(buf)) && (buf[0] == 'N' || buf[0] == '0'));
 }
 
-#define SHIM_DYNAMIC_RESERVE (64 * MiB)	/* kmod/sbar1.c: BAR1 left for dynamic mappings */
-
-/*
- * p2p-shim's static BAR1 policy (kmod/sbar1.c), where the driver's rule
- * said no: 570+, RMForceStaticBar1 not set by the user, BAR1 P2P the P2P
- * type (no mailbox), no console before 580 (its 2 MiB-aligned placement
- * fails the peers' 512 MiB check), and the client FB at its offset plus
- * 64 MiB inside BAR1.  Turns @o into YES, or says in @o why not.
- */
-static void sb_shim_force(const struct sb_rules *k, uint64_t bar1, uint64_t cfb, bool console,
-			  struct sb_result *o)
-{
-	uint64_t va_al = ALIGN_DOWN_(bar1 - 4 * KiB - 1, SZ_2M);
-	uint64_t off, map;
-	size_t n = strlen(o->why);
-
-	if (o->v != P2PS_SB_NO || k->gen < GEN_A1 || k->gen == GEN_UNSERVED ||
-	    !k->shim_force || k->user_force_sb >= 0 || sb_mailbox(k))
-		return;
-	if (console && k->gen != GEN_B) {
-		snprintf(o->why + n, sizeof(o->why) - n,
-			 "; p2p-shim does not force it: the console comes first (570-575)");
-		return;
-	}
-	off = k->gen == GEN_B && console ? SZ_512M : 0;
-	map = k->gen == GEN_B ? ALIGN_DOWN_(cfb, SZ_2M) : ALIGN_UP_(cfb, SZ_2M);
-	if (off + map + SHIM_DYNAMIC_RESERVE > va_al) {
-		snprintf(o->why + n, sizeof(o->why) - n, "; too little room for p2p-shim to force it");
-		return;
-	}
-	o->v = P2PS_SB_YES;
-	snprintf(o->why, sizeof(o->why),
-		 "forced by p2p-shim (the driver's rule says no): BAR1 %llu MiB holds VRAM %llu MiB%s",
-		 MB(bar1), MB(map), off ? " from offset 512 MiB, after the console" : "");
-}
-
 static const char *const ENABLE_KEY =
 	"options nvidia NVreg_RegistryDwords=\"RMForceStaticBar1=1\" (with any keys already there)";
 
-static void sb_gpu(struct dctx *c, const struct sb_rules *k, struct p2ps_gpu *g,
+static void sb_gpu(struct dctx *c, const struct sb_rules *rules, struct p2ps_gpu *g,
 		   struct sb_result *o)
 {
-	long force = sb_force_type(k);
+	const struct p2ps_sb1_keys *k = &rules->k;
+	long force = p2ps_sb1_force_type(k);
 	uint64_t cfb;
 	bool con = g->display == 1;
 	char bs[32], vs[32];
@@ -1153,9 +883,9 @@ static void sb_gpu(struct dctx *c, const struct sb_rules *k, struct p2ps_gpu *g,
 	memset(o, 0, sizeof(*o));
 	fmt_size(g->bar1, bs, sizeof(bs));
 	fmt_size(g->vram, vs, sizeof(vs));
-	if (k->gen == GEN_UNSERVED) {
-		o->v = P2PS_SB_NO;
-		snprintf(o->why, sizeof(o->why),
+	if (k->gen == P2PS_GEN_UNSERVED) {
+		o->o.v = P2PS_PRED_NO;
+		snprintf(o->o.why, sizeof(o->o.why),
 			 "driver %s: not served by p2p-shim (%s)", c->r->driver_version,
 			 c->r->open_module ? "before 550: no static BAR1 for GeForce" :
 			 "the proprietary module");
@@ -1165,43 +895,43 @@ static void sb_gpu(struct dctx *c, const struct sb_rules *k, struct p2ps_gpu *g,
 	}
 	if (!strncmp(g->chip, "GB20", 4) && *c->r->driver_version &&
 	    strtol(c->r->driver_version, NULL, 10) < 570) {
-		o->v = P2PS_SB_NO;
-		snprintf(o->why, sizeof(o->why), "driver %s does not support %s (GB20x: 570.86.16 and later)",
+		o->o.v = P2PS_PRED_NO;
+		snprintf(o->o.why, sizeof(o->o.why), "driver %s does not support %s (GB20x: 570.86.16 and later)",
 			 c->r->driver_version, g->chip);
 		p2ps_strlcpy(o->remedy, "use the open driver 570.86.16 or later", sizeof(o->remedy));
 		return;
 	}
 	if (!g->bar1 || !g->vram) {
-		o->v = P2PS_SB_UNKNOWN;
-		snprintf(o->why, sizeof(o->why), "BAR1 or VRAM size unknown");
+		o->o.v = P2PS_PRED_UNKNOWN;
+		snprintf(o->o.why, sizeof(o->o.why), "BAR1 or VRAM size unknown");
 		p2ps_strlcpy(o->remedy, "give nvidia-smi --query-gpu output (memory.total), or check lspci -vv",
 			     sizeof(o->remedy));
 		return;
 	}
 	/* client-visible VRAM: nvidia-smi's total, or VRAM less an estimated RM reserve */
 	cfb = g->vram_mib ? g->vram_mib * MiB : g->vram - g->vram / 256;
-	sb_eval(k, force, g->bar1, g->vram, cfb, con, o);
-	sb_shim_force(k, g->bar1, cfb, con, o);
+	p2ps_sb1_driver_rule(k, force, g->bar1, g->vram, cfb, con, &o->o);
+	p2ps_sb1_shim_rule(k, g->bar1, cfb, con, &o->o);
 
-	switch (o->v) {
-	case P2PS_SB_YES:
+	switch (o->o.v) {
+	case P2PS_PRED_YES:
 		return;
-	case P2PS_SB_UNKNOWN:
+	case P2PS_PRED_UNKNOWN:
 		p2ps_strlcpy(o->remedy, "load the driver and p2p-shim, then `p2pctl verify` shows whether the pair maps",
 			     sizeof(o->remedy));
 		return;
-	case P2PS_SB_UNALIGNED:
+	case P2PS_PRED_UNALIGNED:
 		p2ps_strlcpy(o->remedy,
 			     "move the display (and boot console) to another GPU or the iGPU, or use driver 580+ (static BAR1 at 512 MiB)",
 			     sizeof(o->remedy));
 		return;
-	case P2PS_SB_INIT_FAILS: {
-		struct sb_result w;
-		struct sb_rules k2 = *k;
+	case P2PS_PRED_INIT_FAILS: {
+		struct p2ps_sb1_pred_out w;
+		struct p2ps_sb1_keys k2 = *k;
 
 		k2.user_force_sb = -1;
-		sb_eval(&k2, SB_ENABLE, g->bar1, g->vram, cfb, false, &w);
-		if (con && w.v == P2PS_SB_YES)
+		p2ps_sb1_driver_rule(&k2, P2PS_SB_ENABLE, g->bar1, g->vram, cfb, false, &w);
+		if (con && w.v == P2PS_PRED_YES)
 			snprintf(o->remedy, sizeof(o->remedy),
 				 "move the display (and boot console) to another GPU or the iGPU, or take RMForceStaticBar1=1 out of NVreg_RegistryDwords");
 		else
@@ -1213,8 +943,8 @@ static void sb_gpu(struct dctx *c, const struct sb_rules *k, struct p2ps_gpu *g,
 		break;
 	}
 	/* NO: say what would change it */
-	if (k->gen == GEN_0) {
-		if (!sb_bar1p2p_type(k))
+	if (k->gen == P2PS_GEN_0) {
+		if (!p2ps_sb1_bar1p2p_type(k))
 			p2ps_strlcpy(o->remedy,
 				     k->shim_keys ? "take RMForceP2PType out of NVreg_RegistryDwords (p2p-shim supplies 2)" :
 				     "load p2p-shim with registry_defaults=1 (its RMForceP2PType=2 turns static BAR1 on)",
@@ -1229,9 +959,9 @@ static void sb_gpu(struct dctx *c, const struct sb_rules *k, struct p2ps_gpu *g,
 				 bs, vs);
 		return;
 	}
-	if (force == SB_DISABLE && k->user_force_sb == 0) {
+	if (force == P2PS_SB_DISABLE && k->user_force_sb == 0) {
 		p2ps_strlcpy(o->remedy, "take RMForceStaticBar1=0 out of NVreg_RegistryDwords", sizeof(o->remedy));
-	} else if (force == SB_DISABLE || (force == SB_ONLY_GPU && !sb_bar1p2p_type(k))) {
+	} else if (force == P2PS_SB_DISABLE || (force == P2PS_SB_ONLY_GPU && !p2ps_sb1_bar1p2p_type(k))) {
 		p2ps_strlcpy(o->remedy,
 			     k->shim_keys ? "take RMForceP2PType out of NVreg_RegistryDwords (p2p-shim supplies 2)" :
 			     "load p2p-shim with registry_defaults=1 (its registry keys turn static BAR1 on)",
@@ -1245,28 +975,28 @@ static void sb_gpu(struct dctx *c, const struct sb_rules *k, struct p2ps_gpu *g,
 			 "none in software: BAR1 (%s) is smaller than VRAM (%s) and can't hold it (RMForceStaticBar1=1 would make GPU initialisation fail); a larger BAR1, if the board offers one (Resizable BAR)",
 			 bs, vs);
 	} else {
-		struct sb_result w, w0;
-		struct sb_rules k2 = *k;
+		struct p2ps_sb1_pred_out w, w0;
+		struct p2ps_sb1_keys k2 = *k;
 
 		k2.user_force_sb = -1;
-		sb_eval(&k2, SB_ENABLE, g->bar1, g->vram, cfb, con, &w);
-		sb_eval(&k2, SB_ENABLE, g->bar1, g->vram, cfb, false, &w0);
-		if (con && force == SB_AUTO) {
-			sb_eval(&k2, SB_AUTO, g->bar1, g->vram, cfb, false, &w0);
-			if (w0.v == P2PS_SB_YES) {
+		p2ps_sb1_driver_rule(&k2, P2PS_SB_ENABLE, g->bar1, g->vram, cfb, con, &w);
+		p2ps_sb1_driver_rule(&k2, P2PS_SB_ENABLE, g->bar1, g->vram, cfb, false, &w0);
+		if (con && force == P2PS_SB_AUTO) {
+			p2ps_sb1_driver_rule(&k2, P2PS_SB_AUTO, g->bar1, g->vram, cfb, false, &w0);
+			if (w0.v == P2PS_PRED_YES) {
 				p2ps_strlcpy(o->remedy,
 					     "move the display (and boot console) to another GPU or the iGPU: without the console in BAR1 the automatic rule fits",
 					     sizeof(o->remedy));
 				return;
 			}
-			sb_eval(&k2, SB_ENABLE, g->bar1, g->vram, cfb, false, &w0);
+			p2ps_sb1_driver_rule(&k2, P2PS_SB_ENABLE, g->bar1, g->vram, cfb, false, &w0);
 		}
-		if (w.v == P2PS_SB_YES)
+		if (w.v == P2PS_PRED_YES)
 			snprintf(o->remedy, sizeof(o->remedy),
 				 "BAR1 can't grow further; forcing fits here%s: %s, then reload nvidia",
-				 sb_mailbox(k) ? "" : " (p2p-shim's registry keys keep the P2P mailbox out of BAR1)",
+				 p2ps_sb1_mailbox(k) ? "" : " (p2p-shim's registry keys keep the P2P mailbox out of BAR1)",
 				 ENABLE_KEY);
-		else if (w0.v == P2PS_SB_YES)
+		else if (w0.v == P2PS_PRED_YES)
 			snprintf(o->remedy, sizeof(o->remedy),
 				 "move the display (and boot console) to another GPU or the iGPU, then force it: %s. With the console in BAR1, forcing makes GPU initialisation fail",
 				 ENABLE_KEY);
@@ -1288,13 +1018,14 @@ static void check_static_bar1(struct dctx *c, struct sb_rules *k)
 		enum p2ps_verdict v;
 
 		sb_gpu(c, k, g, &o);
-		g->static_bar1 = o.v;
-		p2ps_strlcpy(g->static_bar1_why, o.why, sizeof(g->static_bar1_why));
-		v = o.v == P2PS_SB_YES ? P2PS_V_OK : o.v == P2PS_SB_INIT_FAILS ? P2PS_V_FAIL : P2PS_V_WARN;
+		g->static_bar1 = (enum p2ps_static_bar1)o.o.v;
+		p2ps_strlcpy(g->static_bar1_why, o.o.why, sizeof(g->static_bar1_why));
+		v = g->static_bar1 == P2PS_SB_YES ? P2PS_V_OK :
+		    g->static_bar1 == P2PS_SB_INIT_FAILS ? P2PS_V_FAIL : P2PS_V_WARN;
 		p2ps_dr_add(c, "static-bar1", g->bdf, v,
 		    k->assumed ? "rules of driver 580+ (no driver loaded)" : "rules of the installed driver",
-		    o.remedy, "static BAR1 %s%s: %s", p2ps_static_bar1_name(o.v),
-		    g->display == 1 ? " (drives the boot display)" : "", o.why);
+		    o.remedy, "static BAR1 %s%s: %s", p2ps_static_bar1_name(g->static_bar1),
+		    g->display == 1 ? " (drives the boot display)" : "", o.o.why);
 	}
 }
 
@@ -1452,12 +1183,12 @@ static bool per_device_key(struct dctx *c, const char *bdf, const char *key)
 static bool nvlink_forced_off(struct dctx *c, const struct sb_rules *k, const struct p2ps_gpu *g)
 {
 	long major = strtol(c->r->driver_version, NULL, 10);
-	long t = k->user_force_p2p_type;
+	long t = k->k.user_force_p2p_type;
 
 	if (!c->r->open_module || major < 550 || major >= 575 || per_device_key(c, g->bdf, "RMForceP2PType"))
 		return false;
 	if (t < 0)
-		t = k->shim_keys ? 2 : 0;
+		t = k->k.shim_keys ? 2 : 0;
 	return t != 0 && t != 3;	/* DEFAULT, NVLINK */
 }
 
@@ -1488,7 +1219,7 @@ static void pair_verdict(struct dctx *c, const struct sb_rules *k, struct p2ps_p
 		goto out;
 	}
 	if (!strcmp(a->arch, "Hopper") && !strcmp(b->arch, "Hopper")) {
-		if ((ok_sb(a->static_bar1) && ok_sb(b->static_bar1)) || !k->shim_keys) {
+		if ((ok_sb(a->static_bar1) && ok_sb(b->static_bar1)) || !k->k.shim_keys) {
 			p->p2p = P2PS_P2P_NATIVE;
 			snprintf(p->p2p_why, sizeof(p->p2p_why),
 				 "Hopper: the stock driver's own PCIe P2P (BAR1 P2P with static BAR1, else the mailbox)");
@@ -1502,7 +1233,7 @@ static void pair_verdict(struct dctx *c, const struct sb_rules *k, struct p2ps_p
 		}
 		goto out;
 	}
-	if (k->gen == GEN_UNSERVED) {
+	if (k->k.gen == P2PS_GEN_UNSERVED) {
 		p->p2p = P2PS_P2P_NONE;
 		v = P2PS_V_FAIL;
 		snprintf(p->p2p_why, sizeof(p->p2p_why), "driver %s is not served by p2p-shim",

@@ -1,0 +1,468 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The static-BAR1 rules and the caps guard's verdict, as pure functions:
+ * no state, no locks, no kernel-only calls.  Compiled into the module and,
+ * unchanged, into libp2pshim (lib/Makefile), as profile.c is, so that
+ * `p2pctl doctor` predicts with the rules the module applies.
+ *
+ * kmod/sbar1.c keeps the per-GPU record (what the hooks observed) under its
+ * lock and asks p2ps_sb1_no_force() and p2ps_sb1_gate(); kmod/bar1.c asks
+ * p2ps_caps_verdict() with a snapshot of the set's records.  The doctor
+ * (lib/doctor_sbar1.c) predicts the driver's own rule with
+ * p2ps_sb1_driver_rule() and p2p-shim's forcing with p2ps_sb1_shim_rule().
+ * docs/cards.md has the driver's rules per version, with source lines.
+ */
+#ifdef __KERNEL__
+#include <linux/kernel.h>
+#include <linux/string.h>
+#include <p2p-shim/uapi.h>
+#else
+#include <stdio.h>
+#include <string.h>
+#include <p2p-shim/uapi.h>
+#endif
+
+#include <p2p-shim/sb1rule.h>
+
+#define SZ2M		(2 * P2PS_MiB)
+#define SZ512M		(512 * P2PS_MiB)
+#define DOWN(x, a)	((x) / (a) * (a))
+#define UP(x, a)	(((x) + (a) - 1) / (a) * (a))
+#define MB(x)		((unsigned long long)((x) / P2PS_MiB))
+/* 512 bytes x channels: not fixed by the source */
+#define USERD_MAX	(64 * P2PS_MiB)
+
+enum p2ps_sb1_gen p2ps_sb1_gen_of(unsigned int major)
+{
+	if (major < 550)
+		return P2PS_GEN_UNSERVED;
+	return major < 565 ? P2PS_GEN_0 : major < 570 ? P2PS_GEN_A0 : major < 575 ? P2PS_GEN_A1 :
+	       major < 580 ? P2PS_GEN_A2 : P2PS_GEN_B;
+}
+
+uint64_t p2ps_sb1_va(uint64_t bar1_size)
+{
+	return bar1_size > SZ2M ? DOWN(bar1_size - 4 * P2PS_KiB - 1, SZ2M) : 0;
+}
+
+/*
+ * kbusInitBar1_GM107 maps static BAR1 after the console and the mailbox:
+ * 580+ at ALIGN_UP(console + mailbox, 512 MiB), 570-575 at the lowest free
+ * 2 MiB-aligned address; 565 decides before either and maps at 0.
+ */
+uint64_t p2ps_sb1_offset(unsigned int major, uint64_t console, uint64_t mailbox)
+{
+	if (major < 570)
+		return 0;
+	return major >= 580 ? UP(console + mailbox, SZ512M) : UP(console + mailbox, SZ2M);
+}
+
+uint64_t p2ps_sb1_map_size(unsigned int major, uint64_t client_fb)
+{
+	return major >= 580 ? DOWN(client_fb, SZ2M) : UP(client_fb, SZ2M);
+}
+
+bool p2ps_sb1_p2p_usable(uint64_t offset)
+{
+	return offset % SZ512M == 0;
+}
+
+/*
+ * Forcing (kmod/sbar1.c's header): where the decision says no for a GPU
+ * whose user did not set RMForceStaticBar1, whose P2P type is BAR1 (no
+ * mailbox), and where the placement can work (570-575: no console below
+ * static BAR1, since the 2 MiB-aligned placement after it fails BAR1 P2P's
+ * 512 MiB alignment check; 580+: any, at 512 MiB after a console).
+ */
+unsigned int p2ps_sb1_no_force(const struct p2ps_sb1_force_in *in, uint64_t *offset)
+{
+	uint64_t below = in->console + in->mailbox, va = p2ps_sb1_va(in->bar1_size);
+	unsigned int no = 0;
+
+	*offset = 0;
+	if (in->major < 570)
+		no |= P2PS_NF_OLD;
+	if (!in->enabled)
+		no |= P2PS_NF_DISABLED;
+	if (in->user_key)
+		no |= P2PS_NF_USER_KEY;
+	if (!in->bar1_size)
+		no |= P2PS_NF_BAR1_UNKNOWN;
+	else if (va < P2PS_SB1_MIN_VRAM + P2PS_SB1_DYNAMIC_RESERVE)
+		no |= P2PS_NF_BAR1_SMALL;
+	if (in->mailbox)
+		no |= P2PS_NF_MAILBOX;
+	if (in->major < 580 && below)
+		no |= P2PS_NF_CONSOLE;
+	if (in->major < 580 && !in->native_uvm)
+		no |= P2PS_NF_NATIVE_UVM;
+	*offset = in->major >= 580 ? UP(below, SZ512M) : 0;
+	if (*offset + P2PS_SB1_DYNAMIC_RESERVE >= va)
+		no |= P2PS_NF_NO_ROOM;
+	return no;
+}
+
+const char *p2ps_sb1_no_force_text(unsigned int mask)
+{
+	if (mask & P2PS_NF_OLD)
+		return "the driver's rule says no (565: not forced)";
+	if (mask & P2PS_NF_DISABLED)
+		return "the driver's rule says no; not forced (static_bar1=0)";
+	if (mask & P2PS_NF_USER_KEY)
+		return "the driver's rule says no; RMForceStaticBar1 was set by the user";
+	if (mask & P2PS_NF_BAR1_UNKNOWN)
+		return "the driver's rule says no; BAR1 size unknown: not forced";
+	if (mask & P2PS_NF_BAR1_SMALL)
+		return "the driver's rule says no; BAR1 is smaller than any such GPU's memory "
+		       "(Resizable BAR off?): not forced";
+	if (mask & P2PS_NF_MAILBOX)
+		return "the driver's rule says no; the P2P mailbox is reserved, so BAR1 P2P is not "
+		       "this GPU's P2P type (RMForceP2PType / RMPcieP2PType): not forced";
+	if (mask & P2PS_NF_CONSOLE)
+		return "the driver's rule says no; not forced: the console below static BAR1 would put "
+		       "it at an offset that fails BAR1 P2P's 512 MiB alignment check (before 580)";
+	if (mask & P2PS_NF_NATIVE_UVM)
+		return "the driver's rule says no; not forced before 580 without the UVM fix for "
+		       "GPUs with native BAR1 slots (GB20x): CUDA peer mappings would be wrong";
+	if (mask & P2PS_NF_NO_ROOM)
+		return "the driver's rule says no; BAR1 too small to force";
+	return NULL;
+}
+
+/*
+ * In the forced enable: static BAR1 at @offset plus 64 MiB for dynamic
+ * BAR1 mappings must fit BAR1; with more than 1 GiB to spare besides, the
+ * driver's "no" was not about size.
+ */
+enum p2ps_sb1_gate p2ps_sb1_gate(unsigned int major, uint64_t offset, uint64_t client_fb,
+				 uint64_t bar1_size)
+{
+	uint64_t map = p2ps_sb1_map_size(major, client_fb), va = p2ps_sb1_va(bar1_size);
+
+	if (!map || offset + map + P2PS_SB1_DYNAMIC_RESERVE > va)
+		return P2PS_GATE_TOO_SMALL;
+	if (offset + map + P2PS_SB1_DYNAMIC_RESERVE + P2PS_SB1_NOT_SIZE_ROOM <= va)
+		return P2PS_GATE_NOT_SIZE;
+	return P2PS_GATE_FITS;
+}
+
+/* ------------------------------------------------ the driver's rule, predicted */
+
+long p2ps_sb1_force_type(const struct p2ps_sb1_keys *k)
+{
+	long max = k->gen <= P2PS_GEN_A1 ? 4 : 3;
+
+	if (k->user_force_sb >= 0 && k->user_force_sb < max)
+		return k->user_force_sb;
+	switch (k->gen) {
+	case P2PS_GEN_A0:
+	case P2PS_GEN_A1: return P2PS_SB_ONLY_GPU;
+	case P2PS_GEN_A2: return k->shim_keys ? P2PS_SB_AUTO : P2PS_SB_DISABLE;
+	default: return P2PS_SB_AUTO;
+	}
+}
+
+bool p2ps_sb1_mailbox(const struct p2ps_sb1_keys *k)
+{
+	if (k->gen == P2PS_GEN_0 || k->gen == P2PS_GEN_A0 || k->gen == P2PS_GEN_A1) {
+		long t = k->user_force_p2p_type >= 0 ? k->user_force_p2p_type :
+			 k->shim_keys ? 2 : 0;
+
+		return t != 2;		/* RMForceP2PType 2 = BAR1P2P there */
+	}
+	return (k->user_pcie_type >= 0 ? k->user_pcie_type : k->shim_keys ? 1 : 0) != 1;
+}
+
+bool p2ps_sb1_bar1p2p_type(const struct p2ps_sb1_keys *k)
+{
+	return (k->gen == P2PS_GEN_0 || k->gen == P2PS_GEN_A0 || k->gen == P2PS_GEN_A1) &&
+	       !p2ps_sb1_mailbox(k);
+}
+
+/*
+ * The driver's static-BAR1 decision at BAR1 initialisation, per generation:
+ * kbusInitBar1_GM107 maps the boot console at BAR1 offset 0, reserves the
+ * P2P mailbox (8 x 64 KiB) unless the PCIe P2P type is BAR1, asks
+ * kbusIsStaticBar1Supported_TU102 and maps the client-visible VRAM: from
+ * 580 at ALIGN_UP(console + mailbox, 512 MiB), in 570-575 wherever the
+ * BAR1 heap has room (2 MiB aligned).  565 decides before the console and
+ * mailbox and maps at 0.  Peers take the static BAR1 only at a 512
+ * MiB-aligned DMA address (_kbusCreateStaticBar1IOMMUMapping).  550/560
+ * (gen-0) have no RMForceStaticBar1: kbusInitBar1_GM107 asks the HAL
+ * kbusIsBar1P2PCapable (550.163.01 kern_bus_gm107.c L1011), which
+ * p2p-shim's hook Z1 points at _GH100 (kern_bus_gh100.c L1119-1149): yes
+ * when RMForceP2PType=2 and BAR1 VA - 128 KiB holds VRAM rounded up to
+ * 2 MiB; the mapping then goes at BAR1 offset 0 (Z2), as in 565 before the
+ * console (docs/hooks.md, Gen 0): kbusInitBar1_GM107 asks before it maps
+ * the console and preserves the console mapping only when the answer is no
+ * (as read in the 550.54.15-based tinygrad fork's kern_bus_gm107.c, which
+ * differs there only by calling _GH100 directly).
+ */
+void p2ps_sb1_driver_rule(const struct p2ps_sb1_keys *k, long force, uint64_t bar1, uint64_t fb,
+			  uint64_t cfb, bool console, struct p2ps_sb1_pred_out *o)
+{
+	uint64_t va = bar1 - 4 * P2PS_KiB - 1;	/* mappableLength: last 4 KiB cut off */
+	uint64_t va_al = DOWN(va, SZ2M);
+	uint64_t fb_al = UP(fb, SZ2M);
+	uint64_t con = console ? P2PS_SB1_CONSOLE_EST : 0;
+	uint64_t mbox = p2ps_sb1_mailbox(k) ? P2PS_SB1_MAILBOX : 0;
+	uint64_t need = fb_al, off, req;
+	bool b = k->gen == P2PS_GEN_B;
+
+	if (k->gen == P2PS_GEN_0) {
+		/*
+		 * 550/560: kbusIsBar1P2PCapable_GH100 through p2p-shim's hook;
+		 * no registry key forces or disables it, and the mapping sits at
+		 * BAR1 offset 0 whatever the console (decided before it).
+		 */
+		if (!p2ps_sb1_bar1p2p_type(k)) {
+			o->v = P2PS_PRED_NO;
+			snprintf(o->why, sizeof(o->why),
+				 "550/560 map it only with RMForceP2PType=2, which is not in effect");
+			return;
+		}
+		if (va < 128 * P2PS_KiB || va - 128 * P2PS_KiB < fb_al) {
+			o->v = P2PS_PRED_NO;
+			snprintf(o->why, sizeof(o->why),
+				 "550/560 rule: BAR1 (%llu MiB) minus 128 KiB can't hold VRAM (%llu MiB)",
+				 MB(bar1), MB(fb_al));
+			return;
+		}
+		o->v = P2PS_PRED_YES;
+		snprintf(o->why, sizeof(o->why),
+			 "550/560 rule (RMForceP2PType=2, p2p-shim's hooks): BAR1 %llu MiB holds VRAM %llu MiB from offset 0%s",
+			 MB(bar1), MB(fb_al), con ? " (decided before the console)" : "");
+		return;
+	}
+	if (k->gen == P2PS_GEN_A0) {
+		/*
+		 * 565: decided before the console and the mailbox; with static
+		 * BAR1 the console is not preserved (static BAR1 maps FB 0 at
+		 * BAR1 0, where the console already was) and nothing precedes it.
+		 * ENABLE has no size check, AUTO wants twice the FB.
+		 */
+		need = UP(cfb, SZ2M);
+		if (force == P2PS_SB_DISABLE) {
+			o->v = P2PS_PRED_NO;
+			snprintf(o->why, sizeof(o->why), "RMForceStaticBar1=0 (set by the user)");
+			return;
+		}
+		if (force == P2PS_SB_ONLY_GPU && !p2ps_sb1_bar1p2p_type(k)) {
+			o->v = P2PS_PRED_NO;
+			snprintf(o->why, sizeof(o->why),
+				 "565 default (RMForceStaticBar1=3) maps it only with RMForceP2PType=2, which is not in effect");
+			return;
+		}
+		if ((force == P2PS_SB_ONLY_GPU && (va < 128 * P2PS_KiB || va - 128 * P2PS_KiB < fb_al)) ||
+		    (force == P2PS_SB_AUTO && va_al < 2 * fb_al)) {
+			o->v = P2PS_PRED_NO;
+			snprintf(o->why, sizeof(o->why), "%s: BAR1 (%llu MiB) can't hold %sVRAM (%llu MiB)",
+				 force == P2PS_SB_AUTO ? "565 automatic rule" : "565 rule", MB(bar1),
+				 force == P2PS_SB_AUTO ? "twice " : "", MB(fb_al));
+			return;
+		}
+		if (need > va_al) {
+			o->v = P2PS_PRED_INIT_FAILS;
+			snprintf(o->why, sizeof(o->why),
+				 "RMForceStaticBar1=1 (565 checks no size): VRAM (%llu MiB) overruns BAR1 (%llu MiB): the GPU fails to initialise",
+				 MB(need), MB(va_al));
+			return;
+		}
+		o->v = P2PS_PRED_YES;
+		snprintf(o->why, sizeof(o->why), "565 rule: BAR1 %llu MiB holds VRAM %llu MiB from offset 0%s",
+			 MB(bar1), MB(need), con ? " (565 then reserves no console mapping)" : "");
+		return;
+	}
+	switch (force) {
+	case P2PS_SB_DISABLE:
+		o->v = P2PS_PRED_NO;
+		snprintf(o->why, sizeof(o->why), "RMForceStaticBar1=0 (%s)",
+			 k->user_force_sb == 0 ? "set by the user" : "the 575 default");
+		return;
+	case P2PS_SB_ENABLE:
+		need = b ? DOWN(cfb, SZ2M) : UP(cfb, SZ2M);
+		if (va_al < need) {
+			o->v = P2PS_PRED_INIT_FAILS;
+			snprintf(o->why, sizeof(o->why),
+				 "RMForceStaticBar1=1 but BAR1 (%llu MiB usable) can't hold VRAM (%llu MiB): BAR1 init fails, so does the GPU",
+				 MB(va_al), MB(need));
+			return;
+		}
+		off = b ? UP(con + mbox, SZ512M) : UP(con + mbox, SZ2M);
+		if (off + need > va_al) {
+			o->v = P2PS_PRED_INIT_FAILS;
+			snprintf(o->why, sizeof(o->why),
+				 "RMForceStaticBar1=1: VRAM (%llu MiB) mapped after the %s at %llu MiB overruns BAR1 (%llu MiB): the GPU fails to initialise",
+				 MB(need), con ? "console" : "P2P mailbox", MB(off), MB(va_al));
+			return;
+		}
+		break;
+	case P2PS_SB_ONLY_GPU:
+		if (!p2ps_sb1_bar1p2p_type(k)) {
+			o->v = P2PS_PRED_NO;
+			snprintf(o->why, sizeof(o->why),
+				 "570 default (RMForceStaticBar1=3) maps it only with RMForceP2PType=2, which is not in effect");
+			return;
+		}
+		if (va < 128 * P2PS_KiB || va - 128 * P2PS_KiB < fb_al) {
+			o->v = P2PS_PRED_NO;
+			snprintf(o->why, sizeof(o->why),
+				 "BAR1 (%llu MiB) minus 128 KiB can't hold VRAM (%llu MiB)",
+				 MB(bar1), MB(fb_al));
+			return;
+		}
+		/* the check ignores the console; the mapping goes after it */
+		need = UP(cfb, SZ2M);
+		off = UP(con, SZ2M);
+		if (off + need > va_al) {
+			o->v = P2PS_PRED_INIT_FAILS;
+			snprintf(o->why, sizeof(o->why),
+				 "VRAM (%llu MiB) mapped after the console overruns BAR1 (%llu MiB): the GPU fails to initialise",
+				 MB(need), MB(va_al));
+			return;
+		}
+		break;
+	case P2PS_SB_AUTO:
+	default:
+		req = fb_al + 128 * P2PS_KiB + con + mbox;
+		if (b && (con || mbox))
+			req += SZ512M - (con + mbox) % SZ512M;
+		if (va_al < req) {
+			o->v = P2PS_PRED_NO;
+			snprintf(o->why, sizeof(o->why),
+				 "automatic rule: BAR1 (%llu MiB usable) < VRAM %llu MiB + USERD + 128 KiB%s%s%s",
+				 MB(va_al), MB(fb_al), con ? " + console" : "",
+				 mbox ? " + P2P mailbox" : "",
+				 b && (con || mbox) ? " + padding to 512 MiB" : "");
+			return;
+		}
+		if (va_al < req + USERD_MAX) {
+			o->v = P2PS_PRED_UNKNOWN;
+			snprintf(o->why, sizeof(o->why),
+				 "automatic rule: BAR1 exceeds VRAM + reserves by only %llu MiB; the USERD reserve (512 bytes per channel) decides",
+				 MB(va_al - req));
+			return;
+		}
+		off = b ? UP(con + mbox, SZ512M) : UP(con + mbox, SZ2M);
+		need = UP(cfb, SZ2M);	/* what gets mapped: the client-visible VRAM */
+		break;
+	}
+	if (!p2ps_sb1_p2p_usable(off)) {
+		o->v = P2PS_PRED_UNALIGNED;
+		snprintf(o->why, sizeof(o->why),
+			 "mapped after the %s at a 2 MiB boundary: peers need a 512 MiB-aligned address (570-575), so BAR1 P2P mappings fail",
+			 con ? "boot console" : "P2P mailbox");
+		return;
+	}
+	o->v = P2PS_PRED_YES;
+	snprintf(o->why, sizeof(o->why), "%s: BAR1 %llu MiB holds VRAM %llu MiB%s",
+		 force == P2PS_SB_ENABLE ? "RMForceStaticBar1=1" :
+		 force == P2PS_SB_ONLY_GPU ? "RMForceP2PType=2 with the 570 default" : "automatic rule",
+		 MB(bar1), MB(need), !off ? "" :
+		 con ? " from offset 512 MiB, after the console" : " from offset 512 MiB, after the P2P mailbox");
+}
+
+/* A driver major of generation @gen, for the rules keyed on the major. */
+static unsigned int major_of(enum p2ps_sb1_gen gen)
+{
+	switch (gen) {
+	case P2PS_GEN_0: return 550;
+	case P2PS_GEN_A0: return 565;
+	case P2PS_GEN_A1: return 570;
+	case P2PS_GEN_A2: return 575;
+	case P2PS_GEN_B: return 580;
+	default: return 0;
+	}
+}
+
+void p2ps_sb1_shim_rule(const struct p2ps_sb1_keys *k, uint64_t bar1, uint64_t cfb, bool console,
+			struct p2ps_sb1_pred_out *o)
+{
+	struct p2ps_sb1_force_in in = {
+		.major = major_of(k->gen),
+		.enabled = k->shim_force,
+		.user_key = k->user_force_sb >= 0,
+		/* the profiles of 570-575 have it (docs/hooks.md, A5) */
+		.native_uvm = true,
+		.bar1_size = bar1,
+		.console = console ? P2PS_SB1_CONSOLE_EST : 0,
+		.mailbox = p2ps_sb1_mailbox(k) ? P2PS_SB1_MAILBOX : 0,
+	};
+	size_t n = strlen(o->why);
+	enum p2ps_sb1_gate gate;
+	uint64_t off;
+	unsigned int no;
+
+	if (o->v != P2PS_PRED_NO || k->gen == P2PS_GEN_UNSERVED)
+		return;
+	no = p2ps_sb1_no_force(&in, &off);
+	/* not p2p-shim's to force: nothing to add */
+	if (no & (P2PS_NF_OLD | P2PS_NF_DISABLED | P2PS_NF_USER_KEY | P2PS_NF_MAILBOX))
+		return;
+	if (no & P2PS_NF_CONSOLE) {
+		snprintf(o->why + n, sizeof(o->why) - n,
+			 "; p2p-shim does not force it: the console comes first (570-575)");
+		return;
+	}
+	gate = no ? P2PS_GATE_TOO_SMALL : p2ps_sb1_gate(in.major, off, cfb, bar1);
+	if (gate == P2PS_GATE_NOT_SIZE) {
+		snprintf(o->why + n, sizeof(o->why) - n,
+			 "; p2p-shim does not force it: BAR1 holds the client FB with more than 1 GiB to spare, so the no is not about size");
+		return;
+	}
+	if (gate != P2PS_GATE_FITS) {
+		snprintf(o->why + n, sizeof(o->why) - n, "; too little room for p2p-shim to force it");
+		return;
+	}
+	o->v = P2PS_PRED_YES;
+	snprintf(o->why, sizeof(o->why),
+		 "forced by p2p-shim (the driver's rule says no): BAR1 %llu MiB holds VRAM %llu MiB%s",
+		 MB(bar1), MB(p2ps_sb1_map_size(in.major, cfb)),
+		 off ? " from offset 512 MiB, after the console" : "");
+}
+
+/*
+ * The caps guard (kmod/bar1.c), for a GPU set with a GPU forced to P2P by
+ * p2p-shim's ForceP2P: PCIE_PROPRIETARY (the mailbox path, broken on
+ * GeForce) gets the stock answer; PCIE_BAR1 gets it where the driver's BAR1
+ * P2P create would fail: 550-570 skipped the HAL check, which wants static
+ * BAR1 on both GPUs and refuses loopback (one GPU); 575+ made it
+ * themselves.  Every version: static BAR1 where BAR1 P2P's create cannot
+ * use it (not 512 MiB aligned).  In the residual state (guard_only) every
+ * forced BAR1 answer is refused.  Before all: GPUs below root ports of two
+ * Intel I/O hubs (_kp2pCapsGetStatusOverPcie's IOH check, which ForceP2P
+ * skips).
+ */
+enum p2ps_caps_verdict p2ps_caps_verdict(const struct p2ps_caps_in *in)
+{
+	bool pcie = in->connectivity == P2P_CONNECTIVITY_PCIE_PROPRIETARY ||
+		    in->connectivity == P2P_CONNECTIVITY_PCIE_BAR1;
+	bool all_on = true, unusable = false;
+	uint64_t first = 0;
+	bool split = false;
+	unsigned int i;
+
+	if (!pcie || !in->forced)
+		return P2PS_CAPS_KEEP;
+	for (i = 0; i < in->n; i++) {
+		const struct p2ps_caps_gpu *g = &in->gpu[i];
+		bool on = g->sb1_state == P2PS_SB1_ON || g->sb1_state == P2PS_SB1_FORCED;
+
+		all_on &= on;
+		if (on && !p2ps_sb1_p2p_usable(g->offset))
+			unusable = true;
+		if (!g->ioh)
+			continue;
+		if (!first)
+			first = g->ioh;
+		else if (g->ioh != first)
+			split = true;
+	}
+	if (split)
+		return P2PS_CAPS_STOCK_IOH;
+	if (in->connectivity == P2P_CONNECTIVITY_PCIE_PROPRIETARY || in->guard_only)
+		return P2PS_CAPS_STOCK;
+	if ((in->watch_static_bar1 && (in->nr < 2 || !all_on)) || unusable)
+		return P2PS_CAPS_STOCK;
+	return P2PS_CAPS_KEEP;
+}

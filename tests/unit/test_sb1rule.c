@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmod/sb1rule.c, the rules the module and `p2pctl doctor` share: the
+ * cards of docs/cards.md (section 3) and README's card table, per driver
+ * generation (550, 565, 570, 575, 580, 590/595), through the driver's
+ * rule, p2p-shim's forcing (decision and enable) and the caps guard.
+ *
+ * Every expectation is written from docs/cards.md's tables, as numbers
+ * and verdicts; none is computed with the code under test.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <p2p-shim/sb1rule.h>
+#include <p2p-shim/uapi.h>
+
+#define MiB P2PS_MiB
+#define GiB P2PS_GiB
+
+/* The cards (docs/cards.md section 3): BAR1, FB address space, client FB. */
+struct card {
+	const char *name;
+	uint64_t bar1, fb, cfb;
+};
+
+static const struct card rtx5090 = { "RTX 5090", 32768 * MiB, 32768 * MiB, 32607 * MiB };
+static const struct card rtx4090 = { "RTX 4090", 32 * GiB, 24576 * MiB, 24564 * MiB };
+static const struct card rtx3090 = { "RTX 3090", 32 * GiB, 24576 * MiB, 24576 * MiB };
+static const struct card rtx4090d48 = { "RTX 4090 D 48 GiB", 32 * GiB, 49152 * MiB, 49152 * MiB };
+static const struct card small_bar = { "256 MiB BAR1", 256 * MiB, 24576 * MiB, 24564 * MiB };
+
+static const unsigned int majors[] = { 550, 565, 570, 575, 580, 590, 595 };
+
+/* p2p-shim's registry keys, nothing set by the user. */
+static struct p2ps_sb1_keys keys(unsigned int major)
+{
+	struct p2ps_sb1_keys k = {
+		.gen = p2ps_sb1_gen_of(major),
+		.user_force_sb = -1, .user_pcie_type = -1, .user_force_p2p_type = -1,
+		.shim_keys = true, .shim_force = true,
+	};
+	return k;
+}
+
+static enum p2ps_sb1_pred predict(unsigned int major, const struct card *c, bool console,
+				  const struct p2ps_sb1_keys *kp)
+{
+	struct p2ps_sb1_keys k = kp ? *kp : keys(major);
+	struct p2ps_sb1_pred_out o = { 0 };
+
+	p2ps_sb1_driver_rule(&k, p2ps_sb1_force_type(&k), c->bar1, c->fb, c->cfb, console, &o);
+	p2ps_sb1_shim_rule(&k, c->bar1, c->cfb, console, &o);
+	return o.v;
+}
+
+static void test_generations(void **state)
+{
+	(void)state;
+	assert_int_equal(p2ps_sb1_gen_of(535), P2PS_GEN_UNSERVED);
+	assert_int_equal(p2ps_sb1_gen_of(550), P2PS_GEN_0);
+	assert_int_equal(p2ps_sb1_gen_of(560), P2PS_GEN_0);
+	assert_int_equal(p2ps_sb1_gen_of(565), P2PS_GEN_A0);
+	assert_int_equal(p2ps_sb1_gen_of(570), P2PS_GEN_A1);
+	assert_int_equal(p2ps_sb1_gen_of(575), P2PS_GEN_A2);
+	assert_int_equal(p2ps_sb1_gen_of(580), P2PS_GEN_B);
+	assert_int_equal(p2ps_sb1_gen_of(595), P2PS_GEN_B);
+	/* section 2: VA = size - 4 KiB - 1, down to 2 MiB: 32766 MiB of 32 GiB, 254 of 256 */
+	assert_int_equal(p2ps_sb1_va(32768 * MiB), 32766 * MiB);
+	assert_int_equal(p2ps_sb1_va(256 * MiB), 254 * MiB);
+}
+
+/*
+ * RTX 5090: the driver's rule says no in 570-595; p2p-shim forces it
+ * without a display: 32608 MiB at offset 0 (570/575, 94 MiB left), 32606
+ * MiB at offset 0 (580-595, 160 MiB left).  565 does not support GB20x.
+ */
+static void test_5090(void **state)
+{
+	static const unsigned int forced[] = { 570, 575, 580, 590, 595 };
+	struct p2ps_sb1_keys k;
+	struct p2ps_sb1_pred_out o;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(forced) / sizeof(forced[0]); i++) {
+		unsigned int m = forced[i];
+		struct p2ps_sb1_force_in in = {
+			.major = m, .enabled = true, .native_uvm = true,
+			.bar1_size = rtx5090.bar1,
+		};
+		uint64_t off = 1;
+
+		k = keys(m);
+		memset(&o, 0, sizeof(o));
+		p2ps_sb1_driver_rule(&k, p2ps_sb1_force_type(&k), rtx5090.bar1, rtx5090.fb,
+				     rtx5090.cfb, false, &o);
+		assert_int_equal(o.v, P2PS_PRED_NO);
+		assert_int_equal(predict(m, &rtx5090, false, NULL), P2PS_PRED_YES);
+		/* the module, at the decision and at the enable */
+		assert_int_equal(p2ps_sb1_no_force(&in, &off), 0);
+		assert_int_equal(off, 0);
+		assert_int_equal(p2ps_sb1_map_size(m, rtx5090.cfb), m >= 580 ? 32606 * MiB : 32608 * MiB);
+		/* VA 32766 MiB less the map: 160 MiB (580+); 158 (570: 94 after the 64 MiB reserve) */
+		assert_int_equal(p2ps_sb1_va(rtx5090.bar1) - p2ps_sb1_map_size(m, rtx5090.cfb),
+				 m >= 580 ? 160 * MiB : 158 * MiB);
+		assert_int_equal(p2ps_sb1_gate(m, 0, rtx5090.cfb, rtx5090.bar1), P2PS_GATE_FITS);
+		/* static_bar1=N: all rows say none */
+		in.enabled = false;
+		assert_int_not_equal(p2ps_sb1_no_force(&in, &off) & P2PS_NF_DISABLED, 0);
+		k.shim_force = false;
+		assert_int_equal(predict(m, &rtx5090, false, &k), P2PS_PRED_NO);
+		/* driving the boot display: not forced (570-575 console first; 580+ no room) */
+		assert_int_equal(predict(m, &rtx5090, true, NULL), P2PS_PRED_NO);
+		in.enabled = true;
+		in.console = 32 * MiB;
+		if (m < 580) {
+			assert_int_not_equal(p2ps_sb1_no_force(&in, &off) & P2PS_NF_CONSOLE, 0);
+		} else {
+			assert_int_equal(p2ps_sb1_no_force(&in, &off), 0);
+			assert_int_equal(off, 512 * MiB);
+			assert_int_equal(p2ps_sb1_gate(m, off, rtx5090.cfb, rtx5090.bar1),
+					 P2PS_GATE_TOO_SMALL);
+		}
+		/* before 580, only with the native-slot UVM fix in the profile */
+		in.console = 0;
+		in.native_uvm = false;
+		assert_int_equal(p2ps_sb1_no_force(&in, &off), m < 580 ? P2PS_NF_NATIVE_UVM : 0);
+		/* RMForceStaticBar1 set by the user: p2p-shim leaves the GPU to it */
+		in.native_uvm = true;
+		in.user_key = true;
+		assert_int_equal(p2ps_sb1_no_force(&in, &off), P2PS_NF_USER_KEY);
+		/* with the mailbox (registry_defaults=0): not BAR1 P2P's type */
+		in.user_key = false;
+		in.mailbox = P2PS_SB1_MAILBOX;
+		assert_int_not_equal(p2ps_sb1_no_force(&in, &off) & P2PS_NF_MAILBOX, 0);
+	}
+	/* 580+, RMForceStaticBar1=1 with the display: 512 + 32606 > 32766, init fails */
+	k = keys(580);
+	k.user_force_sb = 1;
+	assert_int_equal(predict(580, &rtx5090, true, &k), P2PS_PRED_INIT_FAILS);
+	/* ... and without p2p-shim's RMPcieP2PType=1: the mailbox moves it to 512 MiB */
+	k.shim_keys = false;
+	assert_int_equal(predict(580, &rtx5090, false, &k), P2PS_PRED_INIT_FAILS);
+	/* the 565 decision is observed only */
+	{
+		struct p2ps_sb1_force_in in = { .major = 565, .enabled = true, .native_uvm = true,
+						.bar1_size = rtx5090.bar1 };
+		uint64_t off;
+
+		assert_int_not_equal(p2ps_sb1_no_force(&in, &off) & P2PS_NF_OLD, 0);
+	}
+}
+
+/* RTX 4090 and 3090 (24 GiB, BAR1 32 GiB): yes in every generation. */
+static void test_4090_3090(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(majors) / sizeof(majors[0]); i++) {
+		assert_int_equal(predict(majors[i], &rtx4090, false, NULL), P2PS_PRED_YES);
+		assert_int_equal(predict(majors[i], &rtx3090, false, NULL), P2PS_PRED_YES);
+		/* the driver's own "yes": at offset 0, usable for BAR1 P2P */
+		assert_true(p2ps_sb1_p2p_usable(p2ps_sb1_offset(majors[i], 0, 0)));
+	}
+}
+
+/*
+ * RTX 4090 driving the boot display: 565 at offset 0; 570 and 575 after
+ * the console (2 MiB aligned, below 512 MiB: unusable, the caps guard gives
+ * the stock answer); 580-595 at 512 MiB.
+ */
+static void test_4090_display(void **state)
+{
+	(void)state;
+	assert_int_equal(predict(550, &rtx4090, true, NULL), P2PS_PRED_YES);
+	assert_int_equal(predict(565, &rtx4090, true, NULL), P2PS_PRED_YES);
+	assert_int_equal(predict(570, &rtx4090, true, NULL), P2PS_PRED_UNALIGNED);
+	assert_int_equal(predict(575, &rtx4090, true, NULL), P2PS_PRED_UNALIGNED);
+	assert_int_equal(predict(580, &rtx4090, true, NULL), P2PS_PRED_YES);
+	assert_int_equal(predict(595, &rtx4090, true, NULL), P2PS_PRED_YES);
+	/* the module's record of the driver's yes, from the decision's arguments */
+	assert_int_equal(p2ps_sb1_offset(565, 32 * MiB, 0), 0);
+	assert_int_equal(p2ps_sb1_offset(570, 32 * MiB, 0), 32 * MiB);
+	assert_int_equal(p2ps_sb1_offset(575, 33 * MiB, 0), 34 * MiB);
+	assert_int_equal(p2ps_sb1_offset(580, 32 * MiB, 0), 512 * MiB);
+	assert_int_equal(p2ps_sb1_offset(595, 32 * MiB, 512 * 1024), 512 * MiB);
+	assert_false(p2ps_sb1_p2p_usable(32 * MiB));
+	assert_true(p2ps_sb1_p2p_usable(512 * MiB));
+}
+
+/* RTX 4090 D modded to 48 GiB: no in every generation; forcing finds it too small. */
+static void test_4090d_48(void **state)
+{
+	struct p2ps_sb1_keys k;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(majors) / sizeof(majors[0]); i++) {
+		unsigned int m = majors[i];
+
+		assert_int_equal(predict(m, &rtx4090d48, false, NULL), P2PS_PRED_NO);
+		if (m >= 570) {
+			struct p2ps_sb1_force_in in = { .major = m, .enabled = true, .native_uvm = true,
+							.bar1_size = rtx4090d48.bar1 };
+			uint64_t off;
+
+			/* the decision is forced; the enable finds the client FB too large */
+			assert_int_equal(p2ps_sb1_no_force(&in, &off), 0);
+			assert_int_equal(p2ps_sb1_gate(m, off, rtx4090d48.cfb, rtx4090d48.bar1),
+					 P2PS_GATE_TOO_SMALL);
+			/* RMForceStaticBar1=1 fails GPU initialisation */
+			k = keys(m);
+			k.user_force_sb = 1;
+			assert_int_equal(predict(m, &rtx4090d48, false, &k), P2PS_PRED_INIT_FAILS);
+		}
+	}
+}
+
+/* 256 MiB BAR1: no, every generation; never forced; the key fails init. */
+static void test_small_bar(void **state)
+{
+	struct p2ps_sb1_keys k;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(majors) / sizeof(majors[0]); i++) {
+		unsigned int m = majors[i];
+		struct p2ps_sb1_force_in in = { .major = m, .enabled = true, .native_uvm = true,
+						.bar1_size = small_bar.bar1 };
+		uint64_t off;
+
+		assert_int_equal(predict(m, &small_bar, false, NULL), P2PS_PRED_NO);
+		assert_int_not_equal(p2ps_sb1_no_force(&in, &off) & P2PS_NF_BAR1_SMALL, 0);
+		if (m >= 570) {
+			k = keys(m);
+			k.user_force_sb = 1;
+			assert_int_equal(predict(m, &small_bar, false, &k), P2PS_PRED_INIT_FAILS);
+		}
+	}
+}
+
+/*
+ * 550/560 (gen-0): static BAR1 only with RMForceP2PType=2 (p2p-shim's key),
+ * then BAR1 VA - 128 KiB must hold VRAM; at offset 0, console or not.
+ */
+static void test_gen0(void **state)
+{
+	struct p2ps_sb1_keys k = keys(550);
+
+	(void)state;
+	assert_int_equal(predict(560, &rtx4090, false, NULL), P2PS_PRED_YES);
+	assert_int_equal(predict(560, &rtx4090, true, NULL), P2PS_PRED_YES);
+	k.shim_keys = false;
+	assert_int_equal(predict(550, &rtx4090, false, &k), P2PS_PRED_NO);
+	k = keys(550);
+	k.user_force_p2p_type = 0;
+	assert_int_equal(predict(550, &rtx4090, false, &k), P2PS_PRED_NO);
+	/* no RMForceStaticBar1 on 550/560, no forcing by p2p-shim */
+	assert_int_equal(predict(550, &rtx5090, false, NULL), P2PS_PRED_NO);
+}
+
+/* A caps query that returned PCIE_BAR1 (or PROPRIETARY) for the set @g. */
+static enum p2ps_caps_verdict caps(uint32_t conn, bool forced, bool watch, unsigned int nr,
+				   const struct p2ps_caps_gpu *g, unsigned int n)
+{
+	struct p2ps_caps_in in = {
+		.connectivity = conn, .forced = forced, .watch_static_bar1 = watch,
+		.nr = nr, .n = n, .gpu = g,
+	};
+	return p2ps_caps_verdict(&in);
+}
+
+/*
+ * The caps guard on the cards' pairs: 4090 + 3090 and 5090 (forced) + 4090
+ * keep BAR1 P2P; a display 4090 on 570-575 (offset 32 MiB) gets the stock
+ * answer, on 580+ (512 MiB) it keeps it; 550-570 watch static BAR1 on both
+ * and refuse loopback; two Intel I/O hubs get the stock answer.
+ */
+static void test_caps(void **state)
+{
+	const struct p2ps_caps_gpu both[2] = { { P2PS_SB1_ON, 0, 0 }, { P2PS_SB1_ON, 0, 0 } };
+	const struct p2ps_caps_gpu mixed[2] = { { P2PS_SB1_FORCED, 0, 0 }, { P2PS_SB1_ON, 0, 0 } };
+	const struct p2ps_caps_gpu disp570[2] = { { P2PS_SB1_ON, 32 * MiB, 0 }, { P2PS_SB1_ON, 0, 0 } };
+	const struct p2ps_caps_gpu disp580[2] = { { P2PS_SB1_ON, 512 * MiB, 0 }, { P2PS_SB1_ON, 0, 0 } };
+	const struct p2ps_caps_gpu one_off[2] = { { P2PS_SB1_OFF, 0, 0 }, { P2PS_SB1_ON, 0, 0 } };
+	const struct p2ps_caps_gpu ioh2[2] = { { P2PS_SB1_ON, 0, 1 }, { P2PS_SB1_ON, 0, 0x81 } };
+	const struct p2ps_caps_gpu ioh1[2] = { { P2PS_SB1_ON, 0, 1 }, { P2PS_SB1_ON, 0, 1 } };
+	const uint32_t bar1 = P2P_CONNECTIVITY_PCIE_BAR1, prop = P2P_CONNECTIVITY_PCIE_PROPRIETARY;
+	struct p2ps_caps_in in;
+
+	(void)state;
+	assert_int_equal(caps(bar1, true, true, 2, both, 2), P2PS_CAPS_KEEP);
+	assert_int_equal(caps(bar1, true, false, 2, mixed, 2), P2PS_CAPS_KEEP);
+	assert_int_equal(caps(bar1, true, true, 2, disp570, 2), P2PS_CAPS_STOCK);
+	assert_int_equal(caps(bar1, true, false, 2, disp570, 2), P2PS_CAPS_STOCK);
+	assert_int_equal(caps(bar1, true, false, 2, disp580, 2), P2PS_CAPS_KEEP);
+	/* 550-570 (watch): static BAR1 missing on one, or loopback */
+	assert_int_equal(caps(bar1, true, true, 2, one_off, 2), P2PS_CAPS_STOCK);
+	assert_int_equal(caps(bar1, true, false, 2, one_off, 2), P2PS_CAPS_KEEP);
+	assert_int_equal(caps(bar1, true, true, 1, both, 1), P2PS_CAPS_STOCK);
+	assert_int_equal(caps(bar1, true, false, 1, both, 1), P2PS_CAPS_KEEP);
+	/* not forced by p2p-shim: the driver's answer, whatever it is */
+	assert_int_equal(caps(bar1, false, true, 2, disp570, 2), P2PS_CAPS_KEEP);
+	assert_int_equal(caps(prop, false, true, 2, both, 2), P2PS_CAPS_KEEP);
+	/* the mailbox path with ForceP2P: stock */
+	assert_int_equal(caps(prop, true, false, 2, both, 2), P2PS_CAPS_STOCK);
+	assert_int_equal(caps(P2P_CONNECTIVITY_UNKNOWN, true, true, 2, ioh2, 2), P2PS_CAPS_KEEP);
+	/* two Intel I/O hubs */
+	assert_int_equal(caps(bar1, true, false, 2, ioh2, 2), P2PS_CAPS_STOCK_IOH);
+	assert_int_equal(caps(prop, true, false, 2, ioh2, 2), P2PS_CAPS_STOCK_IOH);
+	assert_int_equal(caps(bar1, true, false, 2, ioh1, 2), P2PS_CAPS_KEEP);
+	/* the residual state: every forced BAR1 answer gets the stock one */
+	in = (struct p2ps_caps_in){ .connectivity = bar1, .forced = true, .guard_only = true,
+				    .nr = 2, .n = 2, .gpu = both };
+	assert_int_equal(p2ps_caps_verdict(&in), P2PS_CAPS_STOCK);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_generations),
+		cmocka_unit_test(test_5090),
+		cmocka_unit_test(test_4090_3090),
+		cmocka_unit_test(test_4090_display),
+		cmocka_unit_test(test_4090d_48),
+		cmocka_unit_test(test_small_bar),
+		cmocka_unit_test(test_gen0),
+		cmocka_unit_test(test_caps),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
