@@ -422,6 +422,20 @@ void p2ps_sb1_shim_rule(const struct p2ps_sb1_keys *k, uint64_t bar1, uint64_t c
 }
 
 /*
+ * _kp2pCapsGetStatusOverPcie (p2p_caps.c L421-443 in 570.148.08, L469-491
+ * in 580.142): PCIe P2P is not forwarded between two Intel I/O hubs (X58 /
+ * 5520 to Broadwell-EP, one per socket); GPUs below root ports of two such
+ * hubs get IOH_TOPOLOGY_NOT_SUPPORTED.  ForceP2P returns before that check,
+ * so the caps guard makes it.  The hub is the root port's bus.
+ */
+bool p2ps_intel_ioh_root_port(unsigned int dev)
+{
+	return (dev >= 0x3408 && dev <= 0x3411) || (dev >= 0x3c02 && dev <= 0x3c0b) ||
+	       (dev >= 0x0e02 && dev <= 0x0e0b) || (dev >= 0x2f01 && dev <= 0x2f0b) ||
+	       (dev >= 0x6f01 && dev <= 0x6f0b) || dev == 0x3420 || dev == 0x3421;
+}
+
+/*
  * The caps guard (kmod/bar1.c), for a GPU set with a GPU forced to P2P by
  * p2p-shim's ForceP2P: PCIE_PROPRIETARY (the mailbox path, broken on
  * GeForce) gets the stock answer; PCIE_BAR1 gets it where the driver's BAR1

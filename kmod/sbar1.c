@@ -173,19 +173,9 @@ void p2ps_sb1_forget(unsigned int instance)
 }
 
 /*
- * _kp2pCapsGetStatusOverPcie (p2p_caps.c L421-443 in 570.148.08, L469-491
- * in 580.142): PCIe P2P is not forwarded between two Intel I/O hubs (X58 /
- * 5520 to Broadwell-EP, one per socket); GPUs below root ports of two such
- * hubs get IOH_TOPOLOGY_NOT_SUPPORTED.  ForceP2P returns before that check,
- * so the caps guard makes it.  The hub is the root port's bus.
+ * The Intel I/O hub above the GPU at @dbd (sb1rule.c's
+ * p2ps_intel_ioh_root_port()): its root port's bus, plus one; 0 if none.
  */
-static bool intel_ioh_root_port(u16 dev)
-{
-	return (dev >= 0x3408 && dev <= 0x3411) || (dev >= 0x3c02 && dev <= 0x3c0b) ||
-	       (dev >= 0x0e02 && dev <= 0x0e0b) || (dev >= 0x2f01 && dev <= 0x2f0b) ||
-	       (dev >= 0x6f01 && dev <= 0x6f0b) || dev == 0x3420 || dev == 0x3421;
-}
-
 static u64 ioh_of(u64 dbd)
 {
 	struct pci_dev *pdev, *rp;
@@ -197,7 +187,7 @@ static u64 ioh_of(u64 dbd)
 	for (rp = pci_upstream_bridge(pdev); rp; rp = pci_upstream_bridge(rp))
 		if (pci_is_pcie(rp) && pci_pcie_type(rp) == PCI_EXP_TYPE_ROOT_PORT)
 			break;
-	if (rp && rp->vendor == PCI_VENDOR_ID_INTEL && intel_ioh_root_port(rp->device))
+	if (rp && rp->vendor == PCI_VENDOR_ID_INTEL && p2ps_intel_ioh_root_port(rp->device))
 		ioh = ((u64)pci_domain_nr(rp->bus) << 8 | rp->bus->number) + 1;
 	pci_dev_put(pdev);
 	return ioh;

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "doctor.h"
 
 #define MAX_DEPTH 16
 

@@ -12,7 +12,7 @@
 
 #include <json-c/json.h>
 
-#include "internal.h"
+#include "doctor.h"
 
 #define NCCL_FIXED "2.27.5"
 

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * `p2pctl doctor`: what its check files (lib/doctor*.c, one check family
+ * each) share: the state of one p2ps_doctor() run and a few helpers.
+ */
+#ifndef P2PS_DOCTOR_H
+#define P2PS_DOCTOR_H
+
+#include <p2p-shim/profile.h>
+#include <p2p-shim/sb1rule.h>
+#include "internal.h"
+
+#define GiB ((uint64_t)1 << 30)
+#define MiB ((uint64_t)1 << 20)
+
+/* The static-BAR1 rules' inputs on this host (doctor_sbar1.c fills them). */
+struct p2ps_dr_rules {
+	struct p2ps_sb1_keys k;
+	bool assumed;			/* no driver loaded: rules of 580+ assumed */
+};
+
+/* The state of one p2ps_doctor() run. */
+struct dctx {
+	struct p2ps_root root;
+	const struct p2ps_doctor_opts *opts;
+	struct p2ps_doctor_report *r;
+	size_t cap_f;
+	char *config;			/* kernel config text, or NULL */
+	char config_src[96];
+	int err;
+	int vm;				/* doctor_platform.c: 1 in a VM, 0 not, -1 unknown */
+	struct p2ps_dr_rules rules;	/* doctor_sbar1.c, for doctor_topo.c */
+};
+
+/* Append a finding (no remedy kept for an ok verdict). */
+__attribute__((format(printf, 7, 8)))
+void p2ps_dr_add(struct dctx *c, const char *check, const char *subject, enum p2ps_verdict v,
+		 const char *source, const char *remedy, const char *fmt, ...);
+unsigned long p2ps_dr_read_hex(struct dctx *c, const char *dir, const char *attr, bool *ok);
+/* PCI addresses of the bridges and device on a sysfs path; its host bridge ("pci0000:00"). */
+int p2ps_dr_split_path(const char *path, char comps[][16], int max, char *host, size_t hostlen);
+/* Value of @key in /proc/driver/nvidia/params, or false. */
+bool p2ps_dr_param(struct dctx *c, const char *key, char *out, size_t len);
+/* Value of @key in a RegistryDwords string ("K=V;K=V"), or -1. */
+long p2ps_dr_reg_key(const char *dwords, const char *key);
+/* "24 GiB", "256 MiB", "unknown" */
+void p2ps_dr_fmt_size(uint64_t b, char *buf, size_t len);
+
+/* The check families, in the order p2ps_doctor() runs them. */
+void p2ps_dr_kernel(struct dctx *c);		/* doctor_kernel.c */
+void p2ps_dr_driver(struct dctx *c);		/* doctor_driver.c */
+int p2ps_dr_find_gpus(struct dctx *c);		/* doctor_gpus.c */
+void p2ps_dr_gpus(struct dctx *c);
+void p2ps_dr_static_bar1(struct dctx *c);	/* doctor_sbar1.c: fills c->rules */
+void p2ps_dr_iommu(struct dctx *c);		/* doctor_iommu.c */
+int p2ps_dr_pairs(struct dctx *c);		/* doctor_topo.c */
+/* doctor_platform.c: ACS, links, NUMA and host bridges, VM, displays. */
+void p2ps_dr_platform(struct dctx *c);
+/* doctor_software.c: NCCL, the vLLM P2P cache. */
+void p2ps_dr_software(struct dctx *c);
+void p2ps_dr_module(struct dctx *c);		/* doctor_module.c */
+
+#endif

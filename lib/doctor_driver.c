@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `p2pctl doctor`: the nvidia driver (version, flavour) and its profile.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "doctor.h"
+
+static bool parse_nv_version(const char *s, char *out, size_t len)
+{
+	const char *start = s;
+
+	/* the first token of the form N.N[.N] */
+	while (*s) {
+		if (isdigit((unsigned char)*s) && (s == start || !isalnum((unsigned char)s[-1]))) {
+			const char *e = s;
+			int dots = 0;
+
+			while (isdigit((unsigned char)*e) || *e == '.') {
+				dots += *e == '.';
+				e++;
+			}
+			if (dots >= 1 && dots <= 2 && e[-1] != '.' && (size_t)(e - s) < len) {
+				memcpy(out, s, e - s);
+				out[e - s] = '\0';
+				return true;
+			}
+			s = e;
+			continue;
+		}
+		s++;
+	}
+	return false;
+}
+
+void p2ps_dr_driver(struct dctx *c)
+{
+	struct p2ps_doctor_report *r = c->r;
+	const char *vf = "/proc/driver/nvidia/version";
+	char line[512], ver[P2PS_NAME_LEN] = "";
+	const struct p2ps_profile *p;
+
+	if (!p2ps_root_line(&c->root, vf, line, sizeof(line))) {
+		if (p2ps_root_line(&c->root, "/sys/module/nvidia/version", ver, sizeof(ver)))
+			p2ps_dr_add(c, "nvidia", NULL, P2PS_V_WARN, "/sys/module/nvidia/version",
+			    "check that the nvidia module finished loading (dmesg)",
+			    "nvidia %s is loaded but %s is missing", ver, vf);
+		else
+			p2ps_dr_add(c, "nvidia", NULL, P2PS_V_WARN, vf,
+			    "load the nvidia open kernel module (p2p-shim arms when it arrives)",
+			    "nvidia driver not loaded");
+		p2ps_dr_add(c, "profile", NULL, P2PS_V_SKIP, NULL, NULL, "no driver version to check");
+		return;
+	}
+	{
+		const char *m = strstr(line, "Module");
+		char *tail = m ? (char *)m + 6 : line;
+
+		if (!parse_nv_version(tail, ver, sizeof(ver)))
+			p2ps_root_line(&c->root, "/sys/module/nvidia/version", ver, sizeof(ver));
+	}
+	p2ps_strlcpy(r->driver_version, ver, sizeof(r->driver_version));
+	if (strstr(line, "Open Kernel Module")) {
+		r->open_module = true;
+		p2ps_dr_add(c, "nvidia", NULL, P2PS_V_OK, vf, NULL, "NVIDIA open kernel module %s loaded",
+		    *ver ? ver : "(version unknown)");
+	} else {
+		p2ps_dr_add(c, "nvidia", NULL, P2PS_V_FAIL, vf,
+		    "install the open kernel module flavour of the driver (e.g. nvidia-open, or the installer's -m=kernel-open)",
+		    "proprietary nvidia kernel module %s: unsupported (p2p-shim needs the open module)",
+		    *ver ? ver : "");
+	}
+	if (!*ver) {
+		p2ps_dr_add(c, "profile", NULL, P2PS_V_WARN, vf, "check /proc/driver/nvidia/version",
+		    "driver version not found");
+		return;
+	}
+	p = p2ps_profile_for_version(ver);
+	if (p) {
+		p2ps_strlcpy(r->profile, p->name, sizeof(r->profile));
+		p2ps_dr_add(c, "profile", NULL, P2PS_V_OK, "p2ps_profile_for_version", NULL,
+		    "driver %s: profile %s (%s)", ver, p->name, p->versions);
+	} else {
+		char vers[128];
+
+		p2ps_supported_versions(vers, sizeof(vers));
+		p2ps_dr_add(c, "profile", NULL, P2PS_V_FAIL, "p2ps_profile_for_version",
+		    "use a supported driver branch, or check it with `p2pctl check` and arm with `p2pctl enable --force`",
+		    "no profile for driver %s (supported: %s)", ver, vers);
+	}
+}

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `p2pctl doctor`: the running kernel (release, config, kprobes, signing).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "doctor.h"
+
+static void kernel_release(struct dctx *c)
+{
+	char buf[512];
+	struct p2ps_doctor_report *r = c->r;
+
+	if (p2ps_root_line(&c->root, "/proc/sys/kernel/osrelease", buf, sizeof(buf)) && *buf) {
+		p2ps_strlcpy(r->kernel_release, buf, sizeof(r->kernel_release));
+		return;
+	}
+	if (p2ps_root_line(&c->root, "/proc/version", buf, sizeof(buf)) &&
+	    !strncmp(buf, "Linux version ", 14)) {
+		char *s = buf + 14, *e = s;
+
+		while (*e && !isspace((unsigned char)*e))
+			e++;
+		*e = '\0';
+		p2ps_strlcpy(r->kernel_release, s, sizeof(r->kernel_release));
+		return;
+	}
+	if (c->root.live) {
+		struct utsname u;
+
+		if (!uname(&u))
+			p2ps_strlcpy(r->kernel_release, u.release, sizeof(r->kernel_release));
+	}
+}
+
+static void load_config(struct dctx *c)
+{
+	char path[256];
+
+	c->config = p2ps_root_read(&c->root, "/proc/config.gz", NULL, true);
+	if (c->config) {
+		p2ps_strlcpy(c->config_src, "/proc/config.gz", sizeof(c->config_src));
+		return;
+	}
+	if (!*c->r->kernel_release)
+		return;
+	snprintf(path, sizeof(path), "/boot/config-%s", c->r->kernel_release);
+	c->config = p2ps_root_read(&c->root, path, NULL, true);
+	if (c->config)
+		p2ps_strlcpy(c->config_src, path, sizeof(c->config_src));
+}
+
+/* 1: =y or =m; 0: not set (or absent from a config that exists); -1: no config. */
+static int cfg(const struct dctx *c, const char *name)
+{
+	const char *p = c->config;
+	size_t n = strlen(name);
+
+	if (!p)
+		return -1;
+	while ((p = strstr(p, name))) {
+		bool bol = p == c->config || p[-1] == '\n';
+
+		if (bol && p[n] == '=')
+			return p[n + 1] == 'y' || p[n + 1] == 'm';
+		p += n;
+	}
+	return 0;
+}
+
+static bool kallsyms_has(struct dctx *c, const char *sym)
+{
+	char *ks = p2ps_root_read(&c->root, "/proc/kallsyms", NULL, false);
+	char pat[128];
+	bool found = false;
+
+	if (!ks)
+		return false;
+	snprintf(pat, sizeof(pat), " %s\n", sym);
+	found = strstr(ks, pat) != NULL;
+	free(ks);
+	return found;
+}
+
+static void check_kernel(struct dctx *c)
+{
+	const char *src = c->config_src;
+	char buf[256];
+	int k;
+
+	/* kprobes */
+	k = cfg(c, "CONFIG_KPROBES");
+	if (k == 1)
+		p2ps_dr_add(c, "kprobes", NULL, P2PS_V_OK, src, NULL, "CONFIG_KPROBES=y");
+	else if (k == 0)
+		p2ps_dr_add(c, "kprobes", NULL, P2PS_V_FAIL, src,
+		    "use a kernel built with CONFIG_KPROBES=y (stock Debian, Ubuntu and Fedora kernels have it)",
+		    "kprobes missing: kernel %s built without CONFIG_KPROBES", c->r->kernel_release);
+	else if (kallsyms_has(c, "register_kprobe"))
+		p2ps_dr_add(c, "kprobes", NULL, P2PS_V_OK, "/proc/kallsyms", NULL,
+		    "register_kprobe present (no kernel config found)");
+	else if (p2ps_root_exists(&c->root, "/proc/kallsyms"))
+		p2ps_dr_add(c, "kprobes", NULL, P2PS_V_FAIL, "/proc/kallsyms",
+		    "use a kernel built with CONFIG_KPROBES=y",
+		    "kprobes missing: no register_kprobe in /proc/kallsyms");
+	else
+		p2ps_dr_add(c, "kprobes", NULL, P2PS_V_WARN, "",
+		    "make /proc/config.gz or /boot/config-$(uname -r) available",
+		    "unknown: no kernel config and no /proc/kallsyms");
+
+	/* lockdown */
+	if (p2ps_root_line(&c->root, "/sys/kernel/security/lockdown", buf, sizeof(buf))) {
+		char *sel = strchr(buf, '['), *e = sel ? strchr(sel, ']') : NULL;
+
+		if (sel && e) {
+			*e = '\0';
+			sel++;
+		} else {
+			sel = buf;
+		}
+		if (!strcmp(sel, "none"))
+			p2ps_dr_add(c, "lockdown", NULL, P2PS_V_OK, "/sys/kernel/security/lockdown", NULL,
+			    "lockdown: none");
+		else
+			p2ps_dr_add(c, "lockdown", NULL, P2PS_V_FAIL, "/sys/kernel/security/lockdown",
+			    "sign p2p-shim.ko with a key the kernel trusts (e.g. a MOK enrolled with mokutil), or disable Secure Boot",
+			    "kernel lockdown '%s' refuses unsigned modules", sel);
+	} else if (cfg(c, "CONFIG_LOCK_DOWN_KERNEL_FORCE_CONFIDENTIALITY") == 1 ||
+		   cfg(c, "CONFIG_LOCK_DOWN_KERNEL_FORCE_INTEGRITY") == 1) {
+		p2ps_dr_add(c, "lockdown", NULL, P2PS_V_FAIL, src,
+		    "sign p2p-shim.ko with a key the kernel trusts, or use a kernel without forced lockdown",
+		    "kernel config forces lockdown: unsigned modules are refused");
+	} else {
+		p2ps_dr_add(c, "lockdown", NULL, P2PS_V_OK, src,
+		    NULL, "no lockdown reported (securityfs absent; not forced by the kernel config)");
+	}
+
+	/* Secure Boot (efivars) */
+	{
+		char **names;
+		size_t n, i;
+		int sb = -1;
+
+		if (!p2ps_root_exists(&c->root, "/sys/firmware/efi")) {
+			p2ps_dr_add(c, "secure-boot", NULL, P2PS_V_OK, "/sys/firmware/efi", NULL,
+			    "no EFI: no Secure Boot");
+		} else if (!p2ps_root_list(&c->root, "/sys/firmware/efi/efivars", &names, &n)) {
+			for (i = 0; i < n; i++) {
+				if (!strncmp(names[i], "SecureBoot-", 11)) {
+					char path[512];
+					size_t len = 0;
+					char *v;
+
+					snprintf(path, sizeof(path), "/sys/firmware/efi/efivars/%s", names[i]);
+					v = p2ps_root_read(&c->root, path, &len, false);
+					if (v && len >= 5)
+						sb = v[4] == 1;
+					free(v);
+				}
+			}
+			p2ps_free_list(names, n);
+			if (sb == 1)
+				p2ps_dr_add(c, "secure-boot", NULL, P2PS_V_WARN, "efivars SecureBoot",
+				    "sign p2p-shim.ko and enroll the key (mokutil --import), or disable Secure Boot",
+				    "Secure Boot is on: distribution kernels then refuse unsigned modules");
+			else if (sb == 0)
+				p2ps_dr_add(c, "secure-boot", NULL, P2PS_V_OK, "efivars SecureBoot", NULL,
+				    "Secure Boot is off");
+			else
+				p2ps_dr_add(c, "secure-boot", NULL, P2PS_V_SKIP, "efivars", NULL,
+				    "EFI present but SecureBoot variable not readable");
+		}
+	}
+
+	/* module signature enforcement */
+	if (p2ps_root_line(&c->root, "/sys/module/module/parameters/sig_enforce", buf, sizeof(buf)) &&
+	    (buf[0] == 'Y' || buf[0] == '1'))
+		p2ps_dr_add(c, "sig-enforce", NULL, P2PS_V_FAIL, "/sys/module/module/parameters/sig_enforce",
+		    "sign p2p-shim.ko with a key the kernel trusts (scripts/sign-file), or boot without module.sig_enforce=1",
+		    "module signatures enforced: an unsigned p2p-shim.ko is refused");
+	else if (cfg(c, "CONFIG_MODULE_SIG_FORCE") == 1)
+		p2ps_dr_add(c, "sig-enforce", NULL, P2PS_V_FAIL, src,
+		    "sign p2p-shim.ko with a key the kernel trusts (scripts/sign-file)",
+		    "CONFIG_MODULE_SIG_FORCE=y: an unsigned p2p-shim.ko is refused");
+	else
+		p2ps_dr_add(c, "sig-enforce", NULL, P2PS_V_OK, "/sys/module/module/parameters/sig_enforce",
+		    NULL, "module signatures not enforced");
+
+	/* modules_disabled */
+	if (p2ps_root_line(&c->root, "/proc/sys/kernel/modules_disabled", buf, sizeof(buf))) {
+		if (buf[0] == '1')
+			p2ps_dr_add(c, "modules-disabled", NULL, P2PS_V_FAIL, "/proc/sys/kernel/modules_disabled",
+			    "load p2p-shim before kernel.modules_disabled is set (it stays 1 until reboot)",
+			    "module loading is disabled (kernel.modules_disabled=1)");
+		else
+			p2ps_dr_add(c, "modules-disabled", NULL, P2PS_V_OK, "/proc/sys/kernel/modules_disabled",
+			    NULL, "module loading allowed");
+	} else {
+		p2ps_dr_add(c, "modules-disabled", NULL, P2PS_V_SKIP, "/proc/sys/kernel/modules_disabled",
+		    NULL, "not readable");
+	}
+}
+
+/* The kernel's release, config and hook support. */
+void p2ps_dr_kernel(struct dctx *c)
+{
+	kernel_release(c);
+	load_config(c);
+	check_kernel(c);
+}

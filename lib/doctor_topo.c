@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `p2pctl doctor`: GPU pairs (PCIe path, NVLink, Intel I/O hubs) and what
+ * each pair gets with p2p-shim.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "doctor.h"
+
+int p2ps_dr_split_path(const char *path, char comps[][16], int max, char *host, size_t hostlen)
+{
+	char buf[256], *tok, *save;
+	int n = 0;
+
+	*host = '\0';
+	p2ps_strlcpy(buf, path, sizeof(buf));
+	for (tok = strtok_r(buf, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
+		if (!strncmp(tok, "pci", 3) && strchr(tok, ':') && !*host)
+			p2ps_strlcpy(host, tok, hostlen);
+		else if (*host && strlen(tok) == 12 && tok[4] == ':' && tok[7] == ':' && n < max)
+			p2ps_strlcpy(comps[n++], tok, 16);
+	}
+	return n;
+}
+
+static enum p2ps_pcie_path pair_path(const struct p2ps_gpu *a, const struct p2ps_gpu *b)
+{
+	char ca[16][16], cb[16][16], ha[64], hb[64];
+	int na = p2ps_dr_split_path(a->path, ca, 16, ha, sizeof(ha));
+	int nb = p2ps_dr_split_path(b->path, cb, 16, hb, sizeof(hb));
+	int i;
+
+	if (!*ha || !*hb || na == 0 || nb == 0)
+		return P2PS_PATH_UNKNOWN;
+	if (strcmp(ha, hb)) {
+		if (a->numa_node >= 0 && b->numa_node >= 0 && a->numa_node != b->numa_node)
+			return P2PS_PATH_CROSS_SOCKET;
+		return P2PS_PATH_HOST_BRIDGES;
+	}
+	/* shared bridges above both devices */
+	for (i = 0; i < na - 1 && i < nb - 1 && !strcmp(ca[i], cb[i]); i++)
+		;
+	return i > 0 ? P2PS_PATH_SWITCH : P2PS_PATH_ROOT_COMPLEX;
+}
+
+/* Entry (row @i, column @j) of `nvidia-smi topo -m`, or false. */
+static bool topo_entry(const char *text, unsigned int i, unsigned int j, char *out, size_t len)
+{
+	char rowname[16];
+	const char *line = text;
+
+	snprintf(rowname, sizeof(rowname), "GPU%u", i);
+	while (line && *line) {
+		const char *eol = strchrnul(line, '\n');
+		size_t rl = strlen(rowname);
+
+		if ((size_t)(eol - line) > rl && !strncmp(line, rowname, rl) &&
+		    isspace((unsigned char)line[rl])) {
+			char buf[1024], *tok, *save;
+			unsigned int col = 0;
+
+			snprintf(buf, sizeof(buf), "%.*s", (int)(eol - line - rl), line + rl);
+			for (tok = strtok_r(buf, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+				if (col == j) {
+					p2ps_strlcpy(out, tok, len);
+					return true;
+				}
+				col++;
+			}
+			return false;
+		}
+		line = *eol ? eol + 1 : NULL;
+	}
+	return false;
+}
+
+static bool datacenter_nvlink_arch(const struct p2ps_gpu *g)
+{
+	return !strcmp(g->arch, "Hopper") ||
+	       (g->device >= 0x20b0 && g->device <= 0x20ff) ||	/* GA100 */
+	       (g->device >= 0x2900 && g->device <= 0x29ff);	/* GB100 */
+}
+
+/*
+ * The root port above @g if it is one of those: its device id, and its
+ * "domain:bus" in @hub (the driver compares domain and bus).
+ */
+static unsigned long ioh_port(struct dctx *c, const struct p2ps_gpu *g, char *hub, size_t len)
+{
+	const char *p = strstr(g->path, "/pci"), *s, *e;
+	char dir[300];
+	unsigned long vendor, dev;
+	bool ok1, ok2;
+
+	if (!p)
+		return 0;
+	s = strchr(p + 1, '/');
+	if (!s)
+		return 0;
+	e = strchr(s + 1, '/');
+	if (!e)
+		return 0;		/* the GPU sits on the root bus */
+	snprintf(dir, sizeof(dir), "%.*s", (int)(e - g->path), g->path);
+	vendor = p2ps_dr_read_hex(c, dir, "vendor", &ok1);
+	dev = p2ps_dr_read_hex(c, dir, "device", &ok2);
+	if (!ok1 || !ok2 || vendor != 0x8086 || !p2ps_intel_ioh_root_port(dev))
+		return 0;
+	snprintf(hub, len, "%.7s", s + 1);	/* "0000:00" of "0000:00:03.0" */
+	return dev;
+}
+
+static bool ok_sb(enum p2ps_static_bar1 s)
+{
+	return s == P2PS_SB_YES;
+}
+
+/*
+ * Whether @key is set for the GPU at @bdf in NVreg_RegistryDwordsPerDevice
+ * ("pci=DDDD:BB:DD.F;Key=Value;...;pci=...": the keys after a pci= entry
+ * are that GPU's).
+ */
+static bool per_device_key(struct dctx *c, const char *bdf, const char *key)
+{
+	char dwords[512] = "", pat[32];
+	const char *p, *end;
+
+	p2ps_dr_param(c, "RegistryDwordsPerDevice", dwords, sizeof(dwords));
+	snprintf(pat, sizeof(pat), "pci=%s", bdf);
+	for (p = strstr(dwords, pat); p; p = strstr(p + 1, pat)) {
+		end = strstr(p + 1, "pci=");
+		if (end)
+			dwords[end - dwords] = '\0';
+		if (p2ps_dr_reg_key(p, key) >= 0)
+			return true;
+		if (!end)
+			break;
+	}
+	return false;
+}
+
+/*
+ * 550 to 570: RMForceP2PType other than DEFAULT/NVLink on the first GPU of
+ * a P2P query makes the driver's NVLink check refuse before it looks at
+ * the links (p2p_caps.c _gpumgrGetP2PCapsStatusOverNvLink), and p2p-shim
+ * supplies RMForceP2PType=2 (BAR1P2P there) to every GPU whose user did
+ * not set it.  Whether that happens to @g.
+ */
+static bool nvlink_forced_off(struct dctx *c, const struct p2ps_dr_rules *k, const struct p2ps_gpu *g)
+{
+	long major = strtol(c->r->driver_version, NULL, 10);
+	long t = k->k.user_force_p2p_type;
+
+	if (!c->r->open_module || major < 550 || major >= 575 || per_device_key(c, g->bdf, "RMForceP2PType"))
+		return false;
+	if (t < 0)
+		t = k->k.shim_keys ? 2 : 0;
+	return t != 0 && t != 3;	/* DEFAULT, NVLINK */
+}
+
+static void pair_verdict(struct dctx *c, const struct p2ps_dr_rules *k, struct p2ps_pair *p,
+			 const char *subj)
+{
+	const struct p2ps_gpu *a = &c->r->gpus[p->a], *b = &c->r->gpus[p->b];
+	const struct p2ps_gpu *bad = NULL;
+	char hub_a[16] = "", hub_b[16] = "", remedy[320] = "";
+	unsigned long ra, rb;
+	enum p2ps_verdict v = P2PS_V_OK;
+
+	if (p->native == P2PS_NATIVE_NVLINK && (nvlink_forced_off(c, k, a) || nvlink_forced_off(c, k, b))) {
+		p->p2p = P2PS_P2P_BAR1;
+		v = P2PS_V_WARN;
+		snprintf(p->p2p_why, sizeof(p->p2p_why),
+			 "NVLink, but RMForceP2PType=2 (p2p-shim's default before 575) turns the driver's "
+			 "NVLink check off: PCIe BAR1 instead");
+		snprintf(remedy, sizeof(remedy),
+			 "to keep NVLink: options nvidia NVreg_RegistryDwordsPerDevice=\"pci=%s;"
+			 "RMForceP2PType=0;pci=%s;RMForceP2PType=0\" (these GPUs then get no BAR1 P2P "
+			 "with PCIe-only peers)", a->bdf, b->bdf);
+		goto out;
+	}
+	if (p->native == P2PS_NATIVE_NVLINK) {
+		p->p2p = P2PS_P2P_NATIVE;
+		snprintf(p->p2p_why, sizeof(p->p2p_why), "NVLink: the stock driver's P2P, shim not needed");
+		goto out;
+	}
+	if (!strcmp(a->arch, "Hopper") && !strcmp(b->arch, "Hopper")) {
+		if ((ok_sb(a->static_bar1) && ok_sb(b->static_bar1)) || !k->k.shim_keys) {
+			p->p2p = P2PS_P2P_NATIVE;
+			snprintf(p->p2p_why, sizeof(p->p2p_why),
+				 "Hopper: the stock driver's own PCIe P2P (BAR1 P2P with static BAR1, else the mailbox)");
+		} else {
+			p->p2p = P2PS_P2P_NONE;
+			v = P2PS_V_FAIL;
+			snprintf(p->p2p_why, sizeof(p->p2p_why),
+				 "Hopper without static BAR1 on both: p2p-shim's caps guard refuses a pair whose ForceP2P it supplied");
+			p2ps_strlcpy(remedy, "load p2p-shim with registry_defaults=0 on this host (the stock mailbox P2P then applies)",
+				     sizeof(remedy));
+		}
+		goto out;
+	}
+	if (k->k.gen == P2PS_GEN_UNSERVED) {
+		p->p2p = P2PS_P2P_NONE;
+		v = P2PS_V_FAIL;
+		snprintf(p->p2p_why, sizeof(p->p2p_why), "driver %s is not served by p2p-shim",
+			 c->r->driver_version);
+		p2ps_strlcpy(remedy, c->r->open_module ? "use the open driver 550 or later" :
+			     "install the open kernel module flavour of the driver", sizeof(remedy));
+		goto out;
+	}
+	ra = ioh_port(c, a, hub_a, sizeof(hub_a));
+	rb = ioh_port(c, b, hub_b, sizeof(hub_b));
+	if (ra && rb && strcmp(hub_a, hub_b)) {
+		p->p2p = P2PS_P2P_NONE;
+		v = P2PS_V_FAIL;
+		snprintf(p->p2p_why, sizeof(p->p2p_why),
+			 "root ports on different Intel I/O hubs (8086:%04lx on %s, 8086:%04lx on %s): they don't forward P2P; the stock check (IOH_TOPOLOGY_NOT_SUPPORTED) is skipped under ForceP2P",
+			 ra, hub_a, rb, hub_b);
+		p2ps_strlcpy(remedy, "put both GPUs below root ports of one I/O hub (one CPU socket)",
+			     sizeof(remedy));
+		goto out;
+	}
+	if (!ok_sb(a->static_bar1) && a->static_bar1 != P2PS_SB_UNKNOWN)
+		bad = a;
+	else if (!ok_sb(b->static_bar1) && b->static_bar1 != P2PS_SB_UNKNOWN)
+		bad = b;
+	if (bad) {
+		const struct p2ps_finding *f = p2ps_doctor_find(c->r, "static-bar1", bad->bdf);
+
+		p->p2p = P2PS_P2P_NONE;
+		v = P2PS_V_FAIL;
+		snprintf(p->p2p_why, sizeof(p->p2p_why), "%s: static BAR1 %s (BAR1 P2P needs it on both GPUs)",
+			 bad->bdf, p2ps_static_bar1_name(bad->static_bar1));
+		if (f && *f->remedy)
+			snprintf(remedy, sizeof(remedy), "%s: %s", bad->bdf, f->remedy);
+		goto out;
+	}
+	if (a->static_bar1 == P2PS_SB_UNKNOWN || b->static_bar1 == P2PS_SB_UNKNOWN) {
+		p->p2p = P2PS_P2P_UNKNOWN;
+		v = P2PS_V_WARN;
+		snprintf(p->p2p_why, sizeof(p->p2p_why), "static BAR1 of %s unknown",
+			 a->static_bar1 == P2PS_SB_UNKNOWN ? a->bdf : b->bdf);
+		p2ps_strlcpy(remedy, "load the driver and p2p-shim, then run `p2pctl verify`", sizeof(remedy));
+		goto out;
+	}
+	p->p2p = P2PS_P2P_BAR1;
+	if (strcmp(a->arch, b->arch) || (*a->chip && *b->chip && strcmp(a->chip, b->chip))) {
+		v = P2PS_V_WARN;
+		snprintf(p->p2p_why, sizeof(p->p2p_why),
+			 "mixed chips (%s %s + %s %s), static BAR1 on both: the stock PCIe check refuses mixed pairs, ForceP2P skips it, BAR1 P2P has no such check; untested",
+			 a->arch, *a->chip ? a->chip : "?", b->arch, *b->chip ? b->chip : "?");
+		p2ps_strlcpy(remedy, "check the data path with `p2pctl verify` before relying on it",
+			     sizeof(remedy));
+	} else {
+		snprintf(p->p2p_why, sizeof(p->p2p_why), "static BAR1 on both GPUs: BAR1 P2P with p2p-shim");
+	}
+out:
+	p2ps_dr_add(c, "p2p", subj, v, k->assumed ? "rules of driver 580+ (no driver loaded)" : "rules of the installed driver",
+	    remedy, "P2P: %s (%s)", p2ps_p2p_name(p->p2p), p->p2p_why);
+}
+
+int p2ps_dr_pairs(struct dctx *c)
+{
+	const struct p2ps_dr_rules *k = &c->rules;
+	struct p2ps_doctor_report *r = c->r;
+	bool nvlink_core = p2ps_root_exists(&c->root, "/proc/driver/nvidia-nvlink");
+	const char *topo = c->opts ? c->opts->topo_text : NULL;
+	const char *topo_src = c->opts && c->opts->topo_source ? c->opts->topo_source :
+			       "nvidia-smi topo -m";
+	size_t i, j, np = r->nr_gpus * (r->nr_gpus - (r->nr_gpus > 0)) / 2;
+
+	if (!np)
+		return 0;
+	r->pairs = calloc(np, sizeof(*r->pairs));
+	if (!r->pairs)
+		return -ENOMEM;
+	for (i = 0; i < r->nr_gpus; i++) {
+		for (j = i + 1; j < r->nr_gpus; j++) {
+			struct p2ps_pair *p = &r->pairs[r->nr_pairs++];
+			const struct p2ps_gpu *a = &r->gpus[i], *b = &r->gpus[j];
+			char subj[48], ent[32];
+
+			snprintf(subj, sizeof(subj), "%s %s", a->bdf, b->bdf);
+			p->a = (unsigned int)i;
+			p->b = (unsigned int)j;
+			p->path = pair_path(a, b);
+
+			/* native P2P */
+			if (topo && topo_entry(topo, (unsigned int)i, (unsigned int)j, ent, sizeof(ent))) {
+				p->native = !strncmp(ent, "NV", 2) ? P2PS_NATIVE_NVLINK : P2PS_NATIVE_NONE;
+				snprintf(p->native_source, sizeof(p->native_source), "%s: %s", topo_src, ent);
+			} else if (!nvlink_core) {
+				p->native = P2PS_NATIVE_NONE;
+				p2ps_strlcpy(p->native_source, "no /proc/driver/nvidia-nvlink",
+					     sizeof(p->native_source));
+			} else if (datacenter_nvlink_arch(a) && datacenter_nvlink_arch(b)) {
+				p->native = P2PS_NATIVE_NVLINK;
+				p2ps_strlcpy(p->native_source,
+					     "/proc/driver/nvidia-nvlink and GPU architecture (probable)",
+					     sizeof(p->native_source));
+			} else {
+				p->native = P2PS_NATIVE_UNKNOWN;
+				p2ps_strlcpy(p->native_source,
+					     "/proc/driver/nvidia-nvlink present, link state unknown",
+					     sizeof(p->native_source));
+			}
+
+			switch (p->path) {
+			case P2PS_PATH_SWITCH:
+			case P2PS_PATH_ROOT_COMPLEX:
+				p2ps_dr_add(c, "pcie-path", subj, P2PS_V_OK, "sysfs device path", NULL,
+				    "PCIe path: %s", p2ps_pcie_path_name(p->path));
+				break;
+			case P2PS_PATH_HOST_BRIDGES:
+			case P2PS_PATH_CROSS_SOCKET: {
+				char ha[64], hb[64], comps[16][16];
+
+				p2ps_dr_split_path(a->path, comps, 16, ha, sizeof(ha));
+				p2ps_dr_split_path(b->path, comps, 16, hb, sizeof(hb));
+				p2ps_dr_add(c, "pcie-path", subj,
+				    p->native == P2PS_NATIVE_NVLINK ? P2PS_V_OK : P2PS_V_WARN,
+				    "sysfs device path, numa_node",
+				    "put both GPUs under one socket's root complex (or one switch); else expect a fraction of the bandwidth, and check P2P with p2pctl verify",
+				    "PCIe path: %s (%s NUMA %d, %s NUMA %d): %s", p2ps_pcie_path_name(p->path),
+				    ha, a->numa_node, hb, b->numa_node,
+				    p->path == P2PS_PATH_CROSS_SOCKET ?
+				    "P2P crosses the socket interconnect (UPI, xGMI): lower bandwidth, higher latency, and some platforms don't forward it" :
+				    "P2P goes between root complexes through the CPU's fabric: usually slower than under one root port or switch");
+				break;
+			}
+			default:
+				p2ps_dr_add(c, "pcie-path", subj, P2PS_V_SKIP, "sysfs device path", NULL,
+				    "PCIe path unknown");
+			}
+			switch (p->native) {
+			case P2PS_NATIVE_NVLINK:
+				if (nvlink_forced_off(c, k, a) || nvlink_forced_off(c, k, b))
+					p2ps_dr_add(c, "native-p2p", subj, P2PS_V_WARN, p->native_source, NULL,
+					    "native P2P over NVLink, turned off by RMForceP2PType=2 on this driver (see p2p)");
+				else
+					p2ps_dr_add(c, "native-p2p", subj, P2PS_V_OK, p->native_source, NULL,
+					    "native P2P over NVLink: shim not needed");
+				break;
+			case P2PS_NATIVE_NONE:
+				p2ps_dr_add(c, "native-p2p", subj, P2PS_V_OK, p->native_source, NULL,
+				    "no NVLink: P2P over PCIe BAR1 needs the shim");
+				break;
+			default:
+				p2ps_dr_add(c, "native-p2p", subj, P2PS_V_SKIP, p->native_source, NULL,
+				    "NVLink state unknown (give nvidia-smi topo -m output)");
+			}
+			pair_verdict(c, k, p, subj);
+		}
+	}
+	return 0;
+}
