@@ -11,8 +11,10 @@
  *   doctor_iommu.c     IOMMU mode
  *   doctor_sbar1.c     static BAR1 per GPU (kmod/sb1rule.c's rules)
  *   doctor_topo.c      GPU pairs: PCIe path, NVLink, I/O hubs, P2P verdict
- *   doctor_platform.c  ACS, links, NUMA and host bridges, VM, displays
- *   doctor_software.c  NCCL, the vLLM P2P cache
+ *   doctor_platform.c  ACS, links, NUMA and host bridges
+ *   doctor_host.c      VM, displays
+ *   doctor_software.c  NCCL
+ *   doctor_vllm.c      the vLLM P2P cache
  *   doctor_module.c    p2p-shim's state
  */
 #include <ctype.h>

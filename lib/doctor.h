@@ -54,10 +54,16 @@ void p2ps_dr_gpus(struct dctx *c);
 void p2ps_dr_static_bar1(struct dctx *c);	/* doctor_sbar1.c: fills c->rules */
 void p2ps_dr_iommu(struct dctx *c);		/* doctor_iommu.c */
 int p2ps_dr_pairs(struct dctx *c);		/* doctor_topo.c */
-/* doctor_platform.c: ACS, links, NUMA and host bridges, VM, displays. */
+/* doctor_platform.c: ACS, links, NUMA and host bridges; then doctor_host.c's VM, displays. */
 void p2ps_dr_platform(struct dctx *c);
-/* doctor_software.c: NCCL, the vLLM P2P cache. */
+void p2ps_dr_vm(struct dctx *c);		/* doctor_host.c */
+void p2ps_dr_display(struct dctx *c);
+/* doctor_software.c: NCCL; then doctor_vllm.c's vLLM P2P cache. */
 void p2ps_dr_software(struct dctx *c);
+void p2ps_dr_vllm(struct dctx *c);		/* doctor_vllm.c */
+/* doctor_software.c: @fn for /root/@suffix and /home/USER/@suffix. */
+void p2ps_dr_each_home(struct dctx *c, const char *suffix,
+		       void (*fn)(struct dctx *, void *, const char *), void *arg);
 void p2ps_dr_module(struct dctx *c);		/* doctor_module.c */
 
 #endif

@@ -2,8 +2,9 @@
 /*
  * libp2pshim: `p2pctl doctor`'s checks of the software above the driver
  * (issue 23): the NCCL a process would load (FIELD.md F21: all-reduce
- * writes out of bounds once P2P is live, fixed in 2.27.5) and vLLM's
- * cached "no P2P" answers (F22).  Read under the doctor's root.
+ * writes out of bounds once P2P is live, fixed in 2.27.5); then vLLM's
+ * cached "no P2P" answers (F22, doctor_vllm.c).  Read under the doctor's
+ * root.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -223,7 +224,7 @@ static void nccl_python(struct dctx *c, struct nccl_scan *s, const char *libdir)
 }
 
 /* /home/USER/SUFFIX for every user, and /root/SUFFIX */
-static void each_home(struct dctx *c, const char *suffix, void (*fn)(struct dctx *, void *, const char *),
+void p2ps_dr_each_home(struct dctx *c, const char *suffix, void (*fn)(struct dctx *, void *, const char *),
 		      void *arg)
 {
 	char **names, dir[600];
@@ -282,7 +283,7 @@ static void check_nccl(struct dctx *c)
 		nccl_consider(c, s, trusted[i], "ldconfig", NULL);
 	for (i = 0; i < sizeof(pylibs) / sizeof(pylibs[0]); i++)
 		nccl_python(c, s, pylibs[i]);
-	each_home(c, ".local/lib", python_cb, s);
+	p2ps_dr_each_home(c, ".local/lib", python_cb, s);
 
 	if (!s->n)
 		p2ps_dr_add(c, "nccl", NULL, P2PS_V_SKIP, "ld.so.conf, Python packages", NULL,
@@ -305,140 +306,8 @@ static void check_nccl(struct dctx *c)
 	free(s);
 }
 
-/* ---------------------------------------------------------------- vLLM */
-
-/*
- * vLLM's custom all-reduce tests P2P once per set of visible devices and
- * keeps the answer in VLLM_CACHE_ROOT (~/.cache/vllm) as
- * gpu_p2p_access_cache_for_<CUDA_VISIBLE_DEVICES>.json: {"0->1": false, ...},
- * indexes into that list.  An answer written before P2P was on stays "no".
- */
-struct vllm_arg {
-	unsigned int files;
-};
-
-static int pair_index(const struct p2ps_doctor_report *r, unsigned int a, unsigned int b)
-{
-	size_t i;
-
-	for (i = 0; i < r->nr_pairs; i++)
-		if ((r->pairs[i].a == a && r->pairs[i].b == b) || (r->pairs[i].a == b && r->pairs[i].b == a))
-			return (int)i;
-	return -1;
-}
-
-static void vllm_file(struct dctx *c, struct vllm_arg *va, const char *dir, const char *name)
-{
-	char path[800], visible[128], subj[48], stale[160] = "";
-	const char *list = name + strlen("gpu_p2p_access_cache_for_");
-	const char *dot = strrchr(list, '.');
-	unsigned int ids[32], nids = 0, pairs_no = 0;
-	char *text, *tok, *save;
-	json_object *o;
-	size_t so = 0;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(visible, sizeof(visible), "%.*s", dot ? (int)(dot - list) : (int)strlen(list), list);
-	text = p2ps_root_read(&c->root, path, NULL, false);
-	if (!text)
-		return;
-	va->files++;
-	o = json_tokener_parse(text);
-	free(text);
-	if (!o || !json_object_is_type(o, json_type_object)) {
-		p2ps_dr_add(c, "vllm-cache", NULL, P2PS_V_WARN, path, "delete the file: vLLM writes it again",
-			    "%s: not a JSON object", path);
-		json_object_put(o);
-		return;
-	}
-	/* CUDA_VISIBLE_DEVICES of that run: indexes of CUDA's PCI order */
-	{
-		char copy[128];
-
-		p2ps_strlcpy(copy, visible, sizeof(copy));
-		for (tok = strtok_r(copy, ",", &save); tok && nids < 32; tok = strtok_r(NULL, ",", &save)) {
-			char *end;
-			unsigned long v = strtoul(tok, &end, 10);
-
-			if (*end || end == tok)
-				break;		/* UUIDs or MIG names: can't map */
-			ids[nids++] = (unsigned int)v;
-		}
-	}
-	json_object_object_foreach(o, key, val) {
-		unsigned int i, j;
-		int pi;
-
-		if (sscanf(key, "%u->%u", &i, &j) != 2 || i == j || json_object_get_boolean(val))
-			continue;
-		pairs_no++;
-		if (i >= nids || j >= nids || ids[i] >= c->r->nr_gpus || ids[j] >= c->r->nr_gpus)
-			continue;
-		pi = pair_index(c->r, ids[i], ids[j]);
-		if (pi < 0 || (c->r->pairs[pi].p2p != P2PS_P2P_BAR1 && c->r->pairs[pi].p2p != P2PS_P2P_NATIVE))
-			continue;
-		if (so < sizeof(stale)) {
-			int k = snprintf(stale + so, sizeof(stale) - so, "%s%s", so ? ", " : "", key);
-
-			if (k > 0)
-				so += (size_t)k;
-		}
-	}
-	json_object_put(o);
-	snprintf(subj, sizeof(subj), "CUDA_VISIBLE_DEVICES=%.26s", visible);
-	if (*stale) {
-		char remedy[256];
-
-		snprintf(remedy, sizeof(remedy), "rm %.200s (vLLM tests P2P again on its next start)", path);
-		p2ps_dr_add(c, "vllm-cache", subj, P2PS_V_WARN, path, remedy,
-			    "vLLM cached \"no P2P\" for %s, which doctor now expects to have P2P: vLLM keeps its custom all-reduce off",
-			    stale);
-	} else if (pairs_no) {
-		p2ps_dr_add(c, "vllm-cache", subj, P2PS_V_OK, path, NULL,
-			    "vLLM cached \"no P2P\" for %u direction%s, none of them a pair doctor expects P2P on (CUDA's PCI order assumed)",
-			    pairs_no, pairs_no == 1 ? "" : "s");
-	} else {
-		p2ps_dr_add(c, "vllm-cache", subj, P2PS_V_OK, path, NULL, "vLLM cached P2P as available");
-	}
-}
-
-static void vllm_dir(struct dctx *c, void *arg, const char *dir)
-{
-	char **names;
-	size_t n, i;
-
-	if (p2ps_root_list(&c->root, dir, &names, &n))
-		return;
-	for (i = 0; i < n; i++)
-		if (!strncmp(names[i], "gpu_p2p_access_cache_for_", 25))
-			vllm_file(c, arg, dir, names[i]);
-	p2ps_free_list(names, n);
-}
-
-static void check_vllm(struct dctx *c)
-{
-	struct vllm_arg va = { 0 };
-
-	if (c->root.live) {
-		const char *root = getenv("VLLM_CACHE_ROOT"), *xdg = getenv("XDG_CACHE_HOME");
-		char dir[600];
-
-		/* the default, ~/.cache/vllm, is among the homes below */
-		if (root && *root == '/') {
-			vllm_dir(c, &va, root);
-		} else if (xdg && *xdg == '/') {
-			snprintf(dir, sizeof(dir), "%s/vllm", xdg);
-			vllm_dir(c, &va, dir);
-		}
-	}
-	each_home(c, ".cache/vllm", vllm_dir, &va);
-	if (!va.files)
-		p2ps_dr_add(c, "vllm-cache", NULL, P2PS_V_OK, "~/.cache/vllm", NULL,
-			    "no vLLM P2P cache found");
-}
-
 void p2ps_dr_software(struct dctx *c)
 {
 	check_nccl(c);
-	check_vllm(c);
+	p2ps_dr_vllm(c);
 }
