@@ -415,22 +415,23 @@ void p2ps_bar1_guard_only(bool on)
 	WRITE_ONCE(guard_only, on);
 }
 
-static const char *p2ps_caps_return(void *data, struct pt_regs *regs)
+/*
+ * A caps answer the guard may change: the set's records, judged by
+ * sb1rule.c.  Apart, so that the records' room (NV_MAX_DEVICES entries) is
+ * on the stack only for such answers.
+ */
+static noinline void caps_judge(struct caps_call *c)
 {
-	struct caps_call *c = data;
 	struct p2ps_caps_gpu gpus[NV_MAX_DEVICES];
-	struct p2ps_caps_in in;
-
-	if ((u32)regs_return_value(regs) != NV_OK || !c->connectivity || !c->read || !c->write)
-		return NULL;
-	in = (struct p2ps_caps_in){
+	struct p2ps_caps_in in = {
 		.connectivity = *c->connectivity,
-		.forced = p2ps_gpus_forced_in(c->mask),
+		.forced = true,
 		.guard_only = READ_ONCE(guard_only),
 		.watch_static_bar1 = READ_ONCE(watch_static_bar1),
 		.nr = hweight32(c->mask),
 		.gpu = gpus,
 	};
+
 	/* The rule is sb1rule.c's; the records are sbar1.c's. */
 	in.n = p2ps_sb1_states(c->mask, gpus);
 	switch (p2ps_caps_verdict(&in)) {
@@ -446,6 +447,16 @@ static const char *p2ps_caps_return(void *data, struct pt_regs *regs)
 	case P2PS_CAPS_KEEP:
 		break;
 	}
+}
+
+static const char *p2ps_caps_return(void *data, struct pt_regs *regs)
+{
+	struct caps_call *c = data;
+
+	if ((u32)regs_return_value(regs) != NV_OK || !c->connectivity || !c->read || !c->write)
+		return NULL;
+	if (p2ps_caps_guarded(*c->connectivity, p2ps_gpus_forced_in(c->mask)))
+		caps_judge(c);
 	return NULL;
 }
 

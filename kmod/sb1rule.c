@@ -447,16 +447,20 @@ bool p2ps_intel_ioh_root_port(unsigned int dev)
  * Intel I/O hubs (_kp2pCapsGetStatusOverPcie's IOH check, which ForceP2P
  * skips).
  */
+bool p2ps_caps_guarded(uint32_t connectivity, bool forced)
+{
+	return forced && (connectivity == P2P_CONNECTIVITY_PCIE_PROPRIETARY ||
+			  connectivity == P2P_CONNECTIVITY_PCIE_BAR1);
+}
+
 enum p2ps_caps_verdict p2ps_caps_verdict(const struct p2ps_caps_in *in)
 {
-	bool pcie = in->connectivity == P2P_CONNECTIVITY_PCIE_PROPRIETARY ||
-		    in->connectivity == P2P_CONNECTIVITY_PCIE_BAR1;
 	bool all_on = true, unusable = false;
 	uint64_t first = 0;
 	bool split = false;
 	unsigned int i;
 
-	if (!pcie || !in->forced)
+	if (!p2ps_caps_guarded(in->connectivity, in->forced))
 		return P2PS_CAPS_KEEP;
 	for (i = 0; i < in->n; i++) {
 		const struct p2ps_caps_gpu *g = &in->gpu[i];

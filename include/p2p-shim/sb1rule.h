@@ -179,6 +179,8 @@ enum p2ps_caps_verdict {
 	P2PS_CAPS_STOCK_IOH,		/* the same, for the I/O-hub split */
 };
 enum p2ps_caps_verdict p2ps_caps_verdict(const struct p2ps_caps_in *in);
+/* Whether the verdict can be other than KEEP, from the answer alone (no records needed). */
+bool p2ps_caps_guarded(uint32_t connectivity, bool forced);
 /* Whether Intel root port device @dev sits on an I/O hub that forwards no P2P to another. */
 bool p2ps_intel_ioh_root_port(unsigned int dev);
 

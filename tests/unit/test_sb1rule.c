@@ -315,6 +315,11 @@ static void test_caps(void **state)
 	assert_int_equal(caps(bar1, true, false, 2, ioh2, 2), P2PS_CAPS_STOCK_IOH);
 	assert_int_equal(caps(prop, true, false, 2, ioh2, 2), P2PS_CAPS_STOCK_IOH);
 	assert_int_equal(caps(bar1, true, false, 2, ioh1, 2), P2PS_CAPS_KEEP);
+	/* what bar1.c asks before it gathers the records */
+	assert_true(p2ps_caps_guarded(bar1, true));
+	assert_true(p2ps_caps_guarded(prop, true));
+	assert_false(p2ps_caps_guarded(bar1, false));
+	assert_false(p2ps_caps_guarded(P2P_CONNECTIVITY_UNKNOWN, true));
 	/* the residual state: every forced BAR1 answer gets the stock one */
 	in = (struct p2ps_caps_in){ .connectivity = bar1, .forced = true, .guard_only = true,
 				    .nr = 2, .n = 2, .gpu = both };
