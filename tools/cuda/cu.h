@@ -57,6 +57,21 @@ enum {
 	CU_MEM_ADVISE_UNSET_ACCESSED_BY = 6,
 };
 
+/* CUmem_range_attribute (cuMemRangeGetAttribute). */
+enum {
+	CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION = 2,
+	CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY = 3,
+	CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION = 4,
+};
+
+/* CUdevice_P2PAttribute, CUpointer_attribute and its access flags. */
+#define CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED 0x02
+#define CU_POINTER_ATTRIBUTE_ACCESS_FLAGS 16
+#define CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE 0x0
+#define CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ 0x1
+#define CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE 0x3
+#define CU_DEVICE_INVALID (-2)
+
 #define CU_MEM_ATTACH_GLOBAL 0x1
 #define CU_DEVICE_CPU (-1)
 
@@ -106,6 +121,10 @@ enum {
 	X(cuStreamCreate, "cuStreamCreate", (CUstream *, unsigned int))             \
 	X(cuStreamDestroy, "cuStreamDestroy_v2", (CUstream))                        \
 	X(cuStreamSynchronize, "cuStreamSynchronize", (CUstream))                   \
+	X(cuStreamQuery, "cuStreamQuery", (CUstream))                               \
+	X(cuEventQuery, "cuEventQuery", (CUevent))                                  \
+	X(cuMemsetD32Async, "cuMemsetD32Async", (CUdeviceptr, unsigned int, size_t, CUstream)) \
+	X(cuPointerGetAttribute, "cuPointerGetAttribute", (void *, int, CUdeviceptr)) \
 	X(cuStreamWaitEvent, "cuStreamWaitEvent", (CUstream, CUevent, unsigned int)) \
 	X(cuEventCreate, "cuEventCreate", (CUevent *, unsigned int))                \
 	X(cuEventDestroy, "cuEventDestroy_v2", (CUevent))                           \
@@ -131,10 +150,19 @@ enum {
 	X(cuMemPrefetchAsync, "cuMemPrefetchAsync", (CUdeviceptr, size_t, CUdevice, CUstream)) \
 	X(cuMemGetInfo, "cuMemGetInfo_v2", (size_t *, size_t *))
 
+/*
+ * Entry points verify uses to prove which path a test took; without them
+ * the test says "path not proven" (cu_missing_optional() ignores them).
+ */
+#define CU_API_PROOF_LIST(X)                                                    \
+	X(cuDeviceGetP2PAttribute, "cuDeviceGetP2PAttribute", (int *, int, CUdevice, CUdevice)) \
+	X(cuMemRangeGetAttribute, "cuMemRangeGetAttribute", (void *, size_t, int, CUdeviceptr, size_t))
+
 struct cu_api {
 #define CU_X_FIELD(name, sym, args) CUresult (*name) args;
 	CU_API_LIST(CU_X_FIELD)
 	CU_API_OPT_LIST(CU_X_FIELD)
+	CU_API_PROOF_LIST(CU_X_FIELD)
 #undef CU_X_FIELD
 };
 
