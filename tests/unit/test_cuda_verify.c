@@ -574,6 +574,262 @@ static void um_too_big(void **st)
 	free(err);
 }
 
+/*
+ * The fault knobs of issue 26: each makes the tests that use the broken
+ * path fail and leaves the others passing; all_ok is the same run without.
+ */
+static void fault_stale_read(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "stale", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
+	/* the second round's pattern reads as the first's */
+	assert_non_null(strstr(out, "  sm-read     0->1  FAIL  first mismatch at offset 0"));
+	assert_non_null(strstr(out, "  sm-read     1->0  FAIL  first mismatch at offset 0"));
+	assert_non_null(strstr(out, "  flags-poll  0->1  FAIL  peer read returned an old value: round 0, "
+				    "GPU 1 still read 0x"));
+	assert_non_null(strstr(out, "(stale peer read)\n              usually: peer reads return old values"));
+	assert_non_null(strstr(out, "  concurrent  1->0  FAIL  SM-load slice: first mismatch"));
+	assert_non_null(strstr(out, "  ce          0->1  OK"));
+	assert_non_null(strstr(out, "  sm-write    1->0  OK"));
+	assert_non_null(strstr(out, "  flags       1->0  OK"));
+	assert_non_null(strstr(out, "verify: FAIL (14 OK, 6 FAIL); 4 OK without a proven path\n"));
+	free(out);
+	free(err);
+}
+
+static void fault_lost_store(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "lost", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
+	assert_non_null(strstr(out, "  sm-write    0->1  FAIL  first mismatch at offset 0 (0x0): expected 0x"));
+	assert_non_null(strstr(out, "got 0xa5 (4082 of 4096 bytes differ)"));
+	assert_non_null(strstr(out, "  flags       1->0  FAIL  flag never arrived: round 0, GPU 0 still saw "));
+	assert_non_null(strstr(out, "(SM stores into the peer lost or not visible)"));
+	/* um-write's check: stores through the mapping into the peer's pages */
+	assert_non_null(strstr(out, "  um-write    0->1  FAIL  first mismatch at offset 0"));
+	assert_non_null(strstr(out, "  concurrent  0->1  FAIL  SM-store slice: first mismatch"));
+	assert_non_null(strstr(out, "  ce          1->0  OK"));
+	assert_non_null(strstr(out, "  sm-read     0->1  OK"));
+	assert_non_null(strstr(out, "  flags-poll  0->1  OK"));
+	assert_non_null(strstr(out, "  um-read     0->1  OK"));
+	assert_non_null(strstr(out, "verify: FAIL (12 OK, 8 FAIL); 4 OK without a proven path\n"));
+	free(out);
+	free(err);
+}
+
+/* Peer access "enabled" without a mapping: right bytes through host staging
+ * (ce) or migration (um-*) no longer pass. */
+static void fault_no_mapping(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "nomap", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
+	assert_non_null(strstr(out, "  ce          0->1  FAIL  no peer mapping: GPU 0 has no access to GPU 1's "
+				    "memory (CU_POINTER_ATTRIBUTE_ACCESS_FLAGS = 0) although peer access was "
+				    "enabled; cuMemcpyPeerAsync stages such a copy through host memory"));
+	assert_non_null(strstr(out, "  sm-read     0->1  FAIL  no peer mapping: GPU 1 has no access"));
+	assert_non_null(strstr(out, "  flags-poll  1->0  FAIL  no peer mapping"));
+	assert_non_null(strstr(out, "  um-read     0->1  FAIL  no peer mapping: GPU 1 has no access to GPU 0's "
+				    "memory (CU_POINTER_ATTRIBUTE_ACCESS_FLAGS = 0), so UVM can only migrate or "
+				    "stage the pages\n"));
+	assert_non_null(strstr(out, "  um-write    0->1  SKIP  not run: um-read failed\n"));
+	assert_non_null(strstr(out, "  concurrent  0->1  FAIL"));
+	assert_null(strstr(out, "  OK  "));
+	free(out);
+	free(err);
+	/* The ce check alone, without the knob: proven. */
+	fake_reset();
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "ce"), 0);
+	assert_non_null(strstr(out, "verify: OK (2 OK, 0 FAIL)\n"));
+	free(out);
+	free(err);
+}
+
+static void fault_wrong_gpu(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "wrong", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--no-managed"), 1);
+	assert_non_null(strstr(out, "  sm-read     0->1  FAIL  first mismatch at offset 0"));
+	assert_non_null(strstr(out, "  flags-poll  0->1  FAIL  round 0: GPU 1 read 0x"));
+	assert_non_null(strstr(out, "from the flag, a value nobody wrote (want 0x"));
+	assert_non_null(strstr(out, "its peer loads reached the wrong memory"));
+	assert_non_null(strstr(out, "  concurrent  0->1  FAIL  SM-load slice"));
+	assert_non_null(strstr(out, "  sm-write    0->1  OK"));
+	assert_non_null(strstr(out, "verify: FAIL (6 OK, 6 FAIL, 8 skipped)\n"));
+	free(out);
+	free(err);
+}
+
+/* A wrong base that shows only high in VRAM: the default --offset pad puts
+ * the buffers there; without it (--offset 0) the test misses it. */
+static void fault_high_offset(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "wrong", 1);
+	setenv("FAKECUDA_WRONG_ABOVE", "1073741824", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "sm-read"), 1);
+	assert_non_null(strstr(out, "buffers above a 32638 MiB allocation on each GPU"));
+	assert_non_null(strstr(out, "  sm-read     0->1  FAIL"));
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "sm-read",
+			     "--offset", "0"), 0);
+	assert_non_null(strstr(out, "; test buffers not offset\n"));
+	assert_non_null(strstr(out, "  sm-read     0->1  OK"));
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "sm-read",
+			     "--offset", "2G"), 1);
+	assert_non_null(strstr(out, "buffers above a 2048 MiB allocation on each GPU"));
+	free(out);
+	free(err);
+}
+
+/* A path that never completes: reported with its pair and test, in bounded
+ * time, never a blocking wait (the fake aborts on one). */
+static void fault_hang(void **st)
+{
+	static const char *const kinds[] = { "ce", "sm", "flag" };
+	static const char *const first[] = { "ce 0->1 hung: the copy did not finish within 0.5 s on GPU 0",
+		"sm-read 0->1 hung: the copy did not finish within 0.5 s on GPU 1",
+		"flags 0->1 hung: the flag store did not finish within 0.5 s on GPU 0" };
+	char *out, *err;
+	json_object *o, *v;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "hang", 1);
+	for (size_t k = 0; k < 3; k++) {
+		setenv("FAKECUDA_HANG_KIND", kinds[k], 1);
+		assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
+		assert_non_null(strstr(err, first[k]));
+		assert_non_null(strstr(out, "the path hangs (the GPU context is stuck; verify stops here)\n"));
+		assert_non_null(strstr(out, "verify: HUNG ("));
+		assert_null(strstr(out, "managed memory"));
+		free(out);
+		free(err);
+	}
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--json"), 1);
+	o = json_tokener_parse(out);
+	assert_non_null(o);
+	assert_true(json_object_object_get_ex(o, "result", &v));
+	assert_string_equal(json_object_get_string(v), "HUNG");
+	assert_true(json_object_object_get_ex(o, "hung", &v));
+	assert_non_null(strstr(json_object_get_string(v), "flags 0->1 hung"));
+	json_object_put(o);
+	free(out);
+	free(err);
+}
+
+/* The byte tail (size % 16) is always exercised: the second round is 5
+ * bytes shorter than a multiple-of-16 --size. */
+static void byte_tail(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_DROP_TAIL", "1", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "sm"), 1);
+	assert_non_null(strstr(out, "  sm-read     0->1  FAIL  first mismatch at offset 65520 (0xfff0): "
+				    "expected 0x"));
+	assert_non_null(strstr(out, "got 0xa5 (11 of 65531 bytes differ)"));
+	free(out);
+	free(err);
+}
+
+/* Runs differ: a random seed each run, printed; --seed repeats one. */
+static void seeds(void **st)
+{
+	char *out, *err, *a, *b;
+
+	(void)st;
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "1k", "--tests", "ce",
+			     "--seconds", "0.01"), 0);
+	a = strstr(out, "seed 0x");
+	assert_non_null(a);
+	a = strndup(a, 23);	/* "seed 0x" and 16 digits */
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "1k", "--tests", "ce",
+			     "--seconds", "0.01"), 0);
+	b = strstr(out, "seed 0x");
+	assert_non_null(b);
+	assert_memory_not_equal(a, b, 23);
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "1k", "--tests", "ce", "--seed",
+			     a + 5), 0);
+	assert_non_null(strstr(out, a));
+	free(out);
+	free(err);
+	free(a);
+}
+
+/* One GPU: --loopback runs the device tests against itself, says it proves
+ * no P2P path, and does not hang. */
+static void loopback(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_DEVICES", "1", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--loopback"), 0);
+	assert_non_null(strstr(out, "GPU 0 loopback (no P2P: a check of the tool and the GPU)\n"));
+	assert_non_null(strstr(out, "  flags       0->0  OK    524288 bytes, 8 rounds"));
+	assert_non_null(strstr(out, "path not proven: loopback within GPU 0: no peer path was used\n"));
+	assert_non_null(strstr(out, "verify: OK (5 OK, 0 FAIL); 5 OK without a proven path\n"));
+	free(out);
+	free(err);
+}
+
+static void tests_option(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "flags"), 0);
+	assert_non_null(strstr(out, "  flags       0->1  OK"));
+	assert_non_null(strstr(out, "  flags-poll  1->0  OK"));
+	assert_null(strstr(out, "  ce "));
+	assert_null(strstr(out, "concurrent"));
+	assert_non_null(strstr(out, "verify: OK (4 OK, 0 FAIL)\n"));
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests",
+			     "concurrent,um-read"), 0);
+	assert_non_null(strstr(out, "  um-read     1->0  OK"));
+	assert_null(strstr(out, "um-write"));
+	assert_non_null(strstr(out, "  managed memory 0-1: OK (2 OK, 0 FAIL"));
+	assert_non_null(strstr(out, "  concurrent  0->1  OK"));
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--tests", "graph"), 2);
+	assert_non_null(strstr(err, "unknown test 'graph' in --tests"));
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--timeout", "0"), 2);
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--seed", "x1"), 2);
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--offset", "junk"), 2);
+	free(out);
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -598,7 +854,19 @@ int main(void)
 		cmocka_unit_test_setup_teardown(um_not_supported, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(um_old_driver, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(um_too_big, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_stale_read, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_lost_store, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_no_mapping, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_wrong_gpu, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_high_offset, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_hang, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(byte_tail, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(seeds, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(loopback, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(tests_option, fake_test_setup, fake_test_teardown),
 	};
+
+	verify_exit_on_hang = 0;
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

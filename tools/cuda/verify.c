@@ -1014,6 +1014,14 @@ static int run_concurrent(struct vstate *v, int sel[P2P_MAX_GPUS][P2P_MAX_GPUS],
 		VW(g, r->g[g].s[1], "upload of the pattern");
 	}
 	if (conc_loop(v, tests, first, *nt, idx, slice, &iters, &t)) {
+		struct vtest w = *t;
+
+		/* Let what is still queued finish before anything else runs. */
+		for (int g = 0; g < n && !v->hung; g++)
+			for (int q = 0; q < RIG_STREAMS && idx[g] >= 0 && !v->hung; q++)
+				vwait(v, &w, g, r->g[g].s[q], NULL, "the concurrent test's other copies");
+		if (w.hung)
+			*t = w;
 		for (int k = first; k < *nt; k++)
 			if (tests[k].ok) {
 				tests[k].ok = 0;

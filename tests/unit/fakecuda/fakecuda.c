@@ -153,6 +153,8 @@ static struct managed {
 	int accessed_by[MAXDEV];
 	char *shadow[MAXDEV];	/* "own memory" of each GPU under FAKECUDA_UM_BUG=map */
 } managed[MAXMANAGED];
+#define MAXMODULE 64
+static struct CUmod_st *modules[MAXMODULE];
 static struct CUfunc_st funcs[K_NFUNC] = { { 0 }, { 1 }, { 2 }, { 3 }, { 4 } };
 static _Thread_local CUcontext current;
 
@@ -590,6 +592,23 @@ __attribute__((destructor)) static void fake_fini(void)
 	for (int i = 0; i < MAXSNAP; i++)
 		if (snaps[i].base)
 			drop_snaps(snaps[i].base);
+	/* and what a run that stopped at a hang never freed */
+	for (int i = 0; i < MAXALLOC; i++)
+		if (allocs[i].p) {
+			if (allocs[i].maplen)
+				munmap(allocs[i].p, allocs[i].maplen);
+			else
+				free(allocs[i].p);
+			allocs[i].p = NULL;
+		}
+	for (int i = 0; i < MAXHOST; i++) {
+		free(hostmem[i].p);
+		hostmem[i].p = NULL;
+	}
+	for (int i = 0; i < MAXMODULE; i++) {
+		free(modules[i]);
+		modules[i] = NULL;
+	}
 }
 
 static void hung_abort(const char *fn)
@@ -883,6 +902,11 @@ static void drop_snaps(char *base)
 CUresult cuMemFree_v2(CUdeviceptr p)
 {
 	LOCK();
+	/* cuMemFree waits for the work queued before it (a hung stream excepted). */
+	for (int i = 0; i < MAXSTREAM; i++)
+		if (streams[i].used)
+			progress(&streams[i], 1LL << 62);
+	compact();
 	for (int i = 0; i < MAXMANAGED; i++)
 		if (managed[i].p == (char *)(uintptr_t)p) {
 			drop_snaps(managed[i].p);
@@ -1368,10 +1392,24 @@ CUresult cuModuleLoadDataEx(CUmodule *m, const void *img, unsigned int nopt, int
 	}
 	*m = calloc(1, sizeof(**m));
 	(*m)->dev = current ? current->dev : 0;
-	return 0;
+	LOCK();
+	for (int i = 0; i < MAXMODULE; i++)
+		if (!modules[i]) {
+			modules[i] = *m;
+			break;
+		}
+	UNLOCK_RET(0);
 }
 
-CUresult cuModuleUnload(CUmodule m) { free(m); return 0; }
+CUresult cuModuleUnload(CUmodule m)
+{
+	LOCK();
+	for (int i = 0; i < MAXMODULE; i++)
+		if (modules[i] == m)
+			modules[i] = NULL;
+	free(m);
+	UNLOCK_RET(0);
+}
 
 CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 {
