@@ -18,6 +18,8 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphExec_st *CUgraphExec;
 
 enum {
 	CUDA_SUCCESS = 0,
@@ -83,6 +85,7 @@ enum {
 };
 
 #define CU_STREAM_NON_BLOCKING 0x1
+#define CU_STREAM_CAPTURE_MODE_THREAD_LOCAL 1
 #define CU_EVENT_DEFAULT 0x0
 #define CU_EVENT_DISABLE_TIMING 0x2
 #define CU_MEMHOSTALLOC_PORTABLE 0x1
@@ -151,12 +154,21 @@ enum {
 	X(cuMemGetInfo, "cuMemGetInfo_v2", (size_t *, size_t *))
 
 /*
- * Entry points verify uses to prove which path a test took; without them
- * the test says "path not proven" (cu_missing_optional() ignores them).
+ * Entry points verify uses to prove which path a test took (without them
+ * the test says "path not proven") and to capture and replay CUDA graphs
+ * (without them the graph test is skipped); cu_missing_optional() ignores
+ * them.
  */
 #define CU_API_PROOF_LIST(X)                                                    \
 	X(cuDeviceGetP2PAttribute, "cuDeviceGetP2PAttribute", (int *, int, CUdevice, CUdevice)) \
-	X(cuMemRangeGetAttribute, "cuMemRangeGetAttribute", (void *, size_t, int, CUdeviceptr, size_t))
+	X(cuMemRangeGetAttribute, "cuMemRangeGetAttribute", (void *, size_t, int, CUdeviceptr, size_t)) \
+	X(cuStreamBeginCapture, "cuStreamBeginCapture_v2", (CUstream, int))       \
+	X(cuStreamEndCapture, "cuStreamEndCapture", (CUstream, CUgraph *))          \
+	X(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", (CUgraphExec *, CUgraph, \
+		unsigned long long))                                                \
+	X(cuGraphLaunch, "cuGraphLaunch", (CUgraphExec, CUstream))                  \
+	X(cuGraphExecDestroy, "cuGraphExecDestroy", (CUgraphExec))                  \
+	X(cuGraphDestroy, "cuGraphDestroy", (CUgraph))
 
 struct cu_api {
 #define CU_X_FIELD(name, sym, args) CUresult (*name) args;

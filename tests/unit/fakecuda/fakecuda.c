@@ -52,6 +52,8 @@
  *     wrong    an SM-issued peer load reaches the reading GPU's own memory
  *              at the same VRAM offset (zeros where it has none), for
  *              allocations at VRAM offset >= FAKECUDA_WRONG_ABOVE (default 0)
+ *     graphdrop  from the second launch of a CUDA graph on, its last node
+ *              is dropped (a replay that loses a copy)
  *     hang     the first operation touching another GPU's memory of the kind
  *              FAKECUDA_HANG_KIND (ce, sm or flag; default any) never
  *              completes: queries say CUDA_ERROR_NOT_READY forever, and a
@@ -103,7 +105,8 @@ typedef unsigned long long CUdeviceptr;
 #define VRAM_ALIGN (2ULL << 20)
 
 struct CUctx_st { int dev; int peer[MAXDEV]; };
-struct CUstream_st { int dev; int used; CUresult err; };
+struct CUgraph_st;
+struct CUstream_st { int dev; int used; CUresult err; struct CUgraph_st *capture; };
 struct CUevent_st { int dev; int used; double t; int done; long long seq; struct CUstream_st *s; };
 struct CUmod_st { int dev; };
 struct CUfunc_st { int kind; };	/* K_* below */
@@ -123,7 +126,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	int inited, ndev, peer, enable_error, jit_error, copy_error, overrun, underrun, drop_tail;
 	int managed, concurrent_managed;
-	int f_stale, f_lost, f_nomap, f_wrong, f_hang;
+	int f_stale, f_lost, f_nomap, f_wrong, f_hang, f_graphdrop;
 	char hang_kind[8];
 	int hung;			/* the hang has been used */
 	unsigned long long wrong_above;
@@ -178,6 +181,11 @@ struct qop {
 };
 static struct qop **q;
 static int qn, qcap, depth;
+
+/* A captured graph: its operations, in capture order. */
+struct CUgraph_st { struct qop **op; int n; long long launches; };
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraph_st *CUgraphExec;
 
 static double envd(const char *n, double d)
 {
@@ -237,6 +245,14 @@ static struct qop *enqueue(int kind, struct CUstream_st *s)
 	o->kind = kind;
 	o->s = s;
 	o->seq = ++F.seq;
+	if (s->capture) {
+		/* Captured: it becomes a node of the graph, nothing runs. */
+		struct CUgraph_st *g = s->capture;
+
+		g->op = realloc(g->op, sizeof(*g->op) * (g->n + 1));
+		g->op[g->n++] = o;
+		return o;
+	}
 	q[qn++] = o;
 	return o;
 }
@@ -623,7 +639,7 @@ static void set_faults(void)
 	const char *f = getenv("FAKECUDA_FAULT"), *k = getenv("FAKECUDA_HANG_KIND");
 	char buf[128], *save = NULL;
 
-	F.f_stale = F.f_lost = F.f_nomap = F.f_wrong = F.f_hang = F.hung = 0;
+	F.f_stale = F.f_lost = F.f_nomap = F.f_wrong = F.f_hang = F.f_graphdrop = F.hung = 0;
 	snprintf(F.hang_kind, sizeof(F.hang_kind), "%s", k ? k : "");
 	F.wrong_above = (unsigned long long)envd("FAKECUDA_WRONG_ABOVE", 0);
 	snprintf(buf, sizeof(buf), "%s", f ? f : "");
@@ -638,6 +654,8 @@ static void set_faults(void)
 			F.f_wrong = 1;
 		else if (!strcmp(t, "hang"))
 			F.f_hang = 1;
+		else if (!strcmp(t, "graphdrop"))
+			F.f_graphdrop = 1;
 		else
 			fprintf(stderr, "fakecuda: unknown FAKECUDA_FAULT '%s'\n", t);
 	}
@@ -1458,5 +1476,77 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
 		o->a[3] = *(unsigned long long *)args[3];
 		break;
 	}
+	UNLOCK_RET(0);
+}
+
+CUresult cuStreamBeginCapture_v2(CUstream s, int mode)
+{
+	(void)mode;
+	if (!s || s->capture || s == &streams[s->dev])
+		return 1;
+	LOCK();
+	s->capture = calloc(1, sizeof(*s->capture));
+	UNLOCK_RET(0);
+}
+
+CUresult cuStreamEndCapture(CUstream s, CUgraph *g)
+{
+	if (!s || !s->capture)
+		return 1;
+	LOCK();
+	*g = s->capture;
+	s->capture = NULL;
+	UNLOCK_RET(0);
+}
+
+CUresult cuGraphInstantiateWithFlags(CUgraphExec *e, CUgraph g, unsigned long long flags)
+{
+	(void)flags;
+	*e = g;
+	return 0;
+}
+
+/* Queue a copy of every node on s (the last one dropped under graphdrop). */
+CUresult cuGraphLaunch(CUgraphExec e, CUstream s)
+{
+	int n;
+
+	if (!s || !e)
+		return 400;
+	LOCK();
+	n = e->n;
+	if (F.f_graphdrop && ++e->launches >= 2 && n > 0)
+		n--;
+	for (int i = 0; i < n; i++) {
+		struct qop *o = enqueue(e->op[i]->kind, s), *from = e->op[i];
+		long long seq = o->seq;
+
+		*o = *from;
+		o->s = s;
+		o->seq = seq;
+		o->done = o->hung = o->running = 0;
+		if (from->data) {
+			o->data = malloc(from->n ? from->n : 1);
+			memcpy(o->data, from->data, from->n);
+		}
+	}
+	UNLOCK_RET(0);
+}
+
+CUresult cuGraphExecDestroy(CUgraphExec e)
+{
+	(void)e;
+	return 0;
+}
+
+CUresult cuGraphDestroy(CUgraph g)
+{
+	LOCK();
+	for (int i = 0; i < g->n; i++) {
+		free(g->op[i]->data);
+		free(g->op[i]);
+	}
+	free(g->op);
+	free(g);
 	UNLOCK_RET(0);
 }
