@@ -44,6 +44,9 @@ static void all_ok(void **st)
 	assert_non_null(strstr(out, "  graph       0->1  OK    8388608 bytes, 8 replays of ce + sm-write "
 				    "(GPU 0) and sm-read (GPU 1) graphs; path: graph nodes: GPU 0's copy "
 				    "engine and SM stores, GPU 1's SM loads, through the peer mappings\n"));
+	assert_non_null(strstr(out, "  ipc         1->0  OK    3145728 bytes, ce, sm-read and sm-write by a "
+				    "second process on GPU 0; path: a second process opened GPU 1's buffers "
+				    "with cuIpcOpenMemHandle"));
 	assert_non_null(strstr(out, "  um-read     0->1  OK    1048576 bytes, kernel on GPU 1 through its "
 				    "mapping of GPU 0's pages, 84.0 GB/s; path: GPU 1 maps GPU 0's memory; "
 				    "preferred location GPU 0, accessed by GPU 1 and last prefetch to GPU 0 "
@@ -59,7 +62,7 @@ static void all_ok(void **st)
 				    "1048576 bytes)\n"));
 	assert_non_null(strstr(out, "concurrent: every directed pair at once, 0.01 s\n"));
 	assert_non_null(strstr(out, "  concurrent  1->0  OK    1048560 bytes, "));
-	assert_non_null(strstr(out, "verify: OK (22 OK, 0 FAIL); 4 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: OK (24 OK, 0 FAIL); 4 OK without a proven path\n"));
 	assert_null(strstr(out, "FAIL  "));
 	assert_string_equal(err, "");
 	free(out);
@@ -75,7 +78,7 @@ static void odd_sizes(void **st)
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", (char *)sizes[i]), 0);
 		/* below 48 bytes the concurrent test has no room */
-		assert_non_null(strstr(out, i < 3 ? "(20 OK, 0 FAIL, 2 skipped)" : "(22 OK, 0 FAIL)"));
+		assert_non_null(strstr(out, i < 3 ? "(22 OK, 0 FAIL, 2 skipped)" : "(24 OK, 0 FAIL)"));
 		free(out);
 		free(err);
 	}
@@ -136,9 +139,11 @@ static void corruption_reported(void **st)
 	assert_non_null(strstr(out, "  sm-write    1->0  FAIL  first mismatch at offset 4097"));
 	assert_non_null(strstr(out, "  flags-poll  0->1  FAIL  round 0, payload seen after the flag: first "
 				    "mismatch at offset 4097"));
+	assert_non_null(strstr(out, "  ipc         0->1  FAIL  second process on GPU 1, sm-read of GPU 0's buffer: "
+				    "first mismatch at offset 4097"));
 	assert_null(strstr(out, "um-read"));
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: --no-managed\n"));
-	assert_non_null(strstr(out, "verify: FAIL (8 OK, 6 FAIL, 8 skipped)"));
+	assert_non_null(strstr(out, "verify: FAIL (8 OK, 8 FAIL, 8 skipped)"));
 	free(out);
 	free(err);
 }
@@ -157,11 +162,11 @@ static void corruption_json(void **st)
 	assert_true(json_object_object_get_ex(o, "result", &v));
 	assert_string_equal(json_object_get_string(v), "FAIL");
 	assert_true(json_object_object_get_ex(o, "failures", &v));
-	assert_int_equal(json_object_get_int(v), 6);	/* ce, graph (its ce node), concurrent */
+	assert_int_equal(json_object_get_int(v), 8);	/* ce, graph (its ce node), ipc, concurrent */
 	assert_true(json_object_object_get_ex(o, "pairs", &pairs));
 	assert_int_equal(json_object_array_length(pairs), 1);
 	assert_true(json_object_object_get_ex(json_object_array_get_idx(pairs, 0), "tests", &t));
-	assert_int_equal(json_object_array_length(t), 20);
+	assert_int_equal(json_object_array_length(t), 22);
 	v = json_object_array_get_idx(t, 0);
 	assert_true(json_object_object_get_ex(v, "method", &m));
 	assert_string_equal(json_object_get_string(m), "ce");
@@ -229,9 +234,9 @@ static void copy_error(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_COPY_ERROR", "3", 1);	/* the third copy: ce 1->0's first round */
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "64k"), 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "ce"), 1);
 	assert_non_null(strstr(out, "  ce          1->0  FAIL  cuMemcpyPeerAsync: CUDA_ERROR_LAUNCH_FAILED"));
-	assert_non_null(strstr(out, "(21 OK, 1 FAIL)"));
+	assert_non_null(strstr(out, "(1 OK, 1 FAIL)"));
 	free(out);
 	free(err);
 }
@@ -287,7 +292,7 @@ static void three_gpus_pairs(void **st)
 	assert_non_null(strstr(out, "pair 0-1"));
 	assert_non_null(strstr(out, "pair 0-2"));
 	assert_non_null(strstr(out, "pair 1-2"));
-	assert_non_null(strstr(out, "(66 OK, 0 FAIL); 12 OK without a proven path"));
+	assert_non_null(strstr(out, "(72 OK, 0 FAIL); 12 OK without a proven path"));
 	assert_non_null(strstr(out, "  concurrent  2->1  OK"));
 	assert_non_null(strstr(out, "  managed memory 1-2: OK (8 OK"));
 	free(out);
@@ -391,9 +396,9 @@ static void um_wrong_mapping(void **st)
 	setenv("FAKECUDA_UM_BUG", "map", 1);
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "8192"), 1);
 	assert_non_null(strstr(out, "  sm-write    1->0  OK"));
-	/* um-read 0->1 is round 60 (after 2 x (2 + 2 + 2 + 8 + 8 + 8)); GPU 1
-	 * reads its own (zeroed) memory. */
-	verify_pattern(pat, sizeof(pat), SEED(60));
+	/* um-read 0->1 is round 64 (after 2 x (2 + 2 + 2 + 8 + 8 + 8 + 2));
+	 * GPU 1 reads its own (zeroed) memory. */
+	verify_pattern(pat, sizeof(pat), SEED(64));
 	for (size_t k = 0; k < sizeof(pat); k++)
 		differ += pat[k] != 0;
 	snprintf(line, sizeof(line),
@@ -407,7 +412,7 @@ static void um_wrong_mapping(void **st)
 	assert_non_null(strstr(out, "  um-fault    1->0  SKIP  not run: um-read failed\n"));
 	assert_non_null(strstr(out, "  managed memory 0-1: FAIL (0 OK, 2 FAIL, 6 not run; cuMemAllocManaged, "
 				    "8192 bytes): um-read failed, so the other managed tests were not run"));
-	assert_non_null(strstr(out, "verify: FAIL (14 OK, 2 FAIL, 6 skipped)\n"));
+	assert_non_null(strstr(out, "verify: FAIL (16 OK, 2 FAIL, 6 skipped)\n"));
 	free(out);
 	free(err);
 	/* Without peer access enabled UVM migrates instead of mapping: the
@@ -447,8 +452,8 @@ static void um_wrong_mapping_json(void **st)
 	assert_true(json_object_object_get_ex(m, "reason", &v));
 	assert_non_null(strstr(json_object_get_string(v), "um-read failed"));
 	assert_true(json_object_object_get_ex(p, "tests", &t));
-	assert_int_equal(json_object_array_length(t), 20);
-	v = json_object_array_get_idx(t, 12);
+	assert_int_equal(json_object_array_length(t), 22);
+	v = json_object_array_get_idx(t, 14);
 	assert_true(json_object_object_get_ex(v, "method", &m));
 	assert_string_equal(json_object_get_string(m), "um-read");
 	assert_true(json_object_object_get_ex(v, "status", &m));
@@ -458,7 +463,7 @@ static void um_wrong_mapping_json(void **st)
 	assert_true(json_object_object_get_ex(v, "first_mismatch", &m));
 	assert_true(json_object_object_get_ex(m, "where", &v));
 	assert_string_equal(json_object_get_string(v), "data");
-	v = json_object_array_get_idx(t, 19);
+	v = json_object_array_get_idx(t, 21);
 	assert_true(json_object_object_get_ex(v, "method", &m));
 	assert_string_equal(json_object_get_string(m), "um-fault");
 	assert_true(json_object_object_get_ex(v, "status", &m));
@@ -482,20 +487,20 @@ static void um_bad_migration(void **st)
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "1000"), 1);
 	assert_non_null(strstr(out, "  um-read     0->1  OK"));
 	assert_non_null(strstr(out, "  um-write    1->0  OK"));
-	verify_pattern(pat, sizeof(pat), SEED(64));	/* um-prefetch 0->1 */
+	verify_pattern(pat, sizeof(pat), SEED(68));	/* um-prefetch 0->1 */
 	snprintf(line, sizeof(line),
 		 "  um-prefetch 0->1  FAIL  first mismatch at offset 0 (0x0): expected 0x%02x, got 0x%02x"
 		 " (1 of 1000 bytes differ)\n", pat[0], (uint8_t)~pat[0]);
 	assert_non_null(strstr(out, line));
 	/* um-fault: GPU 0 faults GPU 1's pages over (flipped, then
 	 * overwritten), GPU 1 faults them back (flipped). */
-	verify_pattern(pat, sizeof(pat), SEED(66));
+	verify_pattern(pat, sizeof(pat), SEED(70));
 	snprintf(line, sizeof(line),
 		 "  um-fault    0->1  FAIL  first mismatch at offset 0 (0x0): expected 0x%02x, got 0x%02x",
 		 pat[0], (uint8_t)~pat[0]);
 	assert_non_null(strstr(out, line));
 	assert_non_null(strstr(out, "  managed memory 0-1: FAIL (4 OK, 4 FAIL, 0 not run;"));
-	assert_non_null(strstr(out, "verify: FAIL (18 OK, 4 FAIL)\n"));
+	assert_non_null(strstr(out, "verify: FAIL (20 OK, 4 FAIL)\n"));
 	free(out);
 	free(err);
 }
@@ -512,7 +517,7 @@ static void um_not_supported(void **st)
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: GPU 0 cannot share managed memory with "
 				    "another processor (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 0)\n"));
 	assert_null(strstr(out, "um-read"));
-	assert_non_null(strstr(out, "verify: OK (14 OK, 0 FAIL, 8 skipped)\n"));
+	assert_non_null(strstr(out, "verify: OK (16 OK, 0 FAIL, 8 skipped)\n"));
 	free(out);
 	free(err);
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--json"), 0);
@@ -553,7 +558,7 @@ static void um_old_driver(void **st)
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 0);
 	assert_non_null(strstr(out, "  sm-write    1->0  OK"));
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: the CUDA driver lacks cuMemAllocManaged\n"));
-	assert_non_null(strstr(out, "verify: OK (14 OK, 0 FAIL, 8 skipped)\n"));
+	assert_non_null(strstr(out, "verify: OK (16 OK, 0 FAIL, 8 skipped)\n"));
 	free(out);
 	free(err);
 	fake_setup();
@@ -600,7 +605,7 @@ static void fault_stale_read(void **st)
 	assert_non_null(strstr(out, "  flags       1->0  OK"));
 	assert_non_null(strstr(out, "  graph       0->1  FAIL  replay 0: first mismatch at offset 2720 (0xaa0)"));
 	assert_non_null(strstr(out, "(the SM-load node)\n"));
-	assert_non_null(strstr(out, "verify: FAIL (14 OK, 8 FAIL); 4 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (16 OK, 8 FAIL); 4 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -618,12 +623,14 @@ static void fault_lost_store(void **st)
 	assert_non_null(strstr(out, "(SM stores into the peer lost or not visible)"));
 	/* um-write's check: stores through the mapping into the peer's pages */
 	assert_non_null(strstr(out, "  um-write    0->1  FAIL  first mismatch at offset 0"));
+	assert_non_null(strstr(out, "  ipc         0->1  FAIL  second process on GPU 1, sm-write into GPU 0's "
+				    "buffer: first mismatch at offset 0"));
 	assert_non_null(strstr(out, "  concurrent  0->1  FAIL  SM-store slice: first mismatch"));
 	assert_non_null(strstr(out, "  ce          1->0  OK"));
 	assert_non_null(strstr(out, "  sm-read     0->1  OK"));
 	assert_non_null(strstr(out, "  flags-poll  0->1  OK"));
 	assert_non_null(strstr(out, "  um-read     0->1  OK"));
-	assert_non_null(strstr(out, "verify: FAIL (12 OK, 10 FAIL); 4 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (12 OK, 12 FAIL); 4 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -671,7 +678,7 @@ static void fault_wrong_gpu(void **st)
 	assert_non_null(strstr(out, "its peer loads reached the wrong memory"));
 	assert_non_null(strstr(out, "  concurrent  0->1  FAIL  SM-load slice"));
 	assert_non_null(strstr(out, "  sm-write    0->1  OK"));
-	assert_non_null(strstr(out, "verify: FAIL (6 OK, 8 FAIL, 8 skipped)\n"));
+	assert_non_null(strstr(out, "verify: FAIL (6 OK, 10 FAIL, 8 skipped)\n"));
 	free(out);
 	free(err);
 }
@@ -752,9 +759,36 @@ static void fault_graph_drop(void **st)
 	assert_non_null(strstr(out, "got 0xa5 (2725 of 4096 bytes differ) (the SM-store node)\n"
 				    "              usually: copies replayed from a CUDA graph are lost"));
 	assert_non_null(strstr(out, "  graph       1->0  FAIL  replay 1:"));
-	assert_non_null(strstr(out, "verify: FAIL (20 OK, 2 FAIL); 4 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (22 OK, 2 FAIL); 4 OK without a proven path\n"));
 	free(out);
 	free(err);
+}
+
+/* The second process's cuIpcOpenMemHandle maps the wrong memory: ipc fails
+ * at its first check, nothing else does. */
+static void fault_ipc_wrong(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "ipcwrong", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
+	assert_non_null(strstr(out, "  ipc         0->1  FAIL  second process on GPU 1, ce of GPU 0's buffer: "
+				    "first mismatch at offset 0 (0x0): expected 0x"));
+	assert_non_null(strstr(out, "              usually: buffers shared between processes"));
+	assert_non_null(strstr(out, "  ipc         1->0  FAIL  second process on GPU 0, ce of GPU 1's buffer"));
+	assert_non_null(strstr(out, "verify: FAIL (22 OK, 2 FAIL); 4 OK without a proven path\n"));
+	free(out);
+	free(err);
+	/* no second process to run: a clear failure, no hang */
+	fake_reset();
+	setenv("P2PCTL_SELF", "/nonexistent/p2pctl", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "ipc"), 1);
+	assert_non_null(strstr(out, "  ipc         0->1  FAIL  cannot start the second process /nonexistent/p2pctl: "
+				    "No such file or directory\n"));
+	free(out);
+	free(err);
+	fake_setup();
 }
 
 /* The byte tail (size % 16) is always exercised: the second round is 5
@@ -813,7 +847,7 @@ static void loopback(void **st)
 	assert_non_null(strstr(out, "GPU 0 loopback (no P2P: a check of the tool and the GPU)\n"));
 	assert_non_null(strstr(out, "  flags       0->0  OK    524288 bytes, 8 rounds"));
 	assert_non_null(strstr(out, "path not proven: loopback within GPU 0: no peer path was used\n"));
-	assert_non_null(strstr(out, "verify: OK (6 OK, 0 FAIL); 6 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: OK (7 OK, 0 FAIL); 7 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -839,8 +873,8 @@ static void tests_option(void **st)
 	assert_non_null(strstr(out, "  concurrent  0->1  OK"));
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--tests", "ipc"), 2);
-	assert_non_null(strstr(err, "unknown test 'ipc' in --tests"));
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--tests", "nccl"), 2);
+	assert_non_null(strstr(err, "unknown test 'nccl' in --tests"));
 	free(out);
 	free(err);
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--timeout", "0"), 2);
@@ -885,6 +919,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fault_high_offset, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(fault_hang, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(fault_graph_drop, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_ipc_wrong, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(byte_tail, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(seeds, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(loopback, fake_test_setup, fake_test_teardown),

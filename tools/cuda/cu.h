@@ -20,6 +20,7 @@ typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct { char reserved[64]; } CUipcMemHandle;
 
 enum {
 	CUDA_SUCCESS = 0,
@@ -86,6 +87,7 @@ enum {
 
 #define CU_STREAM_NON_BLOCKING 0x1
 #define CU_STREAM_CAPTURE_MODE_THREAD_LOCAL 1
+#define CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS 0x1
 #define CU_EVENT_DEFAULT 0x0
 #define CU_EVENT_DISABLE_TIMING 0x2
 #define CU_MEMHOSTALLOC_PORTABLE 0x1
@@ -155,9 +157,9 @@ enum {
 
 /*
  * Entry points verify uses to prove which path a test took (without them
- * the test says "path not proven") and to capture and replay CUDA graphs
- * (without them the graph test is skipped); cu_missing_optional() ignores
- * them.
+ * the test says "path not proven"), to capture and replay CUDA graphs and
+ * to share buffers between processes (without them the graph or ipc test
+ * is skipped); cu_missing_optional() ignores them.
  */
 #define CU_API_PROOF_LIST(X)                                                    \
 	X(cuDeviceGetP2PAttribute, "cuDeviceGetP2PAttribute", (int *, int, CUdevice, CUdevice)) \
@@ -168,7 +170,10 @@ enum {
 		unsigned long long))                                                \
 	X(cuGraphLaunch, "cuGraphLaunch", (CUgraphExec, CUstream))                  \
 	X(cuGraphExecDestroy, "cuGraphExecDestroy", (CUgraphExec))                  \
-	X(cuGraphDestroy, "cuGraphDestroy", (CUgraph))
+	X(cuGraphDestroy, "cuGraphDestroy", (CUgraph))                              \
+	X(cuIpcGetMemHandle, "cuIpcGetMemHandle", (CUipcMemHandle *, CUdeviceptr))  \
+	X(cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2", (CUdeviceptr *, CUipcMemHandle, unsigned int)) \
+	X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle", (CUdeviceptr))
 
 struct cu_api {
 #define CU_X_FIELD(name, sym, args) CUresult (*name) args;

@@ -9,6 +9,8 @@
  *                          the GPU's own memory or through peer loads
  *   graph                  ce, sm-write and sm-read captured in CUDA graphs
  *                          and replayed
+ *   ipc                    a second process opens the peer's buffers with
+ *                          cuIpcOpenMemHandle and copies with CE and SMs
  *   um-*                   managed memory through UVM's mappings and migrations
  *   concurrent             every directed pair at once for --seconds
  * Every test says which path it proved (peer mapping, advice held) or that
@@ -18,10 +20,14 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,15 +44,16 @@
 #define GRAPH_REPLAYS 8
 
 int verify_exit_on_hang = 1;
+extern char **environ;
 
 enum {
-	V_CE, V_SM_READ, V_SM_WRITE, V_FLAGS, V_FLAGS_POLL, V_GRAPH,
+	V_CE, V_SM_READ, V_SM_WRITE, V_FLAGS, V_FLAGS_POLL, V_GRAPH, V_IPC,
 	V_UM_READ, V_UM_WRITE, V_UM_PREFETCH, V_UM_FAULT, V_CONCURRENT, V_COUNT
 };
 #define V_DEV_COUNT V_UM_READ	/* the device-memory tests of a pair come first */
 #define V_UM_COUNT (V_CONCURRENT - V_UM_READ)
 static const char *const vnames[V_COUNT] = {
-	"ce", "sm-read", "sm-write", "flags", "flags-poll", "graph",
+	"ce", "sm-read", "sm-write", "flags", "flags-poll", "graph", "ipc",
 	"um-read", "um-write", "um-prefetch", "um-fault", "concurrent",
 };
 
@@ -61,6 +68,8 @@ static const char *const vhint[V_COUNT] = {
 	"check `p2pctl doctor` (BAR1 caching, IOMMU)",
 	"copies replayed from a CUDA graph are lost or wrong (NCCL/vLLM under graph replay): "
 	"check `p2pctl doctor` (BAR1, ACS)",
+	"buffers shared between processes (cuIpcOpenMemHandle, as NCCL and vLLM do) reach the "
+	"wrong memory or fail: check `p2pctl doctor` (BAR1, peer mappings)",
 	"UVM's peer mapping is wrong: check `p2pctl doctor` (uvm peer set, docs/uvm.md)",
 	"UVM's peer mapping is wrong: check `p2pctl doctor` (uvm peer set, docs/uvm.md)",
 	"UVM's peer migration copy is wrong: check `p2pctl doctor` (uvm peer set)",
@@ -693,6 +702,287 @@ static int run_graph(struct vstate *v, struct vtest *t)
 }
 
 /*
+ * ipc a -> b: a second process (p2pctl itself, run as "verify --ipc-child",
+ * or $P2PCTL_SELF) opens GPU a's source and destination buffers with
+ * cuIpcOpenMemHandle in GPU b's context, as NCCL and vLLM share buffers
+ * between ranks, and runs on them: a copy-engine copy (cuMemcpyDtoDAsync
+ * from a's source into its own buffer), a p2p_read kernel, both checked
+ * there, and a p2p_write kernel into a's destination, checked here.
+ */
+static void hex(char *out, const void *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", ((const uint8_t *)p)[i]);
+}
+
+static int unhex(void *p, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned x;
+
+		if (sscanf(s + 2 * i, "%2x", &x) != 1)
+			return -1;
+		((uint8_t *)p)[i] = (uint8_t)x;
+	}
+	return 0;
+}
+
+/* Wait for s with a deadline (the child's version of vwait). */
+static CUresult child_wait(CUstream s, double timeout)
+{
+	double end = now_s() + timeout;
+	long us = 10;
+	CUresult cr;
+
+	while ((cr = cu.cuStreamQuery(s)) == CUDA_ERROR_NOT_READY) {
+		if (now_s() > end)
+			return CUDA_ERROR_NOT_READY;
+		nap(us);
+		if (us < 2000)
+			us *= 2;
+	}
+	return cr;
+}
+
+/* The second process. Prints "ipc-child: PART OK|FAIL text|DONE" lines. */
+static int ipc_child(const char *spec, FILE *out)
+{
+	struct rig *r = calloc(1, sizeof(*r));
+	char emsg[512], hs[129], hd[129];
+	CUipcMemHandle h[2];
+	CUdeviceptr ps = 0, pd = 0, L = 0;
+	uint64_t s1, s2, off, nbad;
+	uint8_t *want = NULL, *got = NULL, e, g;
+	size_t n;
+	double timeout;
+	int b, use[P2P_MAX_GPUS] = { 0 }, rc = P2P_EXIT_FAIL;
+	CUresult cr;
+	struct sm_cfg sm = { 512, 4 };
+	CUstream s;
+
+	if (!r || sscanf(spec, "b=%d,n=%zu,s1=%" SCNx64 ",s2=%" SCNx64 ",t=%lf,src=%128[0-9a-f],dst=%128[0-9a-f]",
+			 &b, &n, &s1, &s2, &timeout, hs, hd) != 7 || b < 0 || b >= P2P_MAX_GPUS || !n ||
+	    unhex(&h[0], hs, 64) || unhex(&h[1], hd, 64)) {
+		fprintf(out, "ipc-child: ERROR bad --ipc-child '%s'\n", spec);
+		free(r);
+		return P2P_EXIT_USAGE;
+	}
+	if (cu_open(emsg, sizeof(emsg))) {
+		fprintf(out, "ipc-child: ERROR %s\n", emsg);
+		free(r);
+		return P2P_EXIT_NODEV;
+	}
+	use[b] = 1;
+	if (rig_open(r, use, 0, 0, emsg, sizeof(emsg))) {
+		fprintf(out, "ipc-child: ERROR %s\n", emsg);
+		goto close;
+	}
+	s = r->g[b].s[0];
+	want = malloc(n);
+	got = malloc(n);
+#define CC(call, what)                                                                   \
+	do {                                                                             \
+		cr = (call);                                                             \
+		if (cr != CUDA_SUCCESS) {                                                \
+			fprintf(out, "ipc-child: ERROR %s: %s\n", what, cu_errstr(cr));  \
+			goto rig;                                                        \
+		}                                                                        \
+	} while (0)
+	CC(want && got ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY, "host memory");
+	CC(rig_cur(r, b), "cuCtxSetCurrent");
+	CC(cu.cuMemAlloc(&L, (n + 3) & ~(size_t)3), "cuMemAlloc");
+	CC(cu.cuIpcOpenMemHandle(&ps, h[0], CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+	   "cuIpcOpenMemHandle (source)");
+	CC(cu.cuIpcOpenMemHandle(&pd, h[1], CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+	   "cuIpcOpenMemHandle (destination)");
+	verify_pattern(want, n, s1);
+	for (int part = 0; part < 2; part++) {
+		const char *name = part ? "sm-read" : "ce";
+
+		CC(cu.cuMemsetD32Async(L, POISON, (n + 3) / 4, s), "cuMemsetD32Async");
+		if (part)
+			CC(sm_launch(r, b, s, K_READ, &sm, L, ps + GUARD, n), "launch p2p_read");
+		else
+			CC(cu.cuMemcpyDtoDAsync(L, ps + GUARD, n, s), "cuMemcpyDtoDAsync");
+		cr = child_wait(s, timeout);
+		if (cr == CUDA_ERROR_NOT_READY) {
+			fprintf(out, "ipc-child: %s FAIL did not finish within %.3g s (hung)\n", name, timeout);
+			fflush(out);
+			_exit(P2P_EXIT_FAIL);	/* a stuck context: do not tear it down */
+		}
+		CC(cr, name);
+		CC(cu.cuMemcpyDtoH(got, L, n), "cuMemcpyDtoH");
+		if (verify_compare(got, want, n, &off, &e, &g, &nbad))
+			fprintf(out, "ipc-child: %s FAIL first mismatch at offset %" PRIu64 " (0x%" PRIx64
+				"): expected 0x%02x, got 0x%02x (%" PRIu64 " of %zu bytes differ)\n", name,
+				off, off, e, g, nbad, n);
+		else
+			fprintf(out, "ipc-child: %s OK\n", name);
+	}
+	verify_pattern(want, n, s2);
+	CC(cu.cuMemcpyHtoDAsync(L, want, n, s), "cuMemcpyHtoDAsync");
+	CC(sm_launch(r, b, s, K_WRITE, &sm, pd + GUARD, L, n), "launch p2p_write");
+	cr = child_wait(s, timeout);
+	if (cr == CUDA_ERROR_NOT_READY) {
+		fprintf(out, "ipc-child: sm-write FAIL did not finish within %.3g s (hung)\n", timeout);
+		fflush(out);
+		_exit(P2P_EXIT_FAIL);
+	}
+	CC(cr, "sm-write");
+	fprintf(out, "ipc-child: sm-write DONE\n");
+	rc = 0;
+rig:
+#undef CC
+	if (ps)
+		cu.cuIpcCloseMemHandle(ps);
+	if (pd)
+		cu.cuIpcCloseMemHandle(pd);
+	if (L)
+		cu.cuMemFree(L);
+	rig_close(r);
+close:
+	cu_close();
+	free(want);
+	free(got);
+	free(r);
+	return rc;
+}
+
+/* Run the child; its output lines in buf. 0, or -1 with t failed. */
+static int ipc_spawn(struct vstate *v, struct vtest *t, const char *spec, char *buf, size_t len)
+{
+	const char *self = getenv("P2PCTL_SELF");
+	char *argv[] = { NULL, "verify", "--ipc-child", (char *)spec, NULL };
+	posix_spawn_file_actions_t fa;
+	int fd[2], status = 0, st;
+	size_t got = 0;
+	double end = now_s() + 3 * v->timeout + 10;
+	pid_t pid;
+
+	argv[0] = (char *)(self && *self ? self : "/proc/self/exe");
+	if (pipe(fd)) {
+		t->ok = 0;
+		snprintf(t->error, sizeof(t->error), "pipe: %s", strerror(errno));
+		return -1;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, fd[1], 2);
+	posix_spawn_file_actions_addclose(&fa, fd[0]);
+	st = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fd[1]);
+	if (st) {
+		close(fd[0]);
+		t->ok = 0;
+		snprintf(t->error, sizeof(t->error), "cannot start the second process %s: %s", argv[0],
+			 strerror(st));
+		return -1;
+	}
+	for (;;) {
+		struct pollfd p = { fd[0], POLLIN, 0 };
+		int left = (int)((end - now_s()) * 1000);
+		ssize_t k;
+
+		if (left <= 0 || poll(&p, 1, left) <= 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			close(fd[0]);
+			t->ok = 0;
+			snprintf(t->error, sizeof(t->error), "the second process did not finish within "
+				 "%.3g s and was killed: the IPC path hangs", 3 * v->timeout + 10);
+			return -1;
+		}
+		k = read(fd[0], buf + got, len - 1 - got);
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+		if (got >= len - 1)
+			break;
+	}
+	buf[got] = '\0';
+	close(fd[0]);
+	waitpid(pid, &status, 0);
+	return 0;
+}
+
+static int run_ipc(struct vstate *v, struct vtest *t)
+{
+	struct rig *r = &v->r;
+	int a = t->src, b = t->dst;
+	size_t n = v->size < FLAG_MAX ? v->size : FLAG_MAX;
+	char spec[512], hs[129], hd[129], out[4096];
+	static const char *const part[3] = { "ce", "sm-read", "sm-write" };
+	CUipcMemHandle h[2];
+	uint64_t s1, s2;
+
+	t->ok = 1;
+	t->engine = b;
+	if (!cu.cuIpcGetMemHandle || !cu.cuIpcOpenMemHandle || !cu.cuIpcCloseMemHandle) {
+		t->skipped = 1;
+		snprintf(t->error, sizeof(t->error), "the CUDA driver lacks cuIpcGetMemHandle, "
+			 "cuIpcOpenMemHandle_v2 or cuIpcCloseMemHandle");
+		return 0;
+	}
+	s1 = v->seed;
+	images(v, n);
+	s2 = v->seed;
+	v->seed += 0x100000000ULL;
+	if (stage(v, t, a, a, 0))
+		return -1;
+	VT(rig_cur(r, a), "cuCtxSetCurrent");
+	VT(cu.cuIpcGetMemHandle(&h[0], r->g[a].src), "cuIpcGetMemHandle (source)");
+	VT(cu.cuIpcGetMemHandle(&h[1], r->g[a].dst), "cuIpcGetMemHandle (destination)");
+	hex(hs, &h[0], 64);
+	hex(hd, &h[1], 64);
+	snprintf(spec, sizeof(spec), "b=%d,n=%zu,s1=%" PRIx64 ",s2=%" PRIx64 ",t=%g,src=%s,dst=%s",
+		 b, n, s1, s2, v->timeout, hs, hd);
+	if (ipc_spawn(v, t, spec, out, sizeof(out)))
+		return -1;
+	for (int k = 0; k < 3; k++) {
+		char key[64], *l;
+
+		snprintf(key, sizeof(key), "ipc-child: %s ", part[k]);
+		l = strstr(out, key);
+		if (!l || (strncmp(l + strlen(key), "OK", 2) && strncmp(l + strlen(key), "DONE", 4))) {
+			char *e = strstr(out, "ipc-child: ERROR "), *nl;
+
+			if (l)
+				e = l + strlen(key) + 5;	/* after "FAIL " */
+			else if (e)
+				e += 17;
+			nl = e ? strchr(e, '\n') : NULL;
+			t->ok = 0;
+			snprintf(t->error, sizeof(t->error), "second process on GPU %d, %s of GPU %d's "
+				 "buffer: %.*s", b, part[k], a, e ? (int)(nl ? nl - e : (long)strlen(e)) : 40,
+				 e ? e : "no result (see its output)");
+			return -1;
+		}
+		t->rounds++;
+		t->bytes += n;
+	}
+	/* The write: poison, the pattern of seed s2, poison, in a's destination. */
+	memset(v->want, (int)(POISON & 0xff), v->total);
+	verify_pattern(v->want + GUARD, n, s2);
+	if (readback(v, t, a, r->g[a].dst))
+		return -1;
+	if (check_got(v, t, n)) {
+		char e[1024];
+
+		snprintf(e, sizeof(e), "second process on GPU %d, sm-write into GPU %d's buffer: %.900s",
+			 b, a, t->error);
+		snprintf(t->error, sizeof(t->error), "%s", e);
+		return -1;
+	}
+	t->proven = a != b;
+	snprintf(t->path, sizeof(t->path), a != b ?
+		 "a second process opened GPU %d's buffers with cuIpcOpenMemHandle; GPU %d's copy "
+		 "engine and SMs reached them through the peer mapping" :
+		 "loopback within GPU %d: a second process, no peer path", a, b);
+	return 0;
+}
+
+/*
  * Managed memory. The managed buffer v->um (v->total bytes, data at GUARD)
  * is filled by the host, placed on a GPU with cuMemPrefetchAsync, then
  * touched by the other one. Every readback goes through a plain device
@@ -1240,8 +1530,8 @@ static void vusage(FILE *f)
 		"  --size BYTES     bytes per copy (default 64M = 64 MiB; any size >= 1)\n"
 		"  --pairs LIST     only these GPU pairs (default: every pair)\n"
 		"  --tests LIST     only these tests (default all): ce, sm-read, sm-write, sm,\n"
-		"                   flags, flags-poll, graph, um-read, um-write, um-prefetch,\n"
-		"                   um-fault, um, concurrent\n"
+		"                   flags, flags-poll, graph, ipc, um-read, um-write,\n"
+		"                   um-prefetch, um-fault, um, concurrent\n"
 		"  --seed N         pattern seed (default: random, printed)\n"
 		"  --seconds S      how long the concurrent test runs (default 3)\n"
 		"  --timeout S      deadline of every wait; a later one is a hang (default 10)\n"
@@ -1254,6 +1544,7 @@ static void vusage(FILE *f)
 		"tests, both ways for each pair: ce, sm-read, sm-write (device memory);\n"
 		"  flags, flags-poll (payload + release flag, polled with acquire loads);\n"
 		"  graph (ce, sm-write and sm-read captured in CUDA graphs, replayed);\n"
+		"  ipc (a second process opens the buffers with cuIpcOpenMemHandle);\n"
 		"  um-read, um-write (a GPU using the other's managed pages through its\n"
 		"  mapping), um-prefetch (migration between the GPUs), um-fault (demand\n"
 		"  paging); then concurrent (every directed pair at once)\n"
@@ -1321,6 +1612,9 @@ static const char *test_how(const struct vtest *t, char *buf, size_t len)
 	case V_GRAPH:
 		snprintf(buf, len, "%d replays of ce + sm-write (GPU %d) and sm-read (GPU %d) graphs",
 			 t->rounds, t->src, t->dst);
+		break;
+	case V_IPC:
+		snprintf(buf, len, "ce, sm-read and sm-write by a second process on GPU %d", t->dst);
 		break;
 	case V_UM_READ:
 		snprintf(buf, len, "kernel on GPU %d through its mapping of GPU %d's pages",
@@ -1491,6 +1785,8 @@ static int pair_tests(struct vstate *v, int a, int b, struct vtest *tests)
 				run_flags(v, t);
 			else if (m == V_GRAPH)
 				run_graph(v, t);
+			else if (m == V_IPC)
+				run_ipc(v, t);
 			else
 				run_test(v, t);
 		}
@@ -1532,6 +1828,7 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 		{ "loopback", no_argument, NULL, 'L' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "no-managed", no_argument, NULL, 'M' },
+		{ "ipc-child", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1598,6 +1895,10 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			}
 			break;
 		case 'L': v->loopback = 1; break;
+		case 'I':
+			/* internal: the second process of the ipc test */
+			rc = ipc_child(optarg, out);
+			goto done;
 		case 'j': json = 1; break;
 		case 'M': v->no_managed = 1; break;
 		case 'h': vusage(out); goto done;

@@ -52,6 +52,8 @@
  *     wrong    an SM-issued peer load reaches the reading GPU's own memory
  *              at the same VRAM offset (zeros where it has none), for
  *              allocations at VRAM offset >= FAKECUDA_WRONG_ABOVE (default 0)
+ *     ipcwrong cuIpcOpenMemHandle maps other (zeroed) memory, not the
+ *              exporter's allocation
  *     graphdrop  from the second launch of a CUDA graph on, its last node
  *              is dropped (a replay that loses a copy)
  *     hang     the first operation touching another GPU's memory of the kind
@@ -90,7 +92,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
@@ -126,7 +130,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	int inited, ndev, peer, enable_error, jit_error, copy_error, overrun, underrun, drop_tail;
 	int managed, concurrent_managed;
-	int f_stale, f_lost, f_nomap, f_wrong, f_hang, f_graphdrop;
+	int f_stale, f_lost, f_nomap, f_wrong, f_hang, f_graphdrop, f_ipcwrong;
 	char hang_kind[8];
 	int hung;			/* the hang has been used */
 	unsigned long long wrong_above;
@@ -141,7 +145,9 @@ static struct {
 	struct CUctx_st ctx[MAXDEV];
 	int ctx_refs[MAXDEV];
 } F;
-static struct { char *p; size_t n, maplen; int dev; unsigned long long off; } allocs[MAXALLOC];
+/* Device memory: a memfd mapped shared (so another process can open it
+ * through an IPC handle); fd < 0 for memory opened from a handle. */
+static struct { char *p; size_t n, maplen; int dev, fd, opened; unsigned long long off; } allocs[MAXALLOC];
 static struct CUstream_st streams[MAXSTREAM];	/* [0, MAXDEV): the legacy streams */
 static struct CUevent_st events[MAXEVENT];
 static struct { char *p; size_t n; } hostmem[MAXHOST];
@@ -611,10 +617,9 @@ __attribute__((destructor)) static void fake_fini(void)
 	/* and what a run that stopped at a hang never freed */
 	for (int i = 0; i < MAXALLOC; i++)
 		if (allocs[i].p) {
-			if (allocs[i].maplen)
-				munmap(allocs[i].p, allocs[i].maplen);
-			else
-				free(allocs[i].p);
+			munmap(allocs[i].p, allocs[i].maplen);
+			if (allocs[i].fd >= 0)
+				close(allocs[i].fd);
 			allocs[i].p = NULL;
 		}
 	for (int i = 0; i < MAXHOST; i++) {
@@ -639,7 +644,7 @@ static void set_faults(void)
 	const char *f = getenv("FAKECUDA_FAULT"), *k = getenv("FAKECUDA_HANG_KIND");
 	char buf[128], *save = NULL;
 
-	F.f_stale = F.f_lost = F.f_nomap = F.f_wrong = F.f_hang = F.f_graphdrop = F.hung = 0;
+	F.f_stale = F.f_lost = F.f_nomap = F.f_wrong = F.f_hang = F.f_graphdrop = F.f_ipcwrong = F.hung = 0;
 	snprintf(F.hang_kind, sizeof(F.hang_kind), "%s", k ? k : "");
 	F.wrong_above = (unsigned long long)envd("FAKECUDA_WRONG_ABOVE", 0);
 	snprintf(buf, sizeof(buf), "%s", f ? f : "");
@@ -656,6 +661,8 @@ static void set_faults(void)
 			F.f_hang = 1;
 		else if (!strcmp(t, "graphdrop"))
 			F.f_graphdrop = 1;
+		else if (!strcmp(t, "ipcwrong"))
+			F.f_ipcwrong = 1;
 		else
 			fprintf(stderr, "fakecuda: unknown FAKECUDA_FAULT '%s'\n", t);
 	}
@@ -873,21 +880,22 @@ CUresult cuCtxDisablePeerAccess(CUcontext peer)
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
 	/* 256 bytes of slack: FAKECUDA_OVERRUN's kernels may write past n. */
-	size_t len = (n + 511) & ~(size_t)255;
+	size_t len = (n + 511 + 4095) & ~(size_t)4095;
 	char *m;
+	int fd;
 
 	if (!current)
 		return 201;
-	if (len >= (1 << 20)) {
-		m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-			 -1, 0);
-		if (m == MAP_FAILED)
-			return 2;
-	} else {
-		m = aligned_alloc(256, len);
-		if (!m)
-			return 2;
-		len = 0;
+	fd = memfd_create("fakecuda", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, (off_t)len)) {
+		if (fd >= 0)
+			close(fd);
+		return 2;
+	}
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+	if (m == MAP_FAILED) {
+		close(fd);
+		return 2;
 	}
 	LOCK();
 	for (int i = 0; i < MAXALLOC; i++)
@@ -895,16 +903,16 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 			allocs[i].p = m;
 			allocs[i].n = n;
 			allocs[i].maplen = len;
+			allocs[i].fd = fd;
+			allocs[i].opened = 0;
 			allocs[i].dev = current->dev;
 			allocs[i].off = F.vram_next[current->dev];
 			F.vram_next[current->dev] += (n + VRAM_ALIGN - 1) & ~(VRAM_ALIGN - 1);
 			*p = (CUdeviceptr)(uintptr_t)m;
 			UNLOCK_RET(0);
 		}
-	if (len)
-		munmap(m, len);
-	else
-		free(m);
+	munmap(m, len);
+	close(fd);
 	UNLOCK_RET(2);
 }
 
@@ -937,10 +945,9 @@ CUresult cuMemFree_v2(CUdeviceptr p)
 	for (int i = 0; i < MAXALLOC; i++)
 		if (allocs[i].p == (char *)(uintptr_t)p) {
 			drop_snaps(allocs[i].p);
-			if (allocs[i].maplen)
-				munmap(allocs[i].p, allocs[i].maplen);
-			else
-				free(allocs[i].p);
+			munmap(allocs[i].p, allocs[i].maplen);
+			if (allocs[i].fd >= 0)
+				close(allocs[i].fd);
 			allocs[i].p = NULL;
 			UNLOCK_RET(0);
 		}
@@ -1549,4 +1556,90 @@ CUresult cuGraphDestroy(CUgraph g)
 	free(g->op);
 	free(g);
 	UNLOCK_RET(0);
+}
+
+/* CUipcMemHandle: 64 opaque bytes; here the exporter's pid and memfd. */
+typedef struct { char reserved[64]; } CUipcMemHandle;
+struct ipc { unsigned magic; int pid, fd, dev; size_t n, maplen; unsigned long long off; };
+
+CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p)
+{
+	struct ipc x = { 0x46414b45, getpid(), -1, 0, 0, 0, 0 };
+	int i;
+
+	LOCK();
+	i = find_alloc(p);
+	if (i < 0 || allocs[i].opened || allocs[i].p != (char *)(uintptr_t)p)
+		UNLOCK_RET(1);
+	x.fd = allocs[i].fd;
+	x.dev = allocs[i].dev;
+	x.n = allocs[i].n;
+	x.maplen = allocs[i].maplen;
+	x.off = allocs[i].off;
+	memset(h, 0, sizeof(*h));
+	memcpy(h->reserved, &x, sizeof(x));
+	UNLOCK_RET(0);
+}
+
+CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsigned int flags)
+{
+	struct ipc x;
+	char path[64];
+	char *m;
+	int fd;
+
+	memcpy(&x, h.reserved, sizeof(x));
+	if (!current || x.magic != 0x46414b45)
+		return 1;
+	if (x.pid == getpid())
+		return 1;	/* CUDA refuses a handle of the same process */
+	if (x.dev != current->dev && !(flags & 1) && !current->peer[x.dev])
+		return 705;
+	if (F.f_ipcwrong) {
+		m = mmap(NULL, x.maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			 -1, 0);
+	} else {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", x.pid, x.fd);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			return 1;
+		m = mmap(NULL, x.maplen, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+		close(fd);
+	}
+	if (m == MAP_FAILED)
+		return 2;
+	LOCK();
+	if (x.dev != current->dev && (flags & 1))
+		current->peer[x.dev] = 1;	/* CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS */
+	for (int i = 0; i < MAXALLOC; i++)
+		if (!allocs[i].p) {
+			allocs[i].p = m;
+			allocs[i].n = x.n;
+			allocs[i].maplen = x.maplen;
+			allocs[i].fd = -1;
+			allocs[i].opened = 1;
+			allocs[i].dev = x.dev;
+			allocs[i].off = x.off;
+			*p = (CUdeviceptr)(uintptr_t)m;
+			UNLOCK_RET(0);
+		}
+	munmap(m, x.maplen);
+	UNLOCK_RET(2);
+}
+
+CUresult cuIpcCloseMemHandle(CUdeviceptr p)
+{
+	LOCK();
+	for (int i = 0; i < MAXALLOC; i++)
+		if (allocs[i].p == (char *)(uintptr_t)p && allocs[i].opened) {
+			for (int k = 0; k < MAXSTREAM; k++)
+				if (streams[k].used)
+					progress(&streams[k], 1LL << 62);
+			compact();
+			drop_snaps(allocs[i].p);
+			munmap(allocs[i].p, allocs[i].maplen);
+			allocs[i].p = NULL;
+			UNLOCK_RET(0);
+		}
+	UNLOCK_RET(1);
 }

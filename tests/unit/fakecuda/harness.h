@@ -26,14 +26,18 @@ static const char *const fake_vars[] = {
  * the build without the managed-memory entry points. */
 static inline void fake_setup_variant(const char *sub)
 {
-	char exe[PATH_MAX], path[PATH_MAX + 64];
+	char exe[PATH_MAX], path[PATH_MAX + 64], *dir;
 	ssize_t l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
 	if (l <= 0)
 		return;
 	exe[l] = '\0';
-	snprintf(path, sizeof(path), "%s/fakecuda/%slibcuda.so.1", dirname(exe), sub);
+	dir = dirname(exe);
+	snprintf(path, sizeof(path), "%s/fakecuda/%slibcuda.so.1", dir, sub);
 	setenv("P2PCTL_LIBCUDA", path, 1);
+	/* verify's ipc test: the second process */
+	snprintf(path, sizeof(path), "%s/obj/cuda_verify_child", dir);
+	setenv("P2PCTL_SELF", path, 1);
 }
 
 static inline void fake_setup(void)
