@@ -577,8 +577,8 @@ static int run_flags(struct vstate *v, struct vtest *t)
 }
 
 /*
- * graph a -> b: one CUDA graph captured on GPU a's stream (cuMemcpyPeerAsync
- * of the first third, p2p_write of the second), one on GPU b's (p2p_read of
+ * graph a -> b: one CUDA graph captured on GPU a's stream (a copy-engine
+ * cuMemcpyDtoDAsync of the first third, p2p_write of the second), one on GPU b's (p2p_read of
  * the rest), each replayed GRAPH_REPLAYS times with a new pattern uploaded
  * and the destination poisoned before every replay.
  */
@@ -599,8 +599,11 @@ static int graph_capture(struct vstate *v, struct vtest *t, struct graphs *G, in
 	VT(rig_cur(r, g), "cuCtxSetCurrent");
 	VT(cu.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
 	if (k == 0) {
+		/* cuMemcpyPeerAsync cannot be captured (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+		 * on 580.159.04); a unified-address DtoD copy can, and is the same CE
+		 * peer copy once peer access is on. */
 		if (c)
-			ce = cu.cuMemcpyPeerAsync(gb->dst + GUARD, gb->ctx, ga->src + GUARD, ga->ctx, c, s);
+			ce = cu.cuMemcpyDtoDAsync(gb->dst + GUARD, ga->src + GUARD, c, s);
 		if (ce == CUDA_SUCCESS && c)
 			ce = sm_launch(r, a, s, K_WRITE, &v->sm, gb->dst + GUARD + c, ga->src + GUARD + c, c);
 	} else {
@@ -608,7 +611,7 @@ static int graph_capture(struct vstate *v, struct vtest *t, struct graphs *G, in
 			       n - 2 * c);
 	}
 	cr = cu.cuStreamEndCapture(s, &G->g[k]);
-	VT(ce, k ? "capture p2p_read" : "capture cuMemcpyPeerAsync + p2p_write");
+	VT(ce, k ? "capture p2p_read" : "capture cuMemcpyDtoDAsync + p2p_write");
 	VT(cr, "cuStreamEndCapture");
 	VT(cu.cuGraphInstantiateWithFlags(&G->x[k], G->g[k], 0), "cuGraphInstantiateWithFlags");
 	return 0;

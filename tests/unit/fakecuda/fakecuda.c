@@ -62,6 +62,9 @@
  *              blocking synchronisation on it aborts the process (a real
  *              one would block forever)
  *
+ * cuMemcpyPeerAsync on a capturing stream fails with
+ * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, as the real driver's does.
+ *
  * Streams are ordered as CUDA orders them: every operation is queued on its
  * stream and runs only when something waits for it (cuStreamQuery or
  * ...Synchronize, cuEventQuery or ...Synchronize, cuCtxSynchronize, a
@@ -736,6 +739,7 @@ static const char *errname(CUresult r)
 	case 704: return "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED";
 	case 705: return "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED";
 	case 719: return "CUDA_ERROR_LAUNCH_FAILED";
+	case 900: return "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED";
 	default: return NULL;
 	}
 }
@@ -1160,6 +1164,8 @@ CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcon
 
 	if (!dc || !sc || !s)
 		return 400;
+	if (s->capture)
+		return 900;	/* as libcuda 580.159.04 answers (lent H100) */
 	LOCK();
 	if (count_copy())
 		UNLOCK_RET(719);
@@ -1185,7 +1191,9 @@ CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstre
 	o->dst = dst;
 	o->src = src;
 	o->n = n;
-	o->sdev = o->ddev = s->dev;
+	/* unified addressing: the copy is between the GPUs that own the memory */
+	o->sdev = find_dev(src) >= 0 ? find_dev(src) : s->dev;
+	o->ddev = find_dev(dst) >= 0 ? find_dev(dst) : s->dev;
 	UNLOCK_RET(0);
 }
 
