@@ -62,7 +62,7 @@ static void all_ok(void **st)
 				    "1048576 bytes)\n"));
 	assert_non_null(strstr(out, "concurrent: every directed pair at once, 0.01 s\n"));
 	assert_non_null(strstr(out, "  concurrent  1->0  OK    1048560 bytes, "));
-	assert_non_null(strstr(out, "verify: OK (24 OK, 0 FAIL); 4 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: OK (25 OK, 0 FAIL); 5 OK without a proven path\n"));
 	assert_null(strstr(out, "FAIL  "));
 	assert_string_equal(err, "");
 	free(out);
@@ -78,7 +78,8 @@ static void odd_sizes(void **st)
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", (char *)sizes[i]), 0);
 		/* below 48 bytes the concurrent test has no room */
-		assert_non_null(strstr(out, i < 3 ? "(22 OK, 0 FAIL, 2 skipped)" : "(24 OK, 0 FAIL)"));
+		assert_non_null(strstr(out, i == 0 ? "(22 OK, 0 FAIL, 3 skipped)" :
+					    i < 3 ? "(23 OK, 0 FAIL, 2 skipped)" : "(25 OK, 0 FAIL)"));
 		free(out);
 		free(err);
 	}
@@ -143,7 +144,7 @@ static void corruption_reported(void **st)
 				    "first mismatch at offset 4097"));
 	assert_null(strstr(out, "um-read"));
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: --no-managed\n"));
-	assert_non_null(strstr(out, "verify: FAIL (8 OK, 8 FAIL, 8 skipped)"));
+	assert_non_null(strstr(out, "verify: FAIL (9 OK, 8 FAIL, 8 skipped)"));
 	free(out);
 	free(err);
 }
@@ -187,8 +188,11 @@ static void corruption_json(void **st)
 	assert_true(json_object_get_boolean(m));
 	assert_true(json_object_object_get_ex(o, "seed", &v));
 	assert_string_equal(json_object_get_string(v), "0x70327063746c0000");
+	/* the run-wide tests: concurrent both ways, then nccl over 0,1 */
 	assert_true(json_object_object_get_ex(o, "concurrent", &v));
-	assert_int_equal(json_object_array_length(v), 2);
+	assert_int_equal(json_object_array_length(v), 3);
+	assert_true(json_object_object_get_ex(json_object_array_get_idx(v, 2), "gpus", &m));
+	assert_string_equal(json_object_get_string(m), "0,1");
 	json_object_put(o);
 	free(out);
 	free(err);
@@ -292,7 +296,7 @@ static void three_gpus_pairs(void **st)
 	assert_non_null(strstr(out, "pair 0-1"));
 	assert_non_null(strstr(out, "pair 0-2"));
 	assert_non_null(strstr(out, "pair 1-2"));
-	assert_non_null(strstr(out, "(72 OK, 0 FAIL); 12 OK without a proven path"));
+	assert_non_null(strstr(out, "(76 OK, 0 FAIL); 16 OK without a proven path"));
 	assert_non_null(strstr(out, "  concurrent  2->1  OK"));
 	assert_non_null(strstr(out, "  managed memory 1-2: OK (8 OK"));
 	free(out);
@@ -412,7 +416,7 @@ static void um_wrong_mapping(void **st)
 	assert_non_null(strstr(out, "  um-fault    1->0  SKIP  not run: um-read failed\n"));
 	assert_non_null(strstr(out, "  managed memory 0-1: FAIL (0 OK, 2 FAIL, 6 not run; cuMemAllocManaged, "
 				    "8192 bytes): um-read failed, so the other managed tests were not run"));
-	assert_non_null(strstr(out, "verify: FAIL (16 OK, 2 FAIL, 6 skipped)\n"));
+	assert_non_null(strstr(out, "verify: FAIL (17 OK, 2 FAIL, 6 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 	/* Without peer access enabled UVM migrates instead of mapping: the
@@ -500,7 +504,7 @@ static void um_bad_migration(void **st)
 		 pat[0], (uint8_t)~pat[0]);
 	assert_non_null(strstr(out, line));
 	assert_non_null(strstr(out, "  managed memory 0-1: FAIL (4 OK, 4 FAIL, 0 not run;"));
-	assert_non_null(strstr(out, "verify: FAIL (20 OK, 4 FAIL)\n"));
+	assert_non_null(strstr(out, "verify: FAIL (21 OK, 4 FAIL); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -517,7 +521,7 @@ static void um_not_supported(void **st)
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: GPU 0 cannot share managed memory with "
 				    "another processor (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 0)\n"));
 	assert_null(strstr(out, "um-read"));
-	assert_non_null(strstr(out, "verify: OK (16 OK, 0 FAIL, 8 skipped)\n"));
+	assert_non_null(strstr(out, "verify: OK (17 OK, 0 FAIL, 8 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--json"), 0);
@@ -558,7 +562,7 @@ static void um_old_driver(void **st)
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 0);
 	assert_non_null(strstr(out, "  sm-write    1->0  OK"));
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: the CUDA driver lacks cuMemAllocManaged\n"));
-	assert_non_null(strstr(out, "verify: OK (16 OK, 0 FAIL, 8 skipped)\n"));
+	assert_non_null(strstr(out, "verify: OK (17 OK, 0 FAIL, 8 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 	fake_setup();
@@ -605,7 +609,7 @@ static void fault_stale_read(void **st)
 	assert_non_null(strstr(out, "  flags       1->0  OK"));
 	assert_non_null(strstr(out, "  graph       0->1  FAIL  replay 0: first mismatch at offset 2720 (0xaa0)"));
 	assert_non_null(strstr(out, "(the SM-load node)\n"));
-	assert_non_null(strstr(out, "verify: FAIL (16 OK, 8 FAIL); 4 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (17 OK, 8 FAIL); 5 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -630,7 +634,7 @@ static void fault_lost_store(void **st)
 	assert_non_null(strstr(out, "  sm-read     0->1  OK"));
 	assert_non_null(strstr(out, "  flags-poll  0->1  OK"));
 	assert_non_null(strstr(out, "  um-read     0->1  OK"));
-	assert_non_null(strstr(out, "verify: FAIL (12 OK, 12 FAIL); 4 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (13 OK, 12 FAIL); 5 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -654,7 +658,7 @@ static void fault_no_mapping(void **st)
 				    "stage the pages\n"));
 	assert_non_null(strstr(out, "  um-write    0->1  SKIP  not run: um-read failed\n"));
 	assert_non_null(strstr(out, "  concurrent  0->1  FAIL"));
-	assert_null(strstr(out, "  OK  "));
+	assert_non_null(strstr(out, "verify: FAIL (1 OK, 18 FAIL, 6 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 	/* The ce check alone, without the knob: proven. */
@@ -678,7 +682,7 @@ static void fault_wrong_gpu(void **st)
 	assert_non_null(strstr(out, "its peer loads reached the wrong memory"));
 	assert_non_null(strstr(out, "  concurrent  0->1  FAIL  SM-load slice"));
 	assert_non_null(strstr(out, "  sm-write    0->1  OK"));
-	assert_non_null(strstr(out, "verify: FAIL (6 OK, 10 FAIL, 8 skipped)\n"));
+	assert_non_null(strstr(out, "verify: FAIL (7 OK, 10 FAIL, 8 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -759,7 +763,7 @@ static void fault_graph_drop(void **st)
 	assert_non_null(strstr(out, "got 0xa5 (2725 of 4096 bytes differ) (the SM-store node)\n"
 				    "              usually: copies replayed from a CUDA graph are lost"));
 	assert_non_null(strstr(out, "  graph       1->0  FAIL  replay 1:"));
-	assert_non_null(strstr(out, "verify: FAIL (22 OK, 2 FAIL); 4 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (23 OK, 2 FAIL); 5 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -777,7 +781,7 @@ static void fault_ipc_wrong(void **st)
 				    "first mismatch at offset 0 (0x0): expected 0x"));
 	assert_non_null(strstr(out, "              usually: buffers shared between processes"));
 	assert_non_null(strstr(out, "  ipc         1->0  FAIL  second process on GPU 0, ce of GPU 1's buffer"));
-	assert_non_null(strstr(out, "verify: FAIL (22 OK, 2 FAIL); 4 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (23 OK, 2 FAIL); 5 OK without a proven path\n"));
 	free(out);
 	free(err);
 	/* no second process to run: a clear failure, no hang */
@@ -786,6 +790,41 @@ static void fault_ipc_wrong(void **st)
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "ipc"), 1);
 	assert_non_null(strstr(out, "  ipc         0->1  FAIL  cannot start the second process /nonexistent/p2pctl: "
 				    "No such file or directory\n"));
+	free(out);
+	free(err);
+	fake_setup();
+}
+
+/* NCCL (a fake libnccl.so.2 here): every element of every size checked; a
+ * wrong element fails, a library that does not load is a skip with why. */
+static void nccl_allreduce(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "nccl"), 0);
+	assert_non_null(strstr(out, "nccl: all-reduce with libnccl.so.2\n  nccl        0,1   OK    102984 "
+				    "bytes, int32 sum all-reduce over 2 GPUs, 6 sizes from 8 bytes; path not "
+				    "proven: NCCL chose its own transport"));
+	free(out);
+	free(err);
+	setenv("FAKENCCL_WRONG", "1", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "nccl"), 1);
+	assert_non_null(strstr(out, "  nccl        0,1   FAIL  8 bytes: GPU 0's result: element 1 is "));
+	assert_non_null(strstr(out, "              usually: NCCL's all-reduce over these GPUs returns wrong data"));
+	free(out);
+	free(err);
+	unsetenv("FAKENCCL_WRONG");
+	setenv("FAKECUDA_DEVICES", "3", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl"), 0);
+	assert_non_null(strstr(out, "  nccl        1,2   OK"));
+	assert_non_null(strstr(out, "  nccl        0,1,2  OK    4680 bytes, int32 sum all-reduce over 3 GPUs, 4 sizes"));
+	free(out);
+	free(err);
+	setenv("P2PCTL_LIBNCCL", "/nonexistent/libnccl.so.2", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl"), 0);
+	assert_non_null(strstr(out, "  nccl        -     SKIP  cannot load /nonexistent/libnccl.so.2"));
+	assert_non_null(strstr(out, "verify: OK (0 OK, 0 FAIL, 1 skipped)\n"));
 	free(out);
 	free(err);
 	fake_setup();
@@ -847,7 +886,7 @@ static void loopback(void **st)
 	assert_non_null(strstr(out, "GPU 0 loopback (no P2P: a check of the tool and the GPU)\n"));
 	assert_non_null(strstr(out, "  flags       0->0  OK    524288 bytes, 8 rounds"));
 	assert_non_null(strstr(out, "path not proven: loopback within GPU 0: no peer path was used\n"));
-	assert_non_null(strstr(out, "verify: OK (7 OK, 0 FAIL); 7 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: OK (8 OK, 0 FAIL); 8 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -873,8 +912,8 @@ static void tests_option(void **st)
 	assert_non_null(strstr(out, "  concurrent  0->1  OK"));
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--tests", "nccl"), 2);
-	assert_non_null(strstr(err, "unknown test 'nccl' in --tests"));
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--tests", "bogus"), 2);
+	assert_non_null(strstr(err, "unknown test 'bogus' in --tests"));
 	free(out);
 	free(err);
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--timeout", "0"), 2);
@@ -920,6 +959,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fault_hang, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(fault_graph_drop, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(fault_ipc_wrong, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(nccl_allreduce, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(byte_tail, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(seeds, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(loopback, fake_test_setup, fake_test_teardown),

@@ -17,6 +17,7 @@
  * it could not prove it. Every wait has a deadline: a hung path is reported
  * with its pair and test, and p2pctl exits.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -48,13 +49,13 @@ extern char **environ;
 
 enum {
 	V_CE, V_SM_READ, V_SM_WRITE, V_FLAGS, V_FLAGS_POLL, V_GRAPH, V_IPC,
-	V_UM_READ, V_UM_WRITE, V_UM_PREFETCH, V_UM_FAULT, V_CONCURRENT, V_COUNT
+	V_UM_READ, V_UM_WRITE, V_UM_PREFETCH, V_UM_FAULT, V_CONCURRENT, V_NCCL, V_COUNT
 };
 #define V_DEV_COUNT V_UM_READ	/* the device-memory tests of a pair come first */
 #define V_UM_COUNT (V_CONCURRENT - V_UM_READ)
 static const char *const vnames[V_COUNT] = {
 	"ce", "sm-read", "sm-write", "flags", "flags-poll", "graph", "ipc",
-	"um-read", "um-write", "um-prefetch", "um-fault", "concurrent",
+	"um-read", "um-write", "um-prefetch", "um-fault", "concurrent", "nccl",
 };
 
 /* What a failure of each test usually means, and where doctor looks. */
@@ -75,6 +76,8 @@ static const char *const vhint[V_COUNT] = {
 	"UVM's peer migration copy is wrong: check `p2pctl doctor` (uvm peer set)",
 	"UVM's fault handling between the GPUs is wrong: check `p2pctl doctor` (uvm peer set)",
 	"P2P under load is misrouted or lost (switch, ACS): check `p2pctl doctor` (ACS, topology)",
+	"NCCL's all-reduce over these GPUs returns wrong data or hangs (try NCCL_P2P_DISABLE=1 to "
+	"see whether its P2P transport is the cause): check `p2pctl doctor`",
 };
 
 static uint64_t splitmix64(uint64_t x)
@@ -141,6 +144,7 @@ struct vtest {
 	uint8_t expected, got;
 	double gbps;
 	int proven;		/* the path was shown (path says how), else path says why not */
+	char label[64];		/* nccl: the GPU set */
 	char path[512];
 	int rounds;
 };
@@ -986,6 +990,196 @@ static int run_ipc(struct vstate *v, struct vtest *t)
 }
 
 /*
+ * nccl: when libnccl.so.2 can be opened (dlopen, as libcuda is; the path in
+ * $P2PCTL_LIBNCCL overrides), an int32 sum all-reduce over each selected
+ * pair and over all the GPUs, with known data, every element checked, for
+ * sizes from 8 B to 64 MiB (capped by --size). One thread drives all GPUs
+ * (ncclCommInitAll + a group call); every wait has the deadline, and a hung
+ * all-reduce aborts the communicators.
+ */
+typedef struct ncclComm *ncclComm_t;
+static struct {
+	void *h;
+	int (*GetVersion)(int *);
+	int (*CommInitAll)(ncclComm_t *, int, const int *);
+	int (*CommDestroy)(ncclComm_t);
+	int (*CommAbort)(ncclComm_t);
+	int (*AllReduce)(const void *, void *, size_t, int, int, ncclComm_t, CUstream);
+	int (*GroupStart)(void);
+	int (*GroupEnd)(void);
+	const char *(*GetErrorString)(int);
+} nccl;
+
+#define NCCL_INT32 2
+#define NCCL_SUM 0
+#define NCCL_MAX_BYTES (64ULL << 20)
+
+static int nccl_open(char *why, size_t len)
+{
+	const char *path = getenv("P2PCTL_LIBNCCL");
+
+	if (nccl.h)
+		return 0;
+	if (!path || !*path)
+		path = "libnccl.so.2";
+	nccl.h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!nccl.h) {
+		snprintf(why, len, "cannot load %s (%s)", path, dlerror());
+		return -1;
+	}
+	*(void **)&nccl.GetVersion = dlsym(nccl.h, "ncclGetVersion");
+	*(void **)&nccl.CommInitAll = dlsym(nccl.h, "ncclCommInitAll");
+	*(void **)&nccl.CommDestroy = dlsym(nccl.h, "ncclCommDestroy");
+	*(void **)&nccl.CommAbort = dlsym(nccl.h, "ncclCommAbort");
+	*(void **)&nccl.AllReduce = dlsym(nccl.h, "ncclAllReduce");
+	*(void **)&nccl.GroupStart = dlsym(nccl.h, "ncclGroupStart");
+	*(void **)&nccl.GroupEnd = dlsym(nccl.h, "ncclGroupEnd");
+	*(void **)&nccl.GetErrorString = dlsym(nccl.h, "ncclGetErrorString");
+	if (!nccl.GetVersion || !nccl.CommInitAll || !nccl.CommDestroy || !nccl.CommAbort ||
+	    !nccl.AllReduce || !nccl.GroupStart || !nccl.GroupEnd || !nccl.GetErrorString) {
+		snprintf(why, len, "%s lacks an entry point p2pctl needs (ncclCommInitAll, "
+			 "ncclAllReduce, ncclCommAbort, ...)", path);
+		dlclose(nccl.h);
+		nccl.h = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* Element k of GPU g's input: small, so the int32 sums cannot overflow. */
+static int32_t nccl_elem(uint64_t seed, int g, size_t k)
+{
+	return (int32_t)(splitmix64(seed + ((uint64_t)g << 48) + k) & 0xffff) - 0x8000;
+}
+
+/*
+ * One all-reduce of count int32 over the ng GPUs in gs: src in each GPU's
+ * src buffer, result in its dst; every GPU's result checked. 0, or -1 with t
+ * failed (and v->hung on a hang).
+ */
+static int nccl_once(struct vstate *v, struct vtest *t, const int *gs, int ng, size_t count)
+{
+	struct rig *r = &v->r;
+	int devs[P2P_MAX_GPUS], nr;
+	ncclComm_t comm[P2P_MAX_GPUS] = { NULL };
+	int32_t *host = (int32_t *)v->img, *got = (int32_t *)v->got, *want = (int32_t *)v->want;
+	uint64_t seed = v->seed;
+	int rc = -1;
+
+	v->seed += 0x100000000ULL;
+	for (int k = 0; k < ng; k++)
+		devs[k] = r->g[gs[k]].dev;
+	for (size_t e = 0; e < count; e++) {
+		int64_t s = 0;
+
+		for (int k = 0; k < ng; k++)
+			s += nccl_elem(seed, gs[k], e);
+		want[e] = (int32_t)s;
+	}
+	for (int k = 0; k < ng; k++) {
+		int g = gs[k];
+
+		for (size_t e = 0; e < count; e++)
+			host[e] = nccl_elem(seed, g, e);
+		VT(rig_cur(r, g), "cuCtxSetCurrent");
+		VT(cu.cuMemcpyHtoDAsync(r->g[g].src, host, count * 4, r->g[g].s[1]),
+		   "upload (cuMemcpyHtoDAsync)");
+		VT(cu.cuMemsetD32Async(r->g[g].dst, POISON, count, r->g[g].s[1]), "cuMemsetD32Async");
+		VW(g, r->g[g].s[1], "upload of the all-reduce input");
+	}
+	nr = nccl.CommInitAll(comm, ng, devs);
+	if (nr) {
+		t->ok = 0;
+		snprintf(t->error, sizeof(t->error), "ncclCommInitAll: %s", nccl.GetErrorString(nr));
+		return -1;
+	}
+	nr = nccl.GroupStart();
+	for (int k = 0; k < ng && !nr; k++)
+		nr = nccl.AllReduce((void *)(uintptr_t)r->g[gs[k]].src, (void *)(uintptr_t)r->g[gs[k]].dst,
+				    count, NCCL_INT32, NCCL_SUM, comm[k], r->g[gs[k]].s[0]);
+	if (!nr)
+		nr = nccl.GroupEnd();
+	else
+		nccl.GroupEnd();
+	if (nr) {
+		t->ok = 0;
+		snprintf(t->error, sizeof(t->error), "ncclAllReduce: %s", nccl.GetErrorString(nr));
+		goto out;
+	}
+	for (int k = 0; k < ng; k++)
+		if (vwait(v, t, gs[k], r->g[gs[k]].s[0], NULL, "the NCCL all-reduce") != CUDA_SUCCESS) {
+			if (!t->hung)
+				snprintf(t->error, sizeof(t->error), "the NCCL all-reduce failed on GPU %d",
+					 gs[k]);
+			t->ok = 0;
+			goto out;
+		}
+	for (int k = 0; k < ng; k++) {
+		uint64_t off, nbad;
+		uint8_t e, g8;
+
+		VT(rig_cur(r, gs[k]), "cuCtxSetCurrent");
+		VT(cu.cuMemcpyDtoH(got, r->g[gs[k]].dst, count * 4), "read back (cuMemcpyDtoH)");
+		if (verify_compare((uint8_t *)got, (uint8_t *)want, count * 4, &off, &e, &g8, &nbad)) {
+			size_t el = off / 4;
+
+			t->ok = 0;
+			snprintf(t->error, sizeof(t->error), "GPU %d's result: element %zu is %d, the sum "
+				 "is %d (%" PRIu64 " bytes of %zu differ)", gs[k], el, got[el], want[el],
+				 nbad, count * 4);
+			goto out;
+		}
+	}
+	t->bytes += count * 4;
+	t->rounds++;
+	rc = 0;
+out:
+	for (int k = 0; k < ng; k++)
+		if (comm[k])
+			(v->hung ? nccl.CommAbort : nccl.CommDestroy)(comm[k]);
+	return rc;
+}
+
+/* The nccl tests of one GPU set: all sizes. */
+static void run_nccl(struct vstate *v, struct vtest *t, const int *gs, int ng)
+{
+	uint64_t max = v->size < NCCL_MAX_BYTES ? v->size : NCCL_MAX_BYTES;
+
+	t->ok = 1;
+	t->method = V_NCCL;
+	t->src = gs[0];
+	t->dst = gs[ng - 1];
+	t->engine = ng;		/* the number of GPUs */
+	if (max < 8) {
+		t->skipped = 1;
+		snprintf(t->error, sizeof(t->error), "--size is below the 8 bytes it needs");
+		return;
+	}
+	for (uint64_t b = 8; b <= max && !v->hung; b *= 8) {
+		size_t count = (size_t)(b / 4);
+
+		if (nccl_once(v, t, gs, ng, count)) {
+			char e[1024];
+
+			snprintf(e, sizeof(e), "%" PRIu64 " bytes: %.900s", b, t->error);
+			snprintf(t->error, sizeof(t->error), "%s", e);
+			return;
+		}
+		if (b * 8 > max && b != max && max % 4 == 0 && max >= 8) {
+			if (nccl_once(v, t, gs, ng, (size_t)(max / 4))) {
+				char e[1024];
+
+				snprintf(e, sizeof(e), "%" PRIu64 " bytes: %.900s", max, t->error);
+				snprintf(t->error, sizeof(t->error), "%s", e);
+				return;
+			}
+		}
+	}
+	snprintf(t->path, sizeof(t->path), "NCCL chose its own transport (P2P, shared memory or "
+		 "network); p2pctl does not see which");
+}
+
+/*
  * Managed memory. The managed buffer v->um (v->total bytes, data at GUARD)
  * is filled by the host, placed on a GPU with cuMemPrefetchAsync, then
  * touched by the other one. Every readback goes through a plain device
@@ -1534,7 +1728,7 @@ static void vusage(FILE *f)
 		"  --pairs LIST     only these GPU pairs (default: every pair)\n"
 		"  --tests LIST     only these tests (default all): ce, sm-read, sm-write, sm,\n"
 		"                   flags, flags-poll, graph, ipc, um-read, um-write,\n"
-		"                   um-prefetch, um-fault, um, concurrent\n"
+		"                   um-prefetch, um-fault, um, concurrent, nccl\n"
 		"  --seed N         pattern seed (default: random, printed)\n"
 		"  --seconds S      how long the concurrent test runs (default 3)\n"
 		"  --timeout S      deadline of every wait; a later one is a hang (default 10)\n"
@@ -1550,7 +1744,8 @@ static void vusage(FILE *f)
 		"  ipc (a second process opens the buffers with cuIpcOpenMemHandle);\n"
 		"  um-read, um-write (a GPU using the other's managed pages through its\n"
 		"  mapping), um-prefetch (migration between the GPUs), um-fault (demand\n"
-		"  paging); then concurrent (every directed pair at once)\n"
+		"  paging); then concurrent (every directed pair at once) and nccl\n"
+		"  (all-reduce through libnccl.so.2 when it loads, 8 B to 64 MiB)\n"
 		"exit status: 0 all OK, 1 a test failed or hung, 2 usage, 3 no driver or\n"
 		"  fewer than 2 GPUs (without --loopback)\n");
 }
@@ -1560,6 +1755,8 @@ static json_object *test_json(const struct vtest *t)
 	json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "method", json_object_new_string(vnames[t->method]));
+	if (t->label[0])
+		json_object_object_add(o, "gpus", json_object_new_string(t->label));
 	json_object_object_add(o, "src", json_object_new_int(t->src));
 	json_object_object_add(o, "dst", json_object_new_int(t->dst));
 	json_object_object_add(o, "engine_gpu", json_object_new_int(t->engine));
@@ -1636,6 +1833,10 @@ static const char *test_how(const struct vtest *t, char *buf, size_t len)
 	case V_CONCURRENT:
 		snprintf(buf, len, "%d rounds of all pairs at once", t->rounds);
 		break;
+	case V_NCCL:
+		snprintf(buf, len, "int32 sum all-reduce over %d GPUs, %d sizes from 8 bytes", t->engine,
+			 t->rounds);
+		break;
 	default:
 		snprintf(buf, len, "kernel on GPU %d", t->engine);
 	}
@@ -1646,8 +1847,12 @@ static void test_print(FILE *out, const struct vtest *t)
 {
 	char how[256];
 
-	fprintf(out, "  %-11s %d->%d  %-4s", vnames[t->method], t->src, t->dst,
-		t->skipped ? "SKIP" : t->ok ? "OK" : "FAIL");
+	if (t->label[0])
+		fprintf(out, "  %-11s %-4s  %-4s", vnames[t->method], t->label,
+			t->skipped ? "SKIP" : t->ok ? "OK" : "FAIL");
+	else
+		fprintf(out, "  %-11s %d->%d  %-4s", vnames[t->method], t->src, t->dst,
+			t->skipped ? "SKIP" : t->ok ? "OK" : "FAIL");
 	if (t->skipped) {
 		fprintf(out, "  %s\n", t->error);
 	} else if (t->ok) {
@@ -2076,6 +2281,57 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 				test_print(out, &ctests[k]);
 		}
 	}
+	if (!v->hung && (v->tests & (1u << V_NCCL))) {
+		int first = nct, sets[P2P_MAX_GPUS * P2P_MAX_GPUS + 1][P2P_MAX_GPUS], setn[P2P_MAX_GPUS * P2P_MAX_GPUS + 1];
+		int ns = 0, all = 0;
+		char why[512];
+
+		for (int a = 0; a < n; a++)
+			for (int b = v->loopback ? a : a + 1; b < n; b++)
+				if (v->loopback ? a == b && use[a] : sel[a][b] && v->r.peer_on[a][b] &&
+				    v->r.peer_on[b][a]) {
+					sets[ns][0] = a;
+					sets[ns][1] = b;
+					setn[ns++] = a == b ? 1 : 2;
+				}
+		for (int g = 0; g < n && !v->loopback; g++)
+			if (use[g])
+				sets[ns][all++] = g;
+		if (all > 2)
+			setn[ns++] = all;
+		if (ns && nccl_open(why, sizeof(why))) {
+			struct vtest *t = &ctests[nct++];
+
+			memset(t, 0, sizeof(*t));
+			t->method = V_NCCL;
+			t->skipped = 1;
+			t->ok = 1;
+			snprintf(t->label, sizeof(t->label), "-");
+			snprintf(t->error, sizeof(t->error), "%s", why);
+			ns = 0;
+		}
+		for (int k = 0; k < ns && !v->hung; k++) {
+			struct vtest *t = &ctests[nct++];
+			size_t l = 0;
+
+			memset(t, 0, sizeof(*t));
+			for (int g = 0; g < setn[k]; g++)
+				l += (size_t)snprintf(t->label + l, sizeof(t->label) - l, "%s%d", g ? "," : "",
+						      sets[k][g]);
+			run_nccl(v, t, sets[k], setn[k]);
+		}
+		for (int k = first; k < nct; k++) {
+			nfail += !ctests[k].ok;
+			nok += ctests[k].ok && !ctests[k].skipped;
+			nskip += ctests[k].skipped;
+			nunproven += ctests[k].ok && !ctests[k].skipped;
+		}
+		if (nct > first && !json) {
+			fprintf(out, "nccl: all-reduce with libnccl.so.2\n");
+			for (int k = first; k < nct; k++)
+				test_print(out, &ctests[k]);
+		}
+	}
 	if (json) {
 		json_object *o = json_object_new_object(), *jc = json_object_new_array();
 		char seed[32];
@@ -2128,6 +2384,9 @@ rig:
 	free_buffers(v);
 	rig_close(&v->r);
 close:
+	if (nccl.h)
+		dlclose(nccl.h);
+	memset(&nccl, 0, sizeof(nccl));
 	cu_close();
 done:
 	free(v->want);
