@@ -1834,8 +1834,8 @@ static const char *test_how(const struct vtest *t, char *buf, size_t len)
 		snprintf(buf, len, "%d rounds of all pairs at once", t->rounds);
 		break;
 	case V_NCCL:
-		snprintf(buf, len, "int32 sum all-reduce over %d GPUs, %d sizes from 8 bytes", t->engine,
-			 t->rounds);
+		snprintf(buf, len, "int32 sum all-reduce over %d GPU%s, %d sizes from 8 bytes", t->engine,
+			 t->engine == 1 ? "" : "s", t->rounds);
 		break;
 	default:
 		snprintf(buf, len, "kernel on GPU %d", t->engine);
