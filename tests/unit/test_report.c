@@ -157,8 +157,9 @@ static void test_report_cuda(void **state)
 
 	(void)state;
 	setenv("P2PCTL_LIBCUDA", TOPDIR "/tests/unit/fakecuda/libcuda.so.1", 1);
-	/* Not the machine's own NCCL (it needs a real libcuda): the test is skipped. */
-	setenv("P2PCTL_LIBNCCL", "/nonexistent/libnccl.so.2", 1);
+	/* The fake NCCL (not the machine's own), and verify's ipc child. */
+	setenv("P2PCTL_LIBNCCL", TOPDIR "/tests/unit/fakecuda/nccl/libnccl.so.2", 1);
+	setenv("P2PCTL_SELF", TOPDIR "/tests/unit/obj/cuda_verify_child", 1);
 	assert_int_equal(run("report", "--json", NULL), 0);
 	j = json_tokener_parse(out_text);
 	assert_non_null(j);
