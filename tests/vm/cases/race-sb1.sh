@@ -11,7 +11,14 @@
 G='GB202@0000:01:00.0,vram=32607M,fb=32G,bar1=0x4000000000/32G;GB202@0000:02:00.0,vram=32607M,fb=32G,bar1=0x4800000000/32G'
 gpu_row() { echo "$1" | grep -E "^$2 +(on|off|forced|failed|unknown) "; }
 
-cleanup() { nvflow release all 2>/dev/null; wait; }
+# On any exit: nothing left parked, and nothing left loaded for the next case.
+cleanup() {
+	nvflow release all 2>/dev/null
+	wait
+	for m in nvidia_uvm nvidia; do module_loaded $m && rmmod $m 2>/dev/null; done
+	module_loaded p2p_shim && p2pctl disable >/dev/null 2>&1 && rmmod p2p_shim 2>/dev/null
+	true
+}
 trap cleanup EXIT
 
 run insmod /lib/p2p-shim/p2p-shim.ko enable=1
@@ -25,9 +32,13 @@ nvflow reinit 0 >reinit.out 2>&1 &
 rpid=$!
 run nvflow wait-held sb1 1 30
 klog_mark
-out=$(p2pctl disable 2>&1) && fail "disable went through with a forced decision in flight: $out"
+out=$(p2pctl disable 2>&1)
+rc=$?
 echo "$out"
-expect_match "refused: GPU 0 initialising" "$out" 'GPU ?0.*initialising'
+[ $rc -ne 0 ] || fail "disable went through with a forced decision in flight: $out"
+expect_eq "refused: busy (exit 1)" "$rc" 1
+expect_match "refused: GPU 0 initialising" "$out" 'GPUs? (0|0x0*1) .*initialising'
+expect_no_match "not blamed on peer mappings (there are none)" "$out" 'live BAR1 peer mappings|stop the processes'
 expect_match "still armed" "$(p2pctl status)" 'state: +armed'
 
 echo "== release: GPU 0 initialises with static BAR1"

@@ -25,7 +25,14 @@ uvm() {
 	exec 3>&-
 }
 
-cleanup() { nvflow release all 2>/dev/null; wait; }
+# On any exit: nothing left parked, and nothing left loaded for the next case.
+cleanup() {
+	nvflow release all 2>/dev/null
+	wait
+	for m in nvidia_uvm nvidia; do module_loaded $m && rmmod $m 2>/dev/null; done
+	module_loaded p2p_shim && p2pctl disable >/dev/null 2>&1 && rmmod p2p_shim 2>/dev/null
+	true
+}
 trap cleanup EXIT
 
 [ "$(nproc)" -ge 2 ] || fail "needs 2 CPUs, the VM has $(nproc)"
