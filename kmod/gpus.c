@@ -32,7 +32,6 @@ struct p2ps_gpu {
 	struct OBJGPU *gpu;	/* while attached under our hooks, else NULL */
 	struct task_struct *attaching;	/* the thread inside gpumgrAttachGpu */
 	bool forced;		/* its ForceP2P came from us */
-	bool static_bar1;	/* kbusEnableStaticBar1Mapping succeeded (sbar1.c) */
 	bool stale;		/* asked about, but attached before arming */
 };
 
@@ -91,7 +90,7 @@ struct attach_call {
 };
 static_assert(sizeof(struct attach_call) <= P2PS_RET_DATA_SIZE);
 
-void p2ps_gpu_attach_entry(void *data, struct pt_regs *regs)
+static void p2ps_gpu_attach_entry(void *data, struct pt_regs *regs)
 {
 	struct attach_call *c = data;
 	unsigned long flags;
@@ -121,14 +120,14 @@ u32 p2ps_gpu_attaching(void)
 	return instance;
 }
 
-void p2ps_gpu_attach_return(void *data, struct pt_regs *regs)
+static const char *p2ps_gpu_attach_return(void *data, struct pt_regs *regs)
 {
 	struct attach_call *c = data;
 	struct p2ps_gpu *g;
 	unsigned long flags;
 
 	if (c->instance >= NV_MAX_DEVICES)
-		return;
+		return NULL;
 	spin_lock_irqsave(&gpus_lock, flags);
 	g = &gpus[c->instance];
 	g->attaching = NULL;
@@ -139,6 +138,7 @@ void p2ps_gpu_attach_return(void *data, struct pt_regs *regs)
 	 * guard.  The next attach of this instance starts afresh anyway.
 	 */
 	spin_unlock_irqrestore(&gpus_lock, flags);
+	return NULL;
 }
 
 /*
@@ -146,7 +146,7 @@ void p2ps_gpu_attach_return(void *data, struct pt_regs *regs)
  * and the next attach may get the same address: nothing keyed by this
  * pointer may survive (ledger, UVM peer tags).
  */
-void p2ps_gpu_detach(struct pt_regs *regs)
+static void p2ps_gpu_detach(struct pt_regs *regs)
 {
 	u32 instance = regs_get_kernel_argument(regs, 0);
 	struct OBJGPU *gpu;
@@ -202,47 +202,6 @@ bool p2ps_gpu_set_forced(struct OBJGPU *gpu, bool forced)
 			done = set_forced(&gpus[i], forced);
 	spin_unlock_irqrestore(&gpus_lock, flags);
 	return done;
-}
-
-/* Whether @gpu has static BAR1 (as seen by the observer, or torn down). */
-void p2ps_gpu_set_static_bar1(struct OBJGPU *gpu, bool on)
-{
-	unsigned long flags;
-	int i;
-
-	spin_lock_irqsave(&gpus_lock, flags);
-	for (i = 0; gpu && i < NV_MAX_DEVICES; i++)
-		if (gpus[i].gpu == gpu)
-			gpus[i].static_bar1 = on;
-	spin_unlock_irqrestore(&gpus_lock, flags);
-}
-
-/* kbusDisableStaticBar1Mapping_TU102(pGpu, pKernelBus, gfid), at entry. */
-void p2ps_gpu_static_bar1_off(struct pt_regs *regs)
-{
-	struct OBJGPU *gpu = (struct OBJGPU *)regs_get_kernel_argument(regs, 0);
-	unsigned long flags;
-	int i;
-
-	spin_lock_irqsave(&gpus_lock, flags);
-	for (i = 0; gpu && i < NV_MAX_DEVICES; i++)
-		if (gpus[i].gpu == gpu)
-			gpus[i].static_bar1 = false;
-	spin_unlock_irqrestore(&gpus_lock, flags);
-}
-
-/* Whether every GPU of @mask got static BAR1 while we watched. */
-bool p2ps_gpus_static_bar1(u32 mask)
-{
-	unsigned long flags, bits = mask;
-	bool all = true;
-	int i;
-
-	spin_lock_irqsave(&gpus_lock, flags);
-	for_each_set_bit(i, &bits, NV_MAX_DEVICES)
-		all &= gpus[i].static_bar1;
-	spin_unlock_irqrestore(&gpus_lock, flags);
-	return all;
 }
 
 /* The driver asks about the GPUs of @mask: note those we never saw attach. */
@@ -314,3 +273,8 @@ u32 p2ps_gpus_forced(void)
 {
 	return mask_of(is_forced);
 }
+
+const struct p2ps_hook_ops p2ps_gpu_attach_ops = {
+	.entry = p2ps_gpu_attach_entry, .ret = p2ps_gpu_attach_return, .residual = true,
+};
+const struct p2ps_hook_ops p2ps_gpu_detach_ops = { .arg = p2ps_gpu_detach, .residual = true };
