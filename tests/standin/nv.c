@@ -61,6 +61,11 @@ static bool unload_destroys;
 module_param(unload_destroys, bool, 0444);
 MODULE_PARM_DESC(unload_destroys, "On unload, tear live P2P objects down through the RM first");
 
+unsigned int nv_standin_sbar1_delay_ms;
+module_param_named(sbar1_delay_ms, nv_standin_sbar1_delay_ms, uint, 0644);
+MODULE_PARM_DESC(sbar1_delay_ms, "Sleep this long in kbusInitBar1 between the static BAR1 "
+		 "decision and its mapping (570+; tests hold a GPU's initialisation there)");
+
 /* One lock for the whole RM, like the RM API lock. */
 static DEFINE_MUTEX(nv_standin_lock);
 static struct dentry *nv_standin_debugfs;
