@@ -322,12 +322,14 @@ void p2ps_registry_return(void *data, struct pt_regs *regs)
 {
 	struct registry_call *c = data;
 	const struct p2ps_registry_default *d = NULL, *r;
+	/* NV_STATUS is 32 bits: the register's upper half is undefined. */
+	u32 st = regs_return_value(regs);
 	bool force_p2p, supply;
 
 	if (!c->gpu || !c->key || !c->data)
 		return;
 	/* The user's RMForceStaticBar1 is theirs: sbar1.c then never forces. */
-	if (regs_return_value(regs) == NV_OK && !strcmp(c->key, "RMForceStaticBar1"))
+	if (st == NV_OK && !strcmp(c->key, "RMForceStaticBar1"))
 		p2ps_sb1_user_key();
 	for (r = bound_profile ? bound_profile->registry : NULL; r && r->key; r++)
 		if (!strcmp(c->key, r->key))
@@ -335,20 +337,26 @@ void p2ps_registry_return(void *data, struct pt_regs *regs)
 	if (!d)
 		return;
 	/*
+	 * Counted like a wrapper: while a disable decides (p2ps_bar1_close),
+	 * no GPU newly gets our settings, so the set of forced GPUs it acts
+	 * on stays true until its hooks are gone.
+	 */
+	wrapper_enter();
+	supply = st != NV_OK && READ_ONCE(use_registry_defaults) && !READ_ONCE(closing);
+	/*
 	 * ForceP2P only for a GPU whose attach we see: the caps guard must be
-	 * able to tell which GPUs carry it.
+	 * able to tell which GPUs carry it.  A forced GPU holds this module
+	 * (gpus.c); if rmmod is already under way it gets the stock value.
 	 */
 	force_p2p = !strcmp(d->key, "ForceP2P");
-	supply = regs_return_value(regs) != NV_OK && READ_ONCE(use_registry_defaults);
-	if (force_p2p && !p2ps_gpu_bind(c->gpu))
-		return;
+	if (force_p2p && (!p2ps_gpu_bind(c->gpu) || !p2ps_gpu_set_forced(c->gpu, supply)))
+		supply = false;
 	if (supply) {
 		/* The user has not set it: supply ours. */
 		*c->data = d->value;
 		regs_set_return_value(regs, NV_OK);
 	}
-	if (force_p2p)
-		p2ps_gpu_set_forced(c->gpu, supply);
+	wrapper_exit();
 }
 
 /*
@@ -391,11 +399,25 @@ static void refuse(struct caps_call *c)
  */
 static bool watch_static_bar1;
 
+/*
+ * The residual state (main.c): the BAR1 routing is gone, so no BAR1 peer
+ * mapping can be made through it any more.  On 550-570 ForceP2P still
+ * reports PCIE_BAR1 for a forced pair with static BAR1 on both GPUs; CUDA
+ * would see "can access peer" and then fail to enable it.  Every forced
+ * pair gets the stock answer then.
+ */
+static bool guard_only;
+
+void p2ps_bar1_guard_only(bool on)
+{
+	WRITE_ONCE(guard_only, on);
+}
+
 void p2ps_caps_return(void *data, struct pt_regs *regs)
 {
 	struct caps_call *c = data;
 
-	if (regs_return_value(regs) != NV_OK || !c->connectivity || !c->read || !c->write)
+	if ((u32)regs_return_value(regs) != NV_OK || !c->connectivity || !c->read || !c->write)
 		return;
 	if ((*c->connectivity == P2P_CONNECTIVITY_PCIE_PROPRIETARY ||
 	     *c->connectivity == P2P_CONNECTIVITY_PCIE_BAR1) &&
@@ -414,6 +436,10 @@ void p2ps_caps_return(void *data, struct pt_regs *regs)
 	case P2P_CONNECTIVITY_PCIE_BAR1:
 		if (!p2ps_gpus_forced_in(c->mask))
 			break;
+		if (READ_ONCE(guard_only)) {
+			refuse(c);
+			break;
+		}
 		/*
 		 * 550-570 skipped the HAL check, which wants static BAR1 on both
 		 * GPUs and refuses loopback (one GPU); 575+ made it themselves.

@@ -166,6 +166,29 @@ static int check_callable(const char *name, unsigned long addr, struct p2ps_arm_
 }
 
 /*
+ * Identical-code folding (some builds merge functions with the same body,
+ * as the BAR1 P2P stubs are): two targets at one address.  A probe there
+ * would act on the calls of both, e.g. send a remove to the create
+ * implementation.  Refused.
+ */
+static int check_folded(const struct p2ps_profile *profile, const struct p2ps_hook *hooks,
+			struct p2ps_arm_error *err)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < profile->nr_hooks; i++)
+		for (j = 0; j < i; j++)
+			if (hooks[i].addr == hooks[j].addr &&
+			    strcmp(profile->hooks[i].target, profile->hooks[j].target)) {
+				p2ps_fail(err, hooks[i].symbol, "%s and %s are one function (identical "
+					  "code folded): a hook on it would act on both", hooks[j].symbol,
+					  hooks[i].symbol);
+				return -ENOTUNIQ;
+			}
+	return 0;
+}
+
+/*
  * Resolve every target, destination and called function of @profile in
  * @mod and check every stub's body and every function we call.  Nothing
  * is installed here; the first problem fails the whole profile.
@@ -221,6 +244,9 @@ int p2ps_resolve(struct module *mod, const struct p2ps_profile *profile,
 			}
 		}
 	}
+	ret = check_folded(profile, hooks, err);
+	if (ret)
+		return ret;
 	for (call = profile->calls; call && *call; call++) {
 		unsigned long addr = p2ps_driver_lookup(mod, *call);
 

@@ -41,16 +41,28 @@ static DEFINE_SPINLOCK(gpus_lock);
 
 static unsigned int nr_forced;	/* GPUs with forced set */
 
-/* Called with gpus_lock held. */
-static void set_forced(struct p2ps_gpu *g, bool forced)
+/*
+ * Called with gpus_lock held.  A GPU carrying our ForceP2P holds a
+ * reference on this module until it detaches (or nvidia leaves): without
+ * the caps guard its pairs would be offered the mailbox path, so rmmod is
+ * refused meanwhile (docs/lifecycle.md).  Returns false if the reference
+ * cannot be had (rmmod is under way): the GPU must not be forced then.
+ */
+static bool set_forced(struct p2ps_gpu *g, bool forced)
 {
 	if (g->forced == forced)
-		return;
+		return true;
+	if (forced && !try_module_get(THIS_MODULE))
+		return false;
 	g->forced = forced;
-	if (forced)
+	if (forced) {
 		nr_forced++;
-	else if (--nr_forced == 0)
+		return true;
+	}
+	if (--nr_forced == 0)
 		p2ps_residual_done();
+	module_put(THIS_MODULE);
+	return true;
 }
 
 static void forget(struct p2ps_gpu *g)
@@ -129,17 +141,25 @@ void p2ps_gpu_attach_return(void *data, struct pt_regs *regs)
 	spin_unlock_irqrestore(&gpus_lock, flags);
 }
 
-/* gpumgrDetachGpu(NvU32 gpuInstance), at entry. */
+/*
+ * gpumgrDetachGpu(NvU32 gpuInstance), at entry.  The OBJGPU is freed next
+ * and the next attach may get the same address: nothing keyed by this
+ * pointer may survive (ledger, UVM peer tags).
+ */
 void p2ps_gpu_detach(struct pt_regs *regs)
 {
 	u32 instance = regs_get_kernel_argument(regs, 0);
+	struct OBJGPU *gpu;
 	unsigned long flags;
 
 	if (instance >= NV_MAX_DEVICES)
 		return;
 	spin_lock_irqsave(&gpus_lock, flags);
+	gpu = gpus[instance].gpu;
 	forget(&gpus[instance]);
 	spin_unlock_irqrestore(&gpus_lock, flags);
+	p2ps_ledger_forget_gpu(gpu);
+	p2ps_uvm_peer_forget_gpu(gpu);
 }
 
 /*
@@ -166,17 +186,22 @@ bool p2ps_gpu_bind(struct OBJGPU *gpu)
 	return bound;
 }
 
-/* Whether @gpu's ForceP2P came from us (after p2ps_gpu_bind()). */
-void p2ps_gpu_set_forced(struct OBJGPU *gpu, bool forced)
+/*
+ * Whether @gpu's ForceP2P comes from us (after p2ps_gpu_bind()); false if
+ * it cannot (the module is going away, or the GPU is unknown).
+ */
+bool p2ps_gpu_set_forced(struct OBJGPU *gpu, bool forced)
 {
 	unsigned long flags;
+	bool done = false;
 	int i;
 
 	spin_lock_irqsave(&gpus_lock, flags);
 	for (i = 0; gpu && i < NV_MAX_DEVICES; i++)
 		if (gpus[i].gpu == gpu)
-			set_forced(&gpus[i], forced);
+			done = set_forced(&gpus[i], forced);
 	spin_unlock_irqrestore(&gpus_lock, flags);
+	return done;
 }
 
 /* Whether @gpu has static BAR1 (as seen by the observer, or torn down). */

@@ -30,10 +30,19 @@
  *
  * Installation is all or nothing: the first failure removes every hook
  * installed before it.
+ *
+ * Sets.  Hooks are installed as a set with a number; only the live set's
+ * handlers act, those of any other set let the call through untouched.
+ * So a new set can be installed beside an old one on the same targets
+ * (re-enabling from the residual state: main.c) and take over in one
+ * store, with no moment where neither acts and none where both do: a
+ * return hook decides at entry, and its return handler runs only for the
+ * calls it took.  Set 0 (the UVM peer set's) always acts.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/version.h>
@@ -45,10 +54,27 @@ static struct p2ps_hook *kp_hook(struct kprobe *kp)
 	return container_of(kp, struct p2ps_hook, kp);
 }
 
+static unsigned int live_set;
+
+/* From now on, only the hooks of @set (and of set 0) act. */
+void p2ps_hooks_activate(unsigned int set)
+{
+	WRITE_ONCE(live_set, set);
+	/* Handlers that saw the old set have finished when this returns. */
+	synchronize_rcu();
+}
+
+static bool acts(const struct p2ps_hook *h)
+{
+	return !h->set || h->set == READ_ONCE(live_set);
+}
+
 static int redirect_pre(struct kprobe *kp, struct pt_regs *regs)
 {
 	struct p2ps_hook *h = kp_hook(kp);
 
+	if (!acts(h))
+		return 0;
 	atomic64_inc(&h->hits);
 	if (h->desc->action == P2PS_ACT_ROUTE_BAR1 && !p2ps_route_bar1(regs))
 		return 0;	/* not ours: the target runs as usual */
@@ -65,6 +91,8 @@ static int arg_pre(struct kprobe *kp, struct pt_regs *regs)
 {
 	struct p2ps_hook *h = kp_hook(kp);
 
+	if (!acts(h))
+		return 0;
 	atomic64_inc(&h->hits);
 	if (h->desc->action == P2PS_ACT_UVM_PEER_PTE)
 		p2ps_uvm_pte(regs);
@@ -93,6 +121,9 @@ static int ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct p2ps_hook *h = krp_hook(ri);
 
+	/* Non-zero: no return handler for this call. */
+	if (!acts(h))
+		return 1;
 	atomic64_inc(&h->hits);
 	switch (h->desc->action) {
 	case P2PS_ACT_REGISTRY_DEFAULTS:
@@ -139,6 +170,7 @@ static int ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 static int ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct p2ps_hook *h = krp_hook(ri);
+	const char *why;
 
 	switch (h->desc->action) {
 	case P2PS_ACT_REGISTRY_DEFAULTS:
@@ -152,10 +184,10 @@ static int ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 		p2ps_static_view_return(ri->data, regs);
 		break;
 	case P2PS_ACT_UVM_SCOPE:
-		if (p2ps_uvm_scope_return(ri->data, regs))
-			snprintf(h->last_error, sizeof(h->last_error), "%lld BAR1 PTE builds "
-				 "bypassed the aperture hook (inlined?): stock PTEs",
-				 atomic64_inc_return(&h->bypassed));
+		why = p2ps_uvm_scope_return(ri->data, regs);
+		if (why)
+			snprintf(h->last_error, sizeof(h->last_error), "%lld BAR1 PTE builds got "
+				 "stock PTEs; the last: %s", atomic64_inc_return(&h->bypassed), why);
 		break;
 	case P2PS_ACT_UVM_APERTURE:
 		p2ps_uvm_aperture_return(ri->data, regs);
@@ -275,7 +307,7 @@ int p2ps_hooks_install(struct p2ps_hook *hooks, unsigned int n, bool dry_run,
 	for (i = 0; i < n; i++) {
 		struct p2ps_hook *h = &hooks[i];
 
-		ret = install_one(h, dry_run);
+		ret = p2ps_fault(P2PS_FAULT_INSTALL, i) ? -ENOMEM : install_one(h, dry_run);
 		if (ret) {
 			h->state = P2PS_HOOK_FAILED;
 			snprintf(h->last_error, sizeof(h->last_error),
@@ -298,15 +330,17 @@ int p2ps_hooks_install(struct p2ps_hook *hooks, unsigned int n, bool dry_run,
  */
 void p2ps_hooks_remove(struct p2ps_hook *hooks, unsigned int n)
 {
-	struct kretprobe **rps = kcalloc(n, sizeof(*rps), GFP_KERNEL);
+	bool nomem = p2ps_fault(P2PS_FAULT_REMOVE_NOMEM, 0);
+	struct kretprobe **rps = nomem ? NULL : kcalloc(n, sizeof(*rps), GFP_KERNEL);
 	/* Every hook's kprobe, or a return hook's guard. */
-	struct kprobe **kps = kcalloc(n, sizeof(*kps), GFP_KERNEL);
+	struct kprobe **kps = nomem ? NULL : kcalloc(n, sizeof(*kps), GFP_KERNEL);
 	unsigned int i, nk = 0, nr = 0;
 
 	if (!kps || !rps) {
-		/* One at a time, then. */
+		/* One at a time, then; what is kept stays. */
 		for (i = n; i--; )
-			remove_one(&hooks[i]);
+			if (!hooks[i].keep)
+				remove_one(&hooks[i]);
 		goto out;
 	}
 	for (i = 0; i < n; i++) {

@@ -229,6 +229,50 @@ void p2ps_ledger_native_hold(struct OBJGPU *g0, struct OBJGPU *g1)
 	spin_unlock_irqrestore(&ledger_lock, flags);
 }
 
+/*
+ * @gpu detaches (gpumgrDetachGpu, after the last close): every mapping of
+ * its clients has been torn down by then, through our hooks or not (a
+ * teardown path we do not see).  What the ledger still holds for it is
+ * stale, and keyed by a pointer the next OBJGPU may reuse: a new pair at
+ * that address would inherit this one's BAR1 DMA base.  Forget it all.
+ * Called from a probe handler.
+ */
+void p2ps_ledger_forget_gpu(struct OBJGPU *gpu)
+{
+	struct ledger_entry *e, *tmp;
+	unsigned long flags;
+	LIST_HEAD(gone);
+
+	if (!gpu)
+		return;
+	spin_lock_irqsave(&ledger_lock, flags);
+	list_for_each_entry_safe(e, tmp, &entries, node) {
+		if (e->gpu0 != gpu && e->gpu1 != gpu)
+			continue;
+		/* One reference per count (keyed entries: 1). */
+		while (e->ev.count) {
+			account(-1);
+			e->ev.count--;
+		}
+		list_move(&e->node, &gone);
+	}
+	list_for_each_entry_safe(e, tmp, &native, node) {
+		if (e->gpu0 != gpu && e->gpu1 != gpu)
+			continue;
+		if (e->held)
+			account(-1);
+		list_move(&e->node, &gone);
+	}
+	spin_unlock_irqrestore(&ledger_lock, flags);
+	list_for_each_entry_safe(e, tmp, &gone, node) {
+		pr_warn_ratelimited("GPU %u detached while the ledger held a mapping of it (torn down unseen): forgotten\n",
+				    e->ev.gpu0);
+		e->ev.count = 0;
+		p2ps_event_mapping(P2PS_EV_MAPPING_REMOVED, &e->ev);
+		kfree(e);
+	}
+}
+
 void p2ps_ledger_native_reset(void)
 {
 	struct ledger_entry *e, *tmp;

@@ -38,7 +38,7 @@ static struct {
 	const struct p2ps_profile *profile;
 	struct p2ps_hook *hooks;	/* installed, or of the last failed arming */
 	unsigned int nr_hooks;
-	bool residual;			/* disabled, the residual guard still installed */
+	unsigned int set;		/* the newest hook set's number (hook.c) */
 	char driver_version[P2PS_NAME_LEN];
 } shim = {
 	.lock = __MUTEX_INITIALIZER(shim.lock),
@@ -68,13 +68,13 @@ static void free_hooks(void)
 }
 
 /*
- * The residual guard.  GPUs that attached with our ForceP2P keep it until
+ * The residual set.  GPUs that attached with our ForceP2P keep it until
  * they re-initialise; with the caps guard gone, a pair of them would be
  * offered the mailbox path GeForce chips lack (on 575+ as PCIE_PROPRIETARY
  * read/write OK).  So a disable while such GPUs are attached removes every
- * hook but the guard and those that see GPUs come and go, and holds the
- * module; when the last of those GPUs has detached, a work item removes
- * the rest.
+ * hook but the guard and those that see GPUs come and go.  Each such GPU
+ * holds a reference on this module (gpus.c), so rmmod is refused until
+ * the last of them has detached; then a work item removes the rest.
  */
 static bool residual_hook(const struct p2ps_hook *h)
 {
@@ -91,68 +91,24 @@ static bool residual_hook(const struct p2ps_hook *h)
 	}
 }
 
-/* Called with the lock held, armed, after the ledger was found empty. */
-static void residual_begin(void)
-{
-	unsigned int i;
-
-	p2ps_uvm_peer_stop();
-	for (i = 0; i < shim.nr_hooks; i++)
-		shim.hooks[i].keep = residual_hook(&shim.hooks[i]);
-	p2ps_hooks_remove(shim.hooks, shim.nr_hooks);
-	p2ps_bar1_unbind();
-	p2ps_uvm_reset();
-	shim.residual = true;
-	__module_get(THIS_MODULE);
-}
-
-/* Called with the lock held: remove what the residual guard kept. */
-static void residual_end(void)
-{
-	unsigned int i;
-
-	if (!shim.residual)
-		return;
-	for (i = 0; i < shim.nr_hooks; i++)
-		shim.hooks[i].keep = false;
-	p2ps_hooks_remove(shim.hooks, shim.nr_hooks);
-	shim.residual = false;
-	module_put(THIS_MODULE);
-}
-
-static void residual_work_fn(struct work_struct *work)
-{
-	mutex_lock(&shim.lock);
-	if (shim.residual && !p2ps_gpus_forced()) {
-		residual_end();
-		p2ps_gpus_reset();
-		free_hooks();
-		pr_info("the GPUs that carried p2p-shim's ForceP2P have re-initialised: caps guard removed\n");
-	}
-	mutex_unlock(&shim.lock);
-}
-
-static DECLARE_WORK(residual_work, residual_work_fn);
-
-/* From gpus.c, possibly in a probe handler: the last forced GPU is gone. */
-void p2ps_residual_done(void)
-{
-	schedule_work(&residual_work);
-}
-
-/* Arm for @mod.  Called with the lock held; all or nothing. */
+/*
+ * Install the profile for @mod as a new hook set; all or nothing.  From
+ * the residual state the new set goes in beside the residual one and takes
+ * over in one step (hook.c: sets); if it cannot, the residual set stays as
+ * it was.  Called with the lock held.
+ */
 static int arm(struct module *mod, struct p2ps_arm_error *err)
 {
 	bool dry = shim.flags & P2PS_ENABLE_DRY_RUN;
-	/* The residual guard kept the GPU table up to date: keep it. */
-	bool keep_gpus = shim.residual;
+	bool handover = shim.state == P2PS_STATE_RESIDUAL;
 	const struct p2ps_profile *profile;
+	struct p2ps_hook *hooks;
 	char supported[64];
-	unsigned int i;
+	unsigned int i, n;
 	int ret;
 
-	residual_end();
-	free_hooks();
+	if (!handover)
+		free_hooks();	/* a failed arming's, kept for the status dump */
 	strscpy(shim.driver_version, mod->version ?: "", sizeof(shim.driver_version));
 	if (!mod->version) {
 		p2ps_fail(err, "", "the nvidia module carries no version");
@@ -170,36 +126,60 @@ static int arm(struct module *mod, struct p2ps_arm_error *err)
 		return -EOPNOTSUPP;
 	}
 
-	shim.hooks = kcalloc(profile->nr_hooks, sizeof(*shim.hooks), GFP_KERNEL);
-	if (!shim.hooks)
+	n = profile->nr_hooks;
+	hooks = kcalloc(n, sizeof(*hooks), GFP_KERNEL);
+	if (!hooks) {
+		p2ps_fail(err, "", "out of memory");
 		return -ENOMEM;
-	shim.nr_hooks = profile->nr_hooks;
-	shim.profile = profile;
-	for (i = 0; i < shim.nr_hooks; i++) {
-		shim.hooks[i].desc = &profile->hooks[i];
-		strscpy(shim.hooks[i].symbol, profile->hooks[i].target,
-			sizeof(shim.hooks[i].symbol));
+	}
+	if (!++shim.set)
+		++shim.set;	/* 0 is the set that always acts */
+	for (i = 0; i < n; i++) {
+		hooks[i].desc = &profile->hooks[i];
+		hooks[i].set = shim.set;
+		strscpy(hooks[i].symbol, profile->hooks[i].target, sizeof(hooks[i].symbol));
 	}
 
-	ret = p2ps_resolve(mod, profile, shim.hooks, err);
+	ret = p2ps_resolve(mod, profile, hooks, err);
 	if (ret)
 		goto failed;
 	p2ps_uvm_reset();
-	if (!keep_gpus)
+	/* The residual set kept the GPU table up to date: keep it then. */
+	if (!handover)
 		p2ps_gpus_reset();
-	ret = p2ps_bar1_bind(mod, profile, shim.hooks, shim.nr_hooks, err);
-	if (ret)
+	ret = p2ps_bar1_bind(mod, profile, hooks, n, err);
+	if (!ret)
+		ret = p2ps_hooks_install(hooks, n, dry, err);
+	if (ret) {
+		p2ps_bar1_unbind();
 		goto failed;
-	ret = p2ps_hooks_install(shim.hooks, shim.nr_hooks, dry, err);
-	if (ret)
-		goto failed;
+	}
+	p2ps_hooks_activate(shim.set);
+	p2ps_bar1_guard_only(false);
+	if (handover) {
+		for (i = 0; i < shim.nr_hooks; i++)
+			shim.hooks[i].keep = false;
+		p2ps_hooks_remove(shim.hooks, shim.nr_hooks);
+		free_hooks();
+	}
+	shim.hooks = hooks;
+	shim.nr_hooks = n;
+	shim.profile = profile;
 	shim.state = dry ? P2PS_STATE_DRY_RUN : P2PS_STATE_ARMED;
 	return 0;
 
 failed:
+	if (handover) {
+		/* The residual set stays, and is what status shows. */
+		kfree(hooks);
+		return ret;
+	}
 	/* Keep the hooks of the failed arming: the status dump names the culprit. */
-	for (i = 0; i < shim.nr_hooks; i++) {
-		struct p2ps_hook *h = &shim.hooks[i];
+	shim.hooks = hooks;
+	shim.nr_hooks = n;
+	shim.profile = profile;
+	for (i = 0; i < n; i++) {
+		struct p2ps_hook *h = &hooks[i];
 
 		/* The target itself, or a function it leads to that we call. */
 		if (!strcmp(h->symbol, err->target) || !strcmp(h->desc->target, err->target) ||
@@ -211,16 +191,35 @@ failed:
 	return ret;
 }
 
-/* Called with the lock held. */
+/* Remove every hook, kept ones too, and forget what they taught us. */
 static void disarm(void)
 {
-	if (shim.state != P2PS_STATE_ARMED && shim.state != P2PS_STATE_DRY_RUN)
-		return;
+	unsigned int i;
+
 	p2ps_uvm_peer_stop();
+	for (i = 0; i < shim.nr_hooks; i++)
+		shim.hooks[i].keep = false;
+	p2ps_hooks_remove(shim.hooks, shim.nr_hooks);
+	p2ps_bar1_unbind();
+	p2ps_bar1_guard_only(false);
+	p2ps_uvm_reset();
+	p2ps_gpus_reset();
+}
+
+/* Armed, disabled with GPUs forced: keep the residual set. */
+static void enter_residual(void)
+{
+	unsigned int i;
+
+	p2ps_uvm_peer_stop();
+	/* Before the routing goes: from now on no pair is offered BAR1 P2P. */
+	p2ps_bar1_guard_only(true);
+	for (i = 0; i < shim.nr_hooks; i++)
+		shim.hooks[i].keep = residual_hook(&shim.hooks[i]);
 	p2ps_hooks_remove(shim.hooks, shim.nr_hooks);
 	p2ps_bar1_unbind();
 	p2ps_uvm_reset();
-	p2ps_gpus_reset();
+	shim.state = P2PS_STATE_RESIDUAL;
 }
 
 static void snapshot_locked(struct p2ps_status_snapshot *snap)
@@ -260,94 +259,267 @@ static void announce_refusal(const struct p2ps_arm_error *err, int ret, const ch
 	p2ps_event(P2PS_EV_REFUSED, NULL, reason);
 }
 
-int p2ps_enable(u32 flags, struct p2ps_arm_error *err)
+static void announce_disabled(const char *why)
+{
+	struct p2ps_status_snapshot snap;
+
+	snapshot_locked(&snap);
+	p2ps_event(P2PS_EV_DISARMED, &snap, why);
+}
+
+/*
+ * The lifecycle.  docs/lifecycle.md has the table of states and events;
+ * each event below is one function, a switch over the state, called with
+ * the lock held, and nothing else changes the state.  Hook handlers never
+ * do: when the last GPU carrying our ForceP2P detaches, gpus.c queues
+ * residual_work, which calls life_forced_gone().
+ */
+
+/* enable, enable --dry-run (@flags) */
+static int life_enable(u32 flags, struct p2ps_arm_error *err, const char *who)
 {
 	struct module *mod;
-	char who[32];
-	int ret = 0;
+	u32 old_flags = shim.flags;
+	int ret;
 
-	snprintf(who, sizeof(who), "by uid %u", caller_uid());
-	mutex_lock(&shim.lock);
-	if (shim.state == P2PS_STATE_ARMED || shim.state == P2PS_STATE_DRY_RUN) {
-		if ((shim.flags & P2PS_ENABLE_DRY_RUN) != (flags & P2PS_ENABLE_DRY_RUN)) {
-			p2ps_fail(err, "", "already %s; disable first",
-				  shim.state == P2PS_STATE_ARMED ? "armed" : "armed for a dry run");
-			ret = -EALREADY;
+	switch (shim.state) {
+	case P2PS_STATE_ARMED:
+	case P2PS_STATE_DRY_RUN:
+		if ((shim.flags & P2PS_ENABLE_DRY_RUN) == (flags & P2PS_ENABLE_DRY_RUN))
+			return 0;
+		p2ps_fail(err, "", "already %s; disable first",
+			  shim.state == P2PS_STATE_ARMED ? "armed" : "armed for a dry run");
+		return -EALREADY;
+	case P2PS_STATE_RESIDUAL:
+		if (flags & P2PS_ENABLE_DRY_RUN) {
+			p2ps_fail(err, "", "GPUs 0x%x carry p2p-shim's ForceP2P: a dry run would leave "
+				  "them without the caps guard; re-initialise them first",
+				  p2ps_gpus_forced());
+			return -EBUSY;
 		}
-		goto out;
+		break;
+	case P2PS_STATE_DISABLED:
+	case P2PS_STATE_WAITING:
+		break;
 	}
-	if (shim.residual && (flags & P2PS_ENABLE_DRY_RUN)) {
-		p2ps_fail(err, "", "GPUs 0x%x carry p2p-shim's ForceP2P: a dry run would leave them "
-			  "without the caps guard; re-initialise them first", p2ps_gpus_forced());
-		ret = -EBUSY;
-		goto out;
+
+	mod = p2ps_driver_find();
+	if (!mod && shim.state == P2PS_STATE_RESIDUAL) {
+		/* Between nvidia's exit and its GOING notification. */
+		p2ps_fail(err, "", "nvidia is being unloaded; try again");
+		return -EAGAIN;
 	}
 	shim.flags = flags;
-	mod = p2ps_driver_find();
 	if (!mod) {
 		shim.state = P2PS_STATE_WAITING;
 		pr_info("enabled %s: waiting for nvidia to load\n", who);
-		goto out;
+		return 0;
 	}
 	ret = arm(mod, err);
 	if (ret) {
 		module_put(mod);
-		shim.state = P2PS_STATE_DISABLED;
+		if (shim.state == P2PS_STATE_RESIDUAL) {
+			shim.flags = old_flags;
+			pr_info("the caps guard stays for GPUs 0x%x\n", p2ps_gpus_forced());
+		} else {
+			shim.state = P2PS_STATE_DISABLED;
+		}
 		announce_refusal(err, ret, who);
-		goto out;
+		return ret;
 	}
 	announce_armed(who, true);
 	p2ps_uvm_peer_start(mod, flags & P2PS_ENABLE_DRY_RUN);
 	module_put(mod);
-out:
+	return 0;
+}
+
+/* disable; @busy gets what refused it */
+static int life_disable(char *busy, size_t len, u32 uid)
+{
+	char reason[P2PS_REASON_LEN];
+	u32 forced, initialising;
+
+	switch (shim.state) {
+	case P2PS_STATE_DISABLED:
+		return 0;
+	case P2PS_STATE_RESIDUAL:
+		pr_info("disable by uid %u: already disabled; the caps guard stays for GPUs 0x%x until they re-initialise\n",
+			uid, p2ps_gpus_forced());
+		return 0;
+	case P2PS_STATE_WAITING:
+	case P2PS_STATE_DRY_RUN:
+		disarm();
+		break;
+	case P2PS_STATE_ARMED:
+		/*
+		 * Hold still while we decide: no new mapping (bar1.c), no GPU
+		 * newly given our ForceP2P (bar1.c), no new forced static BAR1
+		 * decision (sbar1.c).  Those in flight finish first.
+		 */
+		p2ps_bar1_close();
+		initialising = p2ps_sb1_close();
+		if (p2ps_ledger_live()) {
+			p2ps_ledger_describe(busy, len);
+			snprintf(reason, sizeof(reason), "disable: live BAR1 mappings: %s", busy);
+		} else if (initialising) {
+			snprintf(busy, len, "GPUs 0x%x are initialising with static BAR1 being forced; "
+				 "try again in a moment", initialising);
+			snprintf(reason, sizeof(reason), "disable: %s", busy);
+		} else {
+			forced = p2ps_gpus_forced();
+			if (forced) {
+				enter_residual();
+				pr_info("disabled by uid %u; the caps guard stays for GPUs 0x%x (they carry p2p-shim's ForceP2P) until they re-initialise\n",
+					uid, forced);
+				shim.flags = 0;
+				announce_disabled("disabled");
+				return 0;
+			}
+			disarm();
+			break;
+		}
+		p2ps_sb1_reopen();
+		p2ps_bar1_reopen();
+		pr_info("disable refused for uid %u: %s\n", uid, reason + strlen("disable: "));
+		p2ps_event(P2PS_EV_REFUSED, NULL, reason);
+		return -EBUSY;
+	}
+	free_hooks();
+	shim.state = P2PS_STATE_DISABLED;
+	shim.flags = 0;
+	pr_info("disabled by uid %u\n", uid);
+	announce_disabled("disabled");
+	return 0;
+}
+
+/* nvidia arrives (MODULE_STATE_COMING): its init has not run yet. */
+static void life_driver_coming(struct module *mod)
+{
+	struct p2ps_status_snapshot snap;
+	struct p2ps_arm_error err = {};
+	int ret;
+
+	strscpy(shim.driver_version, mod->version ?: "", sizeof(shim.driver_version));
+	snapshot_locked(&snap);
+	pr_info("nvidia %s arrived\n", shim.driver_version);
+	p2ps_event(P2PS_EV_DRIVER_ARRIVED, &snap, NULL);
+	switch (shim.state) {
+	case P2PS_STATE_WAITING:
+		/* Arming calls nothing in nvidia, so before its init is fine. */
+		ret = arm(mod, &err);
+		if (ret) {
+			shim.state = P2PS_STATE_DISABLED;
+			announce_refusal(&err, ret, "on nvidia's arrival");
+			break;
+		}
+		announce_armed("on nvidia's arrival", false);
+		p2ps_uvm_peer_start(mod, shim.flags & P2PS_ENABLE_DRY_RUN);
+		break;
+	default:
+		/* Disabled; armed, dry run and residual need nvidia: not here. */
+		break;
+	}
+}
+
+/* nvidia leaves (MODULE_STATE_GOING): its GPUs and their settings are gone. */
+static void life_driver_going(void)
+{
+	struct p2ps_status_snapshot snap;
+	unsigned int live;
+
+	switch (shim.state) {
+	case P2PS_STATE_ARMED:
+	case P2PS_STATE_DRY_RUN:
+		live = p2ps_ledger_live();
+		disarm();
+		if (live)
+			pr_warn("nvidia left with %u BAR1 mappings in the ledger\n", live);
+		p2ps_ledger_drop_all();
+		shim.state = P2PS_STATE_WAITING;
+		pr_info("nvidia left: disarmed, waiting for it to return\n");
+		break;
+	case P2PS_STATE_RESIDUAL:
+		disarm();
+		free_hooks();
+		shim.state = P2PS_STATE_DISABLED;
+		shim.flags = 0;
+		pr_info("nvidia left: the caps guard is no longer needed, removed\n");
+		break;
+	case P2PS_STATE_DISABLED:
+	case P2PS_STATE_WAITING:
+		break;
+	}
+	shim.driver_version[0] = '\0';
+	snapshot_locked(&snap);
+	p2ps_event(P2PS_EV_DRIVER_LEFT, &snap, NULL);
+}
+
+/* nvidia-uvm arrives or leaves: the UVM peer set follows, if armed. */
+static void life_uvm(struct module *mod, unsigned long action)
+{
+	switch (shim.state) {
+	case P2PS_STATE_ARMED:
+	case P2PS_STATE_DRY_RUN:
+		p2ps_uvm_peer_module(mod, action);
+		break;
+	default:
+		break;
+	}
+}
+
+/* The last GPU carrying our ForceP2P has detached. */
+static void life_forced_gone(void)
+{
+	switch (shim.state) {
+	case P2PS_STATE_RESIDUAL:
+		if (p2ps_gpus_forced())
+			break;
+		disarm();
+		free_hooks();
+		shim.state = P2PS_STATE_DISABLED;
+		pr_info("the GPUs that carried p2p-shim's ForceP2P have re-initialised: caps guard removed\n");
+		announce_disabled("the last GPU carrying p2p-shim's ForceP2P re-initialised");
+		break;
+	default:
+		/* Armed: forced GPUs come and go.  Others: nothing is kept. */
+		break;
+	}
+}
+
+static void residual_work_fn(struct work_struct *work)
+{
+	mutex_lock(&shim.lock);
+	life_forced_gone();
+	mutex_unlock(&shim.lock);
+}
+
+static DECLARE_WORK(residual_work, residual_work_fn);
+
+/* From gpus.c, possibly in a probe handler: the last forced GPU is gone. */
+void p2ps_residual_done(void)
+{
+	schedule_work(&residual_work);
+}
+
+int p2ps_enable(u32 flags, struct p2ps_arm_error *err)
+{
+	char who[32];
+	int ret;
+
+	snprintf(who, sizeof(who), "by uid %u", caller_uid());
+	mutex_lock(&shim.lock);
+	ret = life_enable(flags, err, who);
 	mutex_unlock(&shim.lock);
 	return ret;
 }
 
 int p2ps_disable(char *busy, size_t len)
 {
-	bool armed;
-	struct p2ps_status_snapshot snap;
 	u32 uid = caller_uid();
-	int ret = 0;
+	int ret;
 
 	mutex_lock(&shim.lock);
-	armed = shim.state == P2PS_STATE_ARMED;
-	/* No new mapping while we decide; those in flight land in the ledger. */
-	if (armed)
-		p2ps_bar1_close();
-	if (p2ps_ledger_live()) {
-		char reason[P2PS_REASON_LEN];
-
-		if (armed)
-			p2ps_bar1_reopen();
-		p2ps_ledger_describe(busy, len);
-		snprintf(reason, sizeof(reason), "disable: live BAR1 mappings: %s", busy);
-		pr_info("disable refused for uid %u: live BAR1 mappings: %s\n", uid, busy);
-		p2ps_event(P2PS_EV_REFUSED, NULL, reason);
-		ret = -EBUSY;
-		goto out;
-	}
-	if (shim.state != P2PS_STATE_DISABLED) {
-		u32 forced = armed ? p2ps_gpus_forced() : 0;
-
-		if (forced)
-			residual_begin();
-		else
-			disarm();
-		shim.state = P2PS_STATE_DISABLED;
-		if (forced)
-			pr_info("disabled by uid %u; the caps guard stays for GPUs 0x%x (they carry p2p-shim's ForceP2P) until they re-initialise\n",
-				uid, forced);
-		else
-			pr_info("disabled by uid %u\n", uid);
-		snapshot_locked(&snap);
-		p2ps_event(P2PS_EV_DISARMED, &snap, "disabled");
-		shim.flags = 0;
-		if (!forced)
-			free_hooks();
-	}
-out:
+	ret = life_disable(busy, len, uid);
 	mutex_unlock(&shim.lock);
 	return ret;
 }
@@ -385,63 +557,21 @@ int p2ps_for_each_hook(int (*fn)(const struct p2ps_hook *h, void *arg), void *ar
 	return ret;
 }
 
-/* nvidia arriving and leaving. */
+/* nvidia and nvidia-uvm arriving and leaving. */
 static int driver_notify(struct notifier_block *nb, unsigned long action, void *data)
 {
 	struct module *mod = data;
-	struct p2ps_status_snapshot snap;
-	struct p2ps_arm_error err = {};
-	int ret;
+	bool uvm = !strcmp(mod->name, "nvidia_uvm");
 
-	if (!strcmp(mod->name, "nvidia_uvm")) {
-		mutex_lock(&shim.lock);
-		if (shim.state == P2PS_STATE_ARMED || shim.state == P2PS_STATE_DRY_RUN)
-			p2ps_uvm_peer_module(mod, action);
-		mutex_unlock(&shim.lock);
+	if (!uvm && strcmp(mod->name, "nvidia"))
 		return NOTIFY_DONE;
-	}
-	if (strcmp(mod->name, "nvidia"))
-		return NOTIFY_DONE;
-
 	mutex_lock(&shim.lock);
-	switch (action) {
-	case MODULE_STATE_COMING:
-		strscpy(shim.driver_version, mod->version ?: "", sizeof(shim.driver_version));
-		snapshot_locked(&snap);
-		pr_info("nvidia %s arrived\n", shim.driver_version);
-		p2ps_event(P2PS_EV_DRIVER_ARRIVED, &snap, NULL);
-		if (shim.state != P2PS_STATE_WAITING)
-			break;
-		ret = arm(mod, &err);
-		if (ret) {
-			shim.state = P2PS_STATE_DISABLED;
-			announce_refusal(&err, ret, "on nvidia's arrival");
-			break;
-		}
-		announce_armed("on nvidia's arrival", false);
-		p2ps_uvm_peer_start(mod, shim.flags & P2PS_ENABLE_DRY_RUN);
-		break;
-	case MODULE_STATE_GOING:
-		if (shim.state == P2PS_STATE_ARMED || shim.state == P2PS_STATE_DRY_RUN) {
-			unsigned int live = p2ps_ledger_live();
-
-			disarm();
-			if (live)
-				pr_warn("nvidia left with %u BAR1 mappings in the ledger\n", live);
-			p2ps_ledger_drop_all();
-			shim.state = P2PS_STATE_WAITING;
-			pr_info("nvidia left: disarmed, waiting for it to return\n");
-		}
-		if (shim.residual) {
-			residual_end();
-			p2ps_gpus_reset();
-			free_hooks();
-		}
-		shim.driver_version[0] = '\0';
-		snapshot_locked(&snap);
-		p2ps_event(P2PS_EV_DRIVER_LEFT, &snap, NULL);
-		break;
-	}
+	if (uvm)
+		life_uvm(mod, action);
+	else if (action == MODULE_STATE_COMING)
+		life_driver_coming(mod);
+	else if (action == MODULE_STATE_GOING)
+		life_driver_going();
 	mutex_unlock(&shim.lock);
 	return NOTIFY_DONE;
 }
@@ -481,13 +611,25 @@ static void __exit p2p_shim_exit(void)
 {
 	unregister_module_notifier(&driver_nb);
 	p2ps_control_exit();
-	/* No residual guard can be left: it holds the module. */
-	cancel_work_sync(&residual_work);
 	mutex_lock(&shim.lock);
-	/* No live mapping: it would hold a reference on this module. */
-	disarm();
+	/*
+	 * Nothing holds the module: no GPU carries our ForceP2P and no mapping
+	 * of ours is live (each holds a reference), so no residual set either.
+	 */
+	switch (shim.state) {
+	case P2PS_STATE_ARMED:
+	case P2PS_STATE_DRY_RUN:
+	case P2PS_STATE_RESIDUAL:
+		disarm();
+		break;
+	case P2PS_STATE_DISABLED:
+	case P2PS_STATE_WAITING:
+		break;
+	}
 	free_hooks();
 	mutex_unlock(&shim.lock);
+	/* Only now: the disarm above was the last thing that could queue it. */
+	cancel_work_sync(&residual_work);
 	p2ps_netlink_exit();
 	pr_info("unloaded\n");
 }

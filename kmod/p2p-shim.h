@@ -24,6 +24,15 @@
 #include <p2p-shim/profile.h>
 #include <p2p-shim/uapi.h>
 
+/*
+ * Probe handlers take spinlock_t, which sleeps on PREEMPT_RT, where a
+ * kprobe handler must not: refused at build time (vermagic keeps a module
+ * built for another kernel out of an RT one).
+ */
+#ifdef CONFIG_PREEMPT_RT
+#error "p2p-shim does not support PREEMPT_RT kernels: its probe handlers take spinlock_t, which sleeps there"
+#endif
+
 /* The hooks know the x86-64 calling convention; so does the driver. */
 #ifndef CONFIG_X86_64
 #error "p2p-shim supports x86-64 only, like NVIDIA's open driver it hooks"
@@ -86,6 +95,7 @@ struct p2ps_hook {
 	unsigned long via;		/* REDIRECT: wrapper in p2p-shim, or 0 */
 	enum p2ps_hook_kind kind;	/* as installed: COUNT in a dry run */
 	enum p2ps_hook_state state;
+	unsigned int set;		/* hook.c: only the live set's handlers act */
 	bool keep;			/* left installed by a disable (main.c: residual guard) */
 	atomic64_t hits;
 	atomic64_t bypassed;		/* UVM_SCOPE: builds that missed the aperture hook */
@@ -96,6 +106,20 @@ struct p2ps_hook {
 	};
 	struct kprobe guard;		/* RETURN: keeps krp unoptimised (hook.c) */
 };
+
+/* faults.c: fault injection, in the test VM's fault build only. */
+enum p2ps_fault {
+	P2PS_FAULT_INSTALL,		/* registering hook @index fails */
+	P2PS_FAULT_REMOVE_NOMEM,	/* removal cannot allocate its batch */
+};
+#ifdef P2PS_FAULTS
+bool p2ps_fault(enum p2ps_fault f, unsigned int index);
+#else
+static inline bool p2ps_fault(enum p2ps_fault f, unsigned int index)
+{
+	return false;
+}
+#endif
 
 /* Why arming failed. */
 struct p2ps_arm_error {
@@ -134,6 +158,7 @@ unsigned long p2ps_driver_lookup(struct module *mod, const char *name);
 int p2ps_hooks_install(struct p2ps_hook *hooks, unsigned int n, bool dry_run,
 		       struct p2ps_arm_error *err);
 void p2ps_hooks_remove(struct p2ps_hook *hooks, unsigned int n);
+void p2ps_hooks_activate(unsigned int set);
 
 /* bar1.c */
 int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
@@ -141,6 +166,7 @@ int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 void p2ps_bar1_unbind(void);
 void p2ps_bar1_close(void);
 void p2ps_bar1_reopen(void);
+void p2ps_bar1_guard_only(bool on);
 bool p2ps_route_bar1(struct pt_regs *regs);
 NV_STATUS p2ps_bar1_dma_info(struct OBJGPU *src, struct OBJGPU *peer,
 			     struct KernelBus *peer_bus, NvU64 *base, NvU64 *size);
@@ -162,7 +188,7 @@ void p2ps_gpu_attach_entry(void *data, struct pt_regs *regs);
 void p2ps_gpu_attach_return(void *data, struct pt_regs *regs);
 void p2ps_gpu_detach(struct pt_regs *regs);
 bool p2ps_gpu_bind(struct OBJGPU *gpu);
-void p2ps_gpu_set_forced(struct OBJGPU *gpu, bool forced);
+bool p2ps_gpu_set_forced(struct OBJGPU *gpu, bool forced);
 void p2ps_gpu_static_bar1_off(struct pt_regs *regs);
 bool p2ps_gpus_static_bar1(u32 mask);
 void p2ps_gpu_set_static_bar1(struct OBJGPU *gpu, bool on);
@@ -193,12 +219,14 @@ void p2ps_sb1_disable(struct pt_regs *regs);
 bool p2ps_sb1_unusable_in(u32 mask);
 bool p2ps_sb1_ioh_split(u32 mask);
 void p2ps_sb1_flush(void);
+u32 p2ps_sb1_close(void);
+void p2ps_sb1_reopen(void);
 bool p2ps_sb1_report(unsigned int instance, struct p2ps_gpu_report *r);
 u32 p2ps_gpu_attaching(void);
 
 /* uvm.c: gen A's UVM external mapping fix */
 void p2ps_uvm_scope_entry(void *data, struct pt_regs *regs);
-bool p2ps_uvm_scope_return(void *data, struct pt_regs *regs);
+const char *p2ps_uvm_scope_return(void *data, struct pt_regs *regs);
 void p2ps_uvm_aperture_return(void *data, struct pt_regs *regs);
 void p2ps_uvm_encode(struct pt_regs *regs);
 void p2ps_uvm_reset(void);
@@ -211,6 +239,7 @@ void p2ps_uvm_peer_stop(void);
 void p2ps_uvm_peer_module(struct module *uvm, unsigned long action);
 void p2ps_uvm_peer_created(struct OBJGPU *g0, struct OBJGPU *g1);
 void p2ps_uvm_peer_created_native(struct OBJGPU *g0, struct OBJGPU *g1);
+void p2ps_uvm_peer_forget_gpu(struct OBJGPU *gpu);
 int p2ps_uvm_peer_for_each(int (*fn)(const struct p2ps_hook *h, void *arg), void *arg,
 			   unsigned int skip);
 void p2ps_uvm_peer_count(u32 *installed, u64 *hits);
@@ -231,6 +260,7 @@ void p2ps_ledger_native_get(struct OBJGPU *g0, struct KernelBus *b0,
 void p2ps_ledger_native_put(struct OBJGPU *g0, struct OBJGPU *g1);
 void p2ps_ledger_native_hold(struct OBJGPU *g0, struct OBJGPU *g1);
 void p2ps_ledger_native_reset(void);
+void p2ps_ledger_forget_gpu(struct OBJGPU *gpu);
 void p2ps_ledger_dma_get(struct CLI_DMA_MAPPING_INFO *info, struct OBJGPU *gpu,
 			 struct OBJGPU *peer);
 void p2ps_ledger_dma_put(struct CLI_DMA_MAPPING_INFO *info);

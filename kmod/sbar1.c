@@ -108,6 +108,7 @@ struct sb1_gpu {
 static struct sb1_gpu sb1[NV_MAX_DEVICES];
 static DEFINE_SPINLOCK(sb1_lock);
 static unsigned int sb1_major;	/* the bound driver's major version */
+static bool sb1_closing;	/* under sb1_lock: a disable decides, force nothing new */
 static bool sb1_native_uvm;	/* gen A's UVM fix also covers native-slot pairs */
 
 /*
@@ -124,6 +125,38 @@ void p2ps_sb1_bind(const char *version, bool native_uvm)
 		major = 0;
 	WRITE_ONCE(sb1_major, major);
 	WRITE_ONCE(sb1_native_uvm, native_uvm);
+	p2ps_sb1_reopen();
+}
+
+/*
+ * Before a disable decides: no new forced decision from now on.  Returns
+ * the GPUs with one in flight, between the forced answer and the return
+ * of the enable it leads to: removing the hooks then would leave that
+ * enable's failure unhandled and fail the GPU's initialisation, so the
+ * disable is refused (main.c).
+ */
+u32 p2ps_sb1_close(void)
+{
+	unsigned long flags;
+	u32 mask = 0;
+	int i;
+
+	spin_lock_irqsave(&sb1_lock, flags);
+	sb1_closing = true;
+	for (i = 0; i < NV_MAX_DEVICES; i++)
+		if (sb1[i].forcing)
+			mask |= BIT(i);
+	spin_unlock_irqrestore(&sb1_lock, flags);
+	return mask;
+}
+
+void p2ps_sb1_reopen(void)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&sb1_lock, flags);
+	sb1_closing = false;
+	spin_unlock_irqrestore(&sb1_lock, flags);
 }
 
 __printf(2, 3)
@@ -378,7 +411,8 @@ void p2ps_sb1_decide_return(void *data, struct pt_regs *regs)
 		why(g, "the driver's rule failed (0x%x): BAR1 initialisation fails", ret);
 		goto out;
 	}
-	no = no_force(g, major);
+	no = sb1_closing ? "the driver's rule says no; not forced: p2p-shim is being disabled" :
+			   no_force(g, major);
 	if (no) {
 		why(g, "%s", no);
 		goto out;

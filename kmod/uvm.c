@@ -90,6 +90,7 @@ static struct uvm_scope *scope_of(struct task_struct *task)
 /* Saved by the scope's entry handler for its return handler. */
 struct scope_call {
 	bool opened;
+	bool no_slot;		/* a BAR1 pair's build found every scope taken */
 };
 static_assert(sizeof(struct scope_call) <= P2PS_RET_DATA_SIZE);
 
@@ -128,6 +129,7 @@ void p2ps_uvm_scope_entry(void *data, struct pt_regs *regs)
 	u64 base;
 
 	c->opened = false;
+	c->no_slot = false;
 	if (!memdesc || copy_from_kernel_nofault(&owner, memdesc, sizeof(owner)))
 		return;
 	if (!owner || owner == mapper || !p2ps_ledger_bar1_base(mapper, owner, &base))
@@ -142,37 +144,46 @@ void p2ps_uvm_scope_entry(void *data, struct pt_regs *regs)
 		sc->aperture_changed = false;
 		sc->caching_forced = false;
 		c->opened = true;
+	} else {
+		c->no_slot = true;
 	}
 	spin_unlock_irqrestore(&scopes_lock, flags);
 }
 
 /*
- * Returns true when a scope closes on a successful build that never went
- * through the aperture hook: the compiler inlined that static function at
- * this call site, so the PTEs kept the PEER aperture.  The caller records
- * it where status shows it.
+ * Returns why a successful build of a BAR1 pair's PTEs kept the stock PEER
+ * aperture, or NULL: the scope found no free slot (more concurrent builds
+ * than NR_SCOPES), or the build never went through the aperture hook (the
+ * compiler inlined that static function at this call site).  The caller
+ * counts it where status shows it.
  */
-bool p2ps_uvm_scope_return(void *data, struct pt_regs *regs)
+const char *p2ps_uvm_scope_return(void *data, struct pt_regs *regs)
 {
 	struct scope_call *c = data;
 	struct uvm_scope *sc;
 	unsigned long flags;
 	bool missed = false;
 
+	if (c->no_slot && (u32)regs_return_value(regs) == NV_OK) {
+		pr_warn_ratelimited("%d concurrent UVM PTE builds for BAR1 pairs: one got the stock PEER PTEs\n",
+				    NR_SCOPES + 1);
+		return "more concurrent builds than scopes";
+	}
 	if (!c->opened)
-		return false;
+		return NULL;
 	spin_lock_irqsave(&scopes_lock, flags);
 	sc = scope_of(current);
 	if (sc) {
 		if (sc->caching_forced)
 			WRITE_ONCE(*sc->caching, UVM_CACHING_DEFAULT);
-		missed = !sc->aperture_seen && regs_return_value(regs) == NV_OK;
+		missed = !sc->aperture_seen && (u32)regs_return_value(regs) == NV_OK;
 		sc->task = NULL;
 	}
 	spin_unlock_irqrestore(&scopes_lock, flags);
-	if (missed)
-		pr_warn_ratelimited("a UVM PTE build for a BAR1 pair bypassed nvGpuOpsGetExternalAllocAperture (inlined?): its PTEs are the stock PEER ones\n");
-	return missed;
+	if (!missed)
+		return NULL;
+	pr_warn_ratelimited("a UVM PTE build for a BAR1 pair bypassed nvGpuOpsGetExternalAllocAperture (inlined?): its PTEs are the stock PEER ones\n");
+	return "bypassed the aperture hook (inlined?)";
 }
 
 void p2ps_uvm_aperture_return(void *data, struct pt_regs *regs)
@@ -184,7 +195,7 @@ void p2ps_uvm_aperture_return(void *data, struct pt_regs *regs)
 	sc = scope_of(current);
 	if (sc) {
 		sc->aperture_seen = true;
-		if (regs_return_value(regs) == GMMU_APERTURE_PEER) {
+		if ((u32)regs_return_value(regs) == GMMU_APERTURE_PEER) {
 			regs_set_return_value(regs, GMMU_APERTURE_SYS_NONCOH);
 			sc->aperture_changed = true;
 			force_uncached(sc);
@@ -249,7 +260,7 @@ void p2ps_uvm_native_return(void *data, struct pt_regs *regs, bool create)
 {
 	struct native_call *c = data;
 
-	if (c->ours || regs_return_value(regs) != NV_OK || !c->g0 || !c->g1)
+	if (c->ours || (u32)regs_return_value(regs) != NV_OK || !c->g0 || !c->g1)
 		return;
 	if (!create) {
 		p2ps_ledger_native_put(c->g0, c->g1);

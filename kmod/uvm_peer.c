@@ -199,6 +199,28 @@ void p2ps_uvm_peer_created_native(struct OBJGPU *g0, struct OBJGPU *g1)
 		p2ps_uvm_peer_created(g0, g1);
 }
 
+/* @gpu detaches: its tags and notes must not match the next OBJGPU there. */
+void p2ps_uvm_peer_forget_gpu(struct OBJGPU *gpu)
+{
+	unsigned long flags;
+	unsigned int i;
+
+	if (!gpu)
+		return;
+	spin_lock_irqsave(&tags_lock, flags);
+	for (i = 0; i < NR_TAGS; i++)
+		if (tags[i].used && (tags[i].mapper == gpu || tags[i].owner == gpu)) {
+			smp_store_release(&tags[i].used, false);
+			tags[i].mapper = tags[i].owner = NULL;
+		}
+	spin_unlock_irqrestore(&tags_lock, flags);
+	spin_lock_irqsave(&created_lock, flags);
+	for (i = 0; i < NR_CREATED; i++)
+		if (created[i].g0 == gpu || created[i].g1 == gpu)
+			memset(&created[i], 0, sizeof(created[i]));
+	spin_unlock_irqrestore(&created_lock, flags);
+}
+
 /* This thread's note, taken (recent ones only: UVM asks right away). */
 static bool take_created(struct OBJGPU **g0, struct OBJGPU **g1)
 {

@@ -47,6 +47,7 @@ const char *p2ps_state_name(uint32_t s)
 	static const char *const t[] = {
 		[P2PS_STATE_DISABLED] = "disabled", [P2PS_STATE_WAITING] = "waiting",
 		[P2PS_STATE_ARMED] = "armed", [P2PS_STATE_DRY_RUN] = "dry-run",
+		[P2PS_STATE_RESIDUAL] = "residual",
 	};
 	return NAME(t, s);
 }

@@ -9,8 +9,9 @@
 
 static const char help[] =
 	"Usage: p2pctl status [--json]\n\n"
-	"Show p2p-shim's state (disabled, waiting, armed, dry-run), the driver\n"
-	"version and profile, each hook (target, kind, state, hits, last error),\n"
+	"Show p2p-shim's state (disabled, waiting, armed, dry-run, residual: disabled\n"
+	"while GPUs still carry its ForceP2P), the driver version and profile,\n"
+	"each hook (target, kind, state, hits, last error),\n"
 	"per GPU what the driver decided about static BAR1 (on, off, forced by\n"
 	"p2p-shim, and why) and the live BAR1 peer mappings.  Does not need root.\n\n"
 	"  -j, --json     print JSON\n"

@@ -30,6 +30,8 @@ enum p2ps_state {
 	P2PS_STATE_WAITING = 1,		/* enabled; arms when nvidia loads */
 	P2PS_STATE_ARMED = 2,		/* every hook of the profile installed */
 	P2PS_STATE_DRY_RUN = 3,		/* counting probes only */
+	P2PS_STATE_RESIDUAL = 4,	/* disabled; GPUs still carry our ForceP2P: the
+					 * guard stays until they re-initialise */
 };
 
 /* P2PS_IOC_ENABLE flags. */

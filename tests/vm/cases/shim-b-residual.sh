@@ -20,7 +20,7 @@ expect_match "says the guard stays" "$(klog_since)" \
 	"the caps guard stays for GPUs 0x3 \(they carry p2p-shim's ForceP2P\) until they re-initialise"
 st=$(p2pctl status)
 echo "$st"
-expect_match "disabled" "$st" 'state: +disabled'
+expect_match "residual" "$st" 'state: +residual'
 expect_match "guard installed" "$st" 'p2pGetCapsStatus +return +installed'
 expect_match "stubs back" "$st" 'kbusIsPcieBar1P2PMappingSupported_d69453 +redirect +idle'
 out=$(nvflow caps 0 1)
@@ -41,6 +41,7 @@ klog_mark
 run nvflow reinit 1 >/dev/null
 sleep 1
 expect_match "removed after the last" "$(klog_since)" 'caps guard removed'
+expect_match "disabled by itself" "$(p2pctl status)" "state: +disabled"
 expect_match "no hook" "$(p2pctl status)" 'hooks: +0 installed'
 expect_eq "stock again" "$(kv connectivity "$(nvflow caps 0 1)")" unknown
 run rmmod nvidia

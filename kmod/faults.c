@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Fault injection for the test VM's fault build of p2p-shim (built with
+ * P2PS_FAULTS=1 into faults/p2p-shim.ko; never part of the module users
+ * get).  Debian's kernels have no failslab or error injection, and the
+ * paths that handle an arming that fails part-way, or a removal that
+ * cannot allocate, must still be driven by a test.
+ */
+#include <linux/moduleparam.h>
+
+#include "p2p-shim.h"
+
+static int fault_install = -1;
+module_param(fault_install, int, 0644);
+MODULE_PARM_DESC(fault_install, "Test build: fail installing the hook at this index of the next hook set (-1: none)");
+
+static bool fault_remove_nomem;
+module_param(fault_remove_nomem, bool, 0644);
+MODULE_PARM_DESC(fault_remove_nomem, "Test build: hook removal cannot allocate its batch");
+
+bool p2ps_fault(enum p2ps_fault f, unsigned int index)
+{
+	switch (f) {
+	case P2PS_FAULT_INSTALL:
+		return READ_ONCE(fault_install) == (int)index;
+	case P2PS_FAULT_REMOVE_NOMEM:
+		return READ_ONCE(fault_remove_nomem);
+	}
+	return false;
+}

@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: GPL-2.0
+# Leaving and re-entering the armed state from the residual state with
+# failures on the way (issue 21, items 3 and 8), with p2p-shim's fault
+# build (kmod/faults.c).
+#  - Re-enable installs the new hook set beside the residual one and hands
+#    over; an arming that fails part-way leaves the residual set as it
+#    was.  Before the fix the guard was removed first: the failed re-arm
+#    left forced GPUs with no guard (the pair got connectivity=pcie, read OK).
+#  - Disable whose hook removal cannot allocate its batch still keeps the
+#    residual set.  Before the fix the one-at-a-time fallback removed it.
+. /cases/lib.sh
+
+G='AD102@0000:01:00.0,vram=24G,bar1=0x4000000000/32G;AD102@0000:02:00.0,vram=24G,bar1=0x6000000000/32G'
+P=/sys/module/p2p_shim/parameters
+refcnt() { cat /sys/module/p2p_shim/refcnt; }
+guard() { grep -c 'p2pGetCapsStatus' /sys/kernel/debug/kprobes/list || true; }
+
+run insmod /lib/p2p-shim/faults/p2p-shim.ko enable=1
+run insmod /lib/standin/580.159.04/nvidia.ko gpus="$G"
+expect_eq "armed: BAR1 P2P" "$(kv connectivity "$(nvflow caps 0 1)")" pcie_bar1
+
+echo "== disable when removal cannot allocate: the residual set stays"
+echo 1 >$P/fault_remove_nomem
+run p2pctl disable
+echo 0 >$P/fault_remove_nomem
+st=$(p2pctl status)
+expect_match "residual" "$st" 'state: +residual'
+expect_match "guard installed" "$st" 'p2pGetCapsStatus +return +installed'
+expect_match "stubs back" "$st" 'kbusIsPcieBar1P2PMappingSupported_d69453 +redirect +idle'
+out=$(nvflow caps 0 1)
+expect_eq "no mailbox offer: connectivity" "$(kv connectivity "$out")" unknown
+expect_eq "no mailbox offer: read" "$(kv read "$out")" NOT_SUPPORTED
+
+echo "== re-enable from residual fails part-way: residual set untouched"
+for i in 0 5 12; do
+	echo $i >$P/fault_install
+	out=$(p2pctl enable 2>&1) && fail "enable with fault_install=$i succeeded"
+	echo "$out"
+	expect_match "enable $i refused with a reason" "$out" 'cannot install the probe'
+	st=$(p2pctl status)
+	expect_match "after failed enable $i: residual" "$st" 'state: +residual'
+	expect_eq "after failed enable $i: one guard probe pair" "$(guard)" 2
+	out=$(nvflow caps 0 1)
+	expect_eq "after failed enable $i: no mailbox offer" "$(kv connectivity "$out")" unknown
+	expect_eq "after failed enable $i: read" "$(kv read "$out")" NOT_SUPPORTED
+	expect_eq "after failed enable $i: references" "$(refcnt)" 2
+	expect_fail "after failed enable $i: rmmod refused" rmmod p2p_shim
+done
+echo -1 >$P/fault_install
+
+echo "== re-enable works after the failures; the GPU table was kept"
+run p2pctl enable
+expect_match "armed" "$(p2pctl status)" 'state: +armed'
+expect_eq "BAR1 P2P again" "$(kv connectivity "$(nvflow caps 0 1)")" pcie_bar1
+expect_eq "guard: one probe pair" "$(guard)" 2
+
+echo "== a fresh arming that fails part-way installs nothing"
+run rmmod nvidia
+run p2pctl disable
+echo 3 >$P/fault_install
+run insmod /lib/standin/580.159.04/nvidia.ko gpus="$G"
+expect_fail "enable with a failing hook" p2pctl enable
+echo -1 >$P/fault_install
+expect_match "disabled" "$(p2pctl status)" 'state: +disabled'
+expect_eq "no probe on nvidia" "$(grep -c '\[nvidia\]' /sys/kernel/debug/kprobes/list || true)" 0
+expect_eq "no reference" "$(refcnt)" 0
+run rmmod nvidia
+run rmmod p2p_shim
