@@ -4,8 +4,9 @@
 # there by the stand-in's sbar1_delay_ms), and armings that fail: part-way
 # (fault-nokprobe: the kernel refuses a probe on gen-b's last hook, after
 # 18 went in) from disabled, waiting and at load, and from residual at a
-# stub's check (someone else's kprobe on it: p2ptest_kprobe.ko), where the
-# residual set must stay untouched (docs/lifecycle.md).
+# stub's check (someone else's kprobe on it: p2ptest_kprobe.ko) and
+# part-way (p2p-shim's fault build, fault_install), where the residual set
+# must stay untouched (docs/lifecycle.md).
 # cells: armed.disable:initialising disabled.arm-fail waiting.arm-fail not-loaded.arm-fail
 # cells: residual.arm-fail
 . /cases/lib.sh
@@ -69,7 +70,10 @@ expect disabled 0 0 unknown
 expect_match "refused at load" "$(klog_since)" "enable refused by uid 0: $LATE: cannot install the probe"
 run rmmod nvidia
 
-echo "== from residual: the new set fails at a stub's check"
+echo "== from residual: the new set fails at a stub's check, and part-way"
+# p2p-shim's fault build (kmod/faults.c): fault_install=N fails the Nth probe.
+run rmmod p2p_shim
+run insmod /lib/p2p-shim/faults/p2p-shim.ko
 run insmod $NV gpus="$G"
 run p2pctl enable
 run nvflow reinit 0 >/dev/null
@@ -86,6 +90,10 @@ refused "enable from residual" "$STUB" p2pctl enable
 expect residual $R 2 unknown
 run rmmod p2ptest_kprobe
 LIFE_KPROBES_IGNORE=
+echo 10 >/sys/module/p2p_shim/parameters/fault_install
+refused "enable from residual, the 11th probe refused" 'cannot install the probe' p2pctl enable
+echo -1 >/sys/module/p2p_shim/parameters/fault_install
+expect residual $R 2 unknown
 run p2pctl enable
 expect_state "enable from residual afterwards" armed
 expect_caps "enable from residual afterwards" pcie_bar1
