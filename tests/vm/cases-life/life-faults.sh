@@ -7,7 +7,7 @@
 # stub's check (someone else's kprobe on it: p2ptest_kprobe.ko) and
 # part-way (p2p-shim's fault build, fault_install), where the residual set
 # must stay untouched (docs/lifecycle.md).
-# cells: armed.disable:initialising disabled.arm-fail waiting.arm-fail not-loaded.arm-fail
+# cells: armed.disable:initialising disabled.enable:attaching disabled.arm-fail waiting.arm-fail not-loaded.arm-fail
 # cells: residual.arm-fail
 . /cases/lib.sh
 . /cases/life.sh
@@ -43,6 +43,26 @@ echo 0 >/sys/module/nvidia/parameters/sbar1_delay_ms
 expect armed $H 2 pcie_bar1
 run p2pctl disable
 expect_state "forced: residual" residual
+run rmmod nvidia
+life_wait disabled
+
+echo "== enable while a GPU is attaching (held in kbusInitBar1)"
+run insmod $NV gpus="$G"
+cell disabled.enable:attaching
+echo 3000 >/sys/module/nvidia/parameters/sbar1_delay_ms
+nvflow reinit 0 >reinit.out 2>&1 &
+pid=$!
+sleep 1
+run p2pctl enable
+wait $pid || fail "reinit: $(cat reinit.out)"
+echo 0 >/sys/module/nvidia/parameters/sbar1_delay_ms
+# GPU0's attach began before the hooks: not tracked, no ForceP2P, stale.
+expect armed $H 0 unknown
+expect_match "GPU0 named stale" "$(p2pctl status)" 'GPU0.*re-initialise'
+run nvflow reinit 0 >/dev/null
+expect_refcnt "GPU0 re-initialised under the hooks" 1
+run p2pctl disable
+expect_state "GPU0 forced: residual" residual
 run rmmod nvidia
 life_wait disabled
 

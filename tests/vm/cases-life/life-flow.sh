@@ -126,6 +126,7 @@ run p2pctl enable
 # GPUs attached before arming: stale, not forced, no reference.
 expect armed $H 0 unknown
 expect_match "says GPUs up already stay stock" "$(klog_since)" 'keep the stock P2P settings until re-initialised'
+expect_match "both named stale (mask 0x3)" "$(p2pctl status --json)" '"stale_gpus": *3'
 cell armed.load
 refused "second load" 'exists' insmod $SHIM
 expect armed $H 0
