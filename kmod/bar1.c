@@ -272,7 +272,7 @@ static void wrap_static_disable(struct OBJGPU *gpu, struct KernelBus *bus, NvU32
 {
 	wrapper_enter();
 	nv.static_disable(gpu, bus, gfid);
-	p2ps_gpu_set_static_bar1(gpu, false);
+	p2ps_sb1_torn_down(gpu);
 	p2ps_ledger_static_put(gpu);
 	wrapper_exit();
 }
@@ -446,7 +446,7 @@ void p2ps_caps_return(void *data, struct pt_regs *regs)
 		 * Every version: static BAR1 where BAR1 P2P's create cannot use it.
 		 */
 		if ((READ_ONCE(watch_static_bar1) &&
-		     (hweight32(c->mask) < 2 || !p2ps_gpus_static_bar1(c->mask))) ||
+		     (hweight32(c->mask) < 2 || !p2ps_sb1_all_on(c->mask))) ||
 		    p2ps_sb1_unusable_in(c->mask))
 			refuse(c);
 		break;

@@ -32,7 +32,6 @@ struct p2ps_gpu {
 	struct OBJGPU *gpu;	/* while attached under our hooks, else NULL */
 	struct task_struct *attaching;	/* the thread inside gpumgrAttachGpu */
 	bool forced;		/* its ForceP2P came from us */
-	bool static_bar1;	/* kbusEnableStaticBar1Mapping succeeded (sbar1.c) */
 	bool stale;		/* asked about, but attached before arming */
 };
 
@@ -202,47 +201,6 @@ bool p2ps_gpu_set_forced(struct OBJGPU *gpu, bool forced)
 			done = set_forced(&gpus[i], forced);
 	spin_unlock_irqrestore(&gpus_lock, flags);
 	return done;
-}
-
-/* Whether @gpu has static BAR1 (as seen by the observer, or torn down). */
-void p2ps_gpu_set_static_bar1(struct OBJGPU *gpu, bool on)
-{
-	unsigned long flags;
-	int i;
-
-	spin_lock_irqsave(&gpus_lock, flags);
-	for (i = 0; gpu && i < NV_MAX_DEVICES; i++)
-		if (gpus[i].gpu == gpu)
-			gpus[i].static_bar1 = on;
-	spin_unlock_irqrestore(&gpus_lock, flags);
-}
-
-/* kbusDisableStaticBar1Mapping_TU102(pGpu, pKernelBus, gfid), at entry. */
-void p2ps_gpu_static_bar1_off(struct pt_regs *regs)
-{
-	struct OBJGPU *gpu = (struct OBJGPU *)regs_get_kernel_argument(regs, 0);
-	unsigned long flags;
-	int i;
-
-	spin_lock_irqsave(&gpus_lock, flags);
-	for (i = 0; gpu && i < NV_MAX_DEVICES; i++)
-		if (gpus[i].gpu == gpu)
-			gpus[i].static_bar1 = false;
-	spin_unlock_irqrestore(&gpus_lock, flags);
-}
-
-/* Whether every GPU of @mask got static BAR1 while we watched. */
-bool p2ps_gpus_static_bar1(u32 mask)
-{
-	unsigned long flags, bits = mask;
-	bool all = true;
-	int i;
-
-	spin_lock_irqsave(&gpus_lock, flags);
-	for_each_set_bit(i, &bits, NV_MAX_DEVICES)
-		all &= gpus[i].static_bar1;
-	spin_unlock_irqrestore(&gpus_lock, flags);
-	return all;
 }
 
 /* The driver asks about the GPUs of @mask: note those we never saw attach. */

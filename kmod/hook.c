@@ -100,10 +100,8 @@ static int arg_pre(struct kprobe *kp, struct pt_regs *regs)
 		p2ps_uvm_encode(regs);
 	else if (h->desc->action == P2PS_ACT_GPU_DETACH)
 		p2ps_gpu_detach(regs);
-	else if (h->desc->action == P2PS_ACT_STATIC_BAR1_OFF) {
-		p2ps_gpu_static_bar1_off(regs);
+	else if (h->desc->action == P2PS_ACT_STATIC_BAR1_OFF)
 		p2ps_sb1_disable(regs);
-	}
 	return 0;
 }
 

@@ -642,6 +642,37 @@ bool p2ps_has_endbr(const unsigned char *text)
 	return !memcmp(text, endbr64, sizeof(endbr64));
 }
 
+/*
+ * On kernels with call-depth tracking (CONFIG_CALL_DEPTH_TRACKING, active
+ * with retbleed=stuff) the module loader rewrites every direct call in a
+ * module: the call goes to an accounting thunk written into the 16 bytes
+ * of padding right before the callee, which then falls through into it
+ * (arch/x86/kernel/callthunks.c, patch_dest(): pad = dest - template
+ * size).  So a call reaches @target if its rel32 lands on @target, or,
+ * with @thunks, inside the padding window just before it.
+ */
+bool p2ps_calls_target(const unsigned char *text, size_t len, unsigned long long addr,
+		       unsigned long long target, bool thunks)
+{
+	size_t i;
+
+	for (i = 0; i + 5 <= len; i++) {
+		unsigned long long dest;
+		int rel;
+
+		if (text[i] != 0xe8)
+			continue;
+		rel = (int)((unsigned int)text[i + 1] | (unsigned int)text[i + 2] << 8 |
+			    (unsigned int)text[i + 3] << 16 | (unsigned int)text[i + 4] << 24);
+		dest = addr + i + 5 + (long long)rel;
+		if (dest == target)
+			return true;
+		if (thunks && dest < target && target - dest <= P2PS_CALL_THUNK_WINDOW)
+			return true;
+	}
+	return false;
+}
+
 const char *p2ps_unsupported_reason(const char *version)
 {
 	unsigned int major, minor, patch;

@@ -509,7 +509,7 @@ void p2ps_sb1_enable_return(void *data, struct pt_regs *regs)
 				why(g, "forced by p2p-shim: the driver's rule says no, but BAR1 %llu MiB "
 				    "holds the client FB %llu MiB at %llu MiB",
 				    mib(g->bar1_size), mib(g->client_fb), mib(g->offset));
-			} else if (!g->decided) {
+			} else if (g->state != P2PS_SB1_ON) {
 				g->state = P2PS_SB1_ON;
 				why(g, "the driver's rule");
 			}
@@ -539,13 +539,18 @@ void p2ps_sb1_enable_return(void *data, struct pt_regs *regs)
 		g->not_size = false;
 		spin_unlock_irqrestore(&sb1_lock, flags);
 	}
-	p2ps_gpu_set_static_bar1(c->gpu, st == NV_OK);
 }
 
 /* kbusDisableStaticBar1Mapping_TU102, at entry. */
 void p2ps_sb1_disable(struct pt_regs *regs)
 {
-	u32 instance = p2ps_gpu_instance((struct OBJGPU *)regs_get_kernel_argument(regs, 0));
+	p2ps_sb1_torn_down((struct OBJGPU *)regs_get_kernel_argument(regs, 0));
+}
+
+/* @gpu's static BAR1 goes (the GPU is being shut down). */
+void p2ps_sb1_torn_down(struct OBJGPU *gpu)
+{
+	u32 instance = p2ps_gpu_instance(gpu);
 	unsigned long flags;
 
 	if (instance >= NV_MAX_DEVICES)
@@ -556,6 +561,23 @@ void p2ps_sb1_disable(struct pt_regs *regs)
 		why(&sb1[instance], "torn down (the GPU is being shut down)");
 	}
 	spin_unlock_irqrestore(&sb1_lock, flags);
+}
+
+/*
+ * For the caps guard: whether every GPU of @mask has static BAR1 mapped.
+ * This table is the one record of it (the GPU table keeps none).
+ */
+bool p2ps_sb1_all_on(u32 mask)
+{
+	unsigned long flags, bits = mask;
+	bool all = true;
+	int i;
+
+	spin_lock_irqsave(&sb1_lock, flags);
+	for_each_set_bit(i, &bits, NV_MAX_DEVICES)
+		all &= sb1[i].state == P2PS_SB1_ON || sb1[i].state == P2PS_SB1_FORCED;
+	spin_unlock_irqrestore(&sb1_lock, flags);
+	return all;
 }
 
 /* Whether @g's static BAR1 passes the pair's 512 MiB alignment check. */

@@ -442,7 +442,7 @@ static int check_copy_calls(struct module *uvm, unsigned long target,
 			    struct p2ps_arm_error *err)
 {
 	const char *fn = uset.set->copy_fn;
-	unsigned long addr, size = 0, i;
+	unsigned long addr, size = 0;
 	unsigned char *text;
 	int ret = -ENOEXEC;
 
@@ -460,16 +460,9 @@ static int check_copy_calls(struct module *uvm, unsigned long target,
 		ret = -EFAULT;
 		goto out;
 	}
-	for (i = 0; i + 5 <= size; i++) {
-		s32 rel;
-
-		if (text[i] != 0xe8)
-			continue;
-		memcpy(&rel, text + i + 1, sizeof(rel));
-		if (addr + i + 5 + rel == target) {
-			ret = 0;
-			goto out;
-		}
+	if (p2ps_calls_target(text, size, addr, target, IS_ENABLED(CONFIG_CALL_DEPTH_TRACKING))) {
+		ret = 0;
+		goto out;
 	}
 	p2ps_fail(err, fn, "%s does not call %s (inlined?): physical-mode copies would keep "
 		  "the stock aperture", fn, uset.hooks[1].desc->target);

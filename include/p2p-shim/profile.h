@@ -173,6 +173,15 @@ int p2ps_match_code(const unsigned char *text, size_t len,
  */
 bool p2ps_has_endbr(const unsigned char *text);
 
+/*
+ * Whether @text (@len bytes of code at address @addr) has a direct call
+ * that reaches @target; with @thunks, also one through the call-depth
+ * accounting thunk the kernel puts just before @target (profile.c).
+ */
+#define P2PS_CALL_THUNK_WINDOW	16
+bool p2ps_calls_target(const unsigned char *text, size_t len, unsigned long long addr,
+		       unsigned long long target, bool thunks);
+
 /* Why a known driver generation has no profile, or NULL. */
 const char *p2ps_unsupported_reason(const char *version);
 

@@ -6,7 +6,10 @@
 # come out SYS_NONCOH at the peer's BAR1 DMA base + offset, volatile, like
 # the stub chips' in shim-a-flow.  The native pair must not hold the module
 # (its teardown does not go through our hooks): disable works while it
-# lives, and the PTE is the stock one once disabled.
+# lives.  Its GPUs carry p2p-shim's ForceP2P, so disable leaves the residual
+# guard, which gives the pair the stock answer: a new UVM mapping of the
+# peer is refused (NOT_SUPPORTED) rather than built with the stock PEER
+# aperture, which on these drivers reads the mapping GPU's own memory.
 . /cases/lib.sh
 G='GB203@0000:01:00.0,vram=16G,bar1=0x4000000000/32G;GB203@0000:02:00.0,vram=16G,bar1=0x6000000000/32G'
 
@@ -43,9 +46,10 @@ for v in 570.148.08 575.64.05; do
 	# Native pairs do not hold the module: disable works, and then the
 	# driver builds its stock PTE again.
 	run p2pctl disable
-	out=$(nvflow map "$obj" 0x1000 0x1000 uvm) || fail "$v uvm map after disable: $out"
-	maps="$maps $(kv mapping "$out")"
-	expect_eq "$v stock aperture after disable" "$(kv aperture "$out")" PEER
+	expect_match "$v residual" "$(p2pctl status)" 'state: +residual'
+	out=$(nvflow map "$obj" 0x1000 0x1000 uvm 2>&1)
+	expect_eq "$v uvm map after disable refused" "$(kv status "$out")" 0x56
+	expect_eq "$v no PEER PTE after disable" "$(kv aperture "$out")" ""
 	for m in $maps; do run nvflow unmap "$m" >/dev/null; done
 	run nvflow destroy "$obj" >/dev/null
 	run rmmod nvidia

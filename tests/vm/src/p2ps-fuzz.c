@@ -392,7 +392,7 @@ int main(int argc, char **argv)
 				failf("success (%d %s) with size field changed", i, cmd, 0);
 			if (c == C_VERSION && ((struct p2ps_version *)buf)->abi != P2PS_ABI_VERSION)
 				failf("version abi wrong (%d %s)", i, cmd, 0);
-			if (c == C_STATUS && ((struct p2ps_status *)buf)->state > P2PS_STATE_DRY_RUN)
+			if (c == C_STATUS && ((struct p2ps_status *)buf)->state > P2PS_STATE_RESIDUAL)
 				failf("status state out of range (%d %s)", i, cmd, 0);
 		}
 		if (!privileged && i % 1000 == 999) {

@@ -112,7 +112,7 @@ static inline void pnl_classify(struct pnl *n, const unsigned char *buf, size_t 
 					if (type == P2PS_A_STATE && plen == 4)
 						memcpy(&state, pl, 4);
 				});
-				if (state >= 0 && state <= P2PS_STATE_DRY_RUN)
+				if (state >= 0 && state <= P2PS_STATE_RESIDUAL)
 					s->status_ok++;
 				else
 					s->bad++;

@@ -152,7 +152,7 @@ static int cycle(unsigned long n, unsigned int flags, int racing, double deadlin
 
 static int poll_ioctl(void)
 {
-	unsigned long n = 0, by_state[4] = { 0 };
+	unsigned long n = 0, by_state[P2PS_STATE_RESIDUAL + 1] = { 0 };
 	int fd = open_dev();
 	struct p2ps_status s;
 	int ret;
@@ -161,15 +161,15 @@ static int poll_ioctl(void)
 		ret = status(fd, &s);
 		if (ret)
 			FAILF("status: %s\n", strerrorname_np(-ret));
-		else if (s.state > P2PS_STATE_DRY_RUN)
+		else if (s.state > P2PS_STATE_RESIDUAL)
 			FAILF("status: state %u\n", s.state);
 		else
 			by_state[s.state]++;
 		n++;
 		usleep(interval_us);
 	}
-	printf("poll-ioctl: calls=%lu disabled=%lu waiting=%lu armed=%lu dry=%lu failures=%lu\n",
-	       n, by_state[0], by_state[1], by_state[2], by_state[3], failures);
+	printf("poll-ioctl: calls=%lu disabled=%lu waiting=%lu armed=%lu dry=%lu residual=%lu failures=%lu\n",
+	       n, by_state[0], by_state[1], by_state[2], by_state[3], by_state[4], failures);
 	return failures ? 1 : 0;
 }
 
