@@ -283,24 +283,25 @@ struct static_view_call {
 };
 static_assert(sizeof(struct static_view_call) <= P2PS_RET_DATA_SIZE);
 
-void p2ps_static_view_entry(void *data, struct pt_regs *regs)
+static void p2ps_static_view_entry(void *data, struct pt_regs *regs)
 {
 	struct static_view_call *c = data;
 
 	c->gpu = (struct OBJGPU *)regs_get_kernel_argument(regs, 0);
 }
 
-void p2ps_static_view_return(void *data, struct pt_regs *regs)
+static const char *p2ps_static_view_return(void *data, struct pt_regs *regs)
 {
 	struct static_view_call *c = data;
 
 	if (!(regs_return_value(regs) & 0xff) || !p2ps_ledger_has_static(c->gpu) || in_view())
-		return;
+		return NULL;
 	regs_set_return_value(regs, NV_FALSE);
+	return NULL;
 }
 
 /* PCIE_BAR1 create/remove calls go to _GH100; every other type stays. */
-bool p2ps_route_bar1(struct pt_regs *regs)
+static bool p2ps_route_bar1(struct pt_regs *regs)
 {
 	/* attributes is the 7th argument: above the return address. */
 	unsigned long attributes = regs_get_kernel_stack_nth(regs, 1);
@@ -318,7 +319,7 @@ struct registry_call {
 	NvU32 *data;
 };
 
-void p2ps_registry_return(void *data, struct pt_regs *regs)
+static const char *p2ps_registry_return(void *data, struct pt_regs *regs)
 {
 	struct registry_call *c = data;
 	const struct p2ps_registry_default *d = NULL, *r;
@@ -327,7 +328,7 @@ void p2ps_registry_return(void *data, struct pt_regs *regs)
 	bool force_p2p, supply;
 
 	if (!c->gpu || !c->key || !c->data)
-		return;
+		return NULL;
 	/* The user's RMForceStaticBar1 is theirs: sbar1.c then never forces. */
 	if (st == NV_OK && !strcmp(c->key, "RMForceStaticBar1"))
 		p2ps_sb1_user_key();
@@ -335,7 +336,7 @@ void p2ps_registry_return(void *data, struct pt_regs *regs)
 		if (!strcmp(c->key, r->key))
 			d = r;
 	if (!d)
-		return;
+		return NULL;
 	/*
 	 * Counted like a wrapper: while a disable decides (p2ps_bar1_close),
 	 * no GPU newly gets our settings, so the set of forced GPUs it acts
@@ -357,6 +358,7 @@ void p2ps_registry_return(void *data, struct pt_regs *regs)
 		regs_set_return_value(regs, NV_OK);
 	}
 	wrapper_exit();
+	return NULL;
 }
 
 /*
@@ -413,12 +415,12 @@ void p2ps_bar1_guard_only(bool on)
 	WRITE_ONCE(guard_only, on);
 }
 
-void p2ps_caps_return(void *data, struct pt_regs *regs)
+static const char *p2ps_caps_return(void *data, struct pt_regs *regs)
 {
 	struct caps_call *c = data;
 
 	if ((u32)regs_return_value(regs) != NV_OK || !c->connectivity || !c->read || !c->write)
-		return;
+		return NULL;
 	if ((*c->connectivity == P2P_CONNECTIVITY_PCIE_PROPRIETARY ||
 	     *c->connectivity == P2P_CONNECTIVITY_PCIE_BAR1) &&
 	    p2ps_gpus_forced_in(c->mask) && p2ps_sb1_ioh_split(c->mask)) {
@@ -426,7 +428,7 @@ void p2ps_caps_return(void *data, struct pt_regs *regs)
 		pr_info_ratelimited("GPUs 0x%x: below two Intel I/O hubs, no P2P (as the driver's own check)\n",
 				    c->mask);
 		refuse(c);
-		return;
+		return NULL;
 	}
 	switch (*c->connectivity) {
 	case P2P_CONNECTIVITY_PCIE_PROPRIETARY:
@@ -451,9 +453,10 @@ void p2ps_caps_return(void *data, struct pt_regs *regs)
 			refuse(c);
 		break;
 	}
+	return NULL;
 }
 
-void p2ps_registry_entry(void *data, struct pt_regs *regs)
+static void p2ps_registry_entry(void *data, struct pt_regs *regs)
 {
 	struct registry_call *c = data;
 
@@ -463,7 +466,7 @@ void p2ps_registry_entry(void *data, struct pt_regs *regs)
 }
 
 /* 550-560: p2pGetCapsStatus(gpuMask, pWrite, pRead, pConnectivity) */
-void p2ps_caps_entry_v1(void *data, struct pt_regs *regs)
+static void p2ps_caps_entry_v1(void *data, struct pt_regs *regs)
 {
 	struct caps_call *c = data;
 
@@ -475,7 +478,7 @@ void p2ps_caps_entry_v1(void *data, struct pt_regs *regs)
 	c->connectivity = (u32 *)regs_get_kernel_argument(regs, 3);
 }
 
-void p2ps_caps_entry(void *data, struct pt_regs *regs)
+static void p2ps_caps_entry(void *data, struct pt_regs *regs)
 {
 	struct caps_call *c = data;
 
@@ -498,23 +501,10 @@ NV_STATUS p2ps_bar1_dma_info(struct OBJGPU *src, struct OBJGPU *peer,
 int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 		   struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err)
 {
-	static const struct {
-		enum p2ps_action action;
-		void *wrapper;
-		void **fn;
-	} wrappers[] = {
-		{ P2PS_ACT_LEDGER_CREATE, wrap_create, (void **)&nv.create },
-		{ P2PS_ACT_LEDGER_REMOVE, wrap_remove, (void **)&nv.remove },
-		{ P2PS_ACT_LEDGER_DMA_MAP, wrap_dma_map, (void **)&nv.dma_map },
-		{ P2PS_ACT_LEDGER_DMA_UNMAP, wrap_dma_unmap, (void **)&nv.dma_unmap },
-		{ P2PS_ACT_VIEW_IS_SUPPORTED, wrap_is_supported, (void **)&nv.is_supported },
-		{ P2PS_ACT_BAR1_CAPABLE, wrap_bar1_capable, (void **)&nv.bar1_capable },
-		{ P2PS_ACT_STATIC_ENABLE, wrap_static_enable, (void **)&nv.static_enable },
-		{ P2PS_ACT_STATIC_DISABLE, wrap_static_disable, (void **)&nv.static_disable },
-	};
+	const struct p2ps_hook_ops *ops;
 	bool native_uvm = false;
 	unsigned long flags;
-	unsigned int i, j;
+	unsigned int i;
 
 	memset(&nv, 0, sizeof(nv));
 	bound_profile = profile;
@@ -527,11 +517,11 @@ int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 		     hooks[i].desc->action == P2PS_ACT_STATIC_ENABLE) &&
 		    profile->force_before_bar1_check)
 			WRITE_ONCE(watch_static_bar1, true);
-		for (j = 0; j < ARRAY_SIZE(wrappers); j++)
-			if (hooks[i].desc->action == wrappers[j].action) {
-				hooks[i].via = (unsigned long)wrappers[j].wrapper;
-				*wrappers[j].fn = (void *)hooks[i].dest;
-			}
+		ops = hooks[i].desc->ops;
+		if (ops && ops->wrapper) {
+			hooks[i].via = (unsigned long)ops->wrapper;
+			*ops->dest_fn = (void *)hooks[i].dest;
+		}
 	}
 	p2ps_sb1_bind(mod->version, native_uvm);
 	nv.dma_info = (void *)p2ps_driver_lookup(mod, "kbusGetBar1P2PDmaInfo_GH100");
@@ -585,3 +575,32 @@ void p2ps_bar1_reopen(void)
 {
 	WRITE_ONCE(closing, false);
 }
+
+/* The policies of this file, as the profile's descriptors name them. */
+const struct p2ps_hook_ops p2ps_route_bar1_ops = { .route = p2ps_route_bar1 };
+#define WRAPPER(w, fn)	.wrapper = (w), .dest_fn = (void **)&nv.fn
+const struct p2ps_hook_ops p2ps_ledger_create_ops = { WRAPPER(wrap_create, create) };
+const struct p2ps_hook_ops p2ps_ledger_remove_ops = { WRAPPER(wrap_remove, remove) };
+const struct p2ps_hook_ops p2ps_ledger_dma_map_ops = { WRAPPER(wrap_dma_map, dma_map) };
+const struct p2ps_hook_ops p2ps_ledger_dma_unmap_ops = { WRAPPER(wrap_dma_unmap, dma_unmap) };
+const struct p2ps_hook_ops p2ps_view_is_supported_ops = {
+	WRAPPER(wrap_is_supported, is_supported),
+};
+const struct p2ps_hook_ops p2ps_bar1_capable_ops = { WRAPPER(wrap_bar1_capable, bar1_capable) };
+const struct p2ps_hook_ops p2ps_static_enable_ops = { WRAPPER(wrap_static_enable, static_enable) };
+const struct p2ps_hook_ops p2ps_static_disable_ops = {
+	WRAPPER(wrap_static_disable, static_disable),
+};
+const struct p2ps_hook_ops p2ps_static_view_ops = {
+	.entry = p2ps_static_view_entry, .ret = p2ps_static_view_return,
+};
+const struct p2ps_hook_ops p2ps_registry_defaults_ops = {
+	.entry = p2ps_registry_entry, .ret = p2ps_registry_return,
+};
+/* The guard stays in the residual state (main.c). */
+const struct p2ps_hook_ops p2ps_caps_guard_ops = {
+	.entry = p2ps_caps_entry, .ret = p2ps_caps_return, .residual = true,
+};
+const struct p2ps_hook_ops p2ps_caps_guard_v1_ops = {
+	.entry = p2ps_caps_entry_v1, .ret = p2ps_caps_return, .residual = true,
+};

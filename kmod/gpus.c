@@ -90,7 +90,7 @@ struct attach_call {
 };
 static_assert(sizeof(struct attach_call) <= P2PS_RET_DATA_SIZE);
 
-void p2ps_gpu_attach_entry(void *data, struct pt_regs *regs)
+static void p2ps_gpu_attach_entry(void *data, struct pt_regs *regs)
 {
 	struct attach_call *c = data;
 	unsigned long flags;
@@ -120,14 +120,14 @@ u32 p2ps_gpu_attaching(void)
 	return instance;
 }
 
-void p2ps_gpu_attach_return(void *data, struct pt_regs *regs)
+static const char *p2ps_gpu_attach_return(void *data, struct pt_regs *regs)
 {
 	struct attach_call *c = data;
 	struct p2ps_gpu *g;
 	unsigned long flags;
 
 	if (c->instance >= NV_MAX_DEVICES)
-		return;
+		return NULL;
 	spin_lock_irqsave(&gpus_lock, flags);
 	g = &gpus[c->instance];
 	g->attaching = NULL;
@@ -138,6 +138,7 @@ void p2ps_gpu_attach_return(void *data, struct pt_regs *regs)
 	 * guard.  The next attach of this instance starts afresh anyway.
 	 */
 	spin_unlock_irqrestore(&gpus_lock, flags);
+	return NULL;
 }
 
 /*
@@ -145,7 +146,7 @@ void p2ps_gpu_attach_return(void *data, struct pt_regs *regs)
  * and the next attach may get the same address: nothing keyed by this
  * pointer may survive (ledger, UVM peer tags).
  */
-void p2ps_gpu_detach(struct pt_regs *regs)
+static void p2ps_gpu_detach(struct pt_regs *regs)
 {
 	u32 instance = regs_get_kernel_argument(regs, 0);
 	struct OBJGPU *gpu;
@@ -272,3 +273,8 @@ u32 p2ps_gpus_forced(void)
 {
 	return mask_of(is_forced);
 }
+
+const struct p2ps_hook_ops p2ps_gpu_attach_ops = {
+	.entry = p2ps_gpu_attach_entry, .ret = p2ps_gpu_attach_return, .residual = true,
+};
+const struct p2ps_hook_ops p2ps_gpu_detach_ops = { .arg = p2ps_gpu_detach, .residual = true };

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The hook engine.  Three plain kinds on kprobes:
+ * The hook engine.  It registers probes, lets the live set's handlers act,
+ * and removes them; what a hook does is its policy's business: the
+ * descriptor's ops (struct p2ps_hook_ops), which the engine calls and never
+ * names.  Three plain kinds on kprobes:
  *
  *  - redirect: a kprobe at the target's entry sets the instruction pointer
  *    to another function with the same signature and skips the target.
@@ -69,14 +72,23 @@ static bool acts(const struct p2ps_hook *h)
 	return !h->set || h->set == READ_ONCE(live_set);
 }
 
+/* A hook with nothing on top of its kind (a plain redirect). */
+const struct p2ps_hook_ops p2ps_none_ops;
+
+static const struct p2ps_hook_ops *ops_of(const struct p2ps_hook *h)
+{
+	return h->desc->ops ?: &p2ps_none_ops;
+}
+
 static int redirect_pre(struct kprobe *kp, struct pt_regs *regs)
 {
 	struct p2ps_hook *h = kp_hook(kp);
+	const struct p2ps_hook_ops *ops = ops_of(h);
 
 	if (!acts(h))
 		return 0;
 	atomic64_inc(&h->hits);
-	if (h->desc->action == P2PS_ACT_ROUTE_BAR1 && !p2ps_route_bar1(regs))
+	if (ops->route && !ops->route(regs))
 		return 0;	/* not ours: the target runs as usual */
 	instruction_pointer_set(regs, h->via ? h->via : h->dest);
 	return 1;
@@ -90,18 +102,13 @@ static void no_opt_post(struct kprobe *kp, struct pt_regs *regs, unsigned long f
 static int arg_pre(struct kprobe *kp, struct pt_regs *regs)
 {
 	struct p2ps_hook *h = kp_hook(kp);
+	const struct p2ps_hook_ops *ops = ops_of(h);
 
 	if (!acts(h))
 		return 0;
 	atomic64_inc(&h->hits);
-	if (h->desc->action == P2PS_ACT_UVM_PEER_PTE)
-		p2ps_uvm_pte(regs);
-	else if (h->desc->action == P2PS_ACT_UVM_ENCODE)
-		p2ps_uvm_encode(regs);
-	else if (h->desc->action == P2PS_ACT_GPU_DETACH)
-		p2ps_gpu_detach(regs);
-	else if (h->desc->action == P2PS_ACT_STATIC_BAR1_OFF)
-		p2ps_sb1_disable(regs);
+	if (ops->arg)
+		ops->arg(regs);
 	return 0;
 }
 
@@ -118,111 +125,26 @@ static struct p2ps_hook *krp_hook(struct kretprobe_instance *ri)
 static int ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct p2ps_hook *h = krp_hook(ri);
+	const struct p2ps_hook_ops *ops = ops_of(h);
 
 	/* Non-zero: no return handler for this call. */
 	if (!acts(h))
 		return 1;
 	atomic64_inc(&h->hits);
-	switch (h->desc->action) {
-	case P2PS_ACT_REGISTRY_DEFAULTS:
-		p2ps_registry_entry(ri->data, regs);
-		break;
-	case P2PS_ACT_CAPS_GUARD:
-		p2ps_caps_entry(ri->data, regs);
-		break;
-	case P2PS_ACT_CAPS_GUARD_V1:
-		p2ps_caps_entry_v1(ri->data, regs);
-		break;
-	case P2PS_ACT_STATIC_VIEW:
-		p2ps_static_view_entry(ri->data, regs);
-		break;
-	case P2PS_ACT_UVM_SCOPE:
-		p2ps_uvm_scope_entry(ri->data, regs);
-		break;
-	case P2PS_ACT_GPU_ATTACH:
-		p2ps_gpu_attach_entry(ri->data, regs);
-		break;
-	case P2PS_ACT_STATIC_BAR1:
-		p2ps_sb1_enable_entry(ri->data, regs);
-		break;
-	case P2PS_ACT_STATIC_DECIDE:
-		p2ps_sb1_decide_entry(ri->data, regs);
-		break;
-	case P2PS_ACT_CLIENT_FB:
-		p2ps_sb1_client_fb_entry(ri->data, regs);
-		break;
-	case P2PS_ACT_NATIVE_CREATE:
-	case P2PS_ACT_NATIVE_REMOVE:
-		p2ps_uvm_native_entry(ri->data, regs);
-		break;
-	case P2PS_ACT_UVM_PEER_CAPS:
-	case P2PS_ACT_UVM_PEER_ATOMICS:
-		p2ps_uvm_caps_entry(ri->data, regs);
-		break;
-	default:
-		break;
-	}
+	if (ops->entry)
+		ops->entry(ri->data, regs);
 	return 0;
 }
 
 static int ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct p2ps_hook *h = krp_hook(ri);
-	const char *why;
+	const struct p2ps_hook_ops *ops = ops_of(h);
+	const char *why = ops->ret ? ops->ret(ri->data, regs) : NULL;
 
-	switch (h->desc->action) {
-	case P2PS_ACT_REGISTRY_DEFAULTS:
-		p2ps_registry_return(ri->data, regs);
-		break;
-	case P2PS_ACT_CAPS_GUARD:
-	case P2PS_ACT_CAPS_GUARD_V1:
-		p2ps_caps_return(ri->data, regs);
-		break;
-	case P2PS_ACT_STATIC_VIEW:
-		p2ps_static_view_return(ri->data, regs);
-		break;
-	case P2PS_ACT_UVM_SCOPE:
-		why = p2ps_uvm_scope_return(ri->data, regs);
-		if (why)
-			snprintf(h->last_error, sizeof(h->last_error), "%lld BAR1 PTE builds got "
-				 "stock PTEs; the last: %s", atomic64_inc_return(&h->bypassed), why);
-		break;
-	case P2PS_ACT_UVM_APERTURE:
-		p2ps_uvm_aperture_return(ri->data, regs);
-		break;
-	case P2PS_ACT_GPU_ATTACH:
-		p2ps_gpu_attach_return(ri->data, regs);
-		break;
-	case P2PS_ACT_STATIC_BAR1:
-		p2ps_sb1_enable_return(ri->data, regs);
-		break;
-	case P2PS_ACT_STATIC_DECIDE:
-		p2ps_sb1_decide_return(ri->data, regs);
-		break;
-	case P2PS_ACT_CLIENT_FB:
-		p2ps_sb1_client_fb_return(ri->data, regs);
-		break;
-	case P2PS_ACT_NATIVE_CREATE:
-		p2ps_uvm_native_return(ri->data, regs, true);
-		break;
-	case P2PS_ACT_NATIVE_REMOVE:
-		p2ps_uvm_native_return(ri->data, regs, false);
-		break;
-	case P2PS_ACT_UVM_PEER_CAPS:
-		p2ps_uvm_caps_return(ri->data, regs);
-		break;
-	case P2PS_ACT_UVM_PEER_ADDRESS:
-		p2ps_uvm_address_return(ri->data, regs);
-		break;
-	case P2PS_ACT_UVM_PEER_COPY:
-		p2ps_uvm_copy_return(ri->data, regs);
-		break;
-	case P2PS_ACT_UVM_PEER_ATOMICS:
-		p2ps_uvm_atomics_return(ri->data, regs);
-		break;
-	default:
-		break;
-	}
+	if (why)
+		snprintf(h->last_error, sizeof(h->last_error), "%lld call(s) left stock; the last: %s",
+			 atomic64_inc_return(&h->bypassed), why);
 	return 0;
 }
 

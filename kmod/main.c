@@ -78,17 +78,7 @@ static void free_hooks(void)
  */
 static bool residual_hook(const struct p2ps_hook *h)
 {
-	switch (h->desc->action) {
-	case P2PS_ACT_CAPS_GUARD:
-	case P2PS_ACT_CAPS_GUARD_V1:
-	case P2PS_ACT_GPU_ATTACH:
-	case P2PS_ACT_GPU_DETACH:
-	case P2PS_ACT_STATIC_BAR1:
-	case P2PS_ACT_STATIC_BAR1_OFF:
-		return true;
-	default:
-		return false;
-	}
+	return h->desc->ops && h->desc->ops->residual;
 }
 
 /*

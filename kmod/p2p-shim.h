@@ -167,26 +167,64 @@ void p2ps_bar1_unbind(void);
 void p2ps_bar1_close(void);
 void p2ps_bar1_reopen(void);
 void p2ps_bar1_guard_only(bool on);
-bool p2ps_route_bar1(struct pt_regs *regs);
 NV_STATUS p2ps_bar1_dma_info(struct OBJGPU *src, struct OBJGPU *peer,
 			     struct KernelBus *peer_bus, NvU64 *base, NvU64 *size);
-/* Return-override handlers: entry saves the call in @data, return acts. */
+/*
+ * What a hook does on top of its kind: the handlers of the policy that owns
+ * it.  Each policy (registry defaults and caps guard and BAR1 routing in
+ * bar1.c, GPU tracking in gpus.c, static BAR1 in sbar1.c, the UVM scope
+ * in uvm.c, the UVM peer set in uvm_peer.c) exports one ops object per
+ * action; the profile's descriptors point at them (profile.c: ACT()), and
+ * the engine (hook.c) calls them without knowing whose they are.
+ */
 #define P2PS_RET_DATA_SIZE	48
-void p2ps_registry_entry(void *data, struct pt_regs *regs);
-void p2ps_registry_return(void *data, struct pt_regs *regs);
-void p2ps_caps_entry(void *data, struct pt_regs *regs);
-void p2ps_caps_entry_v1(void *data, struct pt_regs *regs);
-void p2ps_static_view_entry(void *data, struct pt_regs *regs);
-void p2ps_static_view_return(void *data, struct pt_regs *regs);
-void p2ps_caps_return(void *data, struct pt_regs *regs);
+struct p2ps_hook_ops {
+	/* REDIRECT: whether this call goes to the destination (NULL: every call). */
+	bool (*route)(struct pt_regs *regs);
+	/*
+	 * REDIRECT through a wrapper with the target's signature, which calls
+	 * the destination through *@dest_fn (bound at arming, bar1.c).
+	 */
+	void *wrapper;
+	void **dest_fn;
+	/* ARG: at the target's entry; may rewrite argument registers. */
+	void (*arg)(struct pt_regs *regs);
+	/*
+	 * RETURN: @entry saves what the call needs in @data (P2PS_RET_DATA_SIZE
+	 * bytes), @ret may change the return value and out-parameters.  @ret
+	 * returns why it left the call as the stock driver has it, when that
+	 * is worth showing, or NULL; the engine counts it in status.
+	 */
+	void (*entry)(void *data, struct pt_regs *regs);
+	const char *(*ret)(void *data, struct pt_regs *regs);
+	/* Kept by a disable while GPUs carry our ForceP2P (main.c). */
+	bool residual;
+};
+
+extern const struct p2ps_hook_ops
+	p2ps_none_ops,
+	/* bar1.c */
+	p2ps_route_bar1_ops, p2ps_ledger_create_ops, p2ps_ledger_remove_ops,
+	p2ps_ledger_dma_map_ops, p2ps_ledger_dma_unmap_ops, p2ps_registry_defaults_ops,
+	p2ps_caps_guard_ops, p2ps_caps_guard_v1_ops, p2ps_view_is_supported_ops,
+	p2ps_bar1_capable_ops, p2ps_static_enable_ops, p2ps_static_disable_ops,
+	p2ps_static_view_ops,
+	/* gpus.c */
+	p2ps_gpu_attach_ops, p2ps_gpu_detach_ops,
+	/* sbar1.c */
+	p2ps_static_decide_ops, p2ps_client_fb_ops, p2ps_static_bar1_ops,
+	p2ps_static_bar1_off_ops,
+	/* uvm.c */
+	p2ps_uvm_scope_ops, p2ps_uvm_aperture_ops, p2ps_uvm_encode_ops,
+	p2ps_native_create_ops, p2ps_native_remove_ops,
+	/* uvm_peer.c */
+	p2ps_uvm_peer_caps_ops, p2ps_uvm_peer_pte_ops, p2ps_uvm_peer_address_ops,
+	p2ps_uvm_peer_copy_ops, p2ps_uvm_peer_atomics_ops;
 
 /* gpus.c */
 void p2ps_gpus_reset(void);
 /* main.c: the last GPU carrying our ForceP2P has detached. */
 void p2ps_residual_done(void);
-void p2ps_gpu_attach_entry(void *data, struct pt_regs *regs);
-void p2ps_gpu_attach_return(void *data, struct pt_regs *regs);
-void p2ps_gpu_detach(struct pt_regs *regs);
 bool p2ps_gpu_bind(struct OBJGPU *gpu);
 bool p2ps_gpu_set_forced(struct OBJGPU *gpu, bool forced);
 void p2ps_gpus_asked(u32 mask);
@@ -206,13 +244,6 @@ void p2ps_sb1_bind(const char *version, bool native_uvm);
 void p2ps_sb1_forget(unsigned int instance);
 void p2ps_sb1_attach(unsigned int instance, const void *arg);
 void p2ps_sb1_user_key(void);
-void p2ps_sb1_decide_entry(void *data, struct pt_regs *regs);
-void p2ps_sb1_decide_return(void *data, struct pt_regs *regs);
-void p2ps_sb1_client_fb_entry(void *data, struct pt_regs *regs);
-void p2ps_sb1_client_fb_return(void *data, struct pt_regs *regs);
-void p2ps_sb1_enable_entry(void *data, struct pt_regs *regs);
-void p2ps_sb1_enable_return(void *data, struct pt_regs *regs);
-void p2ps_sb1_disable(struct pt_regs *regs);
 void p2ps_sb1_torn_down(struct OBJGPU *gpu);
 bool p2ps_sb1_all_on(u32 mask);
 bool p2ps_sb1_unusable_in(u32 mask);
@@ -224,13 +255,7 @@ bool p2ps_sb1_report(unsigned int instance, struct p2ps_gpu_report *r);
 u32 p2ps_gpu_attaching(void);
 
 /* uvm.c: gen A's UVM external mapping fix */
-void p2ps_uvm_scope_entry(void *data, struct pt_regs *regs);
-const char *p2ps_uvm_scope_return(void *data, struct pt_regs *regs);
-void p2ps_uvm_aperture_return(void *data, struct pt_regs *regs);
-void p2ps_uvm_encode(struct pt_regs *regs);
 void p2ps_uvm_reset(void);
-void p2ps_uvm_native_entry(void *data, struct pt_regs *regs);
-void p2ps_uvm_native_return(void *data, struct pt_regs *regs, bool create);
 
 /* uvm_peer.c: the UVM peer set (nvidia-uvm's own peer PTEs) */
 void p2ps_uvm_peer_start(struct module *nv, bool dry_run);
@@ -242,12 +267,6 @@ void p2ps_uvm_peer_forget_gpu(struct OBJGPU *gpu);
 int p2ps_uvm_peer_for_each(int (*fn)(const struct p2ps_hook *h, void *arg), void *arg,
 			   unsigned int skip);
 void p2ps_uvm_peer_count(u32 *installed, u64 *hits);
-void p2ps_uvm_caps_entry(void *data, struct pt_regs *regs);
-void p2ps_uvm_caps_return(void *data, struct pt_regs *regs);
-void p2ps_uvm_address_return(void *data, struct pt_regs *regs);
-void p2ps_uvm_copy_return(void *data, struct pt_regs *regs);
-void p2ps_uvm_atomics_return(void *data, struct pt_regs *regs);
-void p2ps_uvm_pte(struct pt_regs *regs);
 
 /* ledger.c */
 void p2ps_ledger_pair_get(struct OBJGPU *g0, struct KernelBus *b0,

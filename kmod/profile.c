@@ -19,6 +19,19 @@
 
 #include <p2p-shim/profile.h>
 
+/*
+ * What each hook does on top of its kind: its action (which `p2pctl check`
+ * reads too) and, in the module, the policy's handlers (struct
+ * p2ps_hook_ops, kmod/p2p-shim.h) that the engine calls.
+ */
+#ifdef __KERNEL__
+#include "p2p-shim.h"
+#define OPS(action)	(&p2ps_##action##_ops)
+#else
+#define OPS(action)	NULL
+#endif
+#define ACT(A, a)	.action = P2PS_ACT_##A, .ops = OPS(a)
+
 #define CODE(t, ...) { \
 	.op = { __VA_ARGS__ }, \
 	.len = sizeof((unsigned short[]){ __VA_ARGS__ }) / sizeof(unsigned short), \
@@ -33,10 +46,10 @@ static const struct p2ps_code ret_false =		/* return NV_FALSE */
 static const struct p2ps_code ret_void =		/* return */
 	CODE("ret", P2PS_CODE_RET);
 
-#define STUB_TO_GH100(fn, body, act, reason) {			\
+#define STUB_TO_GH100(fn, body, A, a, reason) {		\
 	.target = #fn, .flags = P2PS_T_STUB, .expect = &(body),	\
 	.kind = P2PS_HOOK_REDIRECT, .dest = #fn "_GH100",	\
-	.action = (act), .why = reason,				\
+	ACT(A, a), .why = reason,				\
 }
 
 /*
@@ -45,59 +58,59 @@ static const struct p2ps_code ret_void =		/* return */
  * Gen 0 wraps the mapping-supported check and reads the older caps
  * prototype, hence the two parameters.
  */
-#define BAR1_P2P_HOOKS BAR1_P2P_HOOKS_WITH(P2PS_ACT_NONE, P2PS_ACT_CAPS_GUARD)
+#define BAR1_P2P_HOOKS BAR1_P2P_HOOKS_WITH(NONE, none, CAPS_GUARD, caps_guard)
 
-#define BAR1_P2P_HOOKS_WITH(is_supported_act, caps_act) \
-	STUB_TO_GH100(kbusIsPcieBar1P2PMappingSupported, ret_false, (is_supported_act), \
+#define BAR1_P2P_HOOKS_WITH(IS_SUPPORTED, is_supported, CAPS, caps) \
+	STUB_TO_GH100(kbusIsPcieBar1P2PMappingSupported, ret_false, IS_SUPPORTED, is_supported, \
 		      "lets the caps check and BAR1 mapping see static BAR1 on both GPUs"), \
-	STUB_TO_GH100(kbusHasPcieBar1P2PMapping, ret_false, P2PS_ACT_NONE, \
+	STUB_TO_GH100(kbusHasPcieBar1P2PMapping, ret_false, NONE, none, \
 		      "makes peer mappings (RM and UVM) take the BAR1 path"), \
-	STUB_TO_GH100(kbusCreateP2PMappingForBar1P2P, ret_not_supported, P2PS_ACT_LEDGER_CREATE, \
+	STUB_TO_GH100(kbusCreateP2PMappingForBar1P2P, ret_not_supported, LEDGER_CREATE, ledger_create, \
 		      "creates the BAR1 P2P pair: refcounts and IOMMU mapping of the peer BAR1"), \
-	STUB_TO_GH100(kbusRemoveP2PMappingForBar1P2P, ret_not_supported, P2PS_ACT_LEDGER_REMOVE, \
+	STUB_TO_GH100(kbusRemoveP2PMappingForBar1P2P, ret_not_supported, LEDGER_REMOVE, ledger_remove, \
 		      "tears the pair down; without it the IOMMU mappings leak"), \
-	STUB_TO_GH100(kbusGetBar1P2PDmaInfo, ret_not_supported, P2PS_ACT_NONE, \
+	STUB_TO_GH100(kbusGetBar1P2PDmaInfo, ret_not_supported, NONE, none, \
 		      "gives the peer BAR1 DMA base that SYS_NONCOH peer PTEs point at"), \
-	STUB_TO_GH100(dmaAllocBar1P2PMapping, ret_not_supported, P2PS_ACT_LEDGER_DMA_MAP, \
+	STUB_TO_GH100(dmaAllocBar1P2PMapping, ret_not_supported, LEDGER_DMA_MAP, ledger_dma_map, \
 		      "maps peer memory into a GPU VA space through the peer's BAR1"), \
-	STUB_TO_GH100(dmaFreeBar1P2PMapping, ret_void, P2PS_ACT_LEDGER_DMA_UNMAP, \
+	STUB_TO_GH100(dmaFreeBar1P2PMapping, ret_void, LEDGER_DMA_UNMAP, ledger_dma_unmap, \
 		      "releases that BAR1 window; the stub would leak it"), \
 	{ \
 		.target = "kbusCreateP2PMapping_GP100", \
 		.kind = P2PS_HOOK_REDIRECT, \
 		.dest = "kbusCreateP2PMapping_GH100", \
-		.action = P2PS_ACT_ROUTE_BAR1, \
+		ACT(ROUTE_BAR1, route_bar1), \
 		.why = "routes connection type PCIE_BAR1 (only) to the BAR1 path on pre-Hopper chips", \
 	}, \
 	{ \
 		.target = "kbusRemoveP2PMapping_GP100", \
 		.kind = P2PS_HOOK_REDIRECT, \
 		.dest = "kbusRemoveP2PMapping_GH100", \
-		.action = P2PS_ACT_ROUTE_BAR1, \
+		ACT(ROUTE_BAR1, route_bar1), \
 		.why = "routes PCIE_BAR1 teardown the same way", \
 	}, \
 	{ \
 		.target = "osReadRegistryDword", \
 		.kind = P2PS_HOOK_RETURN, \
-		.action = P2PS_ACT_REGISTRY_DEFAULTS, \
+		ACT(REGISTRY_DEFAULTS, registry_defaults), \
 		.why = "supplies the profile's registry keys where the user set none", \
 	}, \
 	{ \
 		.target = "p2pGetCapsStatus", \
 		.kind = P2PS_HOOK_RETURN, \
-		.action = (caps_act), \
+		ACT(CAPS, caps), \
 		.why = "never lets the forced caps select the mailbox path GeForce chips lack", \
 	}, \
 	{ \
 		.target = "gpumgrAttachGpu", \
 		.kind = P2PS_HOOK_RETURN, \
-		.action = P2PS_ACT_GPU_ATTACH, \
+		ACT(GPU_ATTACH, gpu_attach), \
 		.why = "observes a GPU's attach: ties its instance to the OBJGPU reading ForceP2P", \
 	}, \
 	{ \
 		.target = "gpumgrDetachGpu", \
 		.kind = P2PS_HOOK_ARG, \
-		.action = P2PS_ACT_GPU_DETACH, \
+		ACT(GPU_DETACH, gpu_detach), \
 		.why = "observes a GPU's detach: its OBJGPU and settings go with it", \
 	}
 
@@ -115,25 +128,25 @@ static const struct p2ps_code ret_void =		/* return */
 	{ \
 		.target = "kbusIsStaticBar1Supported_TU102", \
 		.kind = P2PS_HOOK_RETURN, \
-		.action = P2PS_ACT_STATIC_DECIDE, \
+		ACT(STATIC_DECIDE, static_decide), \
 		.why = "the per-GPU static BAR1 decision: observed, and \"no\" becomes \"yes\" where VRAM fits", \
 	}, \
 	{ \
 		.target = "memmgrGetClientFbAddrSpaceSize_IMPL", \
 		.kind = P2PS_HOOK_RETURN, \
-		.action = P2PS_ACT_CLIENT_FB, \
+		ACT(CLIENT_FB, client_fb), \
 		.why = "the client FB a forced static BAR1 maps: checked against BAR1 before it is mapped", \
 	}, \
 	{ \
 		.target = "kbusEnableStaticBar1Mapping_TU102", \
 		.kind = P2PS_HOOK_RETURN, \
-		.action = P2PS_ACT_STATIC_BAR1, \
+		ACT(STATIC_BAR1, static_bar1), \
 		.why = "observes which GPUs got static BAR1; a forced one that fails to map is left off", \
 	}, \
 	{ \
 		.target = "kbusDisableStaticBar1Mapping_TU102", \
 		.kind = P2PS_HOOK_ARG, \
-		.action = P2PS_ACT_STATIC_BAR1_OFF, \
+		ACT(STATIC_BAR1_OFF, static_bar1_off), \
 		.why = "observes static BAR1 going away while the GPU stays attached (persistence mode)", \
 	}
 
@@ -148,14 +161,14 @@ static const struct p2ps_code ret_void =		/* return */
 	{ \
 		.target = "kbusCreateP2PMappingForBar1P2P_GH100", \
 		.kind = P2PS_HOOK_RETURN, \
-		.action = P2PS_ACT_NATIVE_CREATE, \
+		ACT(NATIVE_CREATE, native_create), \
 		.why = "observes BAR1 pairs the driver makes without the stub wrappers (GB20x " \
 		       "from 570, Hopper, GB10x): the UVM fixes cover them too", \
 	}, \
 	{ \
 		.target = "kbusRemoveP2PMappingForBar1P2P_GH100", \
 		.kind = P2PS_HOOK_RETURN, \
-		.action = P2PS_ACT_NATIVE_REMOVE, \
+		ACT(NATIVE_REMOVE, native_remove), \
 		.why = "observes those pairs' teardown", \
 	}
 
@@ -185,19 +198,19 @@ static const struct p2ps_hook_desc gen_b_hooks[] = {
 	{ \
 		.target = "nvGpuOpsBuildExternalAllocPtes", \
 		.kind = P2PS_HOOK_RETURN, \
-		.action = P2PS_ACT_UVM_SCOPE, \
+		ACT(UVM_SCOPE, uvm_scope), \
 		.why = "scopes the UVM fix to PTE builds for a BAR1 pair (mapping GPU, memory owner)", \
 	}, \
 	{ \
 		.target = "nvGpuOpsGetExternalAllocAperture", \
 		.kind = P2PS_HOOK_RETURN, \
-		.action = P2PS_ACT_UVM_APERTURE, \
+		ACT(UVM_APERTURE, uvm_aperture), \
 		.why = "in scope: PEER becomes SYS_NONCOH, so the sysmem address field is used", \
 	}, \
 	{ \
 		.target = "kgmmuEncodePhysAddrs_IMPL", \
 		.kind = P2PS_HOOK_ARG, \
-		.action = P2PS_ACT_UVM_ENCODE, \
+		ACT(UVM_ENCODE, uvm_encode), \
 		.why = "in scope: encodes the addresses as peer addresses at the peer's BAR1 DMA base", \
 	}, \
 	NATIVE_PAIR_HOOKS
@@ -237,27 +250,28 @@ static const struct p2ps_hook_desc gen_a1_hooks[] = {
  * atomics argument before 565; the caps guard reads the 4 arguments.
  */
 static const struct p2ps_hook_desc gen_0_hooks[] = {
-	GEN_A_HOOKS_WITH(BAR1_P2P_HOOKS_WITH(P2PS_ACT_VIEW_IS_SUPPORTED, P2PS_ACT_CAPS_GUARD_V1)),
-	STUB_TO_GH100(kbusIsBar1P2PCapable, ret_false, P2PS_ACT_BAR1_CAPABLE,
+	GEN_A_HOOKS_WITH(BAR1_P2P_HOOKS_WITH(VIEW_IS_SUPPORTED, view_is_supported,
+					 CAPS_GUARD_V1, caps_guard_v1)),
+	STUB_TO_GH100(kbusIsBar1P2PCapable, ret_false, BAR1_CAPABLE, bar1_capable,
 		      "BAR1 initialisation asks it: _GH100 says yes with RMForceP2PType=2 "
 		      "when BAR1 holds all VRAM plus 128 KiB"),
-	STUB_TO_GH100(kbusEnableStaticBar1Mapping, ret_not_supported, P2PS_ACT_STATIC_ENABLE,
+	STUB_TO_GH100(kbusEnableStaticBar1Mapping, ret_not_supported, STATIC_ENABLE, static_enable,
 		      "maps all VRAM through BAR1 (static BAR1), which BAR1 P2P needs"),
-	STUB_TO_GH100(kbusDisableStaticBar1Mapping, ret_void, P2PS_ACT_STATIC_DISABLE,
+	STUB_TO_GH100(kbusDisableStaticBar1Mapping, ret_void, STATIC_DISABLE, static_disable,
 		      "tears the static BAR1 mapping down with BAR1; the stub would leak it"),
-	STUB_TO_GH100(kbusGetStaticFbAperture, ret_not_supported, P2PS_ACT_NONE,
+	STUB_TO_GH100(kbusGetStaticFbAperture, ret_not_supported, NONE, none,
 		      "gives the static BAR1 offset of peer memory mapped for BAR1 P2P"),
 	{
 		.target = "kbusEnableStaticBar1Mapping_GH100",
 		.kind = P2PS_HOOK_RETURN,
-		.action = P2PS_ACT_STATIC_BAR1,
+		ACT(STATIC_BAR1, static_bar1),
 		.why = "observes which GPUs got static BAR1 (Hopper natively, the others "
 		       "through the hooks): the caps guard refuses BAR1 P2P without it",
 	},
 	{
 		.target = "kbusIsStaticBar1Enabled_IMPL",
 		.kind = P2PS_HOOK_RETURN,
-		.action = P2PS_ACT_STATIC_VIEW,
+		ACT(STATIC_VIEW, static_view),
 		.why = "static BAR1 from these hooks is seen by the BAR1 P2P code only",
 	},
 };
@@ -332,7 +346,7 @@ static const unsigned int gen_b_majors[] = { 580, 590, 595, 0 };
 #define UVM_PEER_CAPS_HOOK {						\
 	.target = "nvUvmInterfaceGetP2PCaps",				\
 	.kind = P2PS_HOOK_RETURN,					\
-	.action = P2PS_ACT_UVM_PEER_CAPS,				\
+	ACT(UVM_PEER_CAPS, uvm_peer_caps),				\
 	.why = "gives each direction of a BAR1 pair of ours a tagged peer id for nvidia-uvm", \
 }
 
@@ -341,14 +355,14 @@ static const unsigned int gen_b_majors[] = { 580, 590, 595, 0 };
 		.target = "make_pte_turing",				\
 		.flags = P2PS_T_UVM,					\
 		.kind = P2PS_HOOK_ARG,					\
-		.action = P2PS_ACT_UVM_PEER_PTE,			\
+		ACT(UVM_PEER_PTE, uvm_peer_pte),			\
 		.why = "a tag left in a PTE build (identity mapping) becomes SYS at the BAR1 base", \
 	},								\
 	{								\
 		.target = "make_pte_hopper",				\
 		.flags = P2PS_T_UVM,					\
 		.kind = P2PS_HOOK_ARG,					\
-		.action = P2PS_ACT_UVM_PEER_PTE,			\
+		ACT(UVM_PEER_PTE, uvm_peer_pte),			\
 		.why = "the same for Hopper and Blackwell PTEs",	\
 	}
 
@@ -363,7 +377,7 @@ static const struct p2ps_hook_desc uvm_pmm_hooks[] = {
 		.target = "uvm_pmm_gpu_peer_phys_address",
 		.flags = P2PS_T_UVM,
 		.kind = P2PS_HOOK_RETURN,
-		.action = P2PS_ACT_UVM_PEER_ADDRESS,
+		ACT(UVM_PEER_ADDRESS, uvm_peer_address),
 		.why = "a tagged peer address becomes SYS at the BAR1 base (managed PTEs, CE copies)",
 	},
 	UVM_PEER_PTE_HOOKS,
@@ -371,7 +385,7 @@ static const struct p2ps_hook_desc uvm_pmm_hooks[] = {
 		.target = "uvm_pmm_gpu_peer_copy_address",
 		.flags = P2PS_T_UVM,
 		.kind = P2PS_HOOK_RETURN,
-		.action = P2PS_ACT_UVM_PEER_COPY,
+		ACT(UVM_PEER_COPY, uvm_peer_copy),
 		.why = "the same for a physical copy address, where the phys-address call is inlined",
 	},
 };
@@ -382,7 +396,7 @@ static const struct p2ps_hook_desc uvm_gpu_hooks[] = {
 		.target = "uvm_gpu_peer_phys_address",
 		.flags = P2PS_T_UVM,
 		.kind = P2PS_HOOK_RETURN,
-		.action = P2PS_ACT_UVM_PEER_ADDRESS,
+		ACT(UVM_PEER_ADDRESS, uvm_peer_address),
 		.why = "a tagged peer address becomes SYS at the BAR1 base (managed PTEs, CE copies)",
 	},
 	UVM_PEER_PTE_HOOKS,
@@ -399,7 +413,7 @@ static const struct p2ps_hook_desc uvm_bar1_hooks[] = {
 	{
 		.target = "nvUvmInterfaceGetP2PCaps",
 		.kind = P2PS_HOOK_RETURN,
-		.action = P2PS_ACT_UVM_PEER_ATOMICS,
+		ACT(UVM_PEER_ATOMICS, uvm_peer_atomics),
 		.why = "a BAR1 pair of ours gets bar1PcieAtomics, so nvidia-uvm picks SYS, which "
 		       "Ampere and Ada PTEs can encode (no atomics are sent: PTEs keep ATOMIC_DISABLE)",
 	},

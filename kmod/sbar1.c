@@ -331,7 +331,7 @@ struct decide_call {
 };
 static_assert(sizeof(struct decide_call) <= P2PS_RET_DATA_SIZE);
 
-void p2ps_sb1_decide_entry(void *data, struct pt_regs *regs)
+static void p2ps_sb1_decide_entry(void *data, struct pt_regs *regs)
 {
 	struct decide_call *c = data;
 
@@ -370,7 +370,7 @@ static const char *no_force(struct sb1_gpu *g, unsigned int major)
 	return NULL;
 }
 
-void p2ps_sb1_decide_return(void *data, struct pt_regs *regs)
+static const char *p2ps_sb1_decide_return(void *data, struct pt_regs *regs)
 {
 	struct decide_call *c = data;
 	u32 instance = p2ps_gpu_instance(c->gpu);
@@ -381,7 +381,7 @@ void p2ps_sb1_decide_return(void *data, struct pt_regs *regs)
 	const char *no;
 
 	if (instance >= NV_MAX_DEVICES)
-		return;
+		return NULL;
 	spin_lock_irqsave(&sb1_lock, flags);
 	g = &sb1[instance];
 	g->decided = true;
@@ -422,6 +422,7 @@ void p2ps_sb1_decide_return(void *data, struct pt_regs *regs)
 	regs_set_return_value(regs, NV_OK);
 out:
 	spin_unlock_irqrestore(&sb1_lock, flags);
+	return NULL;
 }
 
 /* memmgrGetClientFbAddrSpaceSize_IMPL(pGpu, pMemoryManager) */
@@ -430,14 +431,14 @@ struct client_fb_call {
 };
 static_assert(sizeof(struct client_fb_call) <= P2PS_RET_DATA_SIZE);
 
-void p2ps_sb1_client_fb_entry(void *data, struct pt_regs *regs)
+static void p2ps_sb1_client_fb_entry(void *data, struct pt_regs *regs)
 {
 	struct client_fb_call *c = data;
 
 	c->gpu = (struct OBJGPU *)regs_get_kernel_argument(regs, 0);
 }
 
-void p2ps_sb1_client_fb_return(void *data, struct pt_regs *regs)
+static const char *p2ps_sb1_client_fb_return(void *data, struct pt_regs *regs)
 {
 	struct client_fb_call *c = data;
 	u32 instance = p2ps_gpu_instance(c->gpu);
@@ -447,7 +448,7 @@ void p2ps_sb1_client_fb_return(void *data, struct pt_regs *regs)
 	struct sb1_gpu *g;
 
 	if (instance >= NV_MAX_DEVICES)
-		return;
+		return NULL;
 	spin_lock_irqsave(&sb1_lock, flags);
 	g = &sb1[instance];
 	g->client_fb = size;
@@ -469,6 +470,7 @@ void p2ps_sb1_client_fb_return(void *data, struct pt_regs *regs)
 		}
 	}
 	spin_unlock_irqrestore(&sb1_lock, flags);
+	return NULL;
 }
 
 /* kbusEnableStaticBar1Mapping_TU102(pGpu, pKernelBus, gfid[, bar1Offset]) */
@@ -478,7 +480,7 @@ struct enable_call {
 };
 static_assert(sizeof(struct enable_call) <= P2PS_RET_DATA_SIZE);
 
-void p2ps_sb1_enable_entry(void *data, struct pt_regs *regs)
+static void p2ps_sb1_enable_entry(void *data, struct pt_regs *regs)
 {
 	struct enable_call *c = data;
 
@@ -486,7 +488,7 @@ void p2ps_sb1_enable_entry(void *data, struct pt_regs *regs)
 	c->offset = regs_get_kernel_argument(regs, 3);
 }
 
-void p2ps_sb1_enable_return(void *data, struct pt_regs *regs)
+static const char *p2ps_sb1_enable_return(void *data, struct pt_regs *regs)
 {
 	struct enable_call *c = data;
 	u32 instance = p2ps_gpu_instance(c->gpu);
@@ -539,10 +541,11 @@ void p2ps_sb1_enable_return(void *data, struct pt_regs *regs)
 		g->not_size = false;
 		spin_unlock_irqrestore(&sb1_lock, flags);
 	}
+	return NULL;
 }
 
 /* kbusDisableStaticBar1Mapping_TU102, at entry. */
-void p2ps_sb1_disable(struct pt_regs *regs)
+static void p2ps_sb1_disable(struct pt_regs *regs)
 {
 	p2ps_sb1_torn_down((struct OBJGPU *)regs_get_kernel_argument(regs, 0));
 }
@@ -639,3 +642,15 @@ bool p2ps_sb1_report(unsigned int instance, struct p2ps_gpu_report *r)
 	spin_unlock_irqrestore(&sb1_lock, flags);
 	return seen;
 }
+
+const struct p2ps_hook_ops p2ps_static_decide_ops = {
+	.entry = p2ps_sb1_decide_entry, .ret = p2ps_sb1_decide_return,
+};
+const struct p2ps_hook_ops p2ps_client_fb_ops = {
+	.entry = p2ps_sb1_client_fb_entry, .ret = p2ps_sb1_client_fb_return,
+};
+/* Kept in the residual state: the status and the caps guard read them. */
+const struct p2ps_hook_ops p2ps_static_bar1_ops = {
+	.entry = p2ps_sb1_enable_entry, .ret = p2ps_sb1_enable_return, .residual = true,
+};
+const struct p2ps_hook_ops p2ps_static_bar1_off_ops = { .arg = p2ps_sb1_disable, .residual = true };

@@ -118,7 +118,7 @@ static void force_uncached(struct uvm_scope *sc)
 	sc->caching_forced = true;
 }
 
-void p2ps_uvm_scope_entry(void *data, struct pt_regs *regs)
+static void p2ps_uvm_scope_entry(void *data, struct pt_regs *regs)
 {
 	struct OBJGPU *mapper = (struct OBJGPU *)regs_get_kernel_argument(regs, 1);
 	void *memdesc = (void *)regs_get_kernel_argument(regs, 2);
@@ -157,7 +157,7 @@ void p2ps_uvm_scope_entry(void *data, struct pt_regs *regs)
  * compiler inlined that static function at this call site).  The caller
  * counts it where status shows it.
  */
-const char *p2ps_uvm_scope_return(void *data, struct pt_regs *regs)
+static const char *p2ps_uvm_scope_return(void *data, struct pt_regs *regs)
 {
 	struct scope_call *c = data;
 	struct uvm_scope *sc;
@@ -186,7 +186,7 @@ const char *p2ps_uvm_scope_return(void *data, struct pt_regs *regs)
 	return "bypassed the aperture hook (inlined?)";
 }
 
-void p2ps_uvm_aperture_return(void *data, struct pt_regs *regs)
+static const char *p2ps_uvm_aperture_return(void *data, struct pt_regs *regs)
 {
 	struct uvm_scope *sc;
 	unsigned long flags;
@@ -202,6 +202,7 @@ void p2ps_uvm_aperture_return(void *data, struct pt_regs *regs)
 		}
 	}
 	spin_unlock_irqrestore(&scopes_lock, flags);
+	return NULL;
 }
 
 /*
@@ -209,7 +210,7 @@ void p2ps_uvm_aperture_return(void *data, struct pt_regs *regs)
  * fabricBaseAddress, count): the PEER path adds the fabric base to every
  * address, which is exactly base + offset.
  */
-void p2ps_uvm_encode(struct pt_regs *regs)
+static void p2ps_uvm_encode(struct pt_regs *regs)
 {
 	struct uvm_scope *sc;
 	unsigned long flags;
@@ -236,7 +237,7 @@ struct native_call {
 };
 static_assert(sizeof(struct native_call) <= P2PS_RET_DATA_SIZE);
 
-void p2ps_uvm_native_entry(void *data, struct pt_regs *regs)
+static void p2ps_uvm_native_entry(void *data, struct pt_regs *regs)
 {
 	struct native_call *c = data;
 
@@ -256,7 +257,7 @@ static bool forced(struct OBJGPU *gpu)
 	return instance < NV_MAX_DEVICES && (p2ps_gpus_forced() & BIT(instance));
 }
 
-void p2ps_uvm_native_return(void *data, struct pt_regs *regs, bool create)
+static void p2ps_uvm_native_return(void *data, struct pt_regs *regs, bool create)
 {
 	struct native_call *c = data;
 
@@ -283,3 +284,27 @@ void p2ps_uvm_reset(void)
 	spin_unlock_irqrestore(&scopes_lock, flags);
 	p2ps_ledger_native_reset();
 }
+
+static const char *native_create_return(void *data, struct pt_regs *regs)
+{
+	p2ps_uvm_native_return(data, regs, true);
+	return NULL;
+}
+
+static const char *native_remove_return(void *data, struct pt_regs *regs)
+{
+	p2ps_uvm_native_return(data, regs, false);
+	return NULL;
+}
+
+const struct p2ps_hook_ops p2ps_uvm_scope_ops = {
+	.entry = p2ps_uvm_scope_entry, .ret = p2ps_uvm_scope_return,
+};
+const struct p2ps_hook_ops p2ps_uvm_aperture_ops = { .ret = p2ps_uvm_aperture_return };
+const struct p2ps_hook_ops p2ps_uvm_encode_ops = { .arg = p2ps_uvm_encode };
+const struct p2ps_hook_ops p2ps_native_create_ops = {
+	.entry = p2ps_uvm_native_entry, .ret = native_create_return,
+};
+const struct p2ps_hook_ops p2ps_native_remove_ops = {
+	.entry = p2ps_uvm_native_entry, .ret = native_remove_return,
+};

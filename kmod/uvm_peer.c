@@ -304,14 +304,14 @@ struct caps_call {
 };
 static_assert(sizeof(struct caps_call) <= P2PS_RET_DATA_SIZE);
 
-void p2ps_uvm_caps_entry(void *data, struct pt_regs *regs)
+static void p2ps_uvm_caps_entry(void *data, struct pt_regs *regs)
 {
 	struct caps_call *c = data;
 
 	c->params = (struct uvm_caps *)regs_get_kernel_argument(regs, 2);
 }
 
-void p2ps_uvm_caps_return(void *data, struct pt_regs *regs)
+static const char *p2ps_uvm_caps_return(void *data, struct pt_regs *regs)
 {
 	struct caps_call *c = data;
 	struct OBJGPU *g0, *g1;
@@ -321,31 +321,31 @@ void p2ps_uvm_caps_return(void *data, struct pt_regs *regs)
 	u32 t0, t1;
 
 	if (!READ_ONCE(tagging) || (u32)regs_return_value(regs) != NV_OK || !c->params)
-		return;
+		return NULL;
 	memset(&caps, 0, sizeof(caps));
 	if (copy_from_kernel_nofault(&caps, c->params, len))
-		return;
+		return NULL;
 	if (caps.p2p_link != UVM_LINK_TYPE_PCIE || caps.peer_ids[0] != BUS_INVALID_PEER ||
 	    caps.peer_ids[1] != BUS_INVALID_PEER)
-		return;		/* a mailbox or NVLink pair: real peer ids */
+		return NULL;		/* a mailbox or NVLink pair: real peer ids */
 	if (!take_created(&g0, &g1))
-		return;		/* not a pair this thread just made through us */
+		return NULL;		/* not a pair this thread just made through us */
 	if (!p2ps_ledger_bar1_base(g0, g1, &base01) || !p2ps_ledger_bar1_base(g1, g0, &base10))
-		return;
+		return NULL;
 	if (len == CAPS_580_SIZE && caps.bar1_dma_size[0] && caps.bar1_dma_size[1] &&
 	    (caps.bar1_dma_address[0] != base01 || caps.bar1_dma_address[1] != base10)) {
 		pr_warn_ratelimited("UVM caps of GPU%u-GPU%u: RM's BAR1 bases 0x%llx/0x%llx are not the ledger's 0x%llx/0x%llx: left untagged (stock PTEs)\n",
 				    p2ps_gpu_instance(g0), p2ps_gpu_instance(g1),
 				    caps.bar1_dma_address[0], caps.bar1_dma_address[1],
 				    base01, base10);
-		return;
+		return NULL;
 	}
 	t0 = tag_for(g0, g1, base01);
 	t1 = tag_for(g1, g0, base10);
 	if (!t0 || !t1) {
 		pr_warn_ratelimited("UVM caps of GPU%u-GPU%u: no free peer tag: left untagged (stock PTEs)\n",
 				    p2ps_gpu_instance(g0), p2ps_gpu_instance(g1));
-		return;
+		return NULL;
 	}
 	WRITE_ONCE(c->params->peer_ids[0], t0);
 	WRITE_ONCE(c->params->peer_ids[1], t1);
@@ -353,6 +353,7 @@ void p2ps_uvm_caps_return(void *data, struct pt_regs *regs)
 	p2ps_ledger_native_hold(g0, g1);
 	pr_info("nvidia-uvm peers GPU%u-GPU%u (BAR1): peer ids 0x%x (base 0x%llx), 0x%x (base 0x%llx)\n",
 		p2ps_gpu_instance(g0), p2ps_gpu_instance(g1), t0, base01, t1, base10);
+	return NULL;
 }
 
 /*
@@ -363,7 +364,7 @@ void p2ps_uvm_caps_return(void *data, struct pt_regs *regs)
  * parent_gpu_peer_aperture is its only reader), and a PCIE_BAR1 link gets
  * no native atomics (below NVLINK_1), so PTEs keep ATOMIC_DISABLE.
  */
-void p2ps_uvm_atomics_return(void *data, struct pt_regs *regs)
+static const char *p2ps_uvm_atomics_return(void *data, struct pt_regs *regs)
 {
 	struct caps_call *c = data;
 	struct OBJGPU *g0, *g1;
@@ -371,21 +372,22 @@ void p2ps_uvm_atomics_return(void *data, struct pt_regs *regs)
 	u64 base01, base10;
 
 	if (!READ_ONCE(tagging) || (u32)regs_return_value(regs) != NV_OK || !c->params)
-		return;
+		return NULL;
 	if (copy_from_kernel_nofault(&caps, c->params, sizeof(caps)))
-		return;
+		return NULL;
 	if (caps.p2p_link != UVM_LINK_TYPE_PCIE_BAR1 ||
 	    (caps.bar1_pcie_atomics[0] && caps.bar1_pcie_atomics[1]))
-		return;
+		return NULL;
 	if (!take_created(&g0, &g1))
-		return;
+		return NULL;
 	if (!p2ps_ledger_bar1_base(g0, g1, &base01) || !p2ps_ledger_bar1_base(g1, g0, &base10) ||
 	    caps.bar1_dma_address[0] != base01 || caps.bar1_dma_address[1] != base10)
-		return;		/* not the pair we made, or not in this order */
+		return NULL;		/* not the pair we made, or not in this order */
 	WRITE_ONCE(c->params->bar1_pcie_atomics[0], 1);
 	WRITE_ONCE(c->params->bar1_pcie_atomics[1], 1);
 	pr_info("nvidia-uvm peers GPU%u-GPU%u (BAR1): coherent system aperture (SYS) at 0x%llx, 0x%llx\n",
 		p2ps_gpu_instance(g0), p2ps_gpu_instance(g1), base01, base10);
+	return NULL;
 }
 
 /*
@@ -393,14 +395,15 @@ void p2ps_uvm_atomics_return(void *data, struct pt_regs *regs)
  * uvm_gpu_phys_address_t { NvU64 address; uvm_aperture_t aperture; }: 16
  * bytes, in rax and rdx.
  */
-void p2ps_uvm_address_return(void *data, struct pt_regs *regs)
+static const char *p2ps_uvm_address_return(void *data, struct pt_regs *regs)
 {
 	u64 base;
 
 	if (!lookup_tag((u32)regs->dx, &base))
-		return;
+		return NULL;
 	regs->dx = UVM_APERTURE_SYS;
 	regs->ax += base;
+	return NULL;
 }
 
 /*
@@ -409,20 +412,21 @@ void p2ps_uvm_address_return(void *data, struct pt_regs *regs)
  * 16 bytes, address in rax, aperture in edx, is_virtual in bits 39:32 of
  * rdx.  Only a physical address carries an aperture.
  */
-void p2ps_uvm_copy_return(void *data, struct pt_regs *regs)
+static const char *p2ps_uvm_copy_return(void *data, struct pt_regs *regs)
 {
 	u64 base;
 
 	if ((regs->dx >> 32) & 0xff)
-		return;		/* virtual: the identity mapping's PTEs are hook 3's */
+		return NULL;		/* virtual: the identity mapping's PTEs are hook 3's */
 	if (!lookup_tag((u32)regs->dx, &base))
-		return;
+		return NULL;
 	regs->dx = (regs->dx & ~0xffffffffUL) | UVM_APERTURE_SYS;
 	regs->ax += base;
+	return NULL;
 }
 
 /* make_pte_*(uvm_aperture_t aperture, NvU64 address, uvm_prot_t, NvU64 flags) */
-void p2ps_uvm_pte(struct pt_regs *regs)
+static void p2ps_uvm_pte(struct pt_regs *regs)
 {
 	u64 base;
 
@@ -662,3 +666,13 @@ void p2ps_uvm_peer_count(u32 *installed, u64 *hits)
 		*hits += atomic64_read(&uset.hooks[i].hits);
 	}
 }
+
+const struct p2ps_hook_ops p2ps_uvm_peer_caps_ops = {
+	.entry = p2ps_uvm_caps_entry, .ret = p2ps_uvm_caps_return,
+};
+const struct p2ps_hook_ops p2ps_uvm_peer_atomics_ops = {
+	.entry = p2ps_uvm_caps_entry, .ret = p2ps_uvm_atomics_return,
+};
+const struct p2ps_hook_ops p2ps_uvm_peer_address_ops = { .ret = p2ps_uvm_address_return };
+const struct p2ps_hook_ops p2ps_uvm_peer_copy_ops = { .ret = p2ps_uvm_copy_return };
+const struct p2ps_hook_ops p2ps_uvm_peer_pte_ops = { .arg = p2ps_uvm_pte };

@@ -17,15 +17,6 @@
 #define GiB ((uint64_t)1 << 30)
 #define MiB ((uint64_t)1 << 20)
 
-struct dctx {
-	struct p2ps_root root;
-	const struct p2ps_doctor_opts *opts;
-	struct p2ps_doctor_report *r;
-	size_t cap_f;
-	char *config;			/* kernel config text, or NULL */
-	char config_src[96];
-	int err;
-};
 
 const char *p2ps_verdict_name(enum p2ps_verdict v)
 {
@@ -70,8 +61,7 @@ const char *p2ps_pcie_path_name(enum p2ps_pcie_path p)
 	}
 }
 
-__attribute__((format(printf, 7, 8)))
-static void add(struct dctx *c, const char *check, const char *subject, enum p2ps_verdict v,
+void p2ps_dr_add(struct dctx *c, const char *check, const char *subject, enum p2ps_verdict v,
 		const char *source, const char *remedy, const char *fmt, ...)
 {
 	struct p2ps_doctor_report *r = c->r;
@@ -206,20 +196,20 @@ static void check_kernel(struct dctx *c)
 	/* kprobes */
 	k = cfg(c, "CONFIG_KPROBES");
 	if (k == 1)
-		add(c, "kprobes", NULL, P2PS_V_OK, src, NULL, "CONFIG_KPROBES=y");
+		p2ps_dr_add(c, "kprobes", NULL, P2PS_V_OK, src, NULL, "CONFIG_KPROBES=y");
 	else if (k == 0)
-		add(c, "kprobes", NULL, P2PS_V_FAIL, src,
+		p2ps_dr_add(c, "kprobes", NULL, P2PS_V_FAIL, src,
 		    "use a kernel built with CONFIG_KPROBES=y (stock Debian, Ubuntu and Fedora kernels have it)",
 		    "kprobes missing: kernel %s built without CONFIG_KPROBES", c->r->kernel_release);
 	else if (kallsyms_has(c, "register_kprobe"))
-		add(c, "kprobes", NULL, P2PS_V_OK, "/proc/kallsyms", NULL,
+		p2ps_dr_add(c, "kprobes", NULL, P2PS_V_OK, "/proc/kallsyms", NULL,
 		    "register_kprobe present (no kernel config found)");
 	else if (p2ps_root_exists(&c->root, "/proc/kallsyms"))
-		add(c, "kprobes", NULL, P2PS_V_FAIL, "/proc/kallsyms",
+		p2ps_dr_add(c, "kprobes", NULL, P2PS_V_FAIL, "/proc/kallsyms",
 		    "use a kernel built with CONFIG_KPROBES=y",
 		    "kprobes missing: no register_kprobe in /proc/kallsyms");
 	else
-		add(c, "kprobes", NULL, P2PS_V_WARN, "",
+		p2ps_dr_add(c, "kprobes", NULL, P2PS_V_WARN, "",
 		    "make /proc/config.gz or /boot/config-$(uname -r) available",
 		    "unknown: no kernel config and no /proc/kallsyms");
 
@@ -234,19 +224,19 @@ static void check_kernel(struct dctx *c)
 			sel = buf;
 		}
 		if (!strcmp(sel, "none"))
-			add(c, "lockdown", NULL, P2PS_V_OK, "/sys/kernel/security/lockdown", NULL,
+			p2ps_dr_add(c, "lockdown", NULL, P2PS_V_OK, "/sys/kernel/security/lockdown", NULL,
 			    "lockdown: none");
 		else
-			add(c, "lockdown", NULL, P2PS_V_FAIL, "/sys/kernel/security/lockdown",
+			p2ps_dr_add(c, "lockdown", NULL, P2PS_V_FAIL, "/sys/kernel/security/lockdown",
 			    "sign p2p-shim.ko with a key the kernel trusts (e.g. a MOK enrolled with mokutil), or disable Secure Boot",
 			    "kernel lockdown '%s' refuses unsigned modules", sel);
 	} else if (cfg(c, "CONFIG_LOCK_DOWN_KERNEL_FORCE_CONFIDENTIALITY") == 1 ||
 		   cfg(c, "CONFIG_LOCK_DOWN_KERNEL_FORCE_INTEGRITY") == 1) {
-		add(c, "lockdown", NULL, P2PS_V_FAIL, src,
+		p2ps_dr_add(c, "lockdown", NULL, P2PS_V_FAIL, src,
 		    "sign p2p-shim.ko with a key the kernel trusts, or use a kernel without forced lockdown",
 		    "kernel config forces lockdown: unsigned modules are refused");
 	} else {
-		add(c, "lockdown", NULL, P2PS_V_OK, src,
+		p2ps_dr_add(c, "lockdown", NULL, P2PS_V_OK, src,
 		    NULL, "no lockdown reported (securityfs absent; not forced by the kernel config)");
 	}
 
@@ -257,7 +247,7 @@ static void check_kernel(struct dctx *c)
 		int sb = -1;
 
 		if (!p2ps_root_exists(&c->root, "/sys/firmware/efi")) {
-			add(c, "secure-boot", NULL, P2PS_V_OK, "/sys/firmware/efi", NULL,
+			p2ps_dr_add(c, "secure-boot", NULL, P2PS_V_OK, "/sys/firmware/efi", NULL,
 			    "no EFI: no Secure Boot");
 		} else if (!p2ps_root_list(&c->root, "/sys/firmware/efi/efivars", &names, &n)) {
 			for (i = 0; i < n; i++) {
@@ -275,14 +265,14 @@ static void check_kernel(struct dctx *c)
 			}
 			p2ps_free_list(names, n);
 			if (sb == 1)
-				add(c, "secure-boot", NULL, P2PS_V_WARN, "efivars SecureBoot",
+				p2ps_dr_add(c, "secure-boot", NULL, P2PS_V_WARN, "efivars SecureBoot",
 				    "sign p2p-shim.ko and enroll the key (mokutil --import), or disable Secure Boot",
 				    "Secure Boot is on: distribution kernels then refuse unsigned modules");
 			else if (sb == 0)
-				add(c, "secure-boot", NULL, P2PS_V_OK, "efivars SecureBoot", NULL,
+				p2ps_dr_add(c, "secure-boot", NULL, P2PS_V_OK, "efivars SecureBoot", NULL,
 				    "Secure Boot is off");
 			else
-				add(c, "secure-boot", NULL, P2PS_V_SKIP, "efivars", NULL,
+				p2ps_dr_add(c, "secure-boot", NULL, P2PS_V_SKIP, "efivars", NULL,
 				    "EFI present but SecureBoot variable not readable");
 		}
 	}
@@ -290,28 +280,28 @@ static void check_kernel(struct dctx *c)
 	/* module signature enforcement */
 	if (p2ps_root_line(&c->root, "/sys/module/module/parameters/sig_enforce", buf, sizeof(buf)) &&
 	    (buf[0] == 'Y' || buf[0] == '1'))
-		add(c, "sig-enforce", NULL, P2PS_V_FAIL, "/sys/module/module/parameters/sig_enforce",
+		p2ps_dr_add(c, "sig-enforce", NULL, P2PS_V_FAIL, "/sys/module/module/parameters/sig_enforce",
 		    "sign p2p-shim.ko with a key the kernel trusts (scripts/sign-file), or boot without module.sig_enforce=1",
 		    "module signatures enforced: an unsigned p2p-shim.ko is refused");
 	else if (cfg(c, "CONFIG_MODULE_SIG_FORCE") == 1)
-		add(c, "sig-enforce", NULL, P2PS_V_FAIL, src,
+		p2ps_dr_add(c, "sig-enforce", NULL, P2PS_V_FAIL, src,
 		    "sign p2p-shim.ko with a key the kernel trusts (scripts/sign-file)",
 		    "CONFIG_MODULE_SIG_FORCE=y: an unsigned p2p-shim.ko is refused");
 	else
-		add(c, "sig-enforce", NULL, P2PS_V_OK, "/sys/module/module/parameters/sig_enforce",
+		p2ps_dr_add(c, "sig-enforce", NULL, P2PS_V_OK, "/sys/module/module/parameters/sig_enforce",
 		    NULL, "module signatures not enforced");
 
 	/* modules_disabled */
 	if (p2ps_root_line(&c->root, "/proc/sys/kernel/modules_disabled", buf, sizeof(buf))) {
 		if (buf[0] == '1')
-			add(c, "modules-disabled", NULL, P2PS_V_FAIL, "/proc/sys/kernel/modules_disabled",
+			p2ps_dr_add(c, "modules-disabled", NULL, P2PS_V_FAIL, "/proc/sys/kernel/modules_disabled",
 			    "load p2p-shim before kernel.modules_disabled is set (it stays 1 until reboot)",
 			    "module loading is disabled (kernel.modules_disabled=1)");
 		else
-			add(c, "modules-disabled", NULL, P2PS_V_OK, "/proc/sys/kernel/modules_disabled",
+			p2ps_dr_add(c, "modules-disabled", NULL, P2PS_V_OK, "/proc/sys/kernel/modules_disabled",
 			    NULL, "module loading allowed");
 	} else {
-		add(c, "modules-disabled", NULL, P2PS_V_SKIP, "/proc/sys/kernel/modules_disabled",
+		p2ps_dr_add(c, "modules-disabled", NULL, P2PS_V_SKIP, "/proc/sys/kernel/modules_disabled",
 		    NULL, "not readable");
 	}
 }
@@ -354,14 +344,14 @@ static void check_driver(struct dctx *c)
 
 	if (!p2ps_root_line(&c->root, vf, line, sizeof(line))) {
 		if (p2ps_root_line(&c->root, "/sys/module/nvidia/version", ver, sizeof(ver)))
-			add(c, "nvidia", NULL, P2PS_V_WARN, "/sys/module/nvidia/version",
+			p2ps_dr_add(c, "nvidia", NULL, P2PS_V_WARN, "/sys/module/nvidia/version",
 			    "check that the nvidia module finished loading (dmesg)",
 			    "nvidia %s is loaded but %s is missing", ver, vf);
 		else
-			add(c, "nvidia", NULL, P2PS_V_WARN, vf,
+			p2ps_dr_add(c, "nvidia", NULL, P2PS_V_WARN, vf,
 			    "load the nvidia open kernel module (p2p-shim arms when it arrives)",
 			    "nvidia driver not loaded");
-		add(c, "profile", NULL, P2PS_V_SKIP, NULL, NULL, "no driver version to check");
+		p2ps_dr_add(c, "profile", NULL, P2PS_V_SKIP, NULL, NULL, "no driver version to check");
 		return;
 	}
 	{
@@ -374,29 +364,29 @@ static void check_driver(struct dctx *c)
 	p2ps_strlcpy(r->driver_version, ver, sizeof(r->driver_version));
 	if (strstr(line, "Open Kernel Module")) {
 		r->open_module = true;
-		add(c, "nvidia", NULL, P2PS_V_OK, vf, NULL, "NVIDIA open kernel module %s loaded",
+		p2ps_dr_add(c, "nvidia", NULL, P2PS_V_OK, vf, NULL, "NVIDIA open kernel module %s loaded",
 		    *ver ? ver : "(version unknown)");
 	} else {
-		add(c, "nvidia", NULL, P2PS_V_FAIL, vf,
+		p2ps_dr_add(c, "nvidia", NULL, P2PS_V_FAIL, vf,
 		    "install the open kernel module flavour of the driver (e.g. nvidia-open, or the installer's -m=kernel-open)",
 		    "proprietary nvidia kernel module %s: unsupported (p2p-shim needs the open module)",
 		    *ver ? ver : "");
 	}
 	if (!*ver) {
-		add(c, "profile", NULL, P2PS_V_WARN, vf, "check /proc/driver/nvidia/version",
+		p2ps_dr_add(c, "profile", NULL, P2PS_V_WARN, vf, "check /proc/driver/nvidia/version",
 		    "driver version not found");
 		return;
 	}
 	p = p2ps_profile_for_version(ver);
 	if (p) {
 		p2ps_strlcpy(r->profile, p->name, sizeof(r->profile));
-		add(c, "profile", NULL, P2PS_V_OK, "p2ps_profile_for_version", NULL,
+		p2ps_dr_add(c, "profile", NULL, P2PS_V_OK, "p2ps_profile_for_version", NULL,
 		    "driver %s: profile %s (%s)", ver, p->name, p->versions);
 	} else {
 		char vers[128];
 
 		p2ps_supported_versions(vers, sizeof(vers));
-		add(c, "profile", NULL, P2PS_V_FAIL, "p2ps_profile_for_version",
+		p2ps_dr_add(c, "profile", NULL, P2PS_V_FAIL, "p2ps_profile_for_version",
 		    "use a supported driver branch, or check it with `p2pctl check` and arm with `p2pctl enable --force`",
 		    "no profile for driver %s (supported: %s)", ver, vers);
 	}
@@ -558,7 +548,7 @@ static void fmt_size(uint64_t b, char *buf, size_t len)
 		snprintf(buf, len, "%" PRIu64 " MiB", b / MiB);
 }
 
-static unsigned long read_hex(struct dctx *c, const char *dir, const char *attr, bool *ok)
+unsigned long p2ps_dr_read_hex(struct dctx *c, const char *dir, const char *attr, bool *ok)
 {
 	char path[512], buf[64];
 
@@ -640,9 +630,9 @@ static int find_gpus(struct dctx *c)
 		snprintf(link, sizeof(link), "/sys/bus/pci/devices/%s", names[i]);
 		if (!p2ps_root_realpath(&c->root, link, real, sizeof(real)))
 			p2ps_strlcpy(real, link, sizeof(real));
-		vendor = read_hex(c, real, "vendor", &ok1);
-		cls = read_hex(c, real, "class", &ok2);
-		dev = read_hex(c, real, "device", &ok3);
+		vendor = p2ps_dr_read_hex(c, real, "vendor", &ok1);
+		cls = p2ps_dr_read_hex(c, real, "class", &ok2);
+		dev = p2ps_dr_read_hex(c, real, "device", &ok3);
 		if (!ok1 || !ok2 || !ok3 || vendor != 0x10de ||
 		    ((cls >> 8) != 0x0300 && (cls >> 8) != 0x0302))
 			continue;
@@ -725,7 +715,7 @@ static void check_gpus(struct dctx *c)
 	size_t i;
 
 	if (r->nr_gpus == 0) {
-		add(c, "gpus", NULL, P2PS_V_WARN, "/sys/bus/pci/devices",
+		p2ps_dr_add(c, "gpus", NULL, P2PS_V_WARN, "/sys/bus/pci/devices",
 		    "check that the GPUs are visible (lspci -d 10de:)", "no NVIDIA display/3D device found");
 		return;
 	}
@@ -735,50 +725,50 @@ static void check_gpus(struct dctx *c)
 
 		fmt_size(g->vram, vs, sizeof(vs));
 		fmt_size(g->bar1, bs, sizeof(bs));
-		add(c, "gpu", g->bdf, P2PS_V_OK, g->path, NULL,
+		p2ps_dr_add(c, "gpu", g->bdf, P2PS_V_OK, g->path, NULL,
 		    "%s [10de:%04x], %s, VRAM %s%s%s%s, BAR1 %s, NUMA node %d",
 		    *g->name ? g->name : "NVIDIA GPU", g->device, g->arch, vs,
 		    g->vram ? " (" : "", g->vram ? g->vram_source : "", g->vram ? ")" : "",
 		    bs, g->numa_node);
 		if (!strcmp(g->arch, "unknown"))
-			add(c, "arch", g->bdf, P2PS_V_WARN, "PCI device id",
+			p2ps_dr_add(c, "arch", g->bdf, P2PS_V_WARN, "PCI device id",
 			    "p2p-shim targets Turing and later with the open driver",
 			    "architecture of device 0x%04x unknown", g->device);
 
 		if (!g->bar1) {
-			add(c, "bar1", g->bdf, P2PS_V_WARN, "resource", "check the PCI resources (lspci -vv)",
+			p2ps_dr_add(c, "bar1", g->bdf, P2PS_V_WARN, "resource", "check the PCI resources (lspci -vv)",
 			    "BAR1 size unknown");
 		} else if (g->bar1 <= 256 * MiB) {
 			small_bar = true;
-			add(c, "bar1", g->bdf, P2PS_V_FAIL, "resource",
+			p2ps_dr_add(c, "bar1", g->bdf, P2PS_V_FAIL, "resource",
 			    "enable Above 4G Decoding and Resizable BAR in the firmware setup, and set NVreg_EnableResizableBar=1 (p2pctl config --write)",
 			    "BAR1 is %s: BAR1 P2P needs all of VRAM in BAR1 (Resizable BAR)", bs);
 		} else if (g->vram && g->bar1 < g->vram) {
 			small_bar = true;
-			add(c, "bar1", g->bdf, P2PS_V_FAIL, "resource",
+			p2ps_dr_add(c, "bar1", g->bdf, P2PS_V_FAIL, "resource",
 			    "enable Resizable BAR (firmware, NVreg_EnableResizableBar=1); a board with more VRAM than the largest BAR1 can't use BAR1 P2P",
 			    "BAR1 %s is smaller than VRAM %s: static BAR1 impossible", bs, vs);
 		} else if (g->vram) {
-			add(c, "bar1", g->bdf, P2PS_V_OK, "resource", NULL,
+			p2ps_dr_add(c, "bar1", g->bdf, P2PS_V_OK, "resource", NULL,
 			    "BAR1 %s covers VRAM %s (Resizable BAR)", bs, vs);
 		} else {
-			add(c, "bar1", g->bdf, P2PS_V_WARN, "resource",
+			p2ps_dr_add(c, "bar1", g->bdf, P2PS_V_WARN, "resource",
 			    "make sure BAR1 is at least as large as VRAM",
 			    "BAR1 %s; VRAM unknown, can't compare", bs);
 		}
 	}
 	if (!have_rebar)
-		add(c, "rebar-param", NULL, P2PS_V_SKIP, "/proc/driver/nvidia/params", NULL,
+		p2ps_dr_add(c, "rebar-param", NULL, P2PS_V_SKIP, "/proc/driver/nvidia/params", NULL,
 		    "NVreg_EnableResizableBar unknown (driver not loaded)");
 	else if (atoi(rebar) != 0)
-		add(c, "rebar-param", NULL, P2PS_V_OK, "/proc/driver/nvidia/params", NULL,
+		p2ps_dr_add(c, "rebar-param", NULL, P2PS_V_OK, "/proc/driver/nvidia/params", NULL,
 		    "NVreg_EnableResizableBar=%s", rebar);
 	else if (small_bar)
-		add(c, "rebar-param", NULL, P2PS_V_FAIL, "/proc/driver/nvidia/params",
+		p2ps_dr_add(c, "rebar-param", NULL, P2PS_V_FAIL, "/proc/driver/nvidia/params",
 		    "add `options nvidia NVreg_EnableResizableBar=1` (p2pctl config --write) and reload nvidia",
 		    "NVreg_EnableResizableBar=0: the driver does not resize BAR1");
 	else
-		add(c, "rebar-param", NULL, P2PS_V_OK, "/proc/driver/nvidia/params", NULL,
+		p2ps_dr_add(c, "rebar-param", NULL, P2PS_V_OK, "/proc/driver/nvidia/params", NULL,
 		    "NVreg_EnableResizableBar=0, but BAR1 is already large (sized by the firmware)");
 }
 
@@ -794,10 +784,10 @@ static void check_iommu(struct dctx *c)
 		p2ps_free_list(names, n);
 	p2ps_root_line(&c->root, "/proc/cmdline", cmdline, sizeof(cmdline));
 	if (n == 0) {
-		add(c, "iommu", NULL, P2PS_V_OK, "/sys/class/iommu", NULL,
+		p2ps_dr_add(c, "iommu", NULL, P2PS_V_OK, "/sys/class/iommu", NULL,
 		    "IOMMU off (no IOMMU registered)");
 	} else if (strstr(cmdline, "iommu=pt") || strstr(cmdline, "iommu.passthrough=1")) {
-		add(c, "iommu", NULL, P2PS_V_OK, "/proc/cmdline", NULL,
+		p2ps_dr_add(c, "iommu", NULL, P2PS_V_OK, "/proc/cmdline", NULL,
 		    "IOMMU in passthrough mode (%zu unit%s)", n, n == 1 ? "" : "s");
 	} else {
 		/*
@@ -806,7 +796,7 @@ static void check_iommu(struct dctx *c)
 		 * (dmaAllocBar1P2PMapping_GH100) describe the raw bus address:
 		 * under translation those DMAs fault.
 		 */
-		add(c, "iommu", NULL, P2PS_V_WARN, "/sys/class/iommu",
+		p2ps_dr_add(c, "iommu", NULL, P2PS_V_WARN, "/sys/class/iommu",
 		    "boot with iommu=pt: with a translating IOMMU, peer mappings the driver makes itself through BAR1 windows use the raw bus address and fault; CUDA peer mappings through UVM use the IOMMU address and work",
 		    "IOMMU on (%zu unit%s), translated DMA", n, n == 1 ? "" : "s");
 	}
@@ -823,9 +813,19 @@ static void check_iommu(struct dctx *c)
  * in 570-575 wherever the BAR1 heap has room (2 MiB aligned).  565 decides
  * before the console and mailbox and maps at 0.  Peers take the static BAR1
  * only at a 512 MiB-aligned DMA address (_kbusCreateStaticBar1IOMMUMapping).
+ * 550/560 (gen-0) have no RMForceStaticBar1: kbusInitBar1_GM107 asks the
+ * HAL kbusIsBar1P2PCapable (550.163.01 kern_bus_gm107.c L1011), which
+ * p2p-shim's hook Z1 points at _GH100 (kern_bus_gh100.c L1119-1149): yes
+ * when RMForceP2PType=2 and BAR1 VA - 128 KiB holds VRAM rounded up to
+ * 2 MiB; the mapping then goes at BAR1 offset 0 (Z2), as in 565 before the
+ * console (docs/hooks.md, Gen 0): kbusInitBar1_GM107 asks before it maps
+ * the console and preserves the console mapping only when the answer is
+ * no (as read in the 550.54.15-based tinygrad fork's kern_bus_gm107.c,
+ * which differs there only by calling _GH100 directly).
  */
 enum drv_gen {
-	GEN_UNSERVED,		/* < 565, or the proprietary module */
+	GEN_UNSERVED,		/* < 550, or the proprietary module */
+	GEN_0,			/* 550/560: kbusIsBar1P2PCapable, RMForceP2PType=2 only */
 	GEN_A0,			/* 565: default 3 (ONLY_GPU), decided before the console */
 	GEN_A1,			/* 570: default 3 (ONLY_GPU) */
 	GEN_A2,			/* 575: default 0 (DISABLE) */
@@ -877,7 +877,7 @@ static long sb_force_type(const struct sb_rules *k)
 /* Is the P2P mailbox reserved in BAR1 (_kbusRequiresP2PMailboxBar1_GM107)? */
 static bool sb_mailbox(const struct sb_rules *k)
 {
-	if (k->gen == GEN_A0 || k->gen == GEN_A1) {
+	if (k->gen == GEN_0 || k->gen == GEN_A0 || k->gen == GEN_A1) {
 		long t = k->user_force_p2p_type >= 0 ? k->user_force_p2p_type :
 			 k->shim_keys ? 2 : 0;
 
@@ -888,7 +888,7 @@ static bool sb_mailbox(const struct sb_rules *k)
 
 static bool sb_bar1p2p_type(const struct sb_rules *k)
 {
-	return (k->gen == GEN_A0 || k->gen == GEN_A1) && !sb_mailbox(k);
+	return (k->gen == GEN_0 || k->gen == GEN_A0 || k->gen == GEN_A1) && !sb_mailbox(k);
 }
 
 #define MB(x) ((unsigned long long)((x) / MiB))
@@ -909,6 +909,31 @@ static void sb_eval(const struct sb_rules *k, long force, uint64_t bar1, uint64_
 	uint64_t need = fb_al, off, req;
 
 	o->remedy[0] = '\0';
+	if (k->gen == GEN_0) {
+		/*
+		 * 550/560: kbusIsBar1P2PCapable_GH100 through p2p-shim's hook;
+		 * no registry key forces or disables it, and the mapping sits at
+		 * BAR1 offset 0 whatever the console (decided before it).
+		 */
+		if (!sb_bar1p2p_type(k)) {
+			o->v = P2PS_SB_NO;
+			snprintf(o->why, sizeof(o->why),
+				 "550/560 map it only with RMForceP2PType=2, which is not in effect");
+			return;
+		}
+		if (va < 128 * KiB || va - 128 * KiB < fb_al) {
+			o->v = P2PS_SB_NO;
+			snprintf(o->why, sizeof(o->why),
+				 "550/560 rule: BAR1 (%llu MiB) minus 128 KiB can't hold VRAM (%llu MiB)",
+				 MB(bar1), MB(fb_al));
+			return;
+		}
+		o->v = P2PS_SB_YES;
+		snprintf(o->why, sizeof(o->why),
+			 "550/560 rule (RMForceP2PType=2, p2p-shim's hooks): BAR1 %llu MiB holds VRAM %llu MiB from offset 0%s",
+			 MB(bar1), MB(fb_al), con ? " (decided before the console)" : "");
+		return;
+	}
 	if (k->gen == GEN_A0) {
 		/*
 		 * 565: decided before the console and the mailbox; with static
@@ -1062,13 +1087,14 @@ static void sb_rules_init(struct dctx *c, struct sb_rules *k)
 	if (!*ver) {
 		k->gen = GEN_B;
 		k->assumed = true;
-	} else if (!c->r->open_module || major < 565) {
+	} else if (!c->r->open_module || major < 550) {
 		k->gen = GEN_UNSERVED;
 	} else {
-		k->gen = major < 570 ? GEN_A0 : major < 575 ? GEN_A1 : major < 580 ? GEN_A2 : GEN_B;
+		k->gen = major < 565 ? GEN_0 : major < 570 ? GEN_A0 : major < 575 ? GEN_A1 : major < 580 ? GEN_A2 : GEN_B;
 	}
 	param_value(c, "RegistryDwords", dwords, sizeof(dwords));
-	k->user_force_sb = reg_key(dwords, "RMForceStaticBar1");
+	/* 550/560 have no RMForceStaticBar1: the key is not read there */
+	k->user_force_sb = k->gen == GEN_0 ? -1 : reg_key(dwords, "RMForceStaticBar1");
 	k->user_pcie_type = reg_key(dwords, "RMPcieP2PType");
 	k->user_force_p2p_type = reg_key(dwords, "RMForceP2PType");
 	k->shim_keys = !(p2ps_root_line(&c->root, "/sys/module/p2p_shim/parameters/registry_defaults",
@@ -1130,9 +1156,19 @@ static void sb_gpu(struct dctx *c, const struct sb_rules *k, struct p2ps_gpu *g,
 	if (k->gen == GEN_UNSERVED) {
 		o->v = P2PS_SB_NO;
 		snprintf(o->why, sizeof(o->why),
-			 "driver %s: not served by p2p-shim (550/560 have no static BAR1 for GeForce)",
-			 c->r->driver_version);
-		p2ps_strlcpy(o->remedy, "use the open driver 565 or later", sizeof(o->remedy));
+			 "driver %s: not served by p2p-shim (%s)", c->r->driver_version,
+			 c->r->open_module ? "before 550: no static BAR1 for GeForce" :
+			 "the proprietary module");
+		p2ps_strlcpy(o->remedy, c->r->open_module ? "use the open driver 550 or later" :
+			     "install the open kernel module flavour of the driver", sizeof(o->remedy));
+		return;
+	}
+	if (!strncmp(g->chip, "GB20", 4) && *c->r->driver_version &&
+	    strtol(c->r->driver_version, NULL, 10) < 570) {
+		o->v = P2PS_SB_NO;
+		snprintf(o->why, sizeof(o->why), "driver %s does not support %s (GB20x: 570.86.16 and later)",
+			 c->r->driver_version, g->chip);
+		p2ps_strlcpy(o->remedy, "use the open driver 570.86.16 or later", sizeof(o->remedy));
 		return;
 	}
 	if (!g->bar1 || !g->vram) {
@@ -1177,6 +1213,22 @@ static void sb_gpu(struct dctx *c, const struct sb_rules *k, struct p2ps_gpu *g,
 		break;
 	}
 	/* NO: say what would change it */
+	if (k->gen == GEN_0) {
+		if (!sb_bar1p2p_type(k))
+			p2ps_strlcpy(o->remedy,
+				     k->shim_keys ? "take RMForceP2PType out of NVreg_RegistryDwords (p2p-shim supplies 2)" :
+				     "load p2p-shim with registry_defaults=1 (its RMForceP2PType=2 turns static BAR1 on)",
+				     sizeof(o->remedy));
+		else if (g->bar1 <= 256 * MiB || (g->bar1 < g->vram && g->bar1 < 4 * GiB))
+			p2ps_strlcpy(o->remedy,
+				     "enable Above 4G Decoding and Resizable BAR in the firmware setup and set NVreg_EnableResizableBar=1 (p2pctl config --write)",
+				     sizeof(o->remedy));
+		else
+			snprintf(o->remedy, sizeof(o->remedy),
+				 "none on 550/560 (no RMForceStaticBar1 there): BAR1 (%s) can't hold VRAM (%s) plus 128 KiB; with 570 or later p2p-shim forces it where the client FB fits (docs/cards.md)",
+				 bs, vs);
+		return;
+	}
 	if (force == SB_DISABLE && k->user_force_sb == 0) {
 		p2ps_strlcpy(o->remedy, "take RMForceStaticBar1=0 out of NVreg_RegistryDwords", sizeof(o->remedy));
 	} else if (force == SB_DISABLE || (force == SB_ONLY_GPU && !sb_bar1p2p_type(k))) {
@@ -1239,7 +1291,7 @@ static void check_static_bar1(struct dctx *c, struct sb_rules *k)
 		g->static_bar1 = o.v;
 		p2ps_strlcpy(g->static_bar1_why, o.why, sizeof(g->static_bar1_why));
 		v = o.v == P2PS_SB_YES ? P2PS_V_OK : o.v == P2PS_SB_INIT_FAILS ? P2PS_V_FAIL : P2PS_V_WARN;
-		add(c, "static-bar1", g->bdf, v,
+		p2ps_dr_add(c, "static-bar1", g->bdf, v,
 		    k->assumed ? "rules of driver 580+ (no driver loaded)" : "rules of the installed driver",
 		    o.remedy, "static BAR1 %s%s: %s", p2ps_static_bar1_name(o.v),
 		    g->display == 1 ? " (drives the boot display)" : "", o.why);
@@ -1248,7 +1300,7 @@ static void check_static_bar1(struct dctx *c, struct sb_rules *k)
 
 /* ---------------------------------------------------------------- pairs */
 
-static int split_path(const char *path, char comps[][16], int max, char *host, size_t hostlen)
+int p2ps_dr_split_path(const char *path, char comps[][16], int max, char *host, size_t hostlen)
 {
 	char buf[256], *tok, *save;
 	int n = 0;
@@ -1267,8 +1319,8 @@ static int split_path(const char *path, char comps[][16], int max, char *host, s
 static enum p2ps_pcie_path pair_path(const struct p2ps_gpu *a, const struct p2ps_gpu *b)
 {
 	char ca[16][16], cb[16][16], ha[64], hb[64];
-	int na = split_path(a->path, ca, 16, ha, sizeof(ha));
-	int nb = split_path(b->path, cb, 16, hb, sizeof(hb));
+	int na = p2ps_dr_split_path(a->path, ca, 16, ha, sizeof(ha));
+	int nb = p2ps_dr_split_path(b->path, cb, 16, hb, sizeof(hb));
 	int i;
 
 	if (!*ha || !*hb || na == 0 || nb == 0)
@@ -1353,8 +1405,8 @@ static unsigned long ioh_port(struct dctx *c, const struct p2ps_gpu *g, char *hu
 	if (!e)
 		return 0;		/* the GPU sits on the root bus */
 	snprintf(dir, sizeof(dir), "%.*s", (int)(e - g->path), g->path);
-	vendor = read_hex(c, dir, "vendor", &ok1);
-	dev = read_hex(c, dir, "device", &ok2);
+	vendor = p2ps_dr_read_hex(c, dir, "vendor", &ok1);
+	dev = p2ps_dr_read_hex(c, dir, "device", &ok2);
 	if (!ok1 || !ok2 || vendor != 0x8086 || !intel_ioh_root_port(dev))
 		return 0;
 	snprintf(hub, len, "%.7s", s + 1);	/* "0000:00" of "0000:00:03.0" */
@@ -1455,7 +1507,8 @@ static void pair_verdict(struct dctx *c, const struct sb_rules *k, struct p2ps_p
 		v = P2PS_V_FAIL;
 		snprintf(p->p2p_why, sizeof(p->p2p_why), "driver %s is not served by p2p-shim",
 			 c->r->driver_version);
-		p2ps_strlcpy(remedy, "use the open driver 565 or later", sizeof(remedy));
+		p2ps_strlcpy(remedy, c->r->open_module ? "use the open driver 550 or later" :
+			     "install the open kernel module flavour of the driver", sizeof(remedy));
 		goto out;
 	}
 	ra = ioh_port(c, a, hub_a, sizeof(hub_a));
@@ -1505,7 +1558,7 @@ static void pair_verdict(struct dctx *c, const struct sb_rules *k, struct p2ps_p
 		snprintf(p->p2p_why, sizeof(p->p2p_why), "static BAR1 on both GPUs: BAR1 P2P with p2p-shim");
 	}
 out:
-	add(c, "p2p", subj, v, k->assumed ? "rules of driver 580+ (no driver loaded)" : "rules of the installed driver",
+	p2ps_dr_add(c, "p2p", subj, v, k->assumed ? "rules of driver 580+ (no driver loaded)" : "rules of the installed driver",
 	    remedy, "P2P: %s (%s)", p2ps_p2p_name(p->p2p), p->p2p_why);
 }
 
@@ -1557,36 +1610,45 @@ static int check_pairs(struct dctx *c, const struct sb_rules *k)
 			switch (p->path) {
 			case P2PS_PATH_SWITCH:
 			case P2PS_PATH_ROOT_COMPLEX:
-				add(c, "pcie-path", subj, P2PS_V_OK, "sysfs device path", NULL,
+				p2ps_dr_add(c, "pcie-path", subj, P2PS_V_OK, "sysfs device path", NULL,
 				    "PCIe path: %s", p2ps_pcie_path_name(p->path));
 				break;
 			case P2PS_PATH_HOST_BRIDGES:
-			case P2PS_PATH_CROSS_SOCKET:
-				add(c, "pcie-path", subj,
+			case P2PS_PATH_CROSS_SOCKET: {
+				char ha[64], hb[64], comps[16][16];
+
+				p2ps_dr_split_path(a->path, comps, 16, ha, sizeof(ha));
+				p2ps_dr_split_path(b->path, comps, 16, hb, sizeof(hb));
+				p2ps_dr_add(c, "pcie-path", subj,
 				    p->native == P2PS_NATIVE_NVLINK ? P2PS_V_OK : P2PS_V_WARN,
-				    "sysfs device path",
-				    "P2P between host bridges or sockets is slower, and refused by some platforms; prefer GPUs under one switch or root complex",
-				    "PCIe path: %s", p2ps_pcie_path_name(p->path));
+				    "sysfs device path, numa_node",
+				    "put both GPUs under one socket's root complex (or one switch); else expect a fraction of the bandwidth, and check P2P with p2pctl verify",
+				    "PCIe path: %s (%s NUMA %d, %s NUMA %d): %s", p2ps_pcie_path_name(p->path),
+				    ha, a->numa_node, hb, b->numa_node,
+				    p->path == P2PS_PATH_CROSS_SOCKET ?
+				    "P2P crosses the socket interconnect (UPI, xGMI): lower bandwidth, higher latency, and some platforms don't forward it" :
+				    "P2P goes between root complexes through the CPU's fabric: usually slower than under one root port or switch");
 				break;
+			}
 			default:
-				add(c, "pcie-path", subj, P2PS_V_SKIP, "sysfs device path", NULL,
+				p2ps_dr_add(c, "pcie-path", subj, P2PS_V_SKIP, "sysfs device path", NULL,
 				    "PCIe path unknown");
 			}
 			switch (p->native) {
 			case P2PS_NATIVE_NVLINK:
 				if (nvlink_forced_off(c, k, a) || nvlink_forced_off(c, k, b))
-					add(c, "native-p2p", subj, P2PS_V_WARN, p->native_source, NULL,
+					p2ps_dr_add(c, "native-p2p", subj, P2PS_V_WARN, p->native_source, NULL,
 					    "native P2P over NVLink, turned off by RMForceP2PType=2 on this driver (see p2p)");
 				else
-					add(c, "native-p2p", subj, P2PS_V_OK, p->native_source, NULL,
+					p2ps_dr_add(c, "native-p2p", subj, P2PS_V_OK, p->native_source, NULL,
 					    "native P2P over NVLink: shim not needed");
 				break;
 			case P2PS_NATIVE_NONE:
-				add(c, "native-p2p", subj, P2PS_V_OK, p->native_source, NULL,
+				p2ps_dr_add(c, "native-p2p", subj, P2PS_V_OK, p->native_source, NULL,
 				    "no NVLink: P2P over PCIe BAR1 needs the shim");
 				break;
 			default:
-				add(c, "native-p2p", subj, P2PS_V_SKIP, p->native_source, NULL,
+				p2ps_dr_add(c, "native-p2p", subj, P2PS_V_SKIP, p->native_source, NULL,
 				    "NVLink state unknown (give nvidia-smi topo -m output)");
 			}
 			pair_verdict(c, k, p, subj);
@@ -1610,24 +1672,24 @@ static void check_module(struct dctx *c)
 		free(mods);
 	}
 	if (!loaded) {
-		add(c, "module", NULL, P2PS_V_WARN, "/sys/module/p2p_shim",
+		p2ps_dr_add(c, "module", NULL, P2PS_V_WARN, "/sys/module/p2p_shim",
 		    "modprobe p2p-shim (or insmod p2p-shim.ko), then p2pctl enable",
 		    "p2p-shim not loaded");
-		add(c, "stale-gpus", NULL, P2PS_V_SKIP, NULL, NULL,
+		p2ps_dr_add(c, "stale-gpus", NULL, P2PS_V_SKIP, NULL, NULL,
 		    "p2p-shim not loaded: can't tell which GPUs were initialised before arming");
 		return;
 	}
 	if (!h || p2ps_status(h, &st)) {
-		add(c, "module", NULL, P2PS_V_OK, "/sys/module/p2p_shim", NULL,
+		p2ps_dr_add(c, "module", NULL, P2PS_V_OK, "/sys/module/p2p_shim", NULL,
 		    "p2p-shim loaded (state not queried)");
-		add(c, "stale-gpus", NULL, P2PS_V_SKIP, NULL, NULL, "module state not available");
+		p2ps_dr_add(c, "stale-gpus", NULL, P2PS_V_SKIP, NULL, NULL, "module state not available");
 		return;
 	}
 	if (st->state == P2PS_STATE_ARMED)
-		add(c, "module", NULL, P2PS_V_OK, "P2PS_IOC_STATUS", NULL,
+		p2ps_dr_add(c, "module", NULL, P2PS_V_OK, "P2PS_IOC_STATUS", NULL,
 		    "p2p-shim armed: profile %s, %u hooks", st->profile, st->nr_installed);
 	else
-		add(c, "module", NULL, P2PS_V_WARN, "P2PS_IOC_STATUS",
+		p2ps_dr_add(c, "module", NULL, P2PS_V_WARN, "P2PS_IOC_STATUS",
 		    st->state == P2PS_STATE_WAITING ? "load nvidia: the shim arms when it arrives" :
 		    "run p2pctl enable",
 		    "p2p-shim loaded, %s", p2ps_state_name(st->state));
@@ -1643,11 +1705,11 @@ static void check_module(struct dctx *c)
 				if (k > 0 && (size_t)k < sizeof(list) - off)
 					off += k;
 			}
-		add(c, "stale-gpus", NULL, P2PS_V_WARN, "P2PS_IOC_STATUS",
+		p2ps_dr_add(c, "stale-gpus", NULL, P2PS_V_WARN, "P2PS_IOC_STATUS",
 		    "GPUs cache P2P capabilities at initialisation: reload nvidia after arming, or load p2p-shim first (softdep, p2pctl config --write)",
 		    "GPU instance(s) %s initialised before arming", list);
 	} else {
-		add(c, "stale-gpus", NULL, P2PS_V_OK, "P2PS_IOC_STATUS", NULL,
+		p2ps_dr_add(c, "stale-gpus", NULL, P2PS_V_OK, "P2PS_IOC_STATUS", NULL,
 		    "no GPU initialised before arming");
 	}
 	p2ps_status_free(st);
@@ -1683,6 +1745,10 @@ int p2ps_doctor(const struct p2ps_doctor_opts *opts, struct p2ps_doctor_report *
 		check_static_bar1(&c, &k);
 		check_iommu(&c);
 		err = check_pairs(&c, &k);
+		if (!err) {
+			p2ps_dr_platform(&c);
+			p2ps_dr_software(&c);
+		}
 	}
 	if (!err)
 		check_module(&c);

@@ -83,4 +83,51 @@ char *p2ps_trim(char *s);
 /* Decompress a whole .xz/.zst/.gz buffer chosen by magic; or copy. */
 int p2ps_decompress(const unsigned char *in, size_t inlen, unsigned char **out, size_t *outlen);
 
+/*
+ * doctor.c and doctor_*.c: the state of one p2ps_doctor() run, and helpers
+ * the check files share.
+ */
+struct dctx {
+	struct p2ps_root root;
+	const struct p2ps_doctor_opts *opts;
+	struct p2ps_doctor_report *r;
+	size_t cap_f;
+	char *config;			/* kernel config text, or NULL */
+	char config_src[96];
+	int err;
+	int vm;				/* doctor_platform.c: 1 in a VM, 0 not, -1 unknown */
+};
+/* Append a finding (no remedy kept for an ok verdict). */
+__attribute__((format(printf, 7, 8)))
+void p2ps_dr_add(struct dctx *c, const char *check, const char *subject, enum p2ps_verdict v,
+		 const char *source, const char *remedy, const char *fmt, ...);
+unsigned long p2ps_dr_read_hex(struct dctx *c, const char *dir, const char *attr, bool *ok);
+/* PCI addresses of the bridges and device on a sysfs path; its host bridge ("pci0000:00"). */
+int p2ps_dr_split_path(const char *path, char comps[][16], int max, char *host, size_t hostlen);
+/* doctor_platform.c: ACS, links, NUMA and host bridges, VM, displays. */
+void p2ps_dr_platform(struct dctx *c);
+/* doctor_software.c: NCCL, the vLLM P2P cache. */
+void p2ps_dr_software(struct dctx *c);
+
+/*
+ * PCI config space (doctor_platform.c).  Offset of extended capability @id
+ * in @cfg (@len bytes, as read from sysfs `config`), 0 if absent; -1 if the
+ * extended space is not there (fewer than 260 bytes: not root) or the list
+ * is malformed.
+ */
+int p2ps_pci_ext_cap(const uint8_t *cfg, size_t len, uint16_t id);
+#define P2PS_PCI_EXT_CAP_ACS 0x000d
+/* ACS control bits (PCIe r6.0 7.7.8.3) */
+#define P2PS_ACS_SV 0x01	/* source validation */
+#define P2PS_ACS_TB 0x02	/* translation blocking */
+#define P2PS_ACS_RR 0x04	/* P2P request redirect */
+#define P2PS_ACS_CR 0x08	/* P2P completion redirect */
+#define P2PS_ACS_UF 0x10	/* upstream forwarding */
+#define P2PS_ACS_EC 0x20	/* P2P egress control */
+#define P2PS_ACS_DT 0x40	/* direct translated P2P */
+/* "2.5 GT/s PCIe" -> 1 ... "64.0 GT/s PCIe" -> 6; 0 if unknown */
+int p2ps_pcie_gen(const char *speed);
+/* "2.27.5" etc.: <0, 0, >0 as strcmp */
+int p2ps_version_cmp(const char *a, const char *b);
+
 #endif

@@ -13,6 +13,7 @@ static const struct p2pctl_cmd cmds[] = {
 	{ "check", cmd_check, "check a driver file or kallsyms dump against the profiles, offline" },
 	{ "config", cmd_config, "print or write the modprobe.d configuration" },
 	{ "version", cmd_version, "print library and module versions" },
+	{ "report", cmd_report, "gather versions, doctor, status, topology and logs for a bug report" },
 	/* tools/cuda/: the CUDA driver API, loaded at run time */
 	{ "verify", cmd_verify, "verify P2P copies and managed memory between GPUs with CUDA" },
 	{ "bench", cmd_bench, "measure P2P bandwidth and latency with CUDA" },

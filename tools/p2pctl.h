@@ -41,6 +41,7 @@ int cmd_doctor(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 /* Built from tools/cuda/ when CUDA_CMDS is set (see tools/Makefile). */

@@ -97,6 +97,8 @@ struct p2ps_registry_default {
 	unsigned int value;
 };
 
+struct p2ps_hook_ops;
+
 struct p2ps_hook_desc {
 	const char *target;		/* symbol (or stub base name) in nvidia */
 	unsigned int flags;		/* P2PS_T_* */
@@ -104,6 +106,7 @@ struct p2ps_hook_desc {
 	enum p2ps_hook_kind kind;
 	const char *dest;		/* REDIRECT: function in nvidia to run instead */
 	enum p2ps_action action;
+	const struct p2ps_hook_ops *ops;	/* the module's handlers (NULL in the library) */
 	const char *why;
 };
 

@@ -2747,6 +2747,9 @@ static void rmFillAttachArg(GPUATTACHARG *pArg, struct nv_standin_gpu_desc *desc
 	pArg->pOsAttachArg = desc;
 }
 
+/* The memory of each instance's last detached OBJGPU, for its next attach. */
+static OBJGPU *rmSpareGpus[NV_STANDIN_MAX_GPUS];
+
 RM_FN NV_STATUS gpumgrAttachGpu(NvU32 gpuInstance, GPUATTACHARG *pArg)
 {
 	struct nv_standin_gpu_desc *pAttachArg = pArg->pOsAttachArg;
@@ -2761,7 +2764,17 @@ RM_FN NV_STATUS gpumgrAttachGpu(NvU32 gpuInstance, GPUATTACHARG *pArg)
 		       pAttachArg->fn, pAttachArg->chip);
 		return NV_ERR_NOT_SUPPORTED;
 	}
-	pGpu = kzalloc(sizeof(*pGpu), GFP_KERNEL);
+	/*
+	 * The allocator often hands a re-attached GPU the memory its last
+	 * OBJGPU had; the stand-in makes that certain, so that anything a
+	 * module keeps keyed by the old pointer meets the new GPU.
+	 */
+	pGpu = rmSpareGpus[gpuInstance];
+	rmSpareGpus[gpuInstance] = NULL;
+	if (pGpu)
+		memset(pGpu, 0, sizeof(*pGpu));
+	else
+		pGpu = kzalloc(sizeof(*pGpu), GFP_KERNEL);
 	if (!pGpu)
 		return NV_ERR_NO_MEMORY;
 	pGpu->gpuInstance = gpuInstance;
@@ -2798,7 +2811,8 @@ RM_FN NV_STATUS gpumgrDetachGpu(NvU32 gpuInstance)
 	iovaspaceDestruct_IMPL(&pGpu->iovas);
 	gpumgrGpus[gpuInstance] = NULL;
 	gpumgrAttachedMask &= ~BIT(gpuInstance);
-	kfree(pGpu);
+	kfree(rmSpareGpus[gpuInstance]);
+	rmSpareGpus[gpuInstance] = pGpu;
 	return NV_OK;
 }
 
@@ -2857,6 +2871,8 @@ void rm_standin_shutdown(void)
 		if (gpumgrGpus[i])
 			gpuStateUnload(gpumgrGpus[i]);
 		gpumgrDetachGpu(i);
+		kfree(rmSpareGpus[i]);
+		rmSpareGpus[i] = NULL;
 	}
 	WRITE_ONCE(g_pSys, NULL);
 }
@@ -3160,15 +3176,54 @@ int rm_standin_destroy(u32 obj, struct seq_buf *out)
 	return 0;
 }
 
-/* The last client closes the GPU and a new one opens it (no persistence). */
-int rm_standin_reinit(u32 gpu, struct seq_buf *out)
+/*
+ * Tear down GPU @gpu's P2P objects the way no hook of p2p-shim sees: the
+ * BAR1 pairs through kbusRemoveP2PMappingForBar1P2P_GH100 called directly
+ * (the path Hopper's own kbusRemoveP2PMapping_GH100 takes), not through
+ * the HAL slot or kbusRemoveP2PMapping_GP100.  A stand-in for any cleanup
+ * path the module does not hook.  Their mappings go first.
+ */
+static void rmTeardownUnseen(OBJGPU *pGpu)
+{
+	unsigned int i, obj;
+
+	for (obj = 0; obj < RM_MAX_P2P_OBJECTS; obj++) {
+		P2PApi *p = &rmP2PObjects[obj];
+
+		if (!p->bUsed || (p->peer1 != pGpu && p->peer2 != pGpu))
+			continue;
+		for (i = 0; i < RM_MAX_MAPPINGS; i++) {
+			if (!rmMappings[i].bUsed || rmMappings[i].p2pObject != obj)
+				continue;
+			if (rmMappings[i].info.bBar1P2P)
+				kfree(rmMappings[i].info.pMemDesc);
+			memset(&rmMappings[i], 0, sizeof(rmMappings[i]));
+		}
+		if (P2PAPI_CONNECTION_TYPE(p->attributes) == P2P_CONNECTIVITY_PCIE_BAR1)
+			kbusRemoveP2PMappingForBar1P2P_GH100(p->peer1,
+				GPU_GET_KERNEL_BUS(p->peer1), p->peer2,
+				GPU_GET_KERNEL_BUS(p->peer2), p->attributes);
+		p->peer1->liveObjects--;
+		p->peer2->liveObjects--;
+		p->bUsed = NV_FALSE;
+	}
+}
+
+/*
+ * The last client closes the GPU and a new one opens it (no persistence).
+ * @unseen: its P2P objects are torn down first, unseen (rmTeardownUnseen).
+ */
+int rm_standin_reinit(u32 gpu, bool unseen, struct seq_buf *out)
 {
 	OBJGPU *pGpu = rmGetReadyGpu(gpu);
+	OBJGPU *pOld = pGpu;
 	GPUATTACHARG arg;
 	NV_STATUS status;
 
 	if (!pGpu)
 		return -ENODEV;
+	if (unseen)
+		rmTeardownUnseen(pGpu);
 	if (pGpu->liveObjects) {
 		seq_buf_printf(out, "live_objects=%u\n", pGpu->liveObjects);
 		rmPrintStatus(out, NV_ERR_STATE_IN_USE);
@@ -3181,8 +3236,8 @@ int rm_standin_reinit(u32 gpu, struct seq_buf *out)
 	pGpu = rmGetReadyGpu(gpu);
 	if (status == NV_OK && pGpu)
 		status = pGpu->initStatus;
-	seq_buf_printf(out, "gpu=%u\nstatic_bar1=%d\n", gpu,
-		       pGpu ? pGpu->kernelBus.staticBar1.bStaticBar1Enabled : 0);
+	seq_buf_printf(out, "gpu=%u\nstatic_bar1=%d\nsame_address=%d\n", gpu,
+		       pGpu ? pGpu->kernelBus.staticBar1.bStaticBar1Enabled : 0, pGpu == pOld);
 	rmPrintStatus(out, status);
 	return 0;
 }

@@ -65,7 +65,7 @@ int rm_standin_map(u32 obj, u64 offset, u64 page_size, bool uvm,
 		   struct seq_buf *out);
 int rm_standin_unmap(u32 map, struct seq_buf *out);
 int rm_standin_destroy(u32 obj, struct seq_buf *out);
-int rm_standin_reinit(u32 gpu, struct seq_buf *out);
+int rm_standin_reinit(u32 gpu, bool unseen, struct seq_buf *out);
 int rm_standin_local(u32 gpu, u64 offset, u64 page_size, struct seq_buf *out);
 int rm_standin_sysmem(u32 gpu, u64 addr, u64 page_size, struct seq_buf *out);
 /* BAR1 mapping of video memory (a CPU mapping), its removal, and a video

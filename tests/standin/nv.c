@@ -380,7 +380,9 @@ static int nv_ctl_run(int argc, char **argv, struct seq_buf *out)
 		if (!strcmp(argv[0], "destroy"))
 			return rm_standin_destroy(a, out);
 		if (!strcmp(argv[0], "reinit"))
-			return rm_standin_reinit(a, out);
+			return rm_standin_reinit(a, false, out);
+		if (!strcmp(argv[0], "reinit-unseen"))
+			return rm_standin_reinit(a, true, out);
 		return -EINVAL;
 	}
 	if (argc == 5 && !strcmp(argv[0], "bar1map")) {

@@ -24,6 +24,7 @@ static const char usage_text[] =
 	"       nvflow unmap MAP\n"
 	"       nvflow destroy OBJ\n"
 	"       nvflow reinit GPU\n"
+	"       nvflow reinit-unseen GPU   (its P2P objects torn down where no hook sees it)\n"
 	"       nvflow local GPU OFFSET PAGESIZE\n"
 	"       nvflow sysmem GPU ADDR PAGESIZE\n"
 	"       nvflow bar1map GPU OFFSET SIZE contig|noncontig\n"
@@ -59,7 +60,7 @@ static int check_args(int argc, char **argv)
 		int nnum;	/* leading numeric arguments */
 	} cmds[] = {
 		{ "caps", 2, 2 }, { "create", 2, 2 }, { "map", 4, 3 },
-		{ "unmap", 1, 1 }, { "destroy", 1, 1 }, { "reinit", 1, 1 },
+		{ "unmap", 1, 1 }, { "destroy", 1, 1 }, { "reinit", 1, 1 }, { "reinit-unseen", 1, 1 },
 		{ "local", 3, 3 }, { "sysmem", 3, 3 }, { "state", 0, 0 },
 		{ "bench", 3, 3 }, { "bar1map", 4, 3 }, { "bar1unmap", 3, 3 },
 		{ "alloc", 3, 2 },

@@ -87,7 +87,11 @@ static void test_4090_pair(void **state)
 	for (i = 0; i < r->nr_findings; i++) {
 		const struct p2ps_finding *f = &r->findings[i];
 
-		if (strcmp(f->check, "module") && strcmp(f->check, "stale-gpus"))
+		/* this fixture has no link, display, CPU or NCCL files */
+		if (!strcmp(f->check, "link") || !strcmp(f->check, "display") || !strcmp(f->check, "vm") ||
+		    !strcmp(f->check, "nccl"))
+			assert_int_equal(f->verdict, P2PS_V_SKIP);
+		else if (strcmp(f->check, "module") && strcmp(f->check, "stale-gpus"))
 			assert_int_equal(f->verdict, P2PS_V_OK);
 		if (f->verdict == P2PS_V_OK)
 			assert_string_equal(f->remedy, "");
@@ -456,6 +460,332 @@ static void test_ioh_split(void **state)
 	p2ps_doctor_free(r);
 }
 
+/*
+ * 550/560 (gen-0, issue 27): served, with the 550 static-BAR1 rule
+ * (RMForceP2PType=2 and BAR1 - 128 KiB >= VRAM, offset 0 before the
+ * console), one fixture per card of docs/cards.md on 550.163.01.
+ */
+static void test_550_cards(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	/* 2x 4090, GPU 0 drives the display: both static BAR1, BAR1 P2P */
+	r = doctor("rtx4090-display-550", NULL);
+	assert_string_equal(r->driver_version, "550.163.01");
+	assert_string_equal(r->profile, "gen-0");
+	assert_int_equal(verdict(r, "profile", NULL), P2PS_V_OK);
+	assert_int_equal(r->gpus[0].display, 1);
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_YES);
+	assert_non_null(strstr(r->gpus[0].static_bar1_why, "550/560 rule"));
+	assert_non_null(strstr(r->gpus[0].static_bar1_why, "offset 0"));
+	assert_int_equal(r->gpus[1].static_bar1, P2PS_SB_YES);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
+	assert_int_equal(verdict(r, "p2p", PAIR), P2PS_V_OK);
+	assert_null(strstr(p2ps_doctor_find(r, "p2p", PAIR)->detail, "not served"));
+	assert_int_equal(r->nr_fail, 0);
+	p2ps_doctor_free(r);
+
+	/* 4090 D 48 GiB: BAR1 32 GiB can't hold it, no key to force: none */
+	r = doctor("rtx4090d-48g-550", NULL);
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_NO);
+	f = finding(r, "static-bar1", GPU0);
+	assert_non_null(strstr(f->detail, "550/560 rule"));
+	assert_non_null(strstr(f->remedy, "none on 550/560"));
+	assert_int_equal(r->gpus[1].static_bar1, P2PS_SB_YES);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	assert_int_equal(verdict(r, "p2p", PAIR), P2PS_V_FAIL);
+	p2ps_doctor_free(r);
+
+	/* 3090 + 4090: static BAR1 on both, mixed chips: BAR1 P2P (warn) */
+	r = doctor("rtx3090-4090-550", NULL);
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_YES);
+	assert_int_equal(r->gpus[1].static_bar1, P2PS_SB_YES);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
+	assert_int_equal(verdict(r, "p2p", PAIR), P2PS_V_WARN);
+	p2ps_doctor_free(r);
+
+	/* 256 MiB BAR1: no static BAR1, the ReBAR remedy */
+	r = doctor("rtx4090-smallbar-550", NULL);
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_NO);
+	assert_non_null(strstr(finding(r, "static-bar1", GPU0)->remedy, "Resizable BAR"));
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	p2ps_doctor_free(r);
+
+	/* 5090 on 550: GB202 unknown to the driver */
+	r = doctor("rtx5090-pair-550", NULL);
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_NO);
+	assert_non_null(strstr(r->gpus[0].static_bar1_why, "does not support GB202"));
+	assert_non_null(strstr(finding(r, "static-bar1", GPU0)->remedy, "570.86.16"));
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	p2ps_doctor_free(r);
+}
+
+/* ---------------------------------------------------------------- issue 23 */
+
+static uint8_t *read_cfg(const char *rel, size_t *len)
+{
+	char path[512];
+	uint8_t *b;
+
+	snprintf(path, sizeof(path), "%s/%s", FIXTURES, rel);
+	b = (uint8_t *)p2ps_read_file(path, len, false);
+	assert_non_null(b);
+	return b;
+}
+
+/* The extended capability walk, on the real H100's config space and a switch port. */
+static void test_ext_cap(void **state)
+{
+	size_t len;
+	uint8_t *b = read_cfg("h100-vm-580/root/sys/devices/pci0000:00/0000:00:06.0/config", &len);
+	uint8_t loop[0x200] = { 0 };
+
+	(void)state;
+	assert_int_equal(len, 4096);
+	/* the chain starts with an id-0 header at 0x100 that only points on */
+	assert_int_equal(p2ps_pci_ext_cap(b, len, 0x18), 0x12c);	/* LTR */
+	assert_int_equal(p2ps_pci_ext_cap(b, len, 0x01), 0x1b8);	/* AER */
+	assert_int_equal(p2ps_pci_ext_cap(b, len, 0x03), 0x2f0);	/* DSN, last */
+	assert_int_equal(p2ps_pci_ext_cap(b, len, P2PS_PCI_EXT_CAP_ACS), 0);	/* an endpoint: none */
+	/* what a normal user reads: the first 64 bytes */
+	assert_int_equal(p2ps_pci_ext_cap(b, 64, 0x01), -1);
+	free(b);
+	/* PEX 8747 downstream port: ACS last, after pointers that go down and up */
+	b = read_cfg("plx-acs/root/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/config", &len);
+	assert_int_equal(p2ps_pci_ext_cap(b, len, P2PS_PCI_EXT_CAP_ACS), 0xf24);
+	assert_int_equal(b[0xf24 + 6] & (P2PS_ACS_RR | P2PS_ACS_CR), P2PS_ACS_RR | P2PS_ACS_CR);
+	free(b);
+	/* a header pointing at itself, and one pointing past the end */
+	loop[0x100] = 0x01;
+	loop[0x102] = 0x01;
+	loop[0x103] = 0x10;		/* next = 0x100 */
+	assert_int_equal(p2ps_pci_ext_cap(loop, sizeof(loop), 0x0d), -1);
+	loop[0x103] = 0x30;		/* next = 0x300 > len */
+	assert_int_equal(p2ps_pci_ext_cap(loop, sizeof(loop), 0x0d), -1);
+	assert_int_equal(p2ps_pcie_gen("16.0 GT/s PCIe"), 4);
+	assert_int_equal(p2ps_pcie_gen("2.5 GT/s PCIe"), 1);
+	assert_int_equal(p2ps_pcie_gen("Unknown"), 0);
+}
+
+#define P03 "0000:03:00.0 0000:04:00.0"
+
+static void test_acs(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	/* PLX switch with redirect on both downstream ports: warn, narrow remedy */
+	r = doctor("plx-acs", NULL);
+	f = finding(r, "acs", P03);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->detail, "0000:02:08.0 (ReqRedir CmpltRedir"));
+	assert_non_null(strstr(f->detail, "0000:02:10.0"));
+	assert_non_null(strstr(f->remedy, "pci=disable_acs_redir=0000:02:08.0;0000:02:10.0 "));
+	assert_null(strstr(f->remedy, "pcie_acs_override="));
+	/* the root port and upstream port are not named */
+	assert_null(strstr(f->detail, "0000:00:01.0"));
+	assert_null(strstr(f->detail, "0000:01:00.0"));
+	p2ps_doctor_free(r);
+	/* the same switch with redirect off */
+	r = doctor("plx-noacs", NULL);
+	f = finding(r, "acs", P03);
+	assert_int_equal(f->verdict, P2PS_V_OK);
+	assert_non_null(strstr(f->detail, "0000:02:08.0 0000:02:10.0"));
+	p2ps_doctor_free(r);
+	/* no common switch: the redirect on the chipset's port changes nothing */
+	r = doctor("amd-chipset", NULL);
+	assert_int_equal(verdict(r, "acs", "0000:01:00.0 0000:04:00.0"), P2PS_V_OK);
+	p2ps_doctor_free(r);
+	/* no config space captured */
+	r = doctor("rtx4090-smallbar", NULL);
+	f = finding(r, "acs", P03);
+	assert_int_equal(f->verdict, P2PS_V_SKIP);
+	assert_non_null(strstr(f->detail, "root"));
+	p2ps_doctor_free(r);
+}
+
+static void test_link(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	/* Gen4 GPUs behind a Gen3 root port and switch */
+	r = doctor("plx-acs", NULL);
+	f = finding(r, "link", "0000:03:00.0");
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->detail, "Gen3 x16 of Gen4 x16"));
+	assert_non_null(strstr(f->detail, "limits the path to Gen3"));
+	assert_null(strstr(f->detail, "idle"));		/* capped, not idle */
+	p2ps_doctor_free(r);
+	r = doctor("plx-noacs", NULL);
+	assert_int_equal(verdict(r, "link", "0000:03:00.0"), P2PS_V_OK);
+	assert_int_equal(verdict(r, "link", "0000:04:00.0"), P2PS_V_OK);
+	p2ps_doctor_free(r);
+	/* GPU 1 behind the X570 chipset at x4; GPU 0 idle at Gen1 (fine) */
+	r = doctor("amd-chipset", NULL);
+	f = finding(r, "link", "0000:04:00.0");
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->detail, "trained to x4 of x16"));
+	assert_non_null(strstr(f->detail, "behind the chipset (0000:02:00.0, 1022:57ad)"));
+	assert_non_null(strstr(f->remedy, "CPU"));
+	f = finding(r, "link", "0000:01:00.0");
+	assert_int_equal(f->verdict, P2PS_V_OK);
+	assert_non_null(strstr(f->detail, "idle GPUs train down"));
+	p2ps_doctor_free(r);
+	/* in a VM the links are emulated */
+	r = doctor("qemu-guest", NULL);
+	assert_int_equal(verdict(r, "link", "0000:01:00.0"), P2PS_V_SKIP);
+	p2ps_doctor_free(r);
+}
+
+static void test_numa(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	r = doctor("no-kprobes", NULL);		/* two sockets */
+	f = finding(r, "pcie-path", "0000:17:00.0 0000:b1:00.0");
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->detail, "pci0000:16 NUMA 0, pci0000:b0 NUMA 1"));
+	assert_non_null(strstr(f->detail, "socket interconnect"));
+	p2ps_doctor_free(r);
+	r = doctor("epyc-hostbridges", NULL);	/* one socket, two host bridges */
+	f = finding(r, "pcie-path", "0000:41:00.0 0000:c1:00.0");
+	assert_int_equal(r->pairs[0].path, P2PS_PATH_HOST_BRIDGES);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->detail, "between root complexes"));
+	p2ps_doctor_free(r);
+	r = doctor("plx-noacs", NULL);
+	assert_int_equal(verdict(r, "pcie-path", P03), P2PS_V_OK);
+	p2ps_doctor_free(r);
+}
+
+static void test_vm(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	r = doctor("qemu-guest", NULL);
+	f = finding(r, "vm", NULL);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->detail, "DMI QEMU"));
+	assert_non_null(strstr(f->detail, "host bridge 8086:29c0"));
+	assert_non_null(strstr(f->remedy, "CHIPSET_NOT_SUPPORTED"));
+	p2ps_doctor_free(r);
+	/* the lent H100 (captured read-only): a VM by the CPU flag alone */
+	r = doctor("h100-vm-580", NULL);
+	f = finding(r, "vm", NULL);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->detail, "hypervisor"));
+	p2ps_doctor_free(r);
+	r = doctor("plx-acs", NULL);
+	assert_int_equal(verdict(r, "vm", NULL), P2PS_V_OK);
+	p2ps_doctor_free(r);
+	r = doctor("rtx4090-pair", NULL);
+	assert_int_equal(verdict(r, "vm", NULL), P2PS_V_SKIP);
+	p2ps_doctor_free(r);
+}
+
+static void test_display(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	/* 580: the boot display GPU keeps static BAR1 (at 512 MiB) */
+	r = doctor("amd-chipset", NULL);
+	f = finding(r, "display", GPU0);
+	assert_int_equal(f->verdict, P2PS_V_OK);
+	assert_non_null(strstr(f->detail, "boot display"));
+	assert_non_null(strstr(f->detail, "fb0 (nvidia-drmdrmfb)"));
+	assert_non_null(strstr(f->detail, "1 connected DRM connector"));
+	assert_non_null(strstr(f->detail, "512 MiB"));
+	assert_int_equal(verdict(r, "display", "0000:04:00.0"), P2PS_V_OK);
+	p2ps_doctor_free(r);
+	/* 570: after the console, unaligned: warn, move the display */
+	r = doctor("rtx4090-display-570", NULL);
+	f = finding(r, "display", GPU0);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->detail, "570-575"));
+	assert_non_null(strstr(f->remedy, "move the display"));
+	f = finding(r, "display", GPU1);
+	assert_int_equal(f->verdict, P2PS_V_OK);
+	p2ps_doctor_free(r);
+	/* 550: decided before the console */
+	r = doctor("rtx4090-display-550", NULL);
+	f = finding(r, "display", GPU0);
+	assert_int_equal(f->verdict, P2PS_V_OK);
+	assert_non_null(strstr(f->detail, "before the console"));
+	p2ps_doctor_free(r);
+	r = doctor("rtx4090-pair", NULL);
+	assert_int_equal(verdict(r, "display", GPU0), P2PS_V_SKIP);
+	p2ps_doctor_free(r);
+}
+
+static void test_nccl(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	assert_true(p2ps_version_cmp("2.21.5", "2.27.5") < 0);
+	assert_true(p2ps_version_cmp("2.27.5", "2.27.5") == 0);
+	assert_true(p2ps_version_cmp("2.27.10", "2.27.5") > 0);
+	assert_true(p2ps_version_cmp("2.28.3", "2.27.5") > 0);
+	/* pip's NCCL in a user's ~/.local: version from the library's own string */
+	r = doctor("amd-chipset", NULL);
+	f = finding(r, "nccl", NULL);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->detail, "NCCL 2.21.5"));
+	assert_non_null(strstr(f->detail, "/home/ana/.local/lib/python3.11/site-packages/nvidia/nccl/lib"));
+	assert_non_null(strstr(f->source, "version string"));
+	assert_non_null(strstr(f->remedy, "2.27.5"));
+	p2ps_doctor_free(r);
+	/* the system's, through ld.so.conf.d and the libnccl.so.2 link */
+	r = doctor("qemu-guest", NULL);
+	f = finding(r, "nccl", NULL);
+	assert_int_equal(f->verdict, P2PS_V_OK);
+	assert_non_null(strstr(f->detail, "NCCL 2.28.3"));
+	p2ps_doctor_free(r);
+	r = doctor("h100-vm-580", NULL);
+	assert_non_null(strstr(finding(r, "nccl", NULL)->detail, "2.28.3"));
+	p2ps_doctor_free(r);
+	r = doctor("rtx4090-pair", NULL);
+	assert_int_equal(verdict(r, "nccl", NULL), P2PS_V_SKIP);
+	p2ps_doctor_free(r);
+}
+
+static void test_vllm(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	/* "no P2P" cached for a pair with BAR1 P2P: stale */
+	r = doctor("amd-chipset", NULL);
+	f = finding(r, "vllm-cache", "CUDA_VISIBLE_DEVICES=0,1");
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->detail, "0->1, 1->0"));
+	assert_string_equal(f->remedy,
+			    "rm /home/ana/.cache/vllm/gpu_p2p_access_cache_for_0,1.json (vLLM tests P2P again on its next start)");
+	p2ps_doctor_free(r);
+	/* "no P2P" where there is none: consistent */
+	r = doctor("rtx4090d-48g-550", NULL);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	assert_int_equal(verdict(r, "vllm-cache", "CUDA_VISIBLE_DEVICES=0,1"), P2PS_V_OK);
+	p2ps_doctor_free(r);
+	r = doctor("rtx4090-pair", NULL);
+	assert_int_equal(verdict(r, "vllm-cache", NULL), P2PS_V_OK);
+	p2ps_doctor_free(r);
+}
+
 /* Real symlinks in a temporary tree instead of .symlinks. */
 static void test_real_symlinks(void **state)
 {
@@ -535,6 +865,15 @@ int main(void)
 		cmocka_unit_test(test_4090d_48g),
 		cmocka_unit_test(test_3090_4090),
 		cmocka_unit_test(test_ioh_split),
+		cmocka_unit_test(test_550_cards),
+		cmocka_unit_test(test_ext_cap),
+		cmocka_unit_test(test_acs),
+		cmocka_unit_test(test_link),
+		cmocka_unit_test(test_numa),
+		cmocka_unit_test(test_vm),
+		cmocka_unit_test(test_display),
+		cmocka_unit_test(test_nccl),
+		cmocka_unit_test(test_vllm),
 		cmocka_unit_test(test_real_symlinks),
 		cmocka_unit_test(test_bad_root),
 	};

@@ -57,7 +57,7 @@ static int run(const char *first, ...)
 }
 
 static const char *const commands[] = {
-	"enable", "disable", "status", "monitor", "doctor", "check", "config", "version",
+	"enable", "disable", "status", "monitor", "doctor", "check", "config", "version", "report",
 };
 
 /* The CUDA commands: their own exit codes (3: no CUDA driver or GPU). */

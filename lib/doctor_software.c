@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libp2pshim: `p2pctl doctor`'s checks of the software above the driver
+ * (issue 23): the NCCL a process would load (FIELD.md F21: all-reduce
+ * writes out of bounds once P2P is live, fixed in 2.27.5) and vLLM's
+ * cached "no P2P" answers (F22).  Read under the doctor's root.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "internal.h"
+
+#define NCCL_FIXED "2.27.5"
+
+int p2ps_version_cmp(const char *a, const char *b)
+{
+	while (*a || *b) {
+		unsigned long x = strtoul(a, (char **)&a, 10), y = strtoul(b, (char **)&b, 10);
+
+		if (x != y)
+			return x < y ? -1 : 1;
+		if (*a == '.')
+			a++;
+		else
+			a += strlen(a);
+		if (*b == '.')
+			b++;
+		else
+			b += strlen(b);
+	}
+	return 0;
+}
+
+/* "X.Y.Z" at @s (digits and two dots) into @out. */
+static bool take_version(const char *s, char *out, size_t len)
+{
+	size_t n = 0;
+	int dots = 0;
+
+	while ((isdigit((unsigned char)s[n]) || s[n] == '.') && n < 31) {
+		dots += s[n] == '.';
+		n++;
+	}
+	while (n && s[n - 1] == '.') {
+		n--;
+		dots--;
+	}
+	if (dots < 2 || n >= len)
+		return false;
+	memcpy(out, s, n);
+	out[n] = '\0';
+	return true;
+}
+
+/* The "NCCL version X.Y.Z" string NCCL carries for its banner. */
+static bool version_in_file(struct dctx *c, const char *path, char *out, size_t len)
+{
+	static const char key[] = "NCCL version ";
+	char full[4096];
+	char *buf;
+	size_t have = 0, n, total = 0;
+	bool found = false;
+	FILE *f = fopen(p2ps_root_path(&c->root, path, full, sizeof(full)), "rb");
+
+	if (!f)
+		return false;
+	buf = malloc((1 << 20) + 64);
+	while (buf && !found && total < (1UL << 30) &&
+	       (n = fread(buf + have, 1, (1 << 20), f)) > 0) {
+		char *p = buf;
+		size_t end = have + n;
+
+		total += n;
+		while ((p = memmem(p, end - (size_t)(p - buf), key, sizeof(key) - 1))) {
+			if ((size_t)(p - buf) + sizeof(key) + 32 > end && !feof(f))
+				break;		/* finish it with the next chunk */
+			if (take_version(p + sizeof(key) - 1, out, len)) {
+				found = true;
+				break;
+			}
+			p++;
+		}
+		/* keep a tail for a string that spans two chunks */
+		have = end > 64 ? 64 : end;
+		memmove(buf, buf + end - have, have);
+	}
+	free(buf);
+	fclose(f);
+	return found;
+}
+
+struct nccl_lib {
+	char path[512];
+	char real[512];
+	char version[32];
+	char how[48];
+};
+
+struct nccl_scan {
+	struct nccl_lib libs[16];
+	size_t n;
+};
+
+static void nccl_consider(struct dctx *c, struct nccl_scan *s, const char *dir, const char *where,
+			  const char *distinfo_dir)
+{
+	struct nccl_lib *l;
+	char path[512], real[512];
+	const char *base;
+	size_t i;
+
+	snprintf(path, sizeof(path), "%s/libnccl.so.2", dir);
+	if (!p2ps_root_realpath(&c->root, path, real, sizeof(real)) ||
+	    !p2ps_root_exists(&c->root, real))
+		return;
+	for (i = 0; i < s->n; i++)
+		if (!strcmp(s->libs[i].real, real))
+			return;
+	if (s->n == sizeof(s->libs) / sizeof(s->libs[0]))
+		return;
+	l = &s->libs[s->n++];
+	memset(l, 0, sizeof(*l));
+	p2ps_strlcpy(l->path, path, sizeof(l->path));
+	p2ps_strlcpy(l->real, real, sizeof(l->real));
+	base = strrchr(real, '/');
+	base = base ? base + 1 : real;
+	if (!strncmp(base, "libnccl.so.", 11) && take_version(base + 11, l->version, sizeof(l->version))) {
+		snprintf(l->how, sizeof(l->how), "%s, file name", where);
+		return;
+	}
+	if (version_in_file(c, real, l->version, sizeof(l->version))) {
+		snprintf(l->how, sizeof(l->how), "%s, its version string", where);
+		return;
+	}
+	if (distinfo_dir) {
+		char **names;
+		size_t n;
+
+		if (!p2ps_root_list(&c->root, distinfo_dir, &names, &n)) {
+			for (i = 0; i < n && !*l->version; i++) {
+				const char *d = strchr(names[i], '-');
+
+				if (!strncmp(names[i], "nvidia_nccl_cu", 14) && d &&
+				    strstr(names[i], ".dist-info") &&
+				    take_version(d + 1, l->version, sizeof(l->version)))
+					snprintf(l->how, sizeof(l->how), "%s, %s", where, names[i]);
+			}
+			p2ps_free_list(names, n);
+		}
+	}
+	if (!*l->version)
+		snprintf(l->how, sizeof(l->how), "%s", where);
+}
+
+/* Directories of ld.so.conf (and its includes, one level of globs). */
+static void nccl_ldconf(struct dctx *c, struct nccl_scan *s, const char *file, int depth)
+{
+	char *text = p2ps_root_read(&c->root, file, NULL, false), *line, *save;
+
+	if (!text)
+		return;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		line = p2ps_trim(line);
+		if (!strncmp(line, "include", 7) && isspace((unsigned char)line[7]) && depth < 2) {
+			char *pat = p2ps_trim(line + 8), dir[512], **names;
+			const char *slash = strrchr(pat, '/'), *star = strchr(pat, '*');
+			size_t n, i, plen;
+
+			if (!slash)
+				continue;
+			snprintf(dir, sizeof(dir), "%.*s", (int)(slash - pat), pat);
+			if (!star) {
+				nccl_ldconf(c, s, pat, depth + 1);
+				continue;
+			}
+			plen = (size_t)(star - slash - 1);
+			if (p2ps_root_list(&c->root, dir, &names, &n))
+				continue;
+			for (i = 0; i < n; i++) {
+				const char *suffix = star + 1;
+				size_t nl = strlen(names[i]), sl = strlen(suffix);
+				char f[1024];
+
+				if (strncmp(names[i], slash + 1, plen) || nl < sl ||
+				    strcmp(names[i] + nl - sl, suffix))
+					continue;
+				snprintf(f, sizeof(f), "%s/%s", dir, names[i]);
+				nccl_ldconf(c, s, f, depth + 1);
+			}
+			p2ps_free_list(names, n);
+		} else if (line[0] == '/') {
+			nccl_consider(c, s, line, "ldconfig", NULL);
+		}
+	}
+	free(text);
+}
+
+/* DIR/python3*\/{site,dist}-packages/nvidia/nccl/lib */
+static void nccl_python(struct dctx *c, struct nccl_scan *s, const char *libdir)
+{
+	static const char *const pkgs[] = { "site-packages", "dist-packages" };
+	char **names;
+	size_t n, i, j;
+
+	if (p2ps_root_list(&c->root, libdir, &names, &n))
+		return;
+	for (i = 0; i < n; i++) {
+		if (strncmp(names[i], "python3", 7))
+			continue;
+		for (j = 0; j < 2; j++) {
+			char sp[600], dir[700];
+
+			snprintf(sp, sizeof(sp), "%s/%s/%s", libdir, names[i], pkgs[j]);
+			snprintf(dir, sizeof(dir), "%s/nvidia/nccl/lib", sp);
+			nccl_consider(c, s, dir, "Python package", sp);
+		}
+	}
+	p2ps_free_list(names, n);
+}
+
+/* /home/USER/SUFFIX for every user, and /root/SUFFIX */
+static void each_home(struct dctx *c, const char *suffix, void (*fn)(struct dctx *, void *, const char *),
+		      void *arg)
+{
+	char **names, dir[600];
+	size_t n, i;
+
+	snprintf(dir, sizeof(dir), "/root/%s", suffix);
+	fn(c, arg, dir);
+	if (p2ps_root_list(&c->root, "/home", &names, &n))
+		return;
+	for (i = 0; i < n; i++) {
+		snprintf(dir, sizeof(dir), "/home/%s/%s", names[i], suffix);
+		fn(c, arg, dir);
+	}
+	p2ps_free_list(names, n);
+}
+
+static void python_cb(struct dctx *c, void *arg, const char *dir)
+{
+	nccl_python(c, arg, dir);
+}
+
+static void check_nccl(struct dctx *c)
+{
+	static const char *const trusted[] = {
+		"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
+		"/lib", "/usr/lib", "/usr/local/cuda/lib64",
+	};
+	static const char *const pylibs[] = {
+		"/usr/lib", "/usr/local/lib", "/opt/conda/lib", "/usr/lib64", "/usr/local/lib64",
+	};
+	struct nccl_scan *s = calloc(1, sizeof(*s));
+	size_t i;
+
+	if (!s) {
+		c->err = -ENOMEM;
+		return;
+	}
+	if (c->root.live) {
+		const char *env[] = { getenv("VIRTUAL_ENV"), getenv("CONDA_PREFIX") };
+		char *llp = getenv("LD_LIBRARY_PATH") ? strdup(getenv("LD_LIBRARY_PATH")) : NULL;
+		char *tok, *save, dir[600];
+
+		for (tok = llp ? strtok_r(llp, ":", &save) : NULL; tok; tok = strtok_r(NULL, ":", &save))
+			if (*tok == '/')
+				nccl_consider(c, s, tok, "LD_LIBRARY_PATH", NULL);
+		free(llp);
+		for (i = 0; i < 2; i++)
+			if (env[i] && *env[i] == '/') {
+				snprintf(dir, sizeof(dir), "%s/lib", env[i]);
+				nccl_python(c, s, dir);
+				nccl_consider(c, s, dir, i ? "conda" : "virtualenv", NULL);
+			}
+	}
+	nccl_ldconf(c, s, "/etc/ld.so.conf", 0);
+	for (i = 0; i < sizeof(trusted) / sizeof(trusted[0]); i++)
+		nccl_consider(c, s, trusted[i], "ldconfig", NULL);
+	for (i = 0; i < sizeof(pylibs) / sizeof(pylibs[0]); i++)
+		nccl_python(c, s, pylibs[i]);
+	each_home(c, ".local/lib", python_cb, s);
+
+	if (!s->n)
+		p2ps_dr_add(c, "nccl", NULL, P2PS_V_SKIP, "ld.so.conf, Python packages", NULL,
+			    "no libnccl.so.2 found (ld.so.conf directories, Python packages)");
+	for (i = 0; i < s->n; i++) {
+		const struct nccl_lib *l = &s->libs[i];
+
+		if (!*l->version)
+			p2ps_dr_add(c, "nccl", NULL, P2PS_V_SKIP, l->how, NULL,
+				    "%s: version not found", l->real);
+		else if (p2ps_version_cmp(l->version, NCCL_FIXED) < 0)
+			p2ps_dr_add(c, "nccl", NULL, P2PS_V_WARN, l->how,
+				    "update it to 2.27.5 or later (pip install -U nvidia-nccl-cu12 in that environment, or the distribution's libnccl2)",
+				    "NCCL %s (%s): before 2.27.5 its all-reduce can write out of bounds once P2P is live",
+				    l->version, l->real);
+		else
+			p2ps_dr_add(c, "nccl", NULL, P2PS_V_OK, l->how, NULL, "NCCL %s (%s)", l->version,
+				    l->real);
+	}
+	free(s);
+}
+
+/* ---------------------------------------------------------------- vLLM */
+
+/*
+ * vLLM's custom all-reduce tests P2P once per set of visible devices and
+ * keeps the answer in VLLM_CACHE_ROOT (~/.cache/vllm) as
+ * gpu_p2p_access_cache_for_<CUDA_VISIBLE_DEVICES>.json: {"0->1": false, ...},
+ * indexes into that list.  An answer written before P2P was on stays "no".
+ */
+struct vllm_arg {
+	unsigned int files;
+};
+
+static int pair_index(const struct p2ps_doctor_report *r, unsigned int a, unsigned int b)
+{
+	size_t i;
+
+	for (i = 0; i < r->nr_pairs; i++)
+		if ((r->pairs[i].a == a && r->pairs[i].b == b) || (r->pairs[i].a == b && r->pairs[i].b == a))
+			return (int)i;
+	return -1;
+}
+
+static void vllm_file(struct dctx *c, struct vllm_arg *va, const char *dir, const char *name)
+{
+	char path[800], visible[128], subj[48], stale[160] = "";
+	const char *list = name + strlen("gpu_p2p_access_cache_for_");
+	const char *dot = strrchr(list, '.');
+	unsigned int ids[32], nids = 0, pairs_no = 0;
+	char *text, *tok, *save;
+	json_object *o;
+	size_t so = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(visible, sizeof(visible), "%.*s", dot ? (int)(dot - list) : (int)strlen(list), list);
+	text = p2ps_root_read(&c->root, path, NULL, false);
+	if (!text)
+		return;
+	va->files++;
+	o = json_tokener_parse(text);
+	free(text);
+	if (!o || !json_object_is_type(o, json_type_object)) {
+		p2ps_dr_add(c, "vllm-cache", NULL, P2PS_V_WARN, path, "delete the file: vLLM writes it again",
+			    "%s: not a JSON object", path);
+		json_object_put(o);
+		return;
+	}
+	/* CUDA_VISIBLE_DEVICES of that run: indexes of CUDA's PCI order */
+	{
+		char copy[128];
+
+		p2ps_strlcpy(copy, visible, sizeof(copy));
+		for (tok = strtok_r(copy, ",", &save); tok && nids < 32; tok = strtok_r(NULL, ",", &save)) {
+			char *end;
+			unsigned long v = strtoul(tok, &end, 10);
+
+			if (*end || end == tok)
+				break;		/* UUIDs or MIG names: can't map */
+			ids[nids++] = (unsigned int)v;
+		}
+	}
+	json_object_object_foreach(o, key, val) {
+		unsigned int i, j;
+		int pi;
+
+		if (sscanf(key, "%u->%u", &i, &j) != 2 || i == j || json_object_get_boolean(val))
+			continue;
+		pairs_no++;
+		if (i >= nids || j >= nids || ids[i] >= c->r->nr_gpus || ids[j] >= c->r->nr_gpus)
+			continue;
+		pi = pair_index(c->r, ids[i], ids[j]);
+		if (pi < 0 || (c->r->pairs[pi].p2p != P2PS_P2P_BAR1 && c->r->pairs[pi].p2p != P2PS_P2P_NATIVE))
+			continue;
+		if (so < sizeof(stale)) {
+			int k = snprintf(stale + so, sizeof(stale) - so, "%s%s", so ? ", " : "", key);
+
+			if (k > 0)
+				so += (size_t)k;
+		}
+	}
+	json_object_put(o);
+	snprintf(subj, sizeof(subj), "CUDA_VISIBLE_DEVICES=%.26s", visible);
+	if (*stale) {
+		char remedy[256];
+
+		snprintf(remedy, sizeof(remedy), "rm %.200s (vLLM tests P2P again on its next start)", path);
+		p2ps_dr_add(c, "vllm-cache", subj, P2PS_V_WARN, path, remedy,
+			    "vLLM cached \"no P2P\" for %s, which doctor now expects to have P2P: vLLM keeps its custom all-reduce off",
+			    stale);
+	} else if (pairs_no) {
+		p2ps_dr_add(c, "vllm-cache", subj, P2PS_V_OK, path, NULL,
+			    "vLLM cached \"no P2P\" for %u direction%s, none of them a pair doctor expects P2P on (CUDA's PCI order assumed)",
+			    pairs_no, pairs_no == 1 ? "" : "s");
+	} else {
+		p2ps_dr_add(c, "vllm-cache", subj, P2PS_V_OK, path, NULL, "vLLM cached P2P as available");
+	}
+}
+
+static void vllm_dir(struct dctx *c, void *arg, const char *dir)
+{
+	char **names;
+	size_t n, i;
+
+	if (p2ps_root_list(&c->root, dir, &names, &n))
+		return;
+	for (i = 0; i < n; i++)
+		if (!strncmp(names[i], "gpu_p2p_access_cache_for_", 25))
+			vllm_file(c, arg, dir, names[i]);
+	p2ps_free_list(names, n);
+}
+
+static void check_vllm(struct dctx *c)
+{
+	struct vllm_arg va = { 0 };
+
+	if (c->root.live) {
+		const char *root = getenv("VLLM_CACHE_ROOT"), *xdg = getenv("XDG_CACHE_HOME");
+		char dir[600];
+
+		/* the default, ~/.cache/vllm, is among the homes below */
+		if (root && *root == '/') {
+			vllm_dir(c, &va, root);
+		} else if (xdg && *xdg == '/') {
+			snprintf(dir, sizeof(dir), "%s/vllm", xdg);
+			vllm_dir(c, &va, dir);
+		}
+	}
+	each_home(c, ".cache/vllm", vllm_dir, &va);
+	if (!va.files)
+		p2ps_dr_add(c, "vllm-cache", NULL, P2PS_V_OK, "~/.cache/vllm", NULL,
+			    "no vLLM P2P cache found");
+}
+
+void p2ps_dr_software(struct dctx *c)
+{
+	check_nccl(c);
+	check_vllm(c);
+}

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+/* p2pctl report on captured trees: sections, the JSON twin, redaction. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <json-c/json.h>
+
+#include "p2pctl.h"
+
+static char *out_text, *err_text;
+
+static char *slurp(FILE *f)
+{
+	long n = ftell(f);
+	char *s = calloc(1, (size_t)n + 1);
+
+	assert_non_null(s);
+	rewind(f);
+	assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
+	return s;
+}
+
+static int run(const char *first, ...)
+{
+	char *argv[32];
+	int argc = 0, rc;
+	va_list ap;
+	FILE *o = tmpfile(), *e = tmpfile();
+
+	assert_non_null(o);
+	assert_non_null(e);
+	argv[argc++] = (char *)"p2pctl";
+	va_start(ap, first);
+	for (const char *a = first; a && argc < 31; a = va_arg(ap, const char *))
+		argv[argc++] = (char *)a;
+	va_end(ap);
+	argv[argc] = NULL;
+	p2pctl_out = o;
+	p2pctl_err = e;
+	rc = p2pctl_main(argc, argv);
+	free(out_text);
+	free(err_text);
+	out_text = slurp(o);
+	err_text = slurp(e);
+	fclose(o);
+	fclose(e);
+	return rc;
+}
+
+#define H200 FIXTURES "/h200-nvlink-580/root"
+
+static char *read_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *s;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	s = slurp(f);
+	fclose(f);
+	return s;
+}
+
+/* -o FILE: text and FILE.json, identifiers replaced, what was not read listed */
+static void test_report_files(void **state)
+{
+	char tmpl[] = "/tmp/p2ps-report-XXXXXX", path[128], jpath[160];
+	const char *dir = mkdtemp(tmpl);
+	json_object *j, *sec, *doc, *o;
+	char *text;
+	size_t i;
+	bool found = false;
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(path, sizeof(path), "%s/report.txt", dir);
+	snprintf(jpath, sizeof(jpath), "%s.json", path);
+	assert_int_equal(run("report", "--root", H200, "-o", path, NULL), 0);
+	assert_non_null(strstr(out_text, "report.txt.json"));
+	text = read_text(path);
+	/* the sections a bug report needs */
+	assert_non_null(strstr(text, "== versions"));
+	assert_non_null(strstr(text, "p2pctl " P2PSHIM_LIB_VERSION));
+	assert_non_null(strstr(text, "== kernel"));
+	assert_non_null(strstr(text, "6.18.44-fc-v657-gpu"));
+	assert_non_null(strstr(text, "580.159.04"));
+	assert_non_null(strstr(text, "== doctor: p2pctl doctor (exit status 1)"));
+	assert_non_null(strstr(text, "native P2P over NVLink"));
+	assert_non_null(strstr(text, "== check: p2pctl check"));
+	assert_non_null(strstr(text, "profile: gen-b"));
+	assert_non_null(strstr(text, "NV18"));			/* topology */
+	/* kernel log: NVRM lines of the capture, not its command line */
+	assert_non_null(strstr(text, "NVRM: loading NVIDIA UNIX Open Kernel Module"));
+	assert_null(strstr(text, "$ bash -c dmesg"));
+	/* UUIDs replaced */
+	assert_null(strstr(text, "GPU-411ef592"));
+	assert_non_null(strstr(text, "GPU 0: NVIDIA H200 (UUID: GPU-<uuid>)"));
+	assert_non_null(strstr(text, "== could not read"));
+	assert_non_null(strstr(text, "status: needs the live module"));
+	free(text);
+
+	j = json_object_from_file(jpath);
+	assert_non_null(j);
+	assert_true(json_object_object_get_ex(j, "sections", &sec));
+	assert_true(json_object_object_get_ex(sec, "doctor", &doc));
+	assert_true(json_object_object_get_ex(doc, "output", &o));
+	assert_true(json_object_is_type(o, json_type_object));		/* doctor --json, parsed */
+	assert_true(json_object_object_get_ex(o, "checks", &o));
+	assert_true(json_object_array_length(o) > 10);
+	assert_true(json_object_object_get_ex(doc, "exit_status", &o));
+	assert_int_equal(json_object_get_int(o), 1);
+	assert_true(json_object_object_get_ex(j, "could_not_read", &o));
+	for (i = 0; i < json_object_array_length(o); i++)
+		found |= !!strstr(json_object_get_string(json_object_array_get_idx(o, i)), "status");
+	assert_true(found);
+	assert_true(json_object_object_get_ex(j, "identifiers_removed", &o));
+	assert_true(json_object_get_boolean(o));
+	assert_null(strstr(json_object_to_json_string(j), "GPU-6a0f33a9"));
+	json_object_put(j);
+	unlink(jpath);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_report_full_and_usage(void **state)
+{
+	(void)state;
+	assert_int_equal(run("report", "--root", H200, "--full", NULL), 0);
+	assert_non_null(strstr(out_text, "GPU-411ef592-ab1a-1f41-c20e-5bacf3284765"));
+	assert_int_equal(run("report", "--root", H200, "--json", NULL), 0);
+	assert_non_null(strstr(out_text, "\"sections\""));
+	assert_null(strstr(out_text, "GPU-411ef592"));
+	/* the captured H100: the VM verdict and NCCL reach the report */
+	assert_int_equal(run("report", "--root", FIXTURES "/h100-vm-580/root", NULL), 0);
+	assert_non_null(strstr(out_text, "virtual machine: CPU flag 'hypervisor'"));
+	assert_non_null(strstr(out_text, "NCCL 2.28.3"));
+	assert_int_equal(run("report", "--root", "/nonexistent/dir", NULL), P2PCTL_EXIT_USAGE);
+	assert_int_equal(run("report", "--json", "-o", "/tmp/x", NULL), P2PCTL_EXIT_USAGE);
+	assert_int_equal(run("report", "extra", NULL), P2PCTL_EXIT_USAGE);
+}
+
+/*
+ * Live, with the fake libcuda of tests/unit/fakecuda (two GPUs): verify and
+ * bench summaries land in the twin as objects; --no-cuda leaves them out.
+ */
+static void test_report_cuda(void **state)
+{
+	json_object *j, *sec, *v, *o;
+
+	(void)state;
+	setenv("P2PCTL_LIBCUDA", TOPDIR "/tests/unit/fakecuda/libcuda.so.1", 1);
+	assert_int_equal(run("report", "--json", NULL), 0);
+	j = json_tokener_parse(out_text);
+	assert_non_null(j);
+	assert_true(json_object_object_get_ex(j, "sections", &sec));
+	assert_true(json_object_object_get_ex(sec, "verify", &v));
+	assert_true(json_object_object_get_ex(v, "exit_status", &o));
+	assert_int_equal(json_object_get_int(o), 0);
+	assert_true(json_object_object_get_ex(v, "output", &o));
+	assert_true(json_object_object_get_ex(o, "pairs", &o));
+	assert_true(json_object_object_get_ex(sec, "bench", &v));
+	assert_true(json_object_object_get_ex(v, "output", &o));
+	assert_true(json_object_object_get_ex(o, "matrices", &o));
+	json_object_put(j);
+	assert_int_equal(run("report", "--no-cuda", NULL), 0);
+	assert_non_null(strstr(out_text, "== verify\n(not run (--no-cuda))"));
+	assert_null(strstr(out_text, "== bench"));
+	unsetenv("P2PCTL_LIBCUDA");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_report_files),
+		cmocka_unit_test(test_report_full_and_usage),
+		cmocka_unit_test(test_report_cuda),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,43 @@
+# SPDX-License-Identifier: GPL-2.0
+# A GPU that detaches takes everything p2p-shim keyed by its OBJGPU with it
+# (issue 21, item 5).  The stand-in re-attaches a GPU in the memory of its
+# last OBJGPU (as the allocator often does), and `reinit-unseen` tears its
+# BAR1 pair down through a path no hook sees before the GPU detaches.
+# Before the fix the ledger kept the dead pair: `mappings: 1` after the
+# re-initialisation, disable refused for ever, and a new pair at the same
+# address would have inherited the old one's BAR1 DMA bases.
+. /cases/lib.sh
+
+G='AD102@0000:01:00.0,vram=24G,bar1=0x4000000000/32G;AD102@0000:02:00.0,vram=24G,bar1=0x6000000000/32G'
+refcnt() { cat /sys/module/p2p_shim/refcnt; }
+
+run insmod /lib/p2p-shim/p2p-shim.ko enable=1
+run insmod /lib/standin/580.159.04/nvidia.ko gpus="$G"
+out=$(nvflow create 0 1) || fail "create: $out"
+obj=$(kv object "$out")
+out=$(nvflow map "$obj" 0x1000 0x1000 rm) || fail "map: $out"
+st=$(p2pctl status)
+expect_match "pair and window in the ledger" "$st" 'mappings: +[12]'
+expect_eq "forced GPUs and the ledger hold the module" "$(refcnt)" 3
+
+echo "== GPU 0 re-initialises after an unseen teardown"
+klog_mark
+out=$(nvflow reinit-unseen 0) || fail "reinit-unseen: $out"
+echo "$out"
+expect_eq "re-attached" "$(kv status "$out")" 0x0
+expect_eq "at the old OBJGPU's address" "$(kv same_address "$out")" 1
+expect_match "the purge is logged" "$(klog_since)" 'detached while the ledger held a mapping'
+st=$(p2pctl status)
+expect_match "ledger empty" "$st" 'mappings: +0'
+expect_eq "only the two forced GPUs hold the module" "$(refcnt)" 2
+
+echo "== a new pair at the same address starts afresh"
+expect_eq "BAR1 P2P" "$(kv connectivity "$(nvflow caps 0 1)")" pcie_bar1
+out=$(nvflow create 0 1) || fail "create again: $out"
+obj=$(kv object "$out")
+expect_match "one pair in the ledger" "$(p2pctl status)" 'mappings: +1'
+run nvflow destroy "$obj" >/dev/null
+expect_match "ledger empty again" "$(p2pctl status)" 'mappings: +0'
+run p2pctl disable
+run rmmod nvidia
+run rmmod p2p_shim
