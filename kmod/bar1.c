@@ -84,6 +84,23 @@ static void wrapper_exit(void)
 }
 
 /*
+ * Whether a wrapper may make a new mapping: not while a disable decides,
+ * and not once rmmod is under way.  On true it holds a module reference
+ * until create_done(), so that rmmod cannot start mid-call and remove the
+ * hooks that would tear the new mapping down.
+ */
+static bool may_create(void)
+{
+	return !READ_ONCE(closing) && try_module_get(THIS_MODULE);
+}
+
+static void create_done(bool held)
+{
+	if (held)
+		module_put(THIS_MODULE);
+}
+
+/*
  * Gen 0: where static BAR1 is visible.  A task inside one of the BAR1 P2P
  * wrappers (the mapping-supported check, the BAR1 window map and unmap)
  * sees a GPU's static BAR1; every other caller of kbusIsStaticBar1Enabled
@@ -160,17 +177,18 @@ static bool in_view(void)
 static NV_STATUS wrap_create(struct OBJGPU *g0, struct KernelBus *b0,
 			     struct OBJGPU *g1, struct KernelBus *b1, NvU32 attributes)
 {
-	NV_STATUS st;
+	NV_STATUS st = NV_ERR_NOT_SUPPORTED;
+	bool held;
 
 	wrapper_enter();
-	if (READ_ONCE(closing))
-		st = NV_ERR_NOT_SUPPORTED;
-	else
+	held = may_create();
+	if (held)
 		st = nv.create(g0, b0, g1, b1, attributes);
 	if (st == NV_OK) {
 		p2ps_ledger_pair_get(g0, b0, g1, b1);
 		p2ps_uvm_peer_created(g0, g1);
 	}
+	create_done(held);
 	wrapper_exit();
 	return st;
 }
@@ -191,18 +209,19 @@ static NV_STATUS wrap_remove(struct OBJGPU *g0, struct KernelBus *b0,
 static NV_STATUS wrap_dma_map(struct OBJGPU *gpu, struct VirtMemAllocator *dma,
 			      struct DMA_BAR1P2P_MAPPING_PRARAMS *params)
 {
-	NV_STATUS st;
+	NV_STATUS st = NV_ERR_NOT_SUPPORTED;
+	bool held;
 
 	wrapper_enter();
-	if (READ_ONCE(closing) || (static_hooks && !view_enter())) {
-		st = NV_ERR_NOT_SUPPORTED;
-	} else {
+	held = may_create();
+	if (held && (!static_hooks || view_enter())) {
 		st = nv.dma_map(gpu, dma, params);
 		if (static_hooks)
 			view_exit();
 	}
 	if (st == NV_OK && params)
 		p2ps_ledger_dma_get(params->pDmaMappingInfo, gpu, params->pPeerGpu);
+	create_done(held);
 	wrapper_exit();
 	return st;
 }
@@ -248,10 +267,13 @@ static NvBool wrap_is_supported(struct OBJGPU *g0, struct KernelBus *b0,
 static NvBool wrap_bar1_capable(struct OBJGPU *gpu, struct KernelBus *bus, NvU32 gfid)
 {
 	NvBool ret = NV_FALSE;
+	bool held;
 
 	wrapper_enter();
-	if (!READ_ONCE(closing) && p2ps_gpu_instance(gpu) != U32_MAX)
+	held = may_create();
+	if (held && p2ps_gpu_instance(gpu) != U32_MAX)
 		ret = nv.bar1_capable(gpu, bus, gfid);
+	create_done(held);
 	wrapper_exit();
 	return ret;
 }
@@ -542,9 +564,15 @@ int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 	return 0;
 }
 
-/* Wait until no task runs a wrapper (or is about to). */
+/*
+ * Wait until no task runs a wrapper (or is about to, or is still on its
+ * way out of one): the count first, then a grace period of RCU tasks,
+ * which a task redirected but not yet counted, or counted out but still
+ * in the wrapper's last instructions, has not passed.
+ */
 static void wait_for_wrappers(void)
 {
+	wait_event(inflight_wq, !atomic_read(&inflight));
 	synchronize_rcu_tasks();
 	wait_event(inflight_wq, !atomic_read(&inflight));
 }

@@ -94,11 +94,16 @@ static void p2ps_gpu_attach_entry(void *data, struct pt_regs *regs)
 {
 	struct attach_call *c = data;
 	unsigned long flags;
+	int i;
 
 	c->instance = regs_get_kernel_argument(regs, 0);
 	if (c->instance >= NV_MAX_DEVICES)
 		return;
 	spin_lock_irqsave(&gpus_lock, flags);
+	/* A slot still naming this thread lost its return (a hand-over). */
+	for (i = 0; i < NV_MAX_DEVICES; i++)
+		if (gpus[i].attaching == current)
+			gpus[i].attaching = NULL;
 	forget(&gpus[c->instance]);
 	gpus[c->instance].attaching = current;
 	spin_unlock_irqrestore(&gpus_lock, flags);
@@ -132,11 +137,16 @@ static const char *p2ps_gpu_attach_return(void *data, struct pt_regs *regs)
 	g = &gpus[c->instance];
 	g->attaching = NULL;
 	/*
-	 * A failed attach is kept as it is: two late error returns in
-	 * gpumgrAttachGpu leave the GPU attached (with our ForceP2P) and
-	 * never detached, so forgetting it could let its pairs past the
-	 * guard.  The next attach of this instance starts afresh anyway.
+	 * A failed attach keeps its ForceP2P mark (and the module reference):
+	 * one late error return of gpumgrAttachGpu leaves the GPU attached
+	 * with our ForceP2P and never detached, so forgetting it could let
+	 * its pairs past the guard, which works by instance.  But the others
+	 * (gpumgrAttach_error_and_exit) free the OBJGPU without a detach: its
+	 * pointer must not stay here for another GPU to be mistaken for it.
+	 * The next attach of this instance, or nvidia's exit, clears the rest.
 	 */
+	if ((u32)regs_return_value(regs) != NV_OK)
+		g->gpu = NULL;
 	spin_unlock_irqrestore(&gpus_lock, flags);
 	return NULL;
 }
@@ -198,8 +208,10 @@ bool p2ps_gpu_set_forced(struct OBJGPU *gpu, bool forced)
 
 	spin_lock_irqsave(&gpus_lock, flags);
 	for (i = 0; gpu && i < NV_MAX_DEVICES; i++)
-		if (gpus[i].gpu == gpu)
+		if (gpus[i].gpu == gpu) {
 			done = set_forced(&gpus[i], forced);
+			break;
+		}
 	spin_unlock_irqrestore(&gpus_lock, flags);
 	return done;
 }
@@ -231,7 +243,7 @@ u32 p2ps_gpu_instance(struct OBJGPU *gpu)
 	int i;
 
 	spin_lock_irqsave(&gpus_lock, flags);
-	for (i = 0; gpu && i < NV_MAX_DEVICES; i++)
+	for (i = 0; gpu && i < NV_MAX_DEVICES && instance == U32_MAX; i++)
 		if (gpus[i].gpu == gpu)
 			instance = i;
 	spin_unlock_irqrestore(&gpus_lock, flags);

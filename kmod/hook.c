@@ -44,6 +44,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/kernel.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
@@ -69,7 +70,7 @@ void p2ps_hooks_activate(unsigned int set)
 
 static bool acts(const struct p2ps_hook *h)
 {
-	return !h->set || h->set == READ_ONCE(live_set);
+	return !READ_ONCE(h->retiring) && (!h->set || h->set == READ_ONCE(live_set));
 }
 
 /* A hook with nothing on top of its kind (a plain redirect). */
@@ -130,6 +131,7 @@ static int ret_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	/* Non-zero: no return handler for this call. */
 	if (!acts(h))
 		return 1;
+	atomic_inc(&h->calls);
 	atomic64_inc(&h->hits);
 	if (ops->entry)
 		ops->entry(ri->data, regs);
@@ -145,6 +147,7 @@ static int ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 	if (why)
 		snprintf(h->last_error, sizeof(h->last_error), "%lld call(s) left stock; the last: %s",
 			 atomic64_inc_return(&h->bypassed), why);
+	atomic_dec(&h->calls);
 	return 0;
 }
 
@@ -158,6 +161,8 @@ static int install_one(struct p2ps_hook *h, bool dry_run)
 {
 	int ret;
 
+	h->retiring = false;
+	atomic_set(&h->calls, 0);
 	h->kind = dry_run ? P2PS_HOOK_COUNT : h->desc->kind;
 	switch (h->kind) {
 	case P2PS_HOOK_REDIRECT:
@@ -243,10 +248,44 @@ int p2ps_hooks_install(struct p2ps_hook *hooks, unsigned int n, bool dry_run,
 }
 
 /*
- * Remove every installed hook.  In batches: each batch waits for one RCU
- * grace period instead of one per probe.  The kretprobes go first: a guard
- * removed before its kretprobe would let the kernel optimise the
- * kretprobe's probe again (see the top of this file).
+ * Drain the hooks about to go: they take no new call, and the calls a
+ * return hook has taken get their return handler first.  Unregistering a
+ * kretprobe drops the return handler of calls still inside the function
+ * (every kernel from 5.10), so without this a caps query that entered
+ * under the old hook set of a hand-over would leave unguarded.  Bounded:
+ * a call parked longer than that loses its return handler, and says so.
+ */
+#define DRAIN_LIMIT	(10 * HZ)
+
+static void drain(struct p2ps_hook *hooks, unsigned int n)
+{
+	unsigned long deadline;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (hooks[i].state == P2PS_HOOK_INSTALLED && !hooks[i].keep)
+			WRITE_ONCE(hooks[i].retiring, true);
+	/* Entry handlers that saw a hook still taking calls have counted. */
+	synchronize_rcu();
+	deadline = jiffies + DRAIN_LIMIT;
+	for (i = 0; i < n; i++) {
+		struct p2ps_hook *h = &hooks[i];
+
+		if (h->state != P2PS_HOOK_INSTALLED || h->keep || h->kind != P2PS_HOOK_RETURN)
+			continue;
+		while (atomic_read(&h->calls) && time_before(jiffies, deadline))
+			msleep(1);
+		if (atomic_read(&h->calls))
+			pr_warn("%s: %d calls still inside after %u s: their return handlers are lost\n",
+				h->symbol, atomic_read(&h->calls), DRAIN_LIMIT / HZ);
+	}
+}
+
+/*
+ * Remove every installed hook, after draining them.  In batches: each
+ * batch waits for one RCU grace period instead of one per probe.  The
+ * kretprobes go first: a guard removed before its kretprobe would let the
+ * kernel optimise the kretprobe's probe again (see the top of this file).
  */
 void p2ps_hooks_remove(struct p2ps_hook *hooks, unsigned int n)
 {
@@ -256,6 +295,7 @@ void p2ps_hooks_remove(struct p2ps_hook *hooks, unsigned int n)
 	struct kprobe **kps = nomem ? NULL : kcalloc(n, sizeof(*kps), GFP_KERNEL);
 	unsigned int i, nk = 0, nr = 0;
 
+	drain(hooks, n);
 	if (!kps || !rps) {
 		/* One at a time, then; what is kept stays. */
 		for (i = n; i--; )

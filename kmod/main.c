@@ -349,8 +349,11 @@ static int life_disable(char *busy, size_t len, u32 uid)
 		p2ps_bar1_close();
 		initialising = p2ps_sb1_close();
 		if (p2ps_ledger_live()) {
-			p2ps_ledger_describe(busy, len);
-			snprintf(reason, sizeof(reason), "disable: live BAR1 mappings: %s", busy);
+			char pairs[P2PS_REASON_LEN];
+
+			p2ps_ledger_describe(pairs, sizeof(pairs));
+			snprintf(busy, len, "live BAR1 peer mappings: %s", pairs);
+			snprintf(reason, sizeof(reason), "disable: %s", busy);
 		} else if (initialising) {
 			snprintf(busy, len, "GPUs 0x%x are initialising with static BAR1 being forced; "
 				 "try again in a moment", initialising);
@@ -359,7 +362,7 @@ static int life_disable(char *busy, size_t len, u32 uid)
 			forced = p2ps_gpus_forced();
 			if (forced) {
 				enter_residual();
-				pr_info("disabled by uid %u; the caps guard stays for GPUs 0x%x (they carry p2p-shim's ForceP2P) until they re-initialise\n",
+				pr_info("disabled by uid %u; the caps guard stays for GPUs 0x%x (they carry p2p-shim's ForceP2P) until they re-initialise (last client closed with persistence mode off, or a reset) or nvidia unloads; p2p-shim cannot be unloaded until then\n",
 					uid, forced);
 				shim.flags = 0;
 				announce_disabled("disabled");
@@ -610,6 +613,9 @@ static void __exit p2p_shim_exit(void)
 	case P2PS_STATE_ARMED:
 	case P2PS_STATE_DRY_RUN:
 	case P2PS_STATE_RESIDUAL:
+		/* No new mapping from here on (the wrappers also refuse once
+		 * rmmod has begun: bar1.c, may_create()). */
+		p2ps_bar1_close();
 		disarm();
 		break;
 	case P2PS_STATE_DISABLED:

@@ -96,6 +96,8 @@ struct p2ps_hook {
 	enum p2ps_hook_kind kind;	/* as installed: COUNT in a dry run */
 	enum p2ps_hook_state state;
 	unsigned int set;		/* hook.c: only the live set's handlers act */
+	bool retiring;			/* being removed: takes no new call */
+	atomic_t calls;			/* RETURN: calls taken, return handler not yet run */
 	bool keep;			/* left installed by a disable (main.c: residual guard) */
 	atomic64_t hits;
 	atomic64_t bypassed;		/* UVM_SCOPE: builds that missed the aperture hook */

@@ -2,13 +2,19 @@
 /* p2pctl disable */
 #include <errno.h>
 #include <getopt.h>
+#include <string.h>
 
 #include "p2pctl.h"
 
 static const char help[] =
 	"Usage: p2pctl disable\n\n"
 	"Disarm p2p-shim: remove every hook.  Refused (busy) while BAR1 peer\n"
-	"mappings are live; the busy GPU pairs are printed.  Needs CAP_SYS_ADMIN.\n\n"
+	"mappings are live (the busy GPU pairs are printed), or while a GPU is\n"
+	"initialising with static BAR1 being forced.  GPUs initialised while armed\n"
+	"keep p2p-shim's ForceP2P until they re-initialise: the caps guard then\n"
+	"stays (state residual) and p2p-shim cannot be unloaded until they have\n"
+	"(last client closed with persistence mode off, a GPU reset, or nvidia\n"
+	"unloaded).  Needs CAP_SYS_ADMIN.\n\n"
 	"  -h, --help     this help\n\n"
 	P2PCTL_EXIT_CODES_HELP;
 
@@ -18,6 +24,7 @@ int cmd_disable(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct p2ps_status_info *st = NULL;
 	struct p2ps_handle *h;
 	char busy[P2PS_REASON_LEN];
 	int c, err, rc;
@@ -36,16 +43,26 @@ int cmd_disable(int argc, char **argv)
 	if (rc)
 		return rc;
 	err = p2ps_disable(h, busy, sizeof(busy));
-	p2ps_close(h);
 	if (err == -EBUSY) {
-		p2pctl_error("disable", "busy: live BAR1 peer mappings: %s", *busy ? busy : "(unknown)");
-		fprintf(p2pctl_err, "  stop the processes using P2P between these GPUs and retry\n");
+		p2ps_close(h);
+		p2pctl_error("disable", "busy: %s", *busy ? busy : "(no reason given)");
+		if (strstr(busy, "mappings"))
+			fprintf(p2pctl_err, "  stop the processes using P2P between these GPUs and retry\n");
 		return P2PCTL_EXIT_NOT_MET;
 	}
 	if (err) {
+		p2ps_close(h);
 		p2pctl_error("disable", "%s", p2ps_strerror(err));
 		return p2pctl_exit_for(err);
 	}
-	fprintf(p2pctl_out, "p2p-shim: disabled\n");
+	if (!p2ps_status(h, &st) && st->state == P2PS_STATE_RESIDUAL)
+		fprintf(p2pctl_out, "p2p-shim: disabled; GPUs initialised while it was armed keep its "
+			"ForceP2P, so the caps guard stays (state residual) and p2p-shim cannot be "
+			"unloaded until they re-initialise (last client closed with persistence mode "
+			"off, a GPU reset, or nvidia unloaded)\n");
+	else
+		fprintf(p2pctl_out, "p2p-shim: disabled\n");
+	p2ps_status_free(st);
+	p2ps_close(h);
 	return 0;
 }

@@ -110,7 +110,7 @@ static void values_follow_fake(void **st)
 	setenv("FAKECUDA_NOPEER_GBPS", "20", 1);
 	setenv("FAKECUDA_LOCAL_GBPS", "1000", 1);
 	setenv("FAKECUDA_LAT_US", "0", 1);
-	o = BENCH_JSON(0, "--reps", "2");
+	o = BENCH_JSON(0, "--reps", "2", "--off-method", "fastest");
 	assert_true(fabs(num(o, "matrices.uni_p2p_on.median.0.1") - 50) < 0.1);
 	assert_true(fabs(num(o, "matrices.uni_p2p_on.median.1.0") - 50) < 0.1);
 	assert_true(fabs(num(o, "matrices.bi_p2p_on.median.0.1") - 50) < 0.1);	/* fake runs serially */
@@ -122,6 +122,8 @@ static void values_follow_fake(void **st)
 	/* our staged copy is two host copies in a row in the fake: 10 GB/s */
 	assert_true(fabs(num(o, "matrices.uni_p2p_off.calibration.0.1.staged") - 10) < 0.05);
 	assert_true(fabs(num(o, "matrices.uni_p2p_on.calibration.0.1.sm-write") - 50) < 0.1);
+	assert_string_equal(str(o, "params.p2p_off_method"), "fastest");
+	assert_non_null(strstr(str(o, "matrices.uni_p2p_off.title"), "not the sample's method"));
 	json_object_put(o);
 
 	setenv("FAKECUDA_SM_GBPS", "80", 1);
@@ -301,6 +303,79 @@ static void errors(void **st)
 	free(err);
 }
 
+/* P2P=Disabled cells use the sample's method unless asked otherwise. */
+static void off_method_sample(void **st)
+{
+	json_object *o;
+
+	(void)st;
+	o = BENCH_JSON(0, "--reps", "1");
+	assert_string_equal(str(o, "params.p2p_off_method"), "sample");
+	assert_string_equal(str(o, "matrices.uni_p2p_off.method.0.1"), "ce");
+	assert_string_equal(str(o, "matrices.bi_p2p_off.method.1.0"), "ce");
+	assert_null(get(o, "matrices.uni_p2p_off.calibration.0.1"));
+	assert_string_equal(str(o, "matrices.uni_p2p_off.title"), "Unidirectional P2P=Disabled Bandwidth");
+	/* every cell's data was checked; no timeouts */
+	assert_true(json_object_get_boolean(get(o, "matrices.uni_p2p_on.data_checked.0.1")));
+	assert_true(json_object_get_boolean(get(o, "matrices.lat_gpu_p2p_off.data_checked.1.0")));
+	assert_true(num(o, "matrices.uni_p2p_on.timeouts.0.1") == 0);
+	assert_false(json_object_get_boolean(get(o, "matrices.uni_p2p_on.staged.0.1")));
+	json_object_put(o);
+	{
+		char *out, *err;
+
+		assert_int_equal(RUN(bench_main, &out, &err, "bench", "--off-method", "best"), 2);
+		assert_non_null(strstr(err, "unknown --off-method 'best'"));
+		free(out);
+		free(err);
+	}
+}
+
+/* "Fast but wrong" fails: each cell's copy is compared with its source. */
+static void wrong_data_fails(void **st)
+{
+	json_object *o;
+
+	(void)st;
+	setenv("FAKECUDA_CORRUPT_OFFSET", "5", 1);
+	setenv("FAKECUDA_CORRUPT_KIND", "sm", 1);
+	o = BENCH_JSON(1, "--reps", "1", "--no-p2p-off", "--method", "sm-write");
+	assert_false(json_object_get_boolean(get(o, "ok")));
+	assert_non_null(strstr(str(o, "error"), "with sm-write copied wrong data (fast but wrong): "
+					      "first mismatch at offset 5"));
+	json_object_put(o);
+	/* the same without the fault */
+	unsetenv("FAKECUDA_CORRUPT_OFFSET");
+	o = BENCH_JSON(0, "--reps", "1", "--no-p2p-off", "--method", "sm-write");
+	json_object_put(o);
+}
+
+/* A pair without peer access, or whose enable fails: the P2P=Enabled cells
+ * say they are staged, and the run goes on. */
+static void staged_cells_marked(void **st)
+{
+	json_object *o;
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_ENABLE_ERROR", "217", 1);
+	setenv("FAKECUDA_DEVICES", "3", 1);
+	o = BENCH_JSON(0, "--reps", "1", "--no-p2p-off");
+	assert_true(json_object_get_boolean(get(o, "ok")));
+	assert_true(json_object_get_boolean(get(o, "matrices.uni_p2p_on.staged.0.1")));
+	assert_true(json_object_get_boolean(get(o, "matrices.lat_cpu_p2p_on.staged.2.1")));
+	assert_false(json_object_get_boolean(get(o, "matrices.uni_p2p_on.staged.1.1")));
+	assert_non_null(strstr(json_object_to_json_string(get(o, "notes")),
+			       "cuCtxEnablePeerAccess 0->1 failed"));
+	json_object_put(o);
+	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--size", "4k", "--reps", "1", "--no-p2p-off"), 0);
+	assert_non_null(strstr(out, "  * no peer access: the driver staged these copies through host memory "
+				    "(not P2P)\n"));
+	assert_non_null(strstr(out, "*"));
+	free(out);
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -314,6 +389,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(degraded, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(one_gpu, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(errors, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(off_method_sample, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(wrong_data_fails, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(staged_cells_marked, fake_test_setup, fake_test_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

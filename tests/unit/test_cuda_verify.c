@@ -12,27 +12,58 @@
 #include "cuda_int.h"
 #include "harness.h"
 
+/* A fixed seed (SEED below), a short concurrent test, a short deadline. */
+#define VOPTS "--seed", "0x70327063746c0000", "--seconds", "0.01", "--timeout", "0.5"
+/* Seed of the k-th round (0-based) of a verify run with VOPTS: ce, sm-read
+ * and sm-write take 2 rounds per direction, flags and flags-poll 8, the
+ * managed tests 1. */
+#define SEED(k) (0x70327063746c0000ULL + ((uint64_t)(k) << 32))
 
 static void all_ok(void **st)
 {
 	char *out, *err;
 
 	(void)st;
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "1M"), 0);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "1M"), 0);
+	assert_non_null(strstr(out, "seed 0x70327063746c0000 (--seed to repeat), timeout 0.5 s, buffers "
+				    "above a 32638 MiB allocation on each GPU\n"));
 	assert_non_null(strstr(out, "pair 0-1: can-access-peer 0->1 yes, 1->0 yes"));
-	assert_non_null(strstr(out, "  ce          0->1  OK"));
-	assert_non_null(strstr(out, "  sm-read     1->0  OK"));
-	assert_non_null(strstr(out, "  sm-write    0->1  OK"));
+	/* two rounds: 1 MiB, then 5 bytes less (the byte tail) */
+	assert_non_null(strstr(out, "  ce          0->1  OK    2097147 bytes, copy engine on GPU 0, 84.0 GB/s; "
+				    "path: peer copy: GPU 0 maps GPU 1's buffer read-write and "
+				    "CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED = 1, so the driver does not stage it\n"));
+	assert_non_null(strstr(out, "  sm-read     1->0  OK    2097147 bytes, kernel on GPU 0, 84.0 GB/s; "
+				    "path: SM loads by GPU 0 through its peer mapping of GPU 1's memory"));
+	assert_non_null(strstr(out, "  sm-write    0->1  OK    2097147 bytes, kernel on GPU 0, 84.0 GB/s; "
+				    "path: SM stores by GPU 0"));
+	assert_non_null(strstr(out, "  flags       0->1  OK    8388608 bytes, 8 rounds, GPU 0 stores payload + "
+				    "flag, GPU 1 polls; path: GPU 0 stored payload and flag into GPU 1's "
+				    "memory with SM peer stores\n"));
+	assert_non_null(strstr(out, "  flags-poll  1->0  OK    8388608 bytes, 8 rounds, GPU 0 polls GPU 1's "
+				    "flag through peer loads; path: GPU 0 polled GPU 1's flag"));
+	assert_non_null(strstr(out, "  graph       0->1  OK    8388608 bytes, 8 replays of ce + sm-write "
+				    "(GPU 0) and sm-read (GPU 1) graphs; path: graph nodes: GPU 0's copy "
+				    "engine and SM stores, GPU 1's SM loads, through the peer mappings\n"));
+	assert_non_null(strstr(out, "  ipc         1->0  OK    3145728 bytes, ce, sm-read and sm-write by a "
+				    "second process on GPU 0; path: a second process opened GPU 1's buffers "
+				    "with cuIpcOpenMemHandle"));
 	assert_non_null(strstr(out, "  um-read     0->1  OK    1048576 bytes, kernel on GPU 1 through its "
-				    "mapping of GPU 0's pages"));
+				    "mapping of GPU 0's pages, 84.0 GB/s; path: GPU 1 maps GPU 0's memory; "
+				    "preferred location GPU 0, accessed by GPU 1 and last prefetch to GPU 0 "
+				    "held before and after"));
 	assert_non_null(strstr(out, "  um-write    1->0  OK    1048576 bytes, kernel on GPU 1 through its "
-				    "mapping of GPU 0's pages"));
-	assert_non_null(strstr(out, "  um-prefetch 0->1  OK    1048576 bytes, cuMemPrefetchAsync GPU 0 -> GPU 1"));
+				    "mapping of GPU 0's pages, 84.0 GB/s; path: GPU 1 maps GPU 0's memory"));
+	/* what cannot be proven says so */
+	assert_non_null(strstr(out, "  um-prefetch 0->1  OK    1048576 bytes, cuMemPrefetchAsync GPU 0 -> "
+				    "GPU 1, 84.0 GB/s; path not proven: UVM chooses how it migrates"));
 	assert_non_null(strstr(out, "  um-fault    1->0  OK    1048576 bytes, kernel on GPU 1 faulting on "
-				    "GPU 0's pages"));
+				    "GPU 0's pages, 42.0 GB/s; path not proven: "));
 	assert_non_null(strstr(out, "  managed memory 0-1: OK (8 OK, 0 FAIL, 0 not run; cuMemAllocManaged, "
 				    "1048576 bytes)\n"));
-	assert_non_null(strstr(out, "verify: OK (14 OK, 0 FAIL)\n"));
+	assert_non_null(strstr(out, "concurrent: every directed pair at once, 0.01 s\n"));
+	assert_non_null(strstr(out, "  concurrent  1->0  OK    1048560 bytes, "));
+	assert_non_null(strstr(out, "verify: OK (25 OK, 0 FAIL); 5 OK without a proven path\n"));
+	assert_null(strstr(out, "FAIL  "));
 	assert_string_equal(err, "");
 	free(out);
 	free(err);
@@ -45,8 +76,10 @@ static void odd_sizes(void **st)
 
 	(void)st;
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", (char *)sizes[i]), 0);
-		assert_non_null(strstr(out, "(14 OK, 0 FAIL)"));
+		assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", (char *)sizes[i]), 0);
+		/* below 48 bytes the concurrent test has no room */
+		assert_non_null(strstr(out, i == 0 ? "(22 OK, 0 FAIL, 3 skipped)" :
+					    i < 3 ? "(23 OK, 0 FAIL, 2 skipped)" : "(25 OK, 0 FAIL)"));
 		free(out);
 		free(err);
 	}
@@ -94,19 +127,24 @@ static void corruption_reported(void **st)
 	(void)st;
 	setenv("FAKECUDA_CORRUPT_OFFSET", "4097", 1);
 	setenv("FAKECUDA_CORRUPT_KIND", "sm", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "8192", "--no-managed"), 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "8192", "--no-managed"), 1);
 	assert_non_null(strstr(out, "  ce          0->1  OK"));
 	assert_non_null(strstr(out, "  ce          1->0  OK"));
-	/* The first SM test (sm-read 0->1) runs third: seed base + 2 << 32. */
-	verify_pattern(pat, sizeof(pat), 0x70327063746c0000ULL + (2ULL << 32));
+	/* sm-read 0->1's first round comes after ce's four. */
+	verify_pattern(pat, sizeof(pat), SEED(4));
 	snprintf(line, sizeof(line),
 		 "  sm-read     0->1  FAIL  first mismatch at offset 4097 (0x1001): expected 0x%02x, got 0x%02x"
-		 " (1 of 8192 bytes differ)", pat[4097], (uint8_t)~pat[4097]);
+		 " (1 of 8192 bytes differ)\n              usually: SM peer loads are broken", pat[4097],
+		 (uint8_t)~pat[4097]);
 	assert_non_null(strstr(out, line));
 	assert_non_null(strstr(out, "  sm-write    1->0  FAIL  first mismatch at offset 4097"));
+	assert_non_null(strstr(out, "  flags-poll  0->1  FAIL  round 0, payload seen after the flag: first "
+				    "mismatch at offset 4097"));
+	assert_non_null(strstr(out, "  ipc         0->1  FAIL  second process on GPU 1, sm-read of GPU 0's buffer: "
+				    "first mismatch at offset 4097"));
 	assert_null(strstr(out, "um-read"));
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: --no-managed\n"));
-	assert_non_null(strstr(out, "verify: FAIL (2 OK, 4 FAIL, 8 skipped)"));
+	assert_non_null(strstr(out, "verify: FAIL (9 OK, 8 FAIL, 8 skipped)"));
 	free(out);
 	free(err);
 }
@@ -119,17 +157,17 @@ static void corruption_json(void **st)
 	(void)st;
 	setenv("FAKECUDA_CORRUPT_OFFSET", "0", 1);
 	setenv("FAKECUDA_CORRUPT_KIND", "ce", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "100", "--json"), 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "100", "--json"), 1);
 	o = json_tokener_parse(out);
 	assert_non_null(o);
 	assert_true(json_object_object_get_ex(o, "result", &v));
 	assert_string_equal(json_object_get_string(v), "FAIL");
 	assert_true(json_object_object_get_ex(o, "failures", &v));
-	assert_int_equal(json_object_get_int(v), 2);
+	assert_int_equal(json_object_get_int(v), 8);	/* ce, graph (its ce node), ipc, concurrent */
 	assert_true(json_object_object_get_ex(o, "pairs", &pairs));
 	assert_int_equal(json_object_array_length(pairs), 1);
 	assert_true(json_object_object_get_ex(json_object_array_get_idx(pairs, 0), "tests", &t));
-	assert_int_equal(json_object_array_length(t), 14);
+	assert_int_equal(json_object_array_length(t), 22);
 	v = json_object_array_get_idx(t, 0);
 	assert_true(json_object_object_get_ex(v, "method", &m));
 	assert_string_equal(json_object_get_string(m), "ce");
@@ -140,10 +178,21 @@ static void corruption_json(void **st)
 	assert_int_equal(json_object_get_int(v), 0);
 	assert_true(json_object_object_get_ex(m, "expected", &v));
 	assert_true(json_object_object_get_ex(m, "got", &v));
+	assert_true(json_object_object_get_ex(json_object_array_get_idx(t, 0), "hint", &m));
+	assert_non_null(strstr(json_object_get_string(m), "p2pctl doctor"));
 	v = json_object_array_get_idx(t, 2);	/* sm-read: untouched */
 	assert_true(json_object_object_get_ex(v, "status", &m));
 	assert_string_equal(json_object_get_string(m), "OK");
 	assert_true(json_object_object_get_ex(v, "gbps", &m));
+	assert_true(json_object_object_get_ex(v, "path_proven", &m));
+	assert_true(json_object_get_boolean(m));
+	assert_true(json_object_object_get_ex(o, "seed", &v));
+	assert_string_equal(json_object_get_string(v), "0x70327063746c0000");
+	/* the run-wide tests: concurrent both ways, then nccl over 0,1 */
+	assert_true(json_object_object_get_ex(o, "concurrent", &v));
+	assert_int_equal(json_object_array_length(v), 3);
+	assert_true(json_object_object_get_ex(json_object_array_get_idx(v, 2), "gpus", &m));
+	assert_string_equal(json_object_get_string(m), "0,1");
 	json_object_put(o);
 	free(out);
 	free(err);
@@ -155,8 +204,10 @@ static void overrun_detected(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_OVERRUN", "1", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "1000"), 1);
-	assert_non_null(strstr(out, "sm-read     0->1  FAIL  wrote past the end: offset 1000 (0x3e8): expected 0xa5"));
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "1000"), 1);
+	/* the source's tail is initialised (0x5a), the guard poisoned (0xa5) */
+	assert_non_null(strstr(out, "sm-read     0->1  FAIL  wrote past the end: offset 1000 (0x3e8): "
+				    "expected 0xa5, got 0x5a\n"));
 	assert_non_null(strstr(out, "  ce          0->1  OK"));
 	/* Managed: the kernels' overrun shows in both the destination's guard
 	 * (um-read) and the managed buffer's (um-write, um-fault); it is not a
@@ -170,6 +221,15 @@ static void overrun_detected(void **st)
 	assert_non_null(strstr(out, "  managed memory 0-1: FAIL (2 OK, 6 FAIL, 0 not run;"));
 	free(out);
 	free(err);
+	/* and before the start */
+	fake_reset();
+	setenv("FAKECUDA_UNDERRUN", "1", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "1000", "--tests", "sm"), 1);
+	assert_non_null(strstr(out, "  sm-write    0->1  FAIL  wrote before the start: 4 bytes before offset 0: "
+				    "expected 0xa5, got 0x5a\n"));
+	assert_non_null(strstr(out, "verify: FAIL (0 OK, 4 FAIL)\n"));
+	free(out);
+	free(err);
 }
 
 static void copy_error(void **st)
@@ -177,10 +237,10 @@ static void copy_error(void **st)
 	char *out, *err;
 
 	(void)st;
-	setenv("FAKECUDA_COPY_ERROR", "2", 1);	/* the second copy: ce 1->0 */
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "64k"), 1);
+	setenv("FAKECUDA_COPY_ERROR", "3", 1);	/* the third copy: ce 1->0's first round */
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "ce"), 1);
 	assert_non_null(strstr(out, "  ce          1->0  FAIL  cuMemcpyPeerAsync: CUDA_ERROR_LAUNCH_FAILED"));
-	assert_non_null(strstr(out, "(13 OK, 1 FAIL)"));
+	assert_non_null(strstr(out, "(1 OK, 1 FAIL)"));
 	free(out);
 	free(err);
 }
@@ -191,7 +251,7 @@ static void no_peer(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_PEER", "0", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "4k"), 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
 	assert_non_null(strstr(out, "can-access-peer 0->1 no, 1->0 no"));
 	assert_non_null(strstr(out, "FAIL  peer access not supported"));
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: peer access is not enabled\n"));
@@ -205,7 +265,7 @@ static void enable_fails(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_ENABLE_ERROR", "217", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "4k"), 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
 	assert_non_null(strstr(out, "cuCtxEnablePeerAccess: CUDA_ERROR_PEER_ACCESS_UNSUPPORTED"));
 	free(out);
 	free(err);
@@ -217,7 +277,7 @@ static void jit_fails(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_JIT_ERROR", "1", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "4k"), 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
 	assert_non_null(strstr(out, "  ce          0->1  OK"));
 	assert_non_null(strstr(out, "sm-write    0->1  FAIL  kernels not loaded on GPU 0: ptxas fatal   : fake JIT failure"));
 	assert_non_null(strstr(out, "um-read     1->0  FAIL  kernels not loaded on GPU 0"));
@@ -232,21 +292,22 @@ static void three_gpus_pairs(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_DEVICES", "3", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "4k"), 0);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 0);
 	assert_non_null(strstr(out, "pair 0-1"));
 	assert_non_null(strstr(out, "pair 0-2"));
 	assert_non_null(strstr(out, "pair 1-2"));
-	assert_non_null(strstr(out, "(42 OK, 0 FAIL)"));
+	assert_non_null(strstr(out, "(76 OK, 0 FAIL); 16 OK without a proven path"));
+	assert_non_null(strstr(out, "  concurrent  2->1  OK"));
 	assert_non_null(strstr(out, "  managed memory 1-2: OK (8 OK"));
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "4k", "--pairs", "2-1"), 0);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--pairs", "2-1"), 0);
 	assert_null(strstr(out, "pair 0-1"));
 	assert_non_null(strstr(out, "pair 1-2"));
 	assert_null(strstr(out, "GPU 0:"));
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--pairs", "0-3"), 3);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--pairs", "0-3"), 3);
 	assert_non_null(strstr(err, "no GPU 3 (3 found)"));
 	free(out);
 	free(err);
@@ -258,7 +319,7 @@ static void no_driver(void **st)
 
 	(void)st;
 	setenv("P2PCTL_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify"), 3);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS), 3);
 	assert_non_null(strstr(err, "verify: no CUDA driver: cannot load /nonexistent/libcuda.so.1"));
 	assert_string_equal(out, "");
 	free(out);
@@ -272,7 +333,7 @@ static void init_fails(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_INIT_ERROR", "100", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify"), 3);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS), 3);
 	assert_non_null(strstr(err, "cuInit failed: CUDA_ERROR_NO_DEVICE"));
 	assert_non_null(strstr(err, "no NVIDIA GPU visible"));
 	free(out);
@@ -285,12 +346,12 @@ static void one_gpu(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_DEVICES", "1", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify"), 3);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS), 3);
 	assert_non_null(strstr(err, "needs at least two GPUs (1 found)"));
 	free(out);
 	free(err);
 	setenv("FAKECUDA_DEVICES", "0", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify"), 3);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS), 3);
 	assert_non_null(strstr(err, "no CUDA GPU found"));
 	free(out);
 	free(err);
@@ -301,21 +362,21 @@ static void usage_errors(void **st)
 	char *out, *err;
 
 	(void)st;
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "0"), 2);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "0"), 2);
 	assert_non_null(strstr(err, "bad --size '0'"));
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--pairs", "1-1"), 2);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--pairs", "1-1"), 2);
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--bogus"), 2);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--bogus"), 2);
 	assert_non_null(strstr(err, "Usage: p2pctl verify"));
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "extra"), 2);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "extra"), 2);
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--help"), 0);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--help"), 0);
 	assert_non_null(strstr(out, "Usage: p2pctl verify"));
 	assert_non_null(strstr(out, "--no-managed"));
 	assert_non_null(strstr(out, "um-prefetch"));
@@ -323,8 +384,6 @@ static void usage_errors(void **st)
 	free(err);
 }
 
-/* Seed of the k-th test run (0-based) in a verify run. */
-#define SEED(k) (0x70327063746c0000ULL + ((uint64_t)(k) << 32))
 
 /*
  * nvidia-uvm's wrong peer PTE of a BAR1 pair (565-580): a GPU using the
@@ -339,10 +398,11 @@ static void um_wrong_mapping(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_UM_BUG", "map", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "8192"), 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "8192"), 1);
 	assert_non_null(strstr(out, "  sm-write    1->0  OK"));
-	/* um-read 0->1 is the 7th test; GPU 1 reads its own (zeroed) memory. */
-	verify_pattern(pat, sizeof(pat), SEED(6));
+	/* um-read 0->1 is round 64 (after 2 x (2 + 2 + 2 + 8 + 8 + 8 + 2));
+	 * GPU 1 reads its own (zeroed) memory. */
+	verify_pattern(pat, sizeof(pat), SEED(64));
 	for (size_t k = 0; k < sizeof(pat); k++)
 		differ += pat[k] != 0;
 	snprintf(line, sizeof(line),
@@ -356,13 +416,13 @@ static void um_wrong_mapping(void **st)
 	assert_non_null(strstr(out, "  um-fault    1->0  SKIP  not run: um-read failed\n"));
 	assert_non_null(strstr(out, "  managed memory 0-1: FAIL (0 OK, 2 FAIL, 6 not run; cuMemAllocManaged, "
 				    "8192 bytes): um-read failed, so the other managed tests were not run"));
-	assert_non_null(strstr(out, "verify: FAIL (6 OK, 2 FAIL, 6 skipped)\n"));
+	assert_non_null(strstr(out, "verify: FAIL (17 OK, 2 FAIL, 6 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 	/* Without peer access enabled UVM migrates instead of mapping: the
 	 * wrong PTE is never used, and verify says peer access failed. */
 	setenv("FAKECUDA_ENABLE_ERROR", "217", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "8192"), 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "8192"), 1);
 	assert_null(strstr(out, "um-read"));
 	free(out);
 	free(err);
@@ -375,7 +435,7 @@ static void um_wrong_mapping_json(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_UM_BUG", "map", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "4k", "--json"), 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--json"), 1);
 	o = json_tokener_parse(out);
 	assert_non_null(o);
 	assert_true(json_object_object_get_ex(o, "skipped_tests", &v));
@@ -396,8 +456,8 @@ static void um_wrong_mapping_json(void **st)
 	assert_true(json_object_object_get_ex(m, "reason", &v));
 	assert_non_null(strstr(json_object_get_string(v), "um-read failed"));
 	assert_true(json_object_object_get_ex(p, "tests", &t));
-	assert_int_equal(json_object_array_length(t), 14);
-	v = json_object_array_get_idx(t, 6);
+	assert_int_equal(json_object_array_length(t), 22);
+	v = json_object_array_get_idx(t, 14);
 	assert_true(json_object_object_get_ex(v, "method", &m));
 	assert_string_equal(json_object_get_string(m), "um-read");
 	assert_true(json_object_object_get_ex(v, "status", &m));
@@ -407,7 +467,7 @@ static void um_wrong_mapping_json(void **st)
 	assert_true(json_object_object_get_ex(v, "first_mismatch", &m));
 	assert_true(json_object_object_get_ex(m, "where", &v));
 	assert_string_equal(json_object_get_string(v), "data");
-	v = json_object_array_get_idx(t, 13);
+	v = json_object_array_get_idx(t, 21);
 	assert_true(json_object_object_get_ex(v, "method", &m));
 	assert_string_equal(json_object_get_string(m), "um-fault");
 	assert_true(json_object_object_get_ex(v, "status", &m));
@@ -428,23 +488,23 @@ static void um_bad_migration(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_UM_BUG", "copy", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "1000"), 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "1000"), 1);
 	assert_non_null(strstr(out, "  um-read     0->1  OK"));
 	assert_non_null(strstr(out, "  um-write    1->0  OK"));
-	verify_pattern(pat, sizeof(pat), SEED(10));	/* um-prefetch 0->1 */
+	verify_pattern(pat, sizeof(pat), SEED(68));	/* um-prefetch 0->1 */
 	snprintf(line, sizeof(line),
 		 "  um-prefetch 0->1  FAIL  first mismatch at offset 0 (0x0): expected 0x%02x, got 0x%02x"
 		 " (1 of 1000 bytes differ)\n", pat[0], (uint8_t)~pat[0]);
 	assert_non_null(strstr(out, line));
 	/* um-fault: GPU 0 faults GPU 1's pages over (flipped, then
 	 * overwritten), GPU 1 faults them back (flipped). */
-	verify_pattern(pat, sizeof(pat), SEED(12));
+	verify_pattern(pat, sizeof(pat), SEED(70));
 	snprintf(line, sizeof(line),
 		 "  um-fault    0->1  FAIL  first mismatch at offset 0 (0x0): expected 0x%02x, got 0x%02x",
 		 pat[0], (uint8_t)~pat[0]);
 	assert_non_null(strstr(out, line));
 	assert_non_null(strstr(out, "  managed memory 0-1: FAIL (4 OK, 4 FAIL, 0 not run;"));
-	assert_non_null(strstr(out, "verify: FAIL (10 OK, 4 FAIL)\n"));
+	assert_non_null(strstr(out, "verify: FAIL (21 OK, 4 FAIL); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -457,14 +517,14 @@ static void um_not_supported(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_CONCURRENT_MANAGED", "0", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "4k"), 0);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 0);
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: GPU 0 cannot share managed memory with "
 				    "another processor (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 0)\n"));
 	assert_null(strstr(out, "um-read"));
-	assert_non_null(strstr(out, "verify: OK (6 OK, 0 FAIL, 8 skipped)\n"));
+	assert_non_null(strstr(out, "verify: OK (17 OK, 0 FAIL, 8 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "4k", "--json"), 0);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--json"), 0);
 	o = json_tokener_parse(out);
 	assert_non_null(o);
 	assert_true(json_object_object_get_ex(o, "result", &v));
@@ -485,7 +545,7 @@ static void um_not_supported(void **st)
 	free(err);
 	fake_reset();
 	setenv("FAKECUDA_MANAGED", "0", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "4k"), 0);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 0);
 	assert_non_null(strstr(out, "SKIPPED: GPU 0 has no managed memory "
 				    "(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 0)\n"));
 	free(out);
@@ -499,10 +559,10 @@ static void um_old_driver(void **st)
 
 	(void)st;
 	fake_setup_variant("old/");
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "4k"), 0);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 0);
 	assert_non_null(strstr(out, "  sm-write    1->0  OK"));
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: the CUDA driver lacks cuMemAllocManaged\n"));
-	assert_non_null(strstr(out, "verify: OK (6 OK, 0 FAIL, 8 skipped)\n"));
+	assert_non_null(strstr(out, "verify: OK (17 OK, 0 FAIL, 8 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 	fake_setup();
@@ -515,13 +575,354 @@ static void um_too_big(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_FREE_BYTES", "2000000", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "1M"), 0);
-	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: 1048832 bytes of managed memory is more "
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "1M"), 0);
+	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: 1049088 bytes of managed memory is more "
 				    "than half of the 2000000 bytes free on GPU 0; use a smaller --size\n"));
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "512k"), 0);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "512k"), 0);
 	assert_non_null(strstr(out, "  managed memory 0-1: OK (8 OK"));
+	free(out);
+	free(err);
+}
+
+/*
+ * The fault knobs of issue 26: each makes the tests that use the broken
+ * path fail and leaves the others passing; all_ok is the same run without.
+ */
+static void fault_stale_read(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "stale", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
+	/* the second round's pattern reads as the first's */
+	assert_non_null(strstr(out, "  sm-read     0->1  FAIL  first mismatch at offset 0"));
+	assert_non_null(strstr(out, "  sm-read     1->0  FAIL  first mismatch at offset 0"));
+	assert_non_null(strstr(out, "  flags-poll  0->1  FAIL  peer read returned an old value: round 0, "
+				    "GPU 1 still read 0x"));
+	assert_non_null(strstr(out, "(stale peer read)\n              usually: peer reads return old values"));
+	assert_non_null(strstr(out, "  concurrent  1->0  FAIL  SM-load slice: first mismatch"));
+	assert_non_null(strstr(out, "  ce          0->1  OK"));
+	assert_non_null(strstr(out, "  sm-write    1->0  OK"));
+	assert_non_null(strstr(out, "  flags       1->0  OK"));
+	assert_non_null(strstr(out, "  graph       0->1  FAIL  replay 0: first mismatch at offset 2720 (0xaa0)"));
+	assert_non_null(strstr(out, "(the SM-load node)\n"));
+	assert_non_null(strstr(out, "verify: FAIL (17 OK, 8 FAIL); 5 OK without a proven path\n"));
+	free(out);
+	free(err);
+}
+
+static void fault_lost_store(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "lost", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
+	assert_non_null(strstr(out, "  sm-write    0->1  FAIL  first mismatch at offset 0 (0x0): expected 0x"));
+	assert_non_null(strstr(out, "got 0xa5 (4082 of 4096 bytes differ)"));
+	assert_non_null(strstr(out, "  flags       1->0  FAIL  flag never arrived: round 0, GPU 0 still saw "));
+	assert_non_null(strstr(out, "(SM stores into the peer lost or not visible)"));
+	/* um-write's check: stores through the mapping into the peer's pages */
+	assert_non_null(strstr(out, "  um-write    0->1  FAIL  first mismatch at offset 0"));
+	assert_non_null(strstr(out, "  ipc         0->1  FAIL  second process on GPU 1, sm-write into GPU 0's "
+				    "buffer: first mismatch at offset 0"));
+	assert_non_null(strstr(out, "  concurrent  0->1  FAIL  SM-store slice: first mismatch"));
+	assert_non_null(strstr(out, "  ce          1->0  OK"));
+	assert_non_null(strstr(out, "  sm-read     0->1  OK"));
+	assert_non_null(strstr(out, "  flags-poll  0->1  OK"));
+	assert_non_null(strstr(out, "  um-read     0->1  OK"));
+	assert_non_null(strstr(out, "verify: FAIL (13 OK, 12 FAIL); 5 OK without a proven path\n"));
+	free(out);
+	free(err);
+}
+
+/* Peer access "enabled" without a mapping: right bytes through host staging
+ * (ce) or migration (um-*) no longer pass. */
+static void fault_no_mapping(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "nomap", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
+	assert_non_null(strstr(out, "  ce          0->1  FAIL  no peer mapping: GPU 0 has no access to GPU 1's "
+				    "memory (CU_POINTER_ATTRIBUTE_ACCESS_FLAGS = 0) although peer access was "
+				    "enabled; cuMemcpyPeerAsync stages such a copy through host memory"));
+	assert_non_null(strstr(out, "  sm-read     0->1  FAIL  no peer mapping: GPU 1 has no access"));
+	assert_non_null(strstr(out, "  flags-poll  1->0  FAIL  no peer mapping"));
+	assert_non_null(strstr(out, "  um-read     0->1  FAIL  no peer mapping: GPU 1 has no access to GPU 0's "
+				    "memory (CU_POINTER_ATTRIBUTE_ACCESS_FLAGS = 0), so UVM can only migrate or "
+				    "stage the pages\n"));
+	assert_non_null(strstr(out, "  um-write    0->1  SKIP  not run: um-read failed\n"));
+	assert_non_null(strstr(out, "  concurrent  0->1  FAIL"));
+	assert_non_null(strstr(out, "verify: FAIL (1 OK, 18 FAIL, 6 skipped); 1 OK without a proven path\n"));
+	free(out);
+	free(err);
+	/* The ce check alone, without the knob: proven. */
+	fake_reset();
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "ce"), 0);
+	assert_non_null(strstr(out, "verify: OK (2 OK, 0 FAIL)\n"));
+	free(out);
+	free(err);
+}
+
+static void fault_wrong_gpu(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "wrong", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--no-managed"), 1);
+	assert_non_null(strstr(out, "  sm-read     0->1  FAIL  first mismatch at offset 0"));
+	assert_non_null(strstr(out, "  flags-poll  0->1  FAIL  round 0: GPU 1 read 0x"));
+	assert_non_null(strstr(out, "from the flag, a value nobody wrote (want 0x"));
+	assert_non_null(strstr(out, "its peer loads reached the wrong memory"));
+	assert_non_null(strstr(out, "  concurrent  0->1  FAIL  SM-load slice"));
+	assert_non_null(strstr(out, "  sm-write    0->1  OK"));
+	assert_non_null(strstr(out, "verify: FAIL (7 OK, 10 FAIL, 8 skipped); 1 OK without a proven path\n"));
+	free(out);
+	free(err);
+}
+
+/* A wrong base that shows only high in VRAM: the default --offset pad puts
+ * the buffers there; without it (--offset 0) the test misses it. */
+static void fault_high_offset(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "wrong", 1);
+	setenv("FAKECUDA_WRONG_ABOVE", "1073741824", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "sm-read"), 1);
+	assert_non_null(strstr(out, "buffers above a 32638 MiB allocation on each GPU"));
+	assert_non_null(strstr(out, "  sm-read     0->1  FAIL"));
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "sm-read",
+			     "--offset", "0"), 0);
+	assert_non_null(strstr(out, "; test buffers not offset\n"));
+	assert_non_null(strstr(out, "  sm-read     0->1  OK"));
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "sm-read",
+			     "--offset", "2G"), 1);
+	assert_non_null(strstr(out, "buffers above a 2048 MiB allocation on each GPU"));
+	free(out);
+	free(err);
+}
+
+/* A path that never completes: reported with its pair and test, in bounded
+ * time, never a blocking wait (the fake aborts on one). */
+static void fault_hang(void **st)
+{
+	static const char *const kinds[] = { "ce", "sm", "flag" };
+	static const char *const first[] = { "ce 0->1 hung: the copy did not finish within 0.5 s on GPU 0",
+		"sm-read 0->1 hung: the copy did not finish within 0.5 s on GPU 1",
+		"flags 0->1 hung: the flag store did not finish within 0.5 s on GPU 0" };
+	char *out, *err;
+	json_object *o, *v;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "hang", 1);
+	for (size_t k = 0; k < 3; k++) {
+		setenv("FAKECUDA_HANG_KIND", kinds[k], 1);
+		assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
+		assert_non_null(strstr(err, first[k]));
+		assert_non_null(strstr(out, "the path hangs (the GPU context is stuck; verify stops here)\n"));
+		assert_non_null(strstr(out, "verify: HUNG ("));
+		assert_null(strstr(out, "managed memory"));
+		free(out);
+		free(err);
+	}
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--json"), 1);
+	o = json_tokener_parse(out);
+	assert_non_null(o);
+	assert_true(json_object_object_get_ex(o, "result", &v));
+	assert_string_equal(json_object_get_string(v), "HUNG");
+	assert_true(json_object_object_get_ex(o, "hung", &v));
+	assert_non_null(strstr(json_object_get_string(v), "flags 0->1 hung"));
+	json_object_put(o);
+	free(out);
+	free(err);
+}
+
+/* A graph replay that drops a node (the last: GPU a's SM stores, and GPU
+ * b's only node, its SM loads) fails the graph test, nothing else. */
+static void fault_graph_drop(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "graphdrop", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
+	assert_non_null(strstr(out, "  graph       0->1  FAIL  replay 1: first mismatch at offset 1360 (0x550): "
+				    "expected 0x"));
+	assert_non_null(strstr(out, "got 0xa5 (2725 of 4096 bytes differ) (the SM-store node)\n"
+				    "              usually: copies replayed from a CUDA graph are lost"));
+	assert_non_null(strstr(out, "  graph       1->0  FAIL  replay 1:"));
+	assert_non_null(strstr(out, "verify: FAIL (23 OK, 2 FAIL); 5 OK without a proven path\n"));
+	free(out);
+	free(err);
+}
+
+/* The second process's cuIpcOpenMemHandle maps the wrong memory: ipc fails
+ * at its first check, nothing else does. */
+static void fault_ipc_wrong(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "ipcwrong", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
+	assert_non_null(strstr(out, "  ipc         0->1  FAIL  second process on GPU 1, ce of GPU 0's buffer: "
+				    "first mismatch at offset 0 (0x0): expected 0x"));
+	assert_non_null(strstr(out, "              usually: buffers shared between processes"));
+	assert_non_null(strstr(out, "  ipc         1->0  FAIL  second process on GPU 0, ce of GPU 1's buffer"));
+	assert_non_null(strstr(out, "verify: FAIL (23 OK, 2 FAIL); 5 OK without a proven path\n"));
+	free(out);
+	free(err);
+	/* no second process to run: a clear failure, no hang */
+	fake_reset();
+	setenv("P2PCTL_SELF", "/nonexistent/p2pctl", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "ipc"), 1);
+	assert_non_null(strstr(out, "  ipc         0->1  FAIL  cannot start the second process /nonexistent/p2pctl: "
+				    "No such file or directory\n"));
+	free(out);
+	free(err);
+	fake_setup();
+}
+
+/* NCCL (a fake libnccl.so.2 here): every element of every size checked; a
+ * wrong element fails, a library that does not load is a skip with why. */
+static void nccl_allreduce(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "nccl"), 0);
+	assert_non_null(strstr(out, "nccl: all-reduce with libnccl.so.2\n  nccl        0,1   OK    102984 "
+				    "bytes, int32 sum all-reduce over 2 GPUs, 6 sizes from 8 bytes; path not "
+				    "proven: NCCL chose its own transport"));
+	free(out);
+	free(err);
+	setenv("FAKENCCL_WRONG", "1", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "nccl"), 1);
+	assert_non_null(strstr(out, "  nccl        0,1   FAIL  8 bytes: GPU 0's result: element 1 is "));
+	assert_non_null(strstr(out, "              usually: NCCL's all-reduce over these GPUs returns wrong data"));
+	free(out);
+	free(err);
+	unsetenv("FAKENCCL_WRONG");
+	setenv("FAKECUDA_DEVICES", "3", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl"), 0);
+	assert_non_null(strstr(out, "  nccl        1,2   OK"));
+	assert_non_null(strstr(out, "  nccl        0,1,2  OK    4680 bytes, int32 sum all-reduce over 3 GPUs, 4 sizes"));
+	free(out);
+	free(err);
+	setenv("P2PCTL_LIBNCCL", "/nonexistent/libnccl.so.2", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl"), 0);
+	assert_non_null(strstr(out, "  nccl        -     SKIP  cannot load /nonexistent/libnccl.so.2"));
+	assert_non_null(strstr(out, "verify: OK (0 OK, 0 FAIL, 1 skipped)\n"));
+	free(out);
+	free(err);
+	fake_setup();
+}
+
+/* The byte tail (size % 16) is always exercised: the second round is 5
+ * bytes shorter than a multiple-of-16 --size. */
+static void byte_tail(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_DROP_TAIL", "1", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "sm"), 1);
+	assert_non_null(strstr(out, "  sm-read     0->1  FAIL  first mismatch at offset 65520 (0xfff0): "
+				    "expected 0x"));
+	assert_non_null(strstr(out, "got 0xa5 (11 of 65531 bytes differ)"));
+	free(out);
+	free(err);
+}
+
+/* Runs differ: a random seed each run, printed; --seed repeats one. */
+static void seeds(void **st)
+{
+	char *out, *err, *a, *b;
+
+	(void)st;
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "1k", "--tests", "ce",
+			     "--seconds", "0.01"), 0);
+	a = strstr(out, "seed 0x");
+	assert_non_null(a);
+	a = strndup(a, 23);	/* "seed 0x" and 16 digits */
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "1k", "--tests", "ce",
+			     "--seconds", "0.01"), 0);
+	b = strstr(out, "seed 0x");
+	assert_non_null(b);
+	assert_memory_not_equal(a, b, 23);
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "1k", "--tests", "ce", "--seed",
+			     a + 5), 0);
+	assert_non_null(strstr(out, a));
+	free(out);
+	free(err);
+	free(a);
+}
+
+/* One GPU: --loopback runs the device tests against itself, says it proves
+ * no P2P path, and does not hang. */
+static void loopback(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_DEVICES", "1", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--loopback"), 0);
+	assert_non_null(strstr(out, "GPU 0 loopback (no P2P: a check of the tool and the GPU)\n"));
+	assert_non_null(strstr(out, "  flags       0->0  OK    524288 bytes, 8 rounds"));
+	assert_non_null(strstr(out, "path not proven: loopback within GPU 0: no peer path was used\n"));
+	assert_non_null(strstr(out, "verify: OK (8 OK, 0 FAIL); 8 OK without a proven path\n"));
+	free(out);
+	free(err);
+}
+
+static void tests_option(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "flags"), 0);
+	assert_non_null(strstr(out, "  flags       0->1  OK"));
+	assert_non_null(strstr(out, "  flags-poll  1->0  OK"));
+	assert_null(strstr(out, "  ce "));
+	assert_null(strstr(out, "concurrent"));
+	assert_non_null(strstr(out, "verify: OK (4 OK, 0 FAIL)\n"));
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests",
+			     "concurrent,um-read"), 0);
+	assert_non_null(strstr(out, "  um-read     1->0  OK"));
+	assert_null(strstr(out, "um-write"));
+	assert_non_null(strstr(out, "  managed memory 0-1: OK (2 OK, 0 FAIL"));
+	assert_non_null(strstr(out, "  concurrent  0->1  OK"));
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--tests", "bogus"), 2);
+	assert_non_null(strstr(err, "unknown test 'bogus' in --tests"));
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--timeout", "0"), 2);
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--seed", "x1"), 2);
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--offset", "junk"), 2);
 	free(out);
 	free(err);
 }
@@ -550,7 +951,22 @@ int main(void)
 		cmocka_unit_test_setup_teardown(um_not_supported, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(um_old_driver, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(um_too_big, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_stale_read, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_lost_store, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_no_mapping, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_wrong_gpu, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_high_offset, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_hang, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_graph_drop, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_ipc_wrong, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(nccl_allreduce, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(byte_tail, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(seeds, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(loopback, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(tests_option, fake_test_setup, fake_test_teardown),
 	};
+
+	verify_exit_on_hang = 0;
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,6 +40,8 @@ struct bench {
 	struct sm_cfg sm;
 	uint64_t size;
 	int copies, reps, lat_copies, forced, do_off, json, tty;
+	int off_fastest;	/* P2P=Disabled: fastest of ce, ce-pull, staged (else the sample's ce) */
+	uint8_t *h1, *h2;	/* host buffers of size bytes for the data checks */
 	size_t slot;
 	int sel[P2P_MAX_GPUS][P2P_MAX_GPUS];
 	struct matrix *mx;	/* MX_COUNT */
@@ -88,6 +90,9 @@ static int candidates(const struct bench *b, enum kind k, int p2p, int diag, int
 	if (diag) {
 		c[n++] = M_CE;
 		c[n++] = M_SM_WRITE;
+	} else if (!p2p && !b->off_fastest) {
+		c[n++] = M_CE;	/* the sample's cuMemcpyPeerAsync without peer access */
+		return -n;
 	} else if (!p2p) {
 		c[n++] = M_CE;
 		c[n++] = M_CE_PULL;
@@ -157,6 +162,53 @@ static int run_once(struct bench *b, enum kind k, int m, int i, int j, int copie
 	return 0;
 }
 
+/* Compare GPU d's dst with GPU s's src over n bytes: 0 equal, 1 not, -1 error. */
+static int same_data(struct bench *b, int s, int d, size_t n, char *why, size_t len)
+{
+	struct rig *r = &b->r;
+	CUresult cr = rig_cur(r, s);
+	uint64_t off = 0, nbad = 0;
+	uint8_t e = 0, g = 0;
+
+	if (cr == CUDA_SUCCESS)
+		cr = cu.cuMemcpyDtoH(b->h1, r->g[s].src, n);
+	if (cr == CUDA_SUCCESS)
+		cr = rig_cur(r, d);
+	if (cr == CUDA_SUCCESS)
+		cr = cu.cuMemcpyDtoH(b->h2, r->g[d].dst, n);
+	if (cr != CUDA_SUCCESS) {
+		snprintf(why, len, "reading back for the data check: %s", cu_errstr(cr));
+		return -1;
+	}
+	if (!verify_compare(b->h2, b->h1, n, &off, &e, &g, &nbad))
+		return 0;
+	snprintf(why, len, "first mismatch at offset %llu: expected 0x%02x, got 0x%02x (%llu of %zu "
+		 "bytes differ)", (unsigned long long)off, e, g, (unsigned long long)nbad, n);
+	return 1;
+}
+
+/* Check the cell's last copy once ("fast but wrong" fails). 0, or -1 with errmsg. */
+static int check_cell(struct bench *b, enum kind k, int m, int i, int j, struct cell *cell)
+{
+	size_t n = k == K_LAT ? 16 : b->size;
+	char why[256];
+	int rc;
+
+	if (i == j && k == K_BI)
+		return 0;	/* src and dst copied onto each other at once: no defined result */
+	rc = same_data(b, i, j, n, why, sizeof(why));
+	if (rc == 0 && k == K_BI)
+		rc = same_data(b, j, i, n, why, sizeof(why));
+	if (rc) {
+		snprintf(b->errmsg, sizeof(b->errmsg), "%s %d->%d with %s copied wrong data (fast but "
+			 "wrong): %s", k == K_LAT ? "latency" : k == K_BI ? "bidirectional copy" : "copy",
+			 i, j, method_names[m], why);
+		return -1;
+	}
+	cell->checked = 1;
+	return 0;
+}
+
 static int measure_cell(struct bench *b, enum kind k, int p2p, int i, int j,
 			struct cell *cell, struct cell *cpucell)
 {
@@ -165,8 +217,14 @@ static int measure_cell(struct bench *b, enum kind k, int p2p, int i, int j,
 	int copies = k == K_LAT ? b->lat_copies : b->copies;
 	double bestv = 0, v, cpu, *vals, *cpus;
 
-	/* SM methods need peer access both ways (the bidirectional run uses both). */
-	p2p = p2p && (i == j || (b->r.peer_on[i][j] && b->r.peer_on[j][i]));
+	/* SM methods need peer access both ways (the bidirectional run uses both);
+	 * without it a P2P=Enabled cell is the driver's staged copy, and says so. */
+	if (p2p && i != j && !(b->r.peer_on[i][j] && b->r.peer_on[j][i])) {
+		p2p = 0;
+		cell->staged = 1;
+		if (cpucell)
+			cpucell->staged = 1;
+	}
 	nc = candidates(b, k, p2p, i == j, cand);
 	calibrate = nc > 1;
 	if (nc < 0)
@@ -226,6 +284,10 @@ static int measure_cell(struct bench *b, enum kind k, int p2p, int i, int j,
 	}
 	free(vals);
 	free(cpus);
+	if (check_cell(b, k, best, i, j, cell))
+		return -1;
+	if (cpucell)
+		cpucell->checked = cell->checked;
 	return 0;
 }
 
@@ -268,7 +330,7 @@ static void usage(FILE *f)
 		"Usage: p2pctl bench [--size BYTES] [--reps N] [--pairs I-J,...] [--json]\n"
 		"                    [--plot FILE.svg] [--plot-matrix KEY] [--no-p2p-off]\n"
 		"                    [--method auto|ce|ce-pull|ce-split|ce-multi|sm-write|sm-read|sm-split|staged]\n"
-		"                    [--copies N] [--lat-copies N]\n"
+		"                    [--copies N] [--lat-copies N] [--off-method sample|fastest]\n"
 		"  --size BYTES     bytes per transfer (default 160000000, the sample's 40M ints;\n"
 		"                   suffixes k, M, G = KiB, MiB, GiB; kB, MB, GB decimal)\n"
 		"  --reps N         timed runs per cell; median and spread over them (default 5)\n"
@@ -277,6 +339,9 @@ static void usage(FILE *f)
 		"  --pairs LIST     only these GPU pairs (and their GPUs' diagonal cells)\n"
 		"  --method M       one copy method for every cell instead of the fastest (auto)\n"
 		"  --no-p2p-off     skip the P2P=Disabled matrices\n"
+		"  --off-method M   P2P=Disabled cells: sample (default: cuMemcpyPeerAsync, the\n"
+		"                   sample's method) or fastest (of ce, ce-pull and p2pctl's own\n"
+		"                   staged pipeline; the matrices say so)\n"
 		"  --json           JSON on stdout instead of the text matrices\n"
 		"  --plot FILE      write an SVG heatmap of one matrix (default uni_p2p_on)\n"
 		"exit status: 0 ok, 1 CUDA error, 2 usage, 3 no driver or no GPU\n");
@@ -377,6 +442,7 @@ int bench_main(int argc, char **argv, FILE *out, FILE *err)
 		{ "plot-matrix", required_argument, NULL, 'M' },
 		{ "no-p2p-off", no_argument, NULL, 'n' },
 		{ "method", required_argument, NULL, 'm' },
+		{ "off-method", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -440,6 +506,14 @@ int bench_main(int argc, char **argv, FILE *out, FILE *err)
 					fprintf(err, "bench: unknown --method '%s'\n", optarg);
 					rc = P2P_EXIT_USAGE;
 				}
+			}
+			break;
+		case 'o':
+			if (!strcmp(optarg, "fastest")) {
+				b->off_fastest = 1;
+			} else if (strcmp(optarg, "sample")) {
+				fprintf(err, "bench: unknown --off-method '%s' (sample or fastest)\n", optarg);
+				rc = P2P_EXIT_USAGE;
 			}
 			break;
 		case 'h':
@@ -519,15 +593,53 @@ int bench_main(int argc, char **argv, FILE *out, FILE *err)
 		fprintf(err, "bench: SM copy kernels unavailable, copy engines only:\n%s\n", b->r.jitlog);
 		note(b, "SM copy kernels unavailable: %s", b->r.jitlog);
 	}
-	for (int k = 0; k < MX_COUNT; k++)
-		matrix_init(&b->mx[k], mx_info[k].key, mx_info[k].title, mx_info[k].unit, b->r.n);
+	for (int k = 0; k < MX_COUNT; k++) {
+		static const char *const fastest_title[MX_COUNT] = {
+			[MX_UNI_OFF] = "Unidirectional P2P=Disabled Bandwidth [p2pctl's fastest unmapped "
+				       "copy, not the sample's method]",
+			[MX_BI_OFF] = "Bidirectional P2P=Disabled Bandwidth [p2pctl's fastest unmapped "
+				      "copy, not the sample's method]",
+		};
+		const char *title = b->off_fastest && fastest_title[k] ? fastest_title[k] :
+				    mx_info[k].title;
+
+		matrix_init(&b->mx[k], mx_info[k].key, title, mx_info[k].unit, b->r.n);
+	}
+	/* A different pattern in every GPU's source, for the data checks. */
+	b->h1 = malloc(b->size);
+	b->h2 = malloc(b->size);
+	if (!b->h1 || !b->h2) {
+		snprintf(b->errmsg, sizeof(b->errmsg), "cannot allocate 2 x %llu bytes of host memory",
+			 (unsigned long long)b->size);
+		rc = P2P_EXIT_FAIL;
+		goto report;
+	}
+	for (int i = 0; i < b->r.n; i++) {
+		CUresult cr;
+
+		if (!b->r.g[i].used)
+			continue;
+		verify_pattern(b->h1, b->size, 0x62656e6368000000ULL + ((uint64_t)i << 40));
+		cr = rig_cur(&b->r, i);
+		if (cr == CUDA_SUCCESS)
+			cr = cu.cuMemcpyHtoD(b->r.g[i].src, b->h1, b->size);
+		if (cr == CUDA_SUCCESS)
+			cr = cu.cuCtxSynchronize();
+		if (cr != CUDA_SUCCESS) {
+			snprintf(b->errmsg, sizeof(b->errmsg), "GPU %d: upload of the source pattern: %s",
+				 i, cu_errstr(cr));
+			rc = P2P_EXIT_FAIL;
+			goto report;
+		}
+	}
 	for (int i = 0; i < b->r.n; i++)
 		for (int j = 0; j < b->r.n; j++)
 			b->total += want_cell(b, i, j) ? 3 * (b->do_off ? 2 : 1) : 0;
 	if (b->do_off) {
 		size_t slot = b->slot < b->size ? b->slot : b->size;
 
-		if (rig_ring_alloc(&b->r, slot ? slot : 16) != CUDA_SUCCESS)
+		if ((b->off_fastest || b->forced == M_STAGED) &&
+		    rig_ring_alloc(&b->r, slot ? slot : 16) != CUDA_SUCCESS)
 			note(b, "no pinned staging memory: %s", "method 'staged' skipped");
 		if (run_phase(b, 0)) {
 			rc = P2P_EXIT_FAIL;
@@ -544,15 +656,19 @@ int bench_main(int argc, char **argv, FILE *out, FILE *err)
 				char pair[32];
 
 				snprintf(pair, sizeof(pair), "%d->%d", i, j);
-				note(b, "no peer access %s: P2P=Enabled cells use the driver's fallback", pair);
+				note(b, "no peer access %s: P2P=Enabled cells are the driver's staged copy, "
+				     "marked * (staged in JSON)", pair);
 				continue;
 			}
 			cr = rig_peer(&b->r, i, j, 1);
 			if (cr != CUDA_SUCCESS) {
-				snprintf(b->errmsg, sizeof(b->errmsg),
-					 "cuCtxEnablePeerAccess %d->%d: %s", i, j, cu_errstr(cr));
-				rc = P2P_EXIT_FAIL;
-				goto report;
+				char msg[384];
+
+				/* One pair that cannot be enabled does not stop the others. */
+				snprintf(msg, sizeof(msg), "cuCtxEnablePeerAccess %d->%d failed (%s): its "
+					 "P2P=Enabled cells are the driver's staged copy, marked *",
+					 i, j, cu_errstr(cr));
+				note(b, "%s", msg);
 			}
 		}
 	if (run_phase(b, 1))
@@ -585,6 +701,8 @@ report:
 		json_object_object_add(p, "sm_blocks_per_sm", json_object_new_int(b->sm.blocks_per_sm));
 		json_object_object_add(p, "stage_slot_bytes", json_object_new_int64((int64_t)b->slot));
 		json_object_object_add(p, "p2p_off", json_object_new_boolean(b->do_off));
+		json_object_object_add(p, "p2p_off_method", json_object_new_string(
+			b->off_fastest ? "fastest" : "sample"));
 		json_object_object_add(o, "params", p);
 		for (int k = 0; k < MX_COUNT; k++) {
 			int any = 0;
@@ -630,6 +748,8 @@ close:
 	cu_close();
 done:
 	plan_free(&b->plan);
+	free(b->h1);
+	free(b->h2);
 	if (b->notes)
 		json_object_put(b->notes);
 	free(b->mx);

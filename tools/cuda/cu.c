@@ -44,6 +44,9 @@ int cu_open(char *err, size_t errlen)
 		cu_opt_missing = sym;
 	CU_API_OPT_LIST(CU_X_OPT)
 #undef CU_X_OPT
+#define CU_X_PROOF(name, sym, args) *(void **)&cu.name = dlsym(cu_handle, sym);
+	CU_API_PROOF_LIST(CU_X_PROOF)
+#undef CU_X_PROOF
 	r = cu.cuInit(0);
 	if (r != CUDA_SUCCESS) {
 		snprintf(err, errlen, "cuInit failed: %s%s", cu_errstr(r),

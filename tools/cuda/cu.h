@@ -18,6 +18,9 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct { char reserved[64]; } CUipcMemHandle;
 
 enum {
 	CUDA_SUCCESS = 0,
@@ -57,6 +60,21 @@ enum {
 	CU_MEM_ADVISE_UNSET_ACCESSED_BY = 6,
 };
 
+/* CUmem_range_attribute (cuMemRangeGetAttribute). */
+enum {
+	CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION = 2,
+	CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY = 3,
+	CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION = 4,
+};
+
+/* CUdevice_P2PAttribute, CUpointer_attribute and its access flags. */
+#define CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED 0x02
+#define CU_POINTER_ATTRIBUTE_ACCESS_FLAGS 16
+#define CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE 0x0
+#define CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ 0x1
+#define CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE 0x3
+#define CU_DEVICE_INVALID (-2)
+
 #define CU_MEM_ATTACH_GLOBAL 0x1
 #define CU_DEVICE_CPU (-1)
 
@@ -68,6 +86,8 @@ enum {
 };
 
 #define CU_STREAM_NON_BLOCKING 0x1
+#define CU_STREAM_CAPTURE_MODE_THREAD_LOCAL 1
+#define CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS 0x1
 #define CU_EVENT_DEFAULT 0x0
 #define CU_EVENT_DISABLE_TIMING 0x2
 #define CU_MEMHOSTALLOC_PORTABLE 0x1
@@ -106,6 +126,10 @@ enum {
 	X(cuStreamCreate, "cuStreamCreate", (CUstream *, unsigned int))             \
 	X(cuStreamDestroy, "cuStreamDestroy_v2", (CUstream))                        \
 	X(cuStreamSynchronize, "cuStreamSynchronize", (CUstream))                   \
+	X(cuStreamQuery, "cuStreamQuery", (CUstream))                               \
+	X(cuEventQuery, "cuEventQuery", (CUevent))                                  \
+	X(cuMemsetD32Async, "cuMemsetD32Async", (CUdeviceptr, unsigned int, size_t, CUstream)) \
+	X(cuPointerGetAttribute, "cuPointerGetAttribute", (void *, int, CUdeviceptr)) \
 	X(cuStreamWaitEvent, "cuStreamWaitEvent", (CUstream, CUevent, unsigned int)) \
 	X(cuEventCreate, "cuEventCreate", (CUevent *, unsigned int))                \
 	X(cuEventDestroy, "cuEventDestroy_v2", (CUevent))                           \
@@ -131,10 +155,31 @@ enum {
 	X(cuMemPrefetchAsync, "cuMemPrefetchAsync", (CUdeviceptr, size_t, CUdevice, CUstream)) \
 	X(cuMemGetInfo, "cuMemGetInfo_v2", (size_t *, size_t *))
 
+/*
+ * Entry points verify uses to prove which path a test took (without them
+ * the test says "path not proven"), to capture and replay CUDA graphs and
+ * to share buffers between processes (without them the graph or ipc test
+ * is skipped); cu_missing_optional() ignores them.
+ */
+#define CU_API_PROOF_LIST(X)                                                    \
+	X(cuDeviceGetP2PAttribute, "cuDeviceGetP2PAttribute", (int *, int, CUdevice, CUdevice)) \
+	X(cuMemRangeGetAttribute, "cuMemRangeGetAttribute", (void *, size_t, int, CUdeviceptr, size_t)) \
+	X(cuStreamBeginCapture, "cuStreamBeginCapture_v2", (CUstream, int))       \
+	X(cuStreamEndCapture, "cuStreamEndCapture", (CUstream, CUgraph *))          \
+	X(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", (CUgraphExec *, CUgraph, \
+		unsigned long long))                                                \
+	X(cuGraphLaunch, "cuGraphLaunch", (CUgraphExec, CUstream))                  \
+	X(cuGraphExecDestroy, "cuGraphExecDestroy", (CUgraphExec))                  \
+	X(cuGraphDestroy, "cuGraphDestroy", (CUgraph))                              \
+	X(cuIpcGetMemHandle, "cuIpcGetMemHandle", (CUipcMemHandle *, CUdeviceptr))  \
+	X(cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2", (CUdeviceptr *, CUipcMemHandle, unsigned int)) \
+	X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle", (CUdeviceptr))
+
 struct cu_api {
 #define CU_X_FIELD(name, sym, args) CUresult (*name) args;
 	CU_API_LIST(CU_X_FIELD)
 	CU_API_OPT_LIST(CU_X_FIELD)
+	CU_API_PROOF_LIST(CU_X_FIELD)
 #undef CU_X_FIELD
 };
 

@@ -11,6 +11,8 @@
 
 int bench_main(int argc, char **argv, FILE *out, FILE *err);
 int verify_main(int argc, char **argv, FILE *out, FILE *err);
+/* 1 (default): after a hang verify reports it and _exit()s; the tests set 0. */
+extern int verify_exit_on_hang;
 
 json_object *cuda_devices_json(const struct rig *r);
 json_object *cuda_peer_json(const struct rig *r);

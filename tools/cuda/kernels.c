@@ -4,7 +4,9 @@
 
 #include "kernels.h"
 
-const char *const kernel_names[K_COUNT] = { "p2p_read", "p2p_write", "p2p_delay" };
+const char *const kernel_names[K_COUNT] = {
+	"p2p_read", "p2p_write", "p2p_delay", "p2p_flag_set", "p2p_flag_wait",
+};
 
 /* The copy body, shared by p2p_read and p2p_write (only the name differs). */
 #define COPY_KERNEL(NAME)                                                     \
@@ -109,6 +111,54 @@ static const char ptx_text[] =
 	"\tmov.u32 %r2, 1;\n"
 	"\tst.volatile.u32 [%rd1+4], %r2;\n"
 	"$DONE:\n"
+	"\tret;\n"
+	"}\n"
+	"\n"
+	/* One thread: a system-scope fence (everything this GPU stored before,
+	 * this kernel's stream included, is visible first), then the flag with
+	 * release semantics. */
+	".visible .entry p2p_flag_set(.param .u64 p_flag, .param .u32 p_val)\n"
+	"{\n"
+	"\t.reg .b32 %r<2>;\n"
+	"\t.reg .b64 %rd<2>;\n"
+	"\tld.param.u64 %rd1, [p_flag];\n"
+	"\tld.param.u32 %r1, [p_val];\n"
+	"\tcvta.to.global.u64 %rd1, %rd1;\n"
+	"\tfence.sc.sys;\n"
+	"\tst.release.sys.global.u32 [%rd1], %r1;\n"
+	"\tret;\n"
+	"}\n"
+	"\n"
+	/* One thread: acquire-load the flag until it equals want or timeout_ns
+	 * passes (%globaltimer); status[0] = last value seen, status[1] = 1
+	 * (seen) or 2 (timed out). */
+	".visible .entry p2p_flag_wait(.param .u64 p_flag, .param .u32 p_want,\n"
+	"\t.param .u64 p_timeout, .param .u64 p_status)\n"
+	"{\n"
+	"\t.reg .pred %p<3>;\n"
+	"\t.reg .b32 %r<4>;\n"
+	"\t.reg .b64 %rd<8>;\n"
+	"\tld.param.u64 %rd1, [p_flag];\n"
+	"\tld.param.u32 %r1, [p_want];\n"
+	"\tld.param.u64 %rd2, [p_timeout];\n"
+	"\tld.param.u64 %rd6, [p_status];\n"
+	"\tcvta.to.global.u64 %rd1, %rd1;\n"
+	"\tcvta.to.global.u64 %rd6, %rd6;\n"
+	"\tmov.u64 %rd3, %globaltimer;\n"
+	"\tmov.u32 %r3, 1;\n"
+	"$POLL:\n"
+	"\tld.acquire.sys.global.u32 %r2, [%rd1];\n"
+	"\tsetp.eq.u32 %p1, %r2, %r1;\n"
+	"\t@%p1 bra $SEEN;\n"
+	"\tmov.u64 %rd4, %globaltimer;\n"
+	"\tsub.u64 %rd5, %rd4, %rd3;\n"
+	"\tsetp.lt.u64 %p2, %rd5, %rd2;\n"
+	"\t@%p2 bra $POLL;\n"
+	"\tmov.u32 %r3, 2;\n"
+	"$SEEN:\n"
+	"\tfence.sc.sys;\n"
+	"\tst.global.u32 [%rd6], %r2;\n"
+	"\tst.global.u32 [%rd6+4], %r3;\n"
 	"\tret;\n"
 	"}\n";
 

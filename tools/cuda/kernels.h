@@ -6,7 +6,7 @@
 #include "cu.h"
 
 /*
- * Three kernels, JIT-compiled by the driver from embedded PTX (ISA 7.0,
+ * Five kernels, JIT-compiled by the driver from embedded PTX (ISA 7.0,
  * target sm_70: runs on Volta and every later GPU):
  *   p2p_read (u64 dst, u64 src, u64 n16, u64 tail)
  *       run on the destination GPU: loads from (peer) src, stores locally.
@@ -17,8 +17,14 @@
  *   p2p_delay(u64 flag, u64 timeout_clocks)
  *       spins until *(u32 *)flag != 0 or timeout; on timeout it sets
  *       ((u32 *)flag)[1] = 1 so the host can tell (cuda-samples' delay()).
+ *   p2p_flag_set(u64 flag, u32 value)
+ *       one thread: fence.sc.sys, then st.release.sys of value at flag.
+ *   p2p_flag_wait(u64 flag, u32 want, u64 timeout_ns, u64 status)
+ *       one thread: ld.acquire.sys of flag until it equals want or
+ *       timeout_ns passes; status[0] = the last value seen, status[1] = 1
+ *       (seen) or 2 (timed out).
  */
-enum { K_READ, K_WRITE, K_DELAY, K_COUNT };
+enum { K_READ, K_WRITE, K_DELAY, K_FLAG_SET, K_FLAG_WAIT, K_COUNT };
 extern const char *const kernel_names[K_COUNT];
 
 const char *kernels_ptx(void);

@@ -36,13 +36,21 @@ void matrix_print(FILE *f, const struct matrix *m, const char *const *names)
 		for (int j = 0; j < n; j++) {
 			const struct cell *c = &m->c[i * n + j];
 
-			if (c->present)
+			if (c->present && c->staged)
+				fprintf(f, " %7.2f*", c->st.median);
+			else if (c->present)
 				fprintf(f, " %8.2f", c->st.median);
 			else
 				fprintf(f, " %8s", "n/a");
 		}
 		fputc('\n', f);
 	}
+	for (int i = 0; i < n * n; i++)
+		if (m->c[i].present && m->c[i].staged) {
+			fprintf(f, "  * no peer access: the driver staged these copies through host memory "
+				"(not P2P)\n");
+			break;
+		}
 	fprintf(f, "  spread (min..max over reps):\n");
 	for (int i = 0; i < n; i++) {
 		fprintf(f, "%6d", i);
@@ -123,6 +131,28 @@ json_object *matrix_json(const struct matrix *m, const char *const *names, int n
 			json_object_array_add(rows, row);
 		}
 		json_object_object_add(o, "n", rows);
+	}
+	{
+		static const char *const keys[] = { "timeouts", "staged", "data_checked" };
+
+		for (int k = 0; k < 3; k++) {
+			json_object *rows = json_object_new_array();
+
+			for (int i = 0; i < n; i++) {
+				json_object *row = json_object_new_array();
+
+				for (int j = 0; j < n; j++) {
+					const struct cell *c = &m->c[i * n + j];
+
+					json_object_array_add(row, !c->present ? NULL : k == 0 ?
+							      json_object_new_int(c->timeouts) :
+							      json_object_new_boolean(k == 1 ? c->staged :
+										      c->checked));
+				}
+				json_object_array_add(rows, row);
+			}
+			json_object_object_add(o, keys[k], rows);
+		}
 	}
 	if (names) {
 		json_object *rows = json_object_new_array(), *cal = json_object_new_array();

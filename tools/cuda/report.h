@@ -14,6 +14,8 @@ struct cell {
 	int present;		/* measured (else "n/a" / null) */
 	int method;		/* index into the method names given to the formatter */
 	int timeouts;		/* runs whose delay kernel timed out */
+	int staged;		/* a P2P=Enabled cell without peer access: the driver staged it */
+	int checked;		/* the copied data was compared with the source (1 = equal) */
 	struct stats st;
 	double cal[CAL_MAX];	/* calibration value per method; < 0: not tried */
 };

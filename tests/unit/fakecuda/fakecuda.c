@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A fake libcuda.so.1 for the unit tests of p2pctl verify/bench: device
- * memory is host memory, every operation runs at once in issue order, and
- * time is virtual (events read a clock that copies advance). Behaviour comes
- * from the environment, read at each cuInit():
+ * memory is host memory and time is virtual (events read a clock that copies
+ * advance). Behaviour comes from the environment, read at each cuInit():
  *
  *   FAKECUDA_INIT_ERROR=N      cuInit returns N
  *   FAKECUDA_DEVICES=N         number of GPUs (default 2)
@@ -17,6 +16,9 @@
  *                              device-to-device copy long enough ...
  *   FAKECUDA_CORRUPT_KIND=ce|sm ... only for that kind of copy
  *   FAKECUDA_OVERRUN=1         kernels copy 4 bytes too many
+ *   FAKECUDA_UNDERRUN=1        kernels also store the 4 bytes before the
+ *                              destination (from before the source)
+ *   FAKECUDA_DROP_TAIL=1       kernels skip the byte tail (n % 16 bytes)
  *   FAKECUDA_BW_GBPS=X         peer bandwidth with peer access (default 100)
  *   FAKECUDA_NOPEER_GBPS=X     peer copies without it, and host copies (20)
  *   FAKECUDA_LOCAL_GBPS=X      copies within a GPU (1000)
@@ -33,10 +35,52 @@
  *                              nvidia-uvm's VIDEO-aperture PTE for a BAR1
  *                              pair does before 590 (docs/uvm.md)
  *   FAKECUDA_UM_BUG=copy       a migration of managed pages from one GPU to
- *                              the other flips the first byte
+ *                              the other flips byte 256 (the first data
+ *                              byte after verify's guard)
+ *   FAKECUDA_FAULT=LIST        P2P faults (comma-separated), all of them
+ *                              broken-but-advertised P2P (issue 26):
+ *     stale    an SM-issued peer load (kernel on GPU g reading another GPU's
+ *              memory, or managed pages through a peer mapping) returns the
+ *              first snapshot g ever read of that allocation
+ *     lost     SM-issued stores into another GPU's memory are dropped
+ *              (copy-engine copies still land)
+ *     nomap    cuCtxEnablePeerAccess succeeds but no peer mapping exists:
+ *              kernels touching peer memory fault, cuMemcpyPeerAsync stages
+ *              through host memory (right bytes, host bandwidth), UVM
+ *              migrates managed pages instead of mapping them, and
+ *              CU_POINTER_ATTRIBUTE_ACCESS_FLAGS of peer memory is 0
+ *     wrong    an SM-issued peer load reaches the reading GPU's own memory
+ *              at the same VRAM offset (zeros where it has none), for
+ *              allocations at VRAM offset >= FAKECUDA_WRONG_ABOVE (default 0)
+ *     ipcwrong cuIpcOpenMemHandle maps other (zeroed) memory, not the
+ *              exporter's allocation
+ *     graphdrop  from the second launch of a CUDA graph on, its last node
+ *              is dropped (a replay that loses a copy)
+ *     hang     the first operation touching another GPU's memory of the kind
+ *              FAKECUDA_HANG_KIND (ce, sm or flag; default any) never
+ *              completes: queries say CUDA_ERROR_NOT_READY forever, and a
+ *              blocking synchronisation on it aborts the process (a real
+ *              one would block forever)
  *
- * A kernel touching another GPU's memory without peer access enabled fails
- * with CUDA_ERROR_ILLEGAL_ADDRESS, as a real one would fault.
+ * cuMemcpyPeerAsync on a capturing stream fails with
+ * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, as the real driver's does.
+ *
+ * Streams are ordered as CUDA orders them: every operation is queued on its
+ * stream and runs only when something waits for it (cuStreamQuery or
+ * ...Synchronize, cuEventQuery or ...Synchronize, cuCtxSynchronize, a
+ * cuStreamWaitEvent dependency, a spinning flag kernel). Operations of
+ * streams nobody waited for have not happened yet, so a missing
+ * synchronisation shows as old data. cuMemcpyHtoD (pageable) and cuMemsetD32
+ * go on the context's legacy stream, which only cuCtxSynchronize and the
+ * synchronous cuMemcpyDtoH drain: a non-blocking stream does not wait for
+ * them (CUDA's "may return before the DMA completes"). Host-to-device copies
+ * capture the host bytes when queued; a device-to-host copy into pageable
+ * memory completes before it returns, into cuMemHostAlloc memory it is
+ * queued.
+ *
+ * A kernel touching another GPU's memory without a peer mapping fails with
+ * CUDA_ERROR_ILLEGAL_ADDRESS (reported by the stream's next query or
+ * synchronisation), as a real one would fault.
  *
  * Managed memory (cuMemAllocManaged) is host memory with a residency: the
  * host, or one GPU. A kernel touching it where it is resident on another GPU
@@ -44,25 +88,40 @@
  * peer access on) or else migrates it; cuMemPrefetchAsync migrates it.
  * Built with -DFAKECUDA_NO_MANAGED, the library lacks the managed-memory
  * entry points (cuMemAllocManaged, cuMemAdvise, cuMemPrefetchAsync,
- * cuMemGetInfo_v2), as a very old driver would.
+ * cuMemGetInfo_v2, cuMemRangeGetAttribute), as a very old driver would.
  */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
 
 #define MAXDEV 16
 #define MAXALLOC 4096
+#define MAXSTREAM 256
+#define MAXEVENT 2048
+#define MAXHOST 256
+#define MAXSNAP 256
+#define NOT_READY 600
+#define VRAM_ALIGN (2ULL << 20)
 
 struct CUctx_st { int dev; int peer[MAXDEV]; };
-struct CUstream_st { int dev; };
-struct CUevent_st { int dev; double t; int recorded; };
+struct CUgraph_st;
+struct CUstream_st { int dev; int used; CUresult err; struct CUgraph_st *capture; };
+struct CUevent_st { int dev; int used; double t; int done; long long seq; struct CUstream_st *s; };
 struct CUmod_st { int dev; };
-struct CUfunc_st { int kind; };	/* 0 read, 1 write, 2 delay */
+struct CUfunc_st { int kind; };	/* K_* below */
+
+enum { K_READ, K_WRITE, K_DELAY, K_FLAG_SET, K_FLAG_WAIT, K_NFUNC };
+static const char *const kernel_entry[K_NFUNC] = {
+	"p2p_read", "p2p_write", "p2p_delay", "p2p_flag_set", "p2p_flag_wait",
+};
 
 typedef struct CUctx_st *CUcontext;
 typedef struct CUstream_st *CUstream;
@@ -72,31 +131,70 @@ typedef struct CUfunc_st *CUfunction;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
-	int inited, ndev, peer, enable_error, jit_error, copy_error, overrun;
+	int inited, ndev, peer, enable_error, jit_error, copy_error, overrun, underrun, drop_tail;
 	int managed, concurrent_managed;
+	int f_stale, f_lost, f_nomap, f_wrong, f_hang, f_graphdrop, f_ipcwrong;
+	char hang_kind[8];
+	int hung;			/* the hang has been used */
+	unsigned long long wrong_above;
 	char um_bug[8];
 	double free_bytes;
 	long long corrupt_off;
 	char corrupt_kind[8];
 	double bw, nopeer_bw, local_bw, sm_bw, lat_us, jitter;
 	double clock_us;
-	long long ncopies, nops;
+	long long ncopies, nops, seq;
+	unsigned long long vram_next[MAXDEV];
 	struct CUctx_st ctx[MAXDEV];
 	int ctx_refs[MAXDEV];
 } F;
-static struct { char *p; size_t n; int dev; } allocs[MAXALLOC];
+/* Device memory: a memfd mapped shared (so another process can open it
+ * through an IPC handle); fd < 0 for memory opened from a handle. */
+static struct { char *p; size_t n, maplen; int dev, fd, opened; unsigned long long off; } allocs[MAXALLOC];
+static struct CUstream_st streams[MAXSTREAM];	/* [0, MAXDEV): the legacy streams */
+static struct CUevent_st events[MAXEVENT];
+static struct { char *p; size_t n; } hostmem[MAXHOST];
+static struct snap { int g; char *base; char *copy; size_t n; } snaps[MAXSNAP];
 #define MAXMANAGED 64
 #define RES_HOST (-1)
 #define NO_PREF (-2)
 static struct managed {
 	char *p;
 	size_t n;
-	int resident, preferred;
+	int resident, preferred, last_prefetch;
 	int accessed_by[MAXDEV];
 	char *shadow[MAXDEV];	/* "own memory" of each GPU under FAKECUDA_UM_BUG=map */
 } managed[MAXMANAGED];
-static struct CUfunc_st funcs[3] = { { 0 }, { 1 }, { 2 } };
+#define MAXMODULE 64
+static struct CUmod_st *modules[MAXMODULE];
+static struct CUfunc_st funcs[K_NFUNC] = { { 0 }, { 1 }, { 2 }, { 3 }, { 4 } };
 static _Thread_local CUcontext current;
+
+/* A queued operation. */
+enum { Q_COPY, Q_KERN, Q_REC, Q_WAIT, Q_H2D, Q_D2H, Q_MEMSET, Q_PREFETCH };
+struct qop {
+	int kind, done, hung, running;
+	long long seq;
+	struct CUstream_st *s;
+	CUdeviceptr dst, src;
+	size_t n;
+	int sdev, ddev;		/* Q_COPY: contexts' devices */
+	int fkind;		/* Q_KERN */
+	unsigned long long a[4];
+	unsigned int u32;
+	struct CUevent_st *ev;
+	struct CUstream_st *evs;	/* Q_WAIT: the stream and sequence number of the record */
+	long long evseq;
+	void *host;
+	char *data;		/* Q_H2D: the bytes captured when queued */
+};
+static struct qop **q;
+static int qn, qcap, depth;
+
+/* A captured graph: its operations, in capture order. */
+struct CUgraph_st { struct qop **op; int n; long long launches; };
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraph_st *CUgraphExec;
 
 static double envd(const char *n, double d)
 {
@@ -105,13 +203,26 @@ static double envd(const char *n, double d)
 	return s && *s ? atof(s) : d;
 }
 
-static int find_dev(CUdeviceptr p)
+static int find_alloc(CUdeviceptr p)
 {
 	for (int i = 0; i < MAXALLOC; i++)
 		if (allocs[i].p && (char *)(uintptr_t)p >= allocs[i].p &&
-		    (char *)(uintptr_t)p < allocs[i].p + allocs[i].n)
-			return allocs[i].dev;
-	return -1;	/* host memory */
+		    (char *)(uintptr_t)p < allocs[i].p + allocs[i].n + 256)
+			return i;
+	return -1;
+}
+
+static int find_dev(CUdeviceptr p)
+{
+	int i = find_alloc(p);
+
+	return i < 0 ? -1 : allocs[i].dev;	/* -1: host memory */
+}
+
+/* Peer mapping from GPU g to GPU o's memory. */
+static int mapped(int g, int o)
+{
+	return g == o || (F.ctx[g].peer[o] && !F.f_nomap);
 }
 
 static void advance(size_t n, double gbps)
@@ -122,22 +233,443 @@ static void advance(size_t n, double gbps)
 	F.clock_us += (F.lat_us + (gbps > 0 ? n / (gbps * 1e3) : 0)) * j;
 }
 
-/* Copy with the injected faults; kind "ce" or "sm". */
-static CUresult do_copy(CUdeviceptr dst, CUdeviceptr src, size_t n, const char *kind, double gbps)
+static void corrupt(CUdeviceptr dst, size_t n, const char *kind)
 {
-	F.ncopies++;
-	if (F.copy_error && F.ncopies == F.copy_error)
-		return 719;
-	memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
 	if (F.corrupt_off >= 0 && (size_t)F.corrupt_off < n &&
 	    (!F.corrupt_kind[0] || !strcmp(F.corrupt_kind, kind)))
 		((unsigned char *)(uintptr_t)dst)[F.corrupt_off] ^= 0xff;
-	advance(n, gbps);
-	return 0;
 }
 
 #define LOCK() pthread_mutex_lock(&mu)
 #define UNLOCK_RET(x) do { CUresult r__ = (x); pthread_mutex_unlock(&mu); return r__; } while (0)
+
+static struct qop *enqueue(int kind, struct CUstream_st *s)
+{
+	struct qop *o = calloc(1, sizeof(*o));
+
+	if (qn == qcap) {
+		qcap = qcap ? 2 * qcap : 256;
+		q = realloc(q, sizeof(*q) * qcap);
+	}
+	o->kind = kind;
+	o->s = s;
+	o->seq = ++F.seq;
+	if (s->capture) {
+		/* Captured: it becomes a node of the graph, nothing runs. */
+		struct CUgraph_st *g = s->capture;
+
+		g->op = realloc(g->op, sizeof(*g->op) * (g->n + 1));
+		g->op[g->n++] = o;
+		return o;
+	}
+	q[qn++] = o;
+	return o;
+}
+
+static void compact(void)
+{
+	int k = 0;
+
+	if (depth)
+		return;
+	for (int i = 0; i < qn; i++) {
+		if (q[i]->done) {
+			free(q[i]->data);
+			free(q[i]);
+		} else {
+			q[k++] = q[i];
+		}
+	}
+	qn = k;
+}
+
+static CUstream legacy(int dev)
+{
+	streams[dev].used = 1;
+	streams[dev].dev = dev;
+	return &streams[dev];
+}
+
+static struct managed *find_managed(CUdeviceptr p)
+{
+	for (int i = 0; i < MAXMANAGED; i++)
+		if (managed[i].p && (char *)(uintptr_t)p >= managed[i].p &&
+		    (char *)(uintptr_t)p < managed[i].p + managed[i].n + 256)
+			return &managed[i];
+	return NULL;
+}
+
+/* Managed pages move to dev (RES_HOST or a GPU). */
+static void um_migrate(struct managed *m, int dev)
+{
+	if (m->resident == dev)
+		return;
+	if (m->resident >= 0 && dev >= 0 && !strcmp(F.um_bug, "copy") && m->n > 256)
+		m->p[256] ^= 0xff;
+	advance(m->n, m->resident >= 0 && dev >= 0 ? F.bw : F.nopeer_bw);
+	m->resident = dev;
+}
+
+/*
+ * GPU g's kernel touches address p: map or migrate managed pages as UVM
+ * would. Returns the address the access really reaches; *owner is the GPU
+ * whose memory that is (-1: host memory); *err is set when g has no mapping.
+ */
+static CUdeviceptr resolve(CUdeviceptr p, int g, int *owner, CUresult *err)
+{
+	struct managed *m = find_managed(p);
+	int o;
+
+	if (!m) {
+		*owner = find_dev(p);
+		if (*owner >= 0 && !mapped(g, *owner))
+			*err = 700;
+		return p;
+	}
+	o = m->resident;
+	*owner = g;
+	if (o == g)
+		return p;
+	if (o >= 0 && (m->preferred == o || m->accessed_by[g]) && mapped(g, o)) {
+		*owner = o;
+		if (strcmp(F.um_bug, "map"))
+			return p;
+		if (!m->shadow[g])
+			m->shadow[g] = calloc(1, m->n + 256);
+		return (CUdeviceptr)(uintptr_t)(m->shadow[g] + (p - (CUdeviceptr)(uintptr_t)m->p));
+	}
+	um_migrate(m, g);
+	return p;
+}
+
+/* The allocation (device or managed) holding p: its base and length. */
+static char *alloc_base(CUdeviceptr p, size_t *n)
+{
+	struct managed *m = find_managed(p);
+	int i;
+
+	if (m) {
+		*n = m->n + 256;
+		return m->p;
+	}
+	i = find_alloc(p);
+	if (i < 0)
+		return NULL;
+	*n = allocs[i].n + 256;
+	return allocs[i].p;
+}
+
+/* n bytes at p as a kernel on GPU g loads them (owner: whose memory). */
+static void load_bytes(char *out, CUdeviceptr p, size_t n, int g, int owner)
+{
+	const char *from = (const char *)(uintptr_t)p;
+
+	if (owner >= 0 && owner != g && F.f_stale) {
+		size_t an = 0;
+		char *base = alloc_base(p, &an);
+		struct snap *s = NULL;
+
+		for (int i = 0; base && i < MAXSNAP; i++)
+			if (snaps[i].base == base && snaps[i].g == g)
+				s = &snaps[i];
+		for (int i = 0; base && !s && i < MAXSNAP; i++)
+			if (!snaps[i].base) {
+				s = &snaps[i];
+				s->base = base;
+				s->g = g;
+				s->n = an;
+				s->copy = malloc(an);
+				memcpy(s->copy, base, an);
+			}
+		if (s)
+			from = s->copy + (from - base);
+	}
+	if (owner >= 0 && owner != g && F.f_wrong) {
+		int i = find_alloc(p);
+
+		if (i >= 0 && allocs[i].off >= F.wrong_above) {
+			unsigned long long off = allocs[i].off + (p - (CUdeviceptr)(uintptr_t)allocs[i].p);
+
+			memset(out, 0, n);
+			for (int k = 0; k < MAXALLOC; k++)
+				if (allocs[k].p && allocs[k].dev == g && off >= allocs[k].off &&
+				    off < allocs[k].off + allocs[k].n) {
+					size_t l = allocs[k].off + allocs[k].n + 256 - off;
+
+					memcpy(out, allocs[k].p + (off - allocs[k].off), l < n ? l : n);
+					break;
+				}
+			return;
+		}
+	}
+	memmove(out, from, n);
+}
+
+static void store_bytes(CUdeviceptr p, const char *in, size_t n, int g, int owner)
+{
+	if (owner >= 0 && owner != g && F.f_lost)
+		return;
+	memmove((void *)(uintptr_t)p, in, n);
+}
+
+static int progress(struct CUstream_st *s, long long upto);
+static void drop_snaps(char *base);
+
+/* Run one queued operation of another stream than self; 0 if none could run. */
+static int progress_other(struct CUstream_st *self)
+{
+	for (int i = 0; i < qn; i++) {
+		struct qop *o = q[i];
+		int first = 1;
+
+		if (o->done || o->s == self || o->hung)
+			continue;
+		for (int k = 0; k < i; k++)
+			if (q[k]->s == o->s && !q[k]->done)
+				first = 0;
+		if (first && progress(o->s, o->seq) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int op_hangs(const struct qop *o)
+{
+	const char *kind = NULL;
+
+	if (!F.f_hang || F.hung)
+		return 0;
+	if (o->kind == Q_COPY && o->sdev != o->ddev)
+		kind = "ce";
+	if (o->kind == Q_KERN && (o->fkind == K_READ || o->fkind == K_WRITE)) {
+		int dd = find_dev(o->a[0]), sd = find_dev(o->a[1]);
+
+		if ((dd >= 0 && dd != o->s->dev) || (sd >= 0 && sd != o->s->dev))
+			kind = "sm";
+	}
+	if (o->kind == Q_KERN && (o->fkind == K_FLAG_SET || o->fkind == K_FLAG_WAIT)) {
+		int fd = find_dev(o->a[0]);
+
+		if (fd >= 0 && fd != o->s->dev)
+			kind = "flag";
+	}
+	return kind && (!F.hang_kind[0] || !strcmp(F.hang_kind, kind));
+}
+
+static void run_kernel(struct qop *o)
+{
+	int g = o->s->dev, dow = -1, sow = -1;
+	CUresult err = 0;
+
+	switch (o->fkind) {
+	case K_READ:
+	case K_WRITE: {
+		size_t n = o->a[2] * 16 + (F.drop_tail ? 0 : o->a[3]) + (F.overrun ? 4 : 0);
+		CUdeviceptr dst = resolve(o->a[0] - (F.underrun ? 4 : 0), g, &dow, &err);
+		CUdeviceptr src = resolve(o->a[1] - (F.underrun ? 4 : 0), g, &sow, &err);
+		char *tmp;
+
+		if (err) {
+			o->s->err = err;
+			return;
+		}
+		n += F.underrun ? 4 : 0;
+		tmp = malloc(n ? n : 1);
+		load_bytes(tmp, src, n, g, sow);
+		store_bytes(dst, tmp, n, g, dow);
+		free(tmp);
+		corrupt(dst, n, "sm");
+		advance(n, find_dev(dst) == find_dev(src) ? F.local_bw : F.sm_bw);
+		break;
+	}
+	case K_DELAY: {
+		volatile unsigned int *f = (volatile unsigned int *)(uintptr_t)o->a[0];
+
+		if (!f[0])
+			f[1] = 1;	/* nothing released it: timed out */
+		break;
+	}
+	case K_FLAG_SET: {
+		CUdeviceptr fl = resolve(o->a[0], g, &dow, &err);
+
+		if (err) {
+			o->s->err = err;
+			return;
+		}
+		store_bytes(fl, (const char *)&o->u32, 4, g, dow);
+		advance(4, F.sm_bw);
+		break;
+	}
+	case K_FLAG_WAIT: {
+		CUdeviceptr fl = resolve(o->a[0], g, &sow, &err);
+		CUdeviceptr st = resolve(o->a[3], g, &dow, &err);
+		unsigned int v = 0, status[2];
+
+		if (err) {
+			o->s->err = err;
+			return;
+		}
+		for (;;) {
+			load_bytes((char *)&v, fl, 4, g, sow);
+			if (v == o->u32) {
+				status[1] = 1;
+				break;
+			}
+			if (!progress_other(o->s)) {
+				status[1] = 2;	/* timed out */
+				break;
+			}
+		}
+		status[0] = v;
+		store_bytes(st, (const char *)status, 8, g, dow);
+		advance(4, F.sm_bw);
+		break;
+	}
+	}
+}
+
+static void execute(struct qop *o)
+{
+	switch (o->kind) {
+	case Q_COPY: {
+		double bw = o->sdev == o->ddev ? F.local_bw :
+			    mapped(o->sdev, o->ddev) || mapped(o->ddev, o->sdev) ? F.bw : F.nopeer_bw;
+
+		memmove((void *)(uintptr_t)o->dst, (const void *)(uintptr_t)o->src, o->n);
+		corrupt(o->dst, o->n, "ce");
+		advance(o->n, bw);
+		break;
+	}
+	case Q_KERN:
+		run_kernel(o);
+		break;
+	case Q_REC:
+		if (o->ev->seq == o->seq) {
+			o->ev->t = F.clock_us;
+			o->ev->done = 1;
+		}
+		break;
+	case Q_WAIT:
+		break;
+	case Q_H2D:
+		memcpy((void *)(uintptr_t)o->dst, o->data ? o->data : o->host, o->n);
+		if (o->s != &streams[o->s->dev])	/* not the legacy stream */
+			advance(o->n, F.nopeer_bw);
+		break;
+	case Q_D2H:
+		memcpy(o->host, (const void *)(uintptr_t)o->src, o->n);
+		advance(o->n, F.nopeer_bw);
+		break;
+	case Q_MEMSET:
+		for (size_t i = 0; i < o->n; i++)
+			((unsigned int *)(uintptr_t)o->dst)[i] = o->u32;
+		break;
+	case Q_PREFETCH: {
+		struct managed *m = find_managed(o->dst);
+
+		if (m) {
+			um_migrate(m, (int)o->a[0]);
+			m->last_prefetch = (int)o->a[0];
+		}
+		break;
+	}
+	}
+}
+
+/* Run s's operations up to sequence number upto; -1 if one cannot finish. */
+static int progress(struct CUstream_st *s, long long upto)
+{
+	for (int i = 0; i < qn; i++) {
+		struct qop *o = q[i];
+
+		if (o->s != s || o->done)
+			continue;
+		if (o->seq > upto)
+			break;
+		if (o->hung || o->running)
+			return -1;
+		if (op_hangs(o)) {
+			o->hung = 1;
+			F.hung = 1;
+			return -1;
+		}
+		if (o->kind == Q_WAIT && progress(o->evs, o->evseq) < 0)
+			return -1;
+		o->running = 1;
+		depth++;
+		execute(o);
+		depth--;
+		o->running = 0;
+		o->done = 1;
+	}
+	return 0;
+}
+
+/* What an unloaded library would leak: the queue and the snapshots. */
+__attribute__((destructor)) static void fake_fini(void)
+{
+	for (int i = 0; i < qn; i++)
+		q[i]->done = 1;
+	compact();
+	free(q);
+	q = NULL;
+	qn = qcap = 0;
+	for (int i = 0; i < MAXSNAP; i++)
+		if (snaps[i].base)
+			drop_snaps(snaps[i].base);
+	/* and what a run that stopped at a hang never freed */
+	for (int i = 0; i < MAXALLOC; i++)
+		if (allocs[i].p) {
+			munmap(allocs[i].p, allocs[i].maplen);
+			if (allocs[i].fd >= 0)
+				close(allocs[i].fd);
+			allocs[i].p = NULL;
+		}
+	for (int i = 0; i < MAXHOST; i++) {
+		free(hostmem[i].p);
+		hostmem[i].p = NULL;
+	}
+	for (int i = 0; i < MAXMODULE; i++) {
+		free(modules[i]);
+		modules[i] = NULL;
+	}
+}
+
+static void hung_abort(const char *fn)
+{
+	fprintf(stderr, "fakecuda: %s waits on a hung operation: a real driver blocks here "
+		"forever (use a query loop with a deadline)\n", fn);
+	abort();
+}
+
+static void set_faults(void)
+{
+	const char *f = getenv("FAKECUDA_FAULT"), *k = getenv("FAKECUDA_HANG_KIND");
+	char buf[128], *save = NULL;
+
+	F.f_stale = F.f_lost = F.f_nomap = F.f_wrong = F.f_hang = F.f_graphdrop = F.f_ipcwrong = F.hung = 0;
+	snprintf(F.hang_kind, sizeof(F.hang_kind), "%s", k ? k : "");
+	F.wrong_above = (unsigned long long)envd("FAKECUDA_WRONG_ABOVE", 0);
+	snprintf(buf, sizeof(buf), "%s", f ? f : "");
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(t, "stale"))
+			F.f_stale = 1;
+		else if (!strcmp(t, "lost"))
+			F.f_lost = 1;
+		else if (!strcmp(t, "nomap"))
+			F.f_nomap = 1;
+		else if (!strcmp(t, "wrong"))
+			F.f_wrong = 1;
+		else if (!strcmp(t, "hang"))
+			F.f_hang = 1;
+		else if (!strcmp(t, "graphdrop"))
+			F.f_graphdrop = 1;
+		else if (!strcmp(t, "ipcwrong"))
+			F.f_ipcwrong = 1;
+		else
+			fprintf(stderr, "fakecuda: unknown FAKECUDA_FAULT '%s'\n", t);
+	}
+}
 
 CUresult cuInit(unsigned int flags)
 {
@@ -155,6 +687,8 @@ CUresult cuInit(unsigned int flags)
 	F.jit_error = (int)envd("FAKECUDA_JIT_ERROR", 0);
 	F.copy_error = (int)envd("FAKECUDA_COPY_ERROR", 0);
 	F.overrun = (int)envd("FAKECUDA_OVERRUN", 0);
+	F.underrun = (int)envd("FAKECUDA_UNDERRUN", 0);
+	F.drop_tail = (int)envd("FAKECUDA_DROP_TAIL", 0);
 	F.corrupt_off = (long long)envd("FAKECUDA_CORRUPT_OFFSET", -1);
 	k = getenv("FAKECUDA_CORRUPT_KIND");
 	snprintf(F.corrupt_kind, sizeof(F.corrupt_kind), "%s", k ? k : "");
@@ -169,12 +703,18 @@ CUresult cuInit(unsigned int flags)
 	F.free_bytes = envd("FAKECUDA_FREE_BYTES", 64.0 * (1 << 30));
 	k = getenv("FAKECUDA_UM_BUG");
 	snprintf(F.um_bug, sizeof(F.um_bug), "%s", k ? k : "");
+	set_faults();
 	F.ncopies = F.nops = 0;
 	F.clock_us = 0;
 	for (int i = 0; i < MAXDEV; i++) {
 		memset(&F.ctx[i], 0, sizeof(F.ctx[i]));
 		F.ctx[i].dev = i;
+		F.vram_next[i] = 0;
 	}
+	/* Whatever an earlier run left queued (a hung test) is dropped. */
+	for (int i = 0; i < qn; i++)
+		q[i]->done = 1;
+	compact();
 	F.inited = 1;
 	UNLOCK_RET(0);
 }
@@ -194,10 +734,12 @@ static const char *errname(CUresult r)
 	case 218: return "CUDA_ERROR_INVALID_PTX";
 	case 400: return "CUDA_ERROR_INVALID_HANDLE";
 	case 500: return "CUDA_ERROR_NOT_FOUND";
+	case 600: return "CUDA_ERROR_NOT_READY";
 	case 700: return "CUDA_ERROR_ILLEGAL_ADDRESS";
 	case 704: return "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED";
 	case 705: return "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED";
 	case 719: return "CUDA_ERROR_LAUNCH_FAILED";
+	case 900: return "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED";
 	default: return NULL;
 	}
 }
@@ -260,6 +802,17 @@ CUresult cuDeviceCanAccessPeer(int *can, int a, int b)
 	return 0;
 }
 
+/* CU_DEVICE_P2P_ATTRIBUTE_*: 1 rank, 2 access, 3 native atomics, 4 arrays. */
+CUresult cuDeviceGetP2PAttribute(int *v, int attr, int a, int b)
+{
+	if (a < 0 || a >= F.ndev || b < 0 || b >= F.ndev || a == b)
+		return 101;
+	if (attr < 1 || attr > 4)
+		return 1;
+	*v = attr == 1 ? 0 : F.peer;
+	return 0;
+}
+
 CUresult cuDevicePrimaryCtxRetain(CUcontext *c, int d)
 {
 	if (d < 0 || d >= F.ndev)
@@ -280,7 +833,28 @@ CUresult cuDevicePrimaryCtxRelease_v2(int d)
 }
 
 CUresult cuCtxSetCurrent(CUcontext c) { current = c; return 0; }
-CUresult cuCtxSynchronize(void) { return current ? 0 : 201; }
+
+CUresult cuCtxSynchronize(void)
+{
+	CUresult r = 0;
+
+	if (!current)
+		return 201;
+	LOCK();
+	for (int i = 0; i < MAXSTREAM; i++) {
+		struct CUstream_st *s = &streams[i];
+
+		if (!s->used || s->dev != current->dev)
+			continue;
+		if (progress(s, 1LL << 62) < 0)
+			hung_abort("cuCtxSynchronize");
+		if (s->err && !r)
+			r = s->err;
+		s->err = 0;
+	}
+	compact();
+	UNLOCK_RET(r);
+}
 
 CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
 {
@@ -309,32 +883,63 @@ CUresult cuCtxDisablePeerAccess(CUcontext peer)
 
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
+	/* 256 bytes of slack: FAKECUDA_OVERRUN's kernels may write past n. */
+	size_t len = (n + 511 + 4095) & ~(size_t)4095;
 	char *m;
+	int fd;
 
 	if (!current)
 		return 201;
-	/* 256 bytes of slack: FAKECUDA_OVERRUN's kernels may write past n. */
-	m = aligned_alloc(256, (n + 511) & ~(size_t)255);
-	if (!m)
+	fd = memfd_create("fakecuda", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, (off_t)len)) {
+		if (fd >= 0)
+			close(fd);
 		return 2;
+	}
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+	if (m == MAP_FAILED) {
+		close(fd);
+		return 2;
+	}
 	LOCK();
 	for (int i = 0; i < MAXALLOC; i++)
 		if (!allocs[i].p) {
 			allocs[i].p = m;
 			allocs[i].n = n;
+			allocs[i].maplen = len;
+			allocs[i].fd = fd;
+			allocs[i].opened = 0;
 			allocs[i].dev = current->dev;
+			allocs[i].off = F.vram_next[current->dev];
+			F.vram_next[current->dev] += (n + VRAM_ALIGN - 1) & ~(VRAM_ALIGN - 1);
 			*p = (CUdeviceptr)(uintptr_t)m;
 			UNLOCK_RET(0);
 		}
-	free(m);
+	munmap(m, len);
+	close(fd);
 	UNLOCK_RET(2);
+}
+
+static void drop_snaps(char *base)
+{
+	for (int i = 0; i < MAXSNAP; i++)
+		if (snaps[i].base == base) {
+			free(snaps[i].copy);
+			memset(&snaps[i], 0, sizeof(snaps[i]));
+		}
 }
 
 CUresult cuMemFree_v2(CUdeviceptr p)
 {
 	LOCK();
+	/* cuMemFree waits for the work queued before it (a hung stream excepted). */
+	for (int i = 0; i < MAXSTREAM; i++)
+		if (streams[i].used)
+			progress(&streams[i], 1LL << 62);
+	compact();
 	for (int i = 0; i < MAXMANAGED; i++)
 		if (managed[i].p == (char *)(uintptr_t)p) {
+			drop_snaps(managed[i].p);
 			free(managed[i].p);
 			for (int d = 0; d < MAXDEV; d++)
 				free(managed[i].shadow[d]);
@@ -343,56 +948,34 @@ CUresult cuMemFree_v2(CUdeviceptr p)
 		}
 	for (int i = 0; i < MAXALLOC; i++)
 		if (allocs[i].p == (char *)(uintptr_t)p) {
-			free(allocs[i].p);
+			drop_snaps(allocs[i].p);
+			munmap(allocs[i].p, allocs[i].maplen);
+			if (allocs[i].fd >= 0)
+				close(allocs[i].fd);
 			allocs[i].p = NULL;
 			UNLOCK_RET(0);
 		}
 	UNLOCK_RET(1);
 }
 
-static struct managed *find_managed(CUdeviceptr p)
+/* CU_POINTER_ATTRIBUTE_ACCESS_FLAGS (16) and _DEVICE_ORDINAL (9). */
+CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p)
 {
-	for (int i = 0; i < MAXMANAGED; i++)
-		if (managed[i].p && (char *)(uintptr_t)p >= managed[i].p &&
-		    (char *)(uintptr_t)p < managed[i].p + managed[i].n)
-			return &managed[i];
-	return NULL;
-}
+	int d, *v = data;
 
-/* Managed pages move to dev (RES_HOST or a GPU). */
-static void um_migrate(struct managed *m, int dev)
-{
-	if (m->resident == dev)
-		return;
-	if (m->resident >= 0 && dev >= 0 && !strcmp(F.um_bug, "copy"))
-		m->p[0] ^= 0xff;
-	advance(m->n, m->resident >= 0 && dev >= 0 ? F.bw : F.nopeer_bw);
-	m->resident = dev;
-}
-
-/*
- * GPU g's kernel touches managed address p: map or migrate as UVM would.
- * Returns the address the access really reaches.
- */
-static CUdeviceptr um_touch(CUdeviceptr p, int g)
-{
-	struct managed *m = find_managed(p);
-	int o;
-
-	if (!m)
-		return p;
-	o = m->resident;
-	if (o == g)
-		return p;
-	if (o >= 0 && (m->preferred == o || m->accessed_by[g]) && F.ctx[g].peer[o]) {
-		if (strcmp(F.um_bug, "map"))
-			return p;
-		if (!m->shadow[g])
-			m->shadow[g] = calloc(1, m->n + 256);
-		return (CUdeviceptr)(uintptr_t)(m->shadow[g] + (p - (CUdeviceptr)(uintptr_t)m->p));
-	}
-	um_migrate(m, g);
-	return p;
+	if (!current)
+		return 201;
+	LOCK();
+	d = find_dev(p);
+	if (d < 0 && !find_managed(p))
+		UNLOCK_RET(1);
+	if (attr == 16)
+		*v = d < 0 || mapped(current->dev, d) ? 3 : 0;
+	else if (attr == 9 && d >= 0)
+		*v = d;
+	else
+		UNLOCK_RET(1);
+	UNLOCK_RET(0);
 }
 
 #ifndef FAKECUDA_NO_MANAGED
@@ -415,6 +998,7 @@ CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags)
 			managed[i].n = n;
 			managed[i].resident = RES_HOST;
 			managed[i].preferred = NO_PREF;
+			managed[i].last_prefetch = NO_PREF;
 			*p = (CUdeviceptr)(uintptr_t)mem;
 			UNLOCK_RET(0);
 		}
@@ -430,7 +1014,7 @@ CUresult cuMemAdvise(CUdeviceptr p, size_t n, int advice, int dev)
 		return 101;
 	LOCK();
 	m = find_managed(p);
-	if (!m || n > m->n)
+	if (!m || n > m->n + 256)
 		UNLOCK_RET(1);
 	switch (advice) {
 	case 3: m->preferred = dev; break;
@@ -445,15 +1029,44 @@ CUresult cuMemAdvise(CUdeviceptr p, size_t n, int advice, int dev)
 CUresult cuMemPrefetchAsync(CUdeviceptr p, size_t n, int dev, CUstream s)
 {
 	struct managed *m;
+	struct qop *o;
 
-	(void)s;
-	if (dev < -1 || dev >= F.ndev)
+	if (dev < -1 || dev >= F.ndev || !s)
 		return 101;
 	LOCK();
 	m = find_managed(p);
-	if (!m || n > m->n)
+	if (!m || n > m->n + 256)
 		UNLOCK_RET(1);
-	um_migrate(m, dev);
+	o = enqueue(Q_PREFETCH, s);
+	o->dst = p;
+	o->a[0] = (unsigned long long)(long long)dev;
+	UNLOCK_RET(0);
+}
+
+/* CU_MEM_RANGE_ATTRIBUTE_*: 1 read mostly, 2 preferred location, 3 accessed
+ * by (an int array, CU_DEVICE_INVALID = -2 after the last), 4 last prefetch. */
+CUresult cuMemRangeGetAttribute(void *data, size_t size, int attr, CUdeviceptr p, size_t n)
+{
+	struct managed *m;
+	int *v = data, k = 0;
+
+	LOCK();
+	m = find_managed(p);
+	if (!m || n > m->n + 256 || size < 4)
+		UNLOCK_RET(1);
+	switch (attr) {
+	case 1: *v = 0; break;
+	case 2: *v = m->preferred; break;
+	case 3:
+		for (size_t i = 0; i < size / 4; i++)
+			v[i] = -2;
+		for (int d = 0; d < MAXDEV && (size_t)k < size / 4; d++)
+			if (m->accessed_by[d])
+				v[k++] = d;
+		break;
+	case 4: *v = m->last_prefetch; break;
+	default: UNLOCK_RET(1);
+	}
 	UNLOCK_RET(0);
 }
 
@@ -471,10 +1084,37 @@ CUresult cuMemHostAlloc(void **p, size_t n, unsigned int f)
 {
 	(void)f;
 	*p = calloc(1, n ? n : 1);
-	return *p ? 0 : 2;
+	if (!*p)
+		return 2;
+	LOCK();
+	for (int i = 0; i < MAXHOST; i++)
+		if (!hostmem[i].p) {
+			hostmem[i].p = *p;
+			hostmem[i].n = n;
+			break;
+		}
+	UNLOCK_RET(0);
 }
 
-CUresult cuMemFreeHost(void *p) { free(p); return 0; }
+CUresult cuMemFreeHost(void *p)
+{
+	LOCK();
+	for (int i = 0; i < MAXHOST; i++)
+		if (hostmem[i].p == p)
+			hostmem[i].p = NULL;
+	free(p);
+	UNLOCK_RET(0);
+}
+
+static int pinned(const void *p)
+{
+	/* anywhere inside a cuMemHostAlloc block (the staging ring's slots) */
+	for (int i = 0; i < MAXHOST; i++)
+		if (hostmem[i].p && (const char *)p >= hostmem[i].p &&
+		    (const char *)p < hostmem[i].p + hostmem[i].n)
+			return 1;
+	return 0;
+}
 
 CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned int f)
 {
@@ -483,67 +1123,147 @@ CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned int f)
 	return 0;
 }
 
+/* Pageable: the bytes are taken now, the copy happens on the legacy stream. */
 CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n)
 {
-	memcpy((void *)(uintptr_t)d, s, n);
-	return 0;
+	struct qop *o;
+
+	if (!current)
+		return 201;
+	LOCK();
+	o = enqueue(Q_H2D, legacy(current->dev));
+	o->dst = d;
+	o->n = n;
+	o->data = malloc(n ? n : 1);
+	memcpy(o->data, s, n);
+	UNLOCK_RET(0);
 }
 
 CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n)
 {
+	if (!current)
+		return 201;
+	LOCK();
+	if (progress(legacy(current->dev), 1LL << 62) < 0)
+		hung_abort("cuMemcpyDtoH");
 	memcpy(d, (const void *)(uintptr_t)s, n);
-	return 0;
+	compact();
+	UNLOCK_RET(0);
+}
+
+static CUresult count_copy(void)
+{
+	F.ncopies++;
+	return F.copy_error && F.ncopies == F.copy_error ? 719 : 0;
 }
 
 CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc,
 			   size_t n, CUstream s)
 {
-	CUresult r;
+	struct qop *o;
 
-	(void)s;
-	if (!dc || !sc)
+	if (!dc || !sc || !s)
 		return 400;
+	if (s->capture)
+		return 900;	/* as libcuda 580.159.04 answers (lent H100) */
 	LOCK();
-	if (dc == sc)
-		r = do_copy(dst, src, n, "ce", F.local_bw);
-	else
-		r = do_copy(dst, src, n, "ce", (sc->peer[dc->dev] || dc->peer[sc->dev]) ?
-			    F.bw : F.nopeer_bw);
-	UNLOCK_RET(r);
+	if (count_copy())
+		UNLOCK_RET(719);
+	o = enqueue(Q_COPY, s);
+	o->dst = dst;
+	o->src = src;
+	o->n = n;
+	o->sdev = sc->dev;
+	o->ddev = dc->dev;
+	UNLOCK_RET(0);
 }
 
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
 {
-	(void)s;
+	struct qop *o;
+
+	if (!s)
+		return 400;
 	LOCK();
-	UNLOCK_RET(do_copy(dst, src, n, "ce", F.local_bw));
+	if (count_copy())
+		UNLOCK_RET(719);
+	o = enqueue(Q_COPY, s);
+	o->dst = dst;
+	o->src = src;
+	o->n = n;
+	/* unified addressing: the copy is between the GPUs that own the memory */
+	o->sdev = find_dev(src) >= 0 ? find_dev(src) : s->dev;
+	o->ddev = find_dev(dst) >= 0 ? find_dev(dst) : s->dev;
+	UNLOCK_RET(0);
 }
 
 CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, CUstream st)
 {
-	(void)st;
+	struct qop *o;
+
+	if (!st)
+		return 400;
 	LOCK();
-	memcpy(d, (const void *)(uintptr_t)s, n);
-	advance(n, F.nopeer_bw);
+	if (!pinned(d)) {
+		/* pageable: returns once the copy is done */
+		if (progress(st, 1LL << 62) < 0)
+			hung_abort("cuMemcpyDtoHAsync (pageable)");
+		memcpy(d, (const void *)(uintptr_t)s, n);
+		advance(n, F.nopeer_bw);
+		compact();
+		UNLOCK_RET(0);
+	}
+	o = enqueue(Q_D2H, st);
+	o->host = d;
+	o->src = s;
+	o->n = n;
 	UNLOCK_RET(0);
 }
 
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream st)
 {
-	(void)st;
+	struct qop *o;
+
+	if (!st)
+		return 400;
 	LOCK();
-	memcpy((void *)(uintptr_t)d, s, n);
-	advance(n, F.nopeer_bw);
+	o = enqueue(Q_H2D, st);
+	o->dst = d;
+	o->n = n;
+	o->host = (void *)s;
+	if (!pinned(s)) {
+		o->data = malloc(n ? n : 1);
+		memcpy(o->data, s, n);
+	}
 	UNLOCK_RET(0);
 }
 
 CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned int v, size_t n)
 {
-	unsigned int *p = (unsigned int *)(uintptr_t)d;
+	struct qop *o;
 
-	for (size_t i = 0; i < n; i++)
-		p[i] = v;
-	return 0;
+	if (!current)
+		return 201;
+	LOCK();
+	o = enqueue(Q_MEMSET, legacy(current->dev));
+	o->dst = d;
+	o->u32 = v;
+	o->n = n;
+	UNLOCK_RET(0);
+}
+
+CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s)
+{
+	struct qop *o;
+
+	if (!s)
+		return 400;
+	LOCK();
+	o = enqueue(Q_MEMSET, s);
+	o->dst = d;
+	o->u32 = v;
+	o->n = n;
+	UNLOCK_RET(0);
 }
 
 CUresult cuStreamCreate(CUstream *s, unsigned int f)
@@ -551,51 +1271,153 @@ CUresult cuStreamCreate(CUstream *s, unsigned int f)
 	(void)f;
 	if (!current)
 		return 201;
-	*s = calloc(1, sizeof(**s));
-	(*s)->dev = current->dev;
-	return 0;
+	LOCK();
+	for (int i = MAXDEV; i < MAXSTREAM; i++)
+		if (!streams[i].used) {
+			memset(&streams[i], 0, sizeof(streams[i]));
+			streams[i].used = 1;
+			streams[i].dev = current->dev;
+			*s = &streams[i];
+			UNLOCK_RET(0);
+		}
+	UNLOCK_RET(2);
 }
 
-CUresult cuStreamDestroy_v2(CUstream s) { free(s); return 0; }
-CUresult cuStreamSynchronize(CUstream s) { (void)s; return 0; }
-CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int f) { (void)s; (void)e; (void)f; return 0; }
+CUresult cuStreamDestroy_v2(CUstream s)
+{
+	LOCK();
+	s->used = 0;
+	UNLOCK_RET(0);
+}
+
+CUresult cuStreamQuery(CUstream s)
+{
+	CUresult r;
+
+	if (!s)
+		return 400;
+	LOCK();
+	if (progress(s, 1LL << 62) < 0)
+		UNLOCK_RET(NOT_READY);
+	r = s->err;
+	s->err = 0;
+	compact();
+	UNLOCK_RET(r);
+}
+
+CUresult cuStreamSynchronize(CUstream s)
+{
+	CUresult r;
+
+	if (!s)
+		return 400;
+	LOCK();
+	if (progress(s, 1LL << 62) < 0)
+		hung_abort("cuStreamSynchronize");
+	r = s->err;
+	s->err = 0;
+	compact();
+	UNLOCK_RET(r);
+}
+
+CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int f)
+{
+	struct qop *o;
+
+	(void)f;
+	if (!s || !e)
+		return 400;
+	LOCK();
+	if (e->seq) {
+		o = enqueue(Q_WAIT, s);
+		o->ev = e;
+		o->evs = e->s;
+		o->evseq = e->seq;
+	}
+	UNLOCK_RET(0);
+}
 
 CUresult cuEventCreate(CUevent *e, unsigned int f)
 {
 	(void)f;
 	if (!current)
 		return 201;
-	*e = calloc(1, sizeof(**e));
-	(*e)->dev = current->dev;
-	return 0;
+	LOCK();
+	for (int i = 0; i < MAXEVENT; i++)
+		if (!events[i].used) {
+			memset(&events[i], 0, sizeof(events[i]));
+			events[i].used = 1;
+			events[i].dev = current->dev;
+			*e = &events[i];
+			UNLOCK_RET(0);
+		}
+	UNLOCK_RET(2);
 }
 
-CUresult cuEventDestroy_v2(CUevent e) { free(e); return 0; }
-
-CUresult cuEventRecord(CUevent e, CUstream s)
+CUresult cuEventDestroy_v2(CUevent e)
 {
-	if (s && e->dev != s->dev)
-		return 400;	/* event and stream of different contexts */
 	LOCK();
-	e->t = F.clock_us;
-	e->recorded = 1;
+	e->used = 0;
 	UNLOCK_RET(0);
 }
 
-CUresult cuEventSynchronize(CUevent e) { return e->recorded ? 0 : 400; }
+CUresult cuEventRecord(CUevent e, CUstream s)
+{
+	struct qop *o;
+
+	if (!s)
+		s = legacy(e->dev);
+	if (e->dev != s->dev)
+		return 400;	/* event and stream of different contexts */
+	LOCK();
+	o = enqueue(Q_REC, s);
+	o->ev = e;
+	e->seq = o->seq;
+	e->s = s;
+	e->done = 0;
+	UNLOCK_RET(0);
+}
+
+CUresult cuEventQuery(CUevent e)
+{
+	LOCK();
+	if (!e->seq)
+		UNLOCK_RET(0);
+	if (progress(e->s, e->seq) < 0)
+		UNLOCK_RET(NOT_READY);
+	compact();
+	UNLOCK_RET(e->done ? 0 : NOT_READY);
+}
+
+CUresult cuEventSynchronize(CUevent e)
+{
+	LOCK();
+	if (!e->seq)
+		UNLOCK_RET(0);
+	if (progress(e->s, e->seq) < 0)
+		hung_abort("cuEventSynchronize");
+	compact();
+	UNLOCK_RET(e->done ? 0 : 400);
+}
 
 CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b)
 {
-	if (!a->recorded || !b->recorded)
-		return 400;
+	if (!a->done || !b->done)
+		return a->seq && b->seq ? NOT_READY : 400;
 	*ms = (float)((b->t - a->t) / 1e3);
 	return 0;
 }
 
 CUresult cuModuleLoadDataEx(CUmodule *m, const void *img, unsigned int nopt, int *opt, void **val)
 {
-	if (F.jit_error || !strstr(img, ".entry p2p_read") || !strstr(img, ".entry p2p_write") ||
-	    !strstr(img, ".entry p2p_delay")) {
+	int missing = 0;
+	char entry[64];
+
+	for (int k = 0; k < K_NFUNC; k++) {
+		snprintf(entry, sizeof(entry), ".entry %s(", kernel_entry[k]);
+		missing |= !strstr(img, entry);
+	}
+	if (F.jit_error || missing) {
 		for (unsigned i = 0; i < nopt; i++)
 			if (opt[i] == 5 && nopt > 1)
 				snprintf(val[i], 64, "ptxas fatal   : fake JIT failure");
@@ -603,54 +1425,229 @@ CUresult cuModuleLoadDataEx(CUmodule *m, const void *img, unsigned int nopt, int
 	}
 	*m = calloc(1, sizeof(**m));
 	(*m)->dev = current ? current->dev : 0;
-	return 0;
+	LOCK();
+	for (int i = 0; i < MAXMODULE; i++)
+		if (!modules[i]) {
+			modules[i] = *m;
+			break;
+		}
+	UNLOCK_RET(0);
 }
 
-CUresult cuModuleUnload(CUmodule m) { free(m); return 0; }
+CUresult cuModuleUnload(CUmodule m)
+{
+	LOCK();
+	for (int i = 0; i < MAXMODULE; i++)
+		if (modules[i] == m)
+			modules[i] = NULL;
+	free(m);
+	UNLOCK_RET(0);
+}
 
 CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 {
 	(void)m;
-	if (!strcmp(name, "p2p_read"))
-		*f = &funcs[0];
-	else if (!strcmp(name, "p2p_write"))
-		*f = &funcs[1];
-	else if (!strcmp(name, "p2p_delay"))
-		*f = &funcs[2];
-	else
-		return 500;
-	return 0;
+	for (int k = 0; k < K_NFUNC; k++)
+		if (!strcmp(name, kernel_entry[k])) {
+			*f = &funcs[k];
+			return 0;
+		}
+	return 500;
 }
 
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 			unsigned by, unsigned bz, unsigned shm, CUstream s, void **args, void **extra)
 {
-	CUdeviceptr dst, src;
-	unsigned long long n16, tail;
-	size_t n;
-	int dd, sd;
-	CUresult r;
+	struct qop *o;
 
 	(void)gy; (void)gz; (void)by; (void)bz; (void)shm; (void)extra;
 	if (!s || !gx || !bx || bx > 1024)
 		return 1;
-	if (f->kind == 2)
-		return 0;	/* delay: nothing to wait for, all is synchronous */
-	dst = *(CUdeviceptr *)args[0];
-	src = *(CUdeviceptr *)args[1];
-	n16 = *(unsigned long long *)args[2];
-	tail = *(unsigned long long *)args[3];
-	if (tail >= 16)
-		return 1;
-	n = n16 * 16 + tail + (F.overrun ? 4 : 0);
 	LOCK();
-	dst = um_touch(dst, s->dev);
-	src = um_touch(src, s->dev);
-	dd = find_dev(dst);
-	sd = find_dev(src);
-	if ((dd >= 0 && dd != s->dev && !F.ctx[s->dev].peer[dd]) ||
-	    (sd >= 0 && sd != s->dev && !F.ctx[s->dev].peer[sd]))
-		UNLOCK_RET(700);
-	r = do_copy(dst, src, n, "sm", dd == sd ? F.local_bw : F.sm_bw);
-	UNLOCK_RET(r);
+	if ((f->kind == K_READ || f->kind == K_WRITE) && *(unsigned long long *)args[3] >= 16)
+		UNLOCK_RET(1);
+	if ((f->kind == K_READ || f->kind == K_WRITE) && count_copy())
+		UNLOCK_RET(719);
+	o = enqueue(Q_KERN, s);
+	o->fkind = f->kind;
+	switch (f->kind) {
+	case K_READ:
+	case K_WRITE:
+		for (int i = 0; i < 4; i++)
+			o->a[i] = *(unsigned long long *)args[i];
+		break;
+	case K_DELAY:
+		o->a[0] = *(unsigned long long *)args[0];
+		o->a[1] = *(unsigned long long *)args[1];
+		break;
+	case K_FLAG_SET:	/* (u64 flag, u32 value) */
+		o->a[0] = *(unsigned long long *)args[0];
+		o->u32 = *(unsigned int *)args[1];
+		break;
+	case K_FLAG_WAIT:	/* (u64 flag, u32 want, u64 timeout_ns, u64 status) */
+		o->a[0] = *(unsigned long long *)args[0];
+		o->u32 = *(unsigned int *)args[1];
+		o->a[2] = *(unsigned long long *)args[2];
+		o->a[3] = *(unsigned long long *)args[3];
+		break;
+	}
+	UNLOCK_RET(0);
+}
+
+CUresult cuStreamBeginCapture_v2(CUstream s, int mode)
+{
+	(void)mode;
+	if (!s || s->capture || s == &streams[s->dev])
+		return 1;
+	LOCK();
+	s->capture = calloc(1, sizeof(*s->capture));
+	UNLOCK_RET(0);
+}
+
+CUresult cuStreamEndCapture(CUstream s, CUgraph *g)
+{
+	if (!s || !s->capture)
+		return 1;
+	LOCK();
+	*g = s->capture;
+	s->capture = NULL;
+	UNLOCK_RET(0);
+}
+
+CUresult cuGraphInstantiateWithFlags(CUgraphExec *e, CUgraph g, unsigned long long flags)
+{
+	(void)flags;
+	*e = g;
+	return 0;
+}
+
+/* Queue a copy of every node on s (the last one dropped under graphdrop). */
+CUresult cuGraphLaunch(CUgraphExec e, CUstream s)
+{
+	int n;
+
+	if (!s || !e)
+		return 400;
+	LOCK();
+	n = e->n;
+	if (F.f_graphdrop && ++e->launches >= 2 && n > 0)
+		n--;
+	for (int i = 0; i < n; i++) {
+		struct qop *o = enqueue(e->op[i]->kind, s), *from = e->op[i];
+		long long seq = o->seq;
+
+		*o = *from;
+		o->s = s;
+		o->seq = seq;
+		o->done = o->hung = o->running = 0;
+		if (from->data) {
+			o->data = malloc(from->n ? from->n : 1);
+			memcpy(o->data, from->data, from->n);
+		}
+	}
+	UNLOCK_RET(0);
+}
+
+CUresult cuGraphExecDestroy(CUgraphExec e)
+{
+	(void)e;
+	return 0;
+}
+
+CUresult cuGraphDestroy(CUgraph g)
+{
+	LOCK();
+	for (int i = 0; i < g->n; i++) {
+		free(g->op[i]->data);
+		free(g->op[i]);
+	}
+	free(g->op);
+	free(g);
+	UNLOCK_RET(0);
+}
+
+/* CUipcMemHandle: 64 opaque bytes; here the exporter's pid and memfd. */
+typedef struct { char reserved[64]; } CUipcMemHandle;
+struct ipc { unsigned magic; int pid, fd, dev; size_t n, maplen; unsigned long long off; };
+
+CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p)
+{
+	struct ipc x = { 0x46414b45, getpid(), -1, 0, 0, 0, 0 };
+	int i;
+
+	LOCK();
+	i = find_alloc(p);
+	if (i < 0 || allocs[i].opened || allocs[i].p != (char *)(uintptr_t)p)
+		UNLOCK_RET(1);
+	x.fd = allocs[i].fd;
+	x.dev = allocs[i].dev;
+	x.n = allocs[i].n;
+	x.maplen = allocs[i].maplen;
+	x.off = allocs[i].off;
+	memset(h, 0, sizeof(*h));
+	memcpy(h->reserved, &x, sizeof(x));
+	UNLOCK_RET(0);
+}
+
+CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsigned int flags)
+{
+	struct ipc x;
+	char path[64];
+	char *m;
+	int fd;
+
+	memcpy(&x, h.reserved, sizeof(x));
+	if (!current || x.magic != 0x46414b45)
+		return 1;
+	if (x.pid == getpid())
+		return 1;	/* CUDA refuses a handle of the same process */
+	if (x.dev != current->dev && !(flags & 1) && !current->peer[x.dev])
+		return 705;
+	if (F.f_ipcwrong) {
+		m = mmap(NULL, x.maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			 -1, 0);
+	} else {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", x.pid, x.fd);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			return 1;
+		m = mmap(NULL, x.maplen, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+		close(fd);
+	}
+	if (m == MAP_FAILED)
+		return 2;
+	LOCK();
+	if (x.dev != current->dev && (flags & 1))
+		current->peer[x.dev] = 1;	/* CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS */
+	for (int i = 0; i < MAXALLOC; i++)
+		if (!allocs[i].p) {
+			allocs[i].p = m;
+			allocs[i].n = x.n;
+			allocs[i].maplen = x.maplen;
+			allocs[i].fd = -1;
+			allocs[i].opened = 1;
+			allocs[i].dev = x.dev;
+			allocs[i].off = x.off;
+			*p = (CUdeviceptr)(uintptr_t)m;
+			UNLOCK_RET(0);
+		}
+	munmap(m, x.maplen);
+	UNLOCK_RET(2);
+}
+
+CUresult cuIpcCloseMemHandle(CUdeviceptr p)
+{
+	LOCK();
+	for (int i = 0; i < MAXALLOC; i++)
+		if (allocs[i].p == (char *)(uintptr_t)p && allocs[i].opened) {
+			for (int k = 0; k < MAXSTREAM; k++)
+				if (streams[k].used)
+					progress(&streams[k], 1LL << 62);
+			compact();
+			drop_snaps(allocs[i].p);
+			munmap(allocs[i].p, allocs[i].maplen);
+			allocs[i].p = NULL;
+			UNLOCK_RET(0);
+		}
+	UNLOCK_RET(1);
 }

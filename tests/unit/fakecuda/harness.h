@@ -16,6 +16,8 @@ static const char *const fake_vars[] = {
 	"FAKECUDA_CORRUPT_KIND", "FAKECUDA_OVERRUN", "FAKECUDA_BW_GBPS", "FAKECUDA_NOPEER_GBPS",
 	"FAKECUDA_LOCAL_GBPS", "FAKECUDA_SM_GBPS", "FAKECUDA_LAT_US", "FAKECUDA_JITTER",
 	"FAKECUDA_MANAGED", "FAKECUDA_CONCURRENT_MANAGED", "FAKECUDA_FREE_BYTES", "FAKECUDA_UM_BUG",
+	"FAKECUDA_FAULT", "FAKECUDA_HANG_KIND", "FAKECUDA_WRONG_ABOVE", "FAKECUDA_UNDERRUN",
+	"FAKECUDA_DROP_TAIL", "FAKENCCL_WRONG",
 };
 
 /* Point the loader at fakecuda/libcuda.so.1 beside the test binary (a
@@ -24,14 +26,20 @@ static const char *const fake_vars[] = {
  * the build without the managed-memory entry points. */
 static inline void fake_setup_variant(const char *sub)
 {
-	char exe[PATH_MAX], path[PATH_MAX + 64];
+	char exe[PATH_MAX], path[PATH_MAX + 64], *dir;
 	ssize_t l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
 	if (l <= 0)
 		return;
 	exe[l] = '\0';
-	snprintf(path, sizeof(path), "%s/fakecuda/%slibcuda.so.1", dirname(exe), sub);
+	dir = dirname(exe);
+	snprintf(path, sizeof(path), "%s/fakecuda/%slibcuda.so.1", dir, sub);
 	setenv("P2PCTL_LIBCUDA", path, 1);
+	snprintf(path, sizeof(path), "%s/fakecuda/nccl/libnccl.so.2", dir);
+	setenv("P2PCTL_LIBNCCL", path, 1);
+	/* verify's ipc test: the second process */
+	snprintf(path, sizeof(path), "%s/obj/cuda_verify_child", dir);
+	setenv("P2PCTL_SELF", path, 1);
 }
 
 static inline void fake_setup(void)

@@ -30,7 +30,7 @@ echo "--- events (json)"; cat /tmp/events.json
 ev=$(cat /tmp/events.txt)
 expect_match "armed event" "$ev" 'armed.*gen-b.*580.159.04'
 expect_match "mapping created" "$ev" 'mapping-created +gpus=0,1 refs=1'
-expect_match "refusal" "$ev" 'refused .*disable: live BAR1 mappings: GPU0-GPU1'
+expect_match "refusal" "$ev" 'refused .*disable: live BAR1 peer mappings: GPU0-GPU1'
 expect_match "mapping removed" "$ev" 'mapping-removed'
 expect_match "disarmed" "$ev" 'disarmed'
 run jsoncheck --lines event </tmp/events.json

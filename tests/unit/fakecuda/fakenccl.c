@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A fake libnccl.so.2 for the unit tests of p2pctl verify's nccl test: the
+ * few entry points verify uses, over the fake libcuda's device memory (host
+ * memory). An int32/float32 sum all-reduce runs when the group ends (or when
+ * every rank has called, outside a group). FAKENCCL_WRONG=1 makes rank 0's
+ * result wrong in one element (count / 2), as a broken transport would.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ncclComm { int rank, n; struct group *g; };
+struct group { int n, called; struct call { const void *s; void *r; size_t count; int type; } c[16]; };
+typedef struct ncclComm *ncclComm_t;
+
+static int depth;
+static struct group *pending[64];
+static int npending;
+
+int ncclGetVersion(int *v) { *v = 22703; return 0; }
+
+const char *ncclGetErrorString(int r)
+{
+	return r ? "fake NCCL error" : "no error";
+}
+
+int ncclCommInitAll(ncclComm_t *comm, int n, const int *devs)
+{
+	struct group *g;
+
+	(void)devs;
+	if (n < 1 || n > 16)
+		return 4;	/* ncclInvalidArgument */
+	g = calloc(1, sizeof(*g));
+	g->n = n;
+	for (int i = 0; i < n; i++) {
+		comm[i] = calloc(1, sizeof(**comm));
+		comm[i]->rank = i;
+		comm[i]->n = n;
+		comm[i]->g = g;
+	}
+	return 0;
+}
+
+static void run(struct group *g)
+{
+	size_t count = g->c[0].count;
+	int32_t *sum = calloc(count ? count : 1, 4);
+
+	for (int i = 0; i < g->n; i++)
+		for (size_t e = 0; e < count; e++)
+			sum[e] += ((const int32_t *)g->c[i].s)[e];
+	for (int i = 0; i < g->n; i++)
+		memcpy(g->c[i].r, sum, count * 4);
+	if (getenv("FAKENCCL_WRONG") && atoi(getenv("FAKENCCL_WRONG")) && count)
+		((int32_t *)g->c[0].r)[count / 2] += 1;
+	free(sum);
+	g->called = 0;
+}
+
+int ncclAllReduce(const void *s, void *r, size_t count, int type, int op, ncclComm_t comm, void *stream)
+{
+	struct group *g = comm->g;
+
+	(void)stream;
+	if (op != 0 || (type != 2 && type != 7))
+		return 4;
+	g->c[comm->rank] = (struct call){ s, r, count, type };
+	if (++g->called < g->n)
+		return 0;
+	if (depth) {
+		pending[npending++] = g;
+		return 0;
+	}
+	run(g);
+	return 0;
+}
+
+int ncclGroupStart(void)
+{
+	depth++;
+	return 0;
+}
+
+int ncclGroupEnd(void)
+{
+	if (--depth)
+		return 0;
+	for (int i = 0; i < npending; i++)
+		run(pending[i]);
+	npending = 0;
+	return 0;
+}
+
+static int destroy(ncclComm_t c)
+{
+	if (c->rank == c->n - 1)
+		free(c->g);
+	free(c);
+	return 0;
+}
+
+int ncclCommDestroy(ncclComm_t c) { return destroy(c); }
+int ncclCommAbort(ncclComm_t c) { return destroy(c); }
