@@ -12,7 +12,9 @@
 #                 under PREFIX (default /usr/local) and DESTDIR; see
 #                 docs/install.md.  make uninstall removes the same.
 # make check-packages   build, lint, install and purge the Debian packages
-#                 here (root; under a minute; not part of make check)
+#                 here (root; under a minute; also a suite of make check)
+# make check-docs README, docs, man page, --help and completion against
+#                 kmod/profile.c and the option tables (seconds; in make check)
 # make clean
 
 KVER ?= $(shell uname -r)
