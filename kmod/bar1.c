@@ -35,7 +35,7 @@
 static bool use_registry_defaults = true;
 module_param_named(registry_defaults, use_registry_defaults, bool, 0644);
 MODULE_PARM_DESC(registry_defaults,
-		 "Supply ForceP2P and RMPcieP2PType where the user set neither (default: yes)");
+		 "Supply the profile's registry keys the user did not set: ForceP2P, and RMForceP2PType (550-570) or RMPcieP2PType and RMForceStaticBar1 (575) or RMPcieP2PType (580+); read as each GPU initialises (default: yes)");
 
 /* The driver's functions the wrappers call, bound at arming. */
 static struct {

@@ -187,6 +187,31 @@ static void test_check_json(void **state)
 	assert_int_equal(run("check", "--module", "/nonexistent.ko", NULL), P2PCTL_EXIT_NOT_MET);
 }
 
+/*
+ * A kallsyms list without nvidia (what `p2pctl check` reads on a host where
+ * nvidia is not loaded): exit 1 as p2pctl(8) defines it, "not supported",
+ * saying why, not "unexpected format".
+ */
+static void test_check_no_nvidia(void **state)
+{
+	char path[] = "/tmp/p2pctl-kallsyms-XXXXXX";
+	const char syms[] = "ffffffff81000000 T _stext\n"
+			    "ffffffffc0a01000 t ext4_fill_super\t[ext4]\n";
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, syms, sizeof(syms) - 1), (ssize_t)(sizeof(syms) - 1));
+	close(fd);
+	assert_int_equal(run("check", "--kallsyms", path, NULL), P2PCTL_EXIT_NOT_MET);
+	assert_non_null(strstr(err_text, "NOT supported"));
+	assert_non_null(strstr(err_text, "no nvidia symbols"));
+	assert_null(strstr(err_text, "unexpected format"));
+	assert_int_equal(run("check", "--kallsyms", path, "--json", NULL), P2PCTL_EXIT_NOT_MET);
+	assert_non_null(strstr(err_text, "no nvidia symbols"));
+	unlink(path);
+}
+
 static void test_doctor_cli(void **state)
 {
 	json_object *o, *checks, *pairs, *gpus;
@@ -362,6 +387,7 @@ int main(void)
 		cmocka_unit_test(test_usage_errors),
 		cmocka_unit_test(test_not_loaded),
 		cmocka_unit_test(test_check_json),
+		cmocka_unit_test(test_check_no_nvidia),
 		cmocka_unit_test(test_doctor_cli),
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_man_page),
