@@ -106,8 +106,8 @@ m=$(kv mapping "$(nvflow map "$obj" 0 0x200000 rm)")
 before=$(raw)
 expect_fail "rmmod p2p_shim refused" rmmod p2p_shim
 expect_eq "nothing changed" "$(raw)" "$before"
-out=$(p2pctl disable 2>&1) && fail "disable with a live mapping succeeded"
-expect_match "disable names the pair" "$out" 'GPU0'
+expect_refused "disable with a live mapping names the pair" 'busy: live BAR1 peer mappings: GPU0-GPU1 \(1\)' \
+	p2pctl disable
 consistent "live mapping"
 run nvflow unmap "$m" >/dev/null
 run nvflow destroy "$obj" >/dev/null
@@ -220,7 +220,8 @@ for f in kbusCreateP2PMappingForBar1P2P_GH100 kbusRemoveP2PMappingForBar1P2P_GH1
 
 	if [ "$(ledger_busy)" = 1 ]; then
 		# The driver kept a mapping it could not remove: disable must refuse.
-		expect_fail "$f: disable refused while the driver holds a mapping" p2pctl disable
+		expect_refused "$f: disable refused while the driver holds a mapping" \
+			'busy: live BAR1 peer mappings: GPU0-GPU1 \(1\)' p2pctl disable
 		run rmmod nvidia
 		expect_match "$f: nvidia gone, ledger dropped" "$(raw)" ' live=0 '
 		run p2pctl disable
