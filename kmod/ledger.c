@@ -409,6 +409,13 @@ unsigned int p2ps_ledger_live(void)
 }
 
 /* "GPU0-GPU1 (2), GPU0->GPU1 window (1)": for refusal messages. */
+/* "GPU3", or "GPU?" for one that attached before arming (instance unknown). */
+static size_t gpu_name(char *buf, size_t len, u32 instance)
+{
+	return instance < NV_MAX_DEVICES ? scnprintf(buf, len, "GPU%u", instance) :
+					   scnprintf(buf, len, "GPU?");
+}
+
 void p2ps_ledger_describe(char *buf, size_t len)
 {
 	struct ledger_entry *e;
@@ -420,14 +427,26 @@ void p2ps_ledger_describe(char *buf, size_t len)
 	list_for_each_entry(e, &entries, node) {
 		if (n >= len)
 			break;
-		if (e->conn == P2PS_CONN_STATIC_BAR1)
-			n += scnprintf(buf + n, len - n, "%sGPU%u static BAR1", n ? ", " : "",
-				       e->ev.gpu0);
-		else
-			n += scnprintf(buf + n, len - n, "%sGPU%u%sGPU%u %s(%u)", n ? ", " : "",
-				       e->ev.gpu0, e->conn == P2PS_CONN_PCIE_BAR1 ? "-" : "->",
-				       e->ev.gpu1, e->conn == P2PS_CONN_PCIE_BAR1 ? "" : "window ",
-				       e->ev.count);
+		n += scnprintf(buf + n, len - n, "%s", n ? ", " : "");
+		n += gpu_name(buf + n, len - n, e->ev.gpu0);
+		if (e->conn == P2PS_CONN_STATIC_BAR1) {
+			n += scnprintf(buf + n, len - n, " static BAR1");
+			continue;
+		}
+		n += scnprintf(buf + n, len - n, "%s", e->conn == P2PS_CONN_PCIE_BAR1 ? "-" : "->");
+		n += gpu_name(buf + n, len - n, e->ev.gpu1);
+		n += scnprintf(buf + n, len - n, " %s(%u)",
+			       e->conn == P2PS_CONN_PCIE_BAR1 ? "" : "window ", e->ev.count);
+	}
+	/* The driver's own BAR1 pairs whose nvidia-uvm peer tags hold us. */
+	list_for_each_entry(e, &native, node) {
+		if (!e->held || n >= len)
+			continue;
+		n += scnprintf(buf + n, len - n, "%s", n ? ", " : "");
+		n += gpu_name(buf + n, len - n, e->ev.gpu0);
+		n += scnprintf(buf + n, len - n, "-");
+		n += gpu_name(buf + n, len - n, e->ev.gpu1);
+		n += scnprintf(buf + n, len - n, " (the driver's own pair; nvidia-uvm holds its peer tags)");
 	}
 	if (unrecorded && n < len)
 		scnprintf(buf + n, len - n, "%s%u unrecorded", n ? ", " : "", unrecorded);

@@ -46,6 +46,10 @@ expect_refused() {
 	echo "ok: $what: '$*' refused (exit $rc): $(printf "%s" "$out" | head -n 1)"
 }
 
+# What busybox rmmod says when the module is in use (delete_module: EAGAIN
+# under O_NONBLOCK, EBUSY otherwise).
+RMMOD_BUSY='in use|Resource temporarily unavailable|Device or resource busy'
+
 # expect_fail WHAT CMD...: CMD must exit non-zero.  Any failure passes:
 # for a refusal use expect_refused, which checks the reason too.
 expect_fail() {

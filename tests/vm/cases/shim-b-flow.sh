@@ -51,7 +51,7 @@ for v in 580.159.04 595.45.04; do
 
 	# Live mappings: disable and rmmod refused, nothing changes.
 	expect_refused "$v disable busy" 'busy: live BAR1 peer mappings: GPU0-GPU1 \(1\)' p2pctl disable
-	expect_fail "$v rmmod busy" rmmod p2p_shim
+	expect_refused "$v rmmod busy" "$RMMOD_BUSY" rmmod p2p_shim
 	expect_match "$v still armed" "$(p2pctl status)" 'armed'
 
 	for m in $maps; do run nvflow unmap "$m" >/dev/null; done
