@@ -84,6 +84,22 @@ static void wrapper_exit(void)
 }
 
 /*
+ * For a policy elsewhere that must not start something new while a
+ * disable decides (sbar1.c: forcing static BAR1): counted as a wrapper is;
+ * returns false while closing.  Pair with p2ps_bar1_exit().
+ */
+bool p2ps_bar1_enter(void)
+{
+	wrapper_enter();
+	return !READ_ONCE(closing);
+}
+
+void p2ps_bar1_exit(void)
+{
+	wrapper_exit();
+}
+
+/*
  * Whether a wrapper may make a new mapping: not while a disable decides,
  * and not once rmmod is under way.  On true it holds a module reference
  * until create_done(), so that rmmod cannot start mid-call and remove the

@@ -108,7 +108,6 @@ struct sb1_gpu {
 static struct sb1_gpu sb1[NV_MAX_DEVICES];
 static DEFINE_SPINLOCK(sb1_lock);
 static unsigned int sb1_major;	/* the bound driver's major version */
-static bool sb1_closing;	/* under sb1_lock: a disable decides, force nothing new */
 static bool sb1_native_uvm;	/* gen A's UVM fix also covers native-slot pairs */
 
 /*
@@ -125,38 +124,6 @@ void p2ps_sb1_bind(const char *version, bool native_uvm)
 		major = 0;
 	WRITE_ONCE(sb1_major, major);
 	WRITE_ONCE(sb1_native_uvm, native_uvm);
-	p2ps_sb1_reopen();
-}
-
-/*
- * Before a disable decides: no new forced decision from now on.  Returns
- * the GPUs with one in flight, between the forced answer and the return
- * of the enable it leads to: removing the hooks then would leave that
- * enable's failure unhandled and fail the GPU's initialisation, so the
- * disable is refused (main.c).
- */
-u32 p2ps_sb1_close(void)
-{
-	unsigned long flags;
-	u32 mask = 0;
-	int i;
-
-	spin_lock_irqsave(&sb1_lock, flags);
-	sb1_closing = true;
-	for (i = 0; i < NV_MAX_DEVICES; i++)
-		if (sb1[i].forcing)
-			mask |= BIT(i);
-	spin_unlock_irqrestore(&sb1_lock, flags);
-	return mask;
-}
-
-void p2ps_sb1_reopen(void)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&sb1_lock, flags);
-	sb1_closing = false;
-	spin_unlock_irqrestore(&sb1_lock, flags);
 }
 
 __printf(2, 3)
@@ -379,9 +346,12 @@ static const char *p2ps_sb1_decide_return(void *data, struct pt_regs *regs)
 	unsigned long flags;
 	struct sb1_gpu *g;
 	const char *no;
+	bool open;
 
 	if (instance >= NV_MAX_DEVICES)
 		return NULL;
+	/* Counted like a wrapper: a disable deciding sees this forcing (bar1.c). */
+	open = p2ps_bar1_enter();
 	spin_lock_irqsave(&sb1_lock, flags);
 	g = &sb1[instance];
 	g->decided = true;
@@ -411,8 +381,8 @@ static const char *p2ps_sb1_decide_return(void *data, struct pt_regs *regs)
 		why(g, "the driver's rule failed (0x%x): BAR1 initialisation fails", ret);
 		goto out;
 	}
-	no = sb1_closing ? "the driver's rule says no; not forced: p2p-shim is being disabled" :
-			   no_force(g, major);
+	no = open ? no_force(g, major) :
+		    "the driver's rule says no; not forced: p2p-shim is being disabled";
 	if (no) {
 		why(g, "%s", no);
 		goto out;
@@ -422,6 +392,7 @@ static const char *p2ps_sb1_decide_return(void *data, struct pt_regs *regs)
 	regs_set_return_value(regs, NV_OK);
 out:
 	spin_unlock_irqrestore(&sb1_lock, flags);
+	p2ps_bar1_exit();
 	return NULL;
 }
 
@@ -566,21 +537,9 @@ void p2ps_sb1_torn_down(struct OBJGPU *gpu)
 	spin_unlock_irqrestore(&sb1_lock, flags);
 }
 
-/*
- * For the caps guard: whether every GPU of @mask has static BAR1 mapped.
- * This table is the one record of it (the GPU table keeps none).
- */
-bool p2ps_sb1_all_on(u32 mask)
+static bool mapped(const struct sb1_gpu *g)
 {
-	unsigned long flags, bits = mask;
-	bool all = true;
-	int i;
-
-	spin_lock_irqsave(&sb1_lock, flags);
-	for_each_set_bit(i, &bits, NV_MAX_DEVICES)
-		all &= sb1[i].state == P2PS_SB1_ON || sb1[i].state == P2PS_SB1_FORCED;
-	spin_unlock_irqrestore(&sb1_lock, flags);
-	return all;
+	return g->state == P2PS_SB1_ON || g->state == P2PS_SB1_FORCED;
 }
 
 /* Whether @g's static BAR1 passes the pair's 512 MiB alignment check. */
@@ -589,23 +548,56 @@ static bool p2p_usable(const struct sb1_gpu *g)
 	return IS_ALIGNED(g->offset, SZ_512M);
 }
 
-/*
- * For the caps guard: whether a GPU of @mask has static BAR1 where BAR1
- * P2P's mapping would refuse it (570-575, after a console or mailbox).
- */
-bool p2ps_sb1_unusable_in(u32 mask)
+/* Static BAR1 where BAR1 P2P's mapping would refuse it (570-575, after a console or mailbox). */
+static bool unusable(const struct sb1_gpu *g)
+{
+	return mapped(g) && !p2p_usable(g);
+}
+
+static bool forcing(const struct sb1_gpu *g)
+{
+	return g->forcing;
+}
+
+/* The GPUs of @mask whose record passes @test, read under the lock. */
+static u32 gpus_where(u32 mask, bool (*test)(const struct sb1_gpu *g))
 {
 	unsigned long flags, bits = mask;
-	bool bad = false;
+	u32 found = 0;
 	int i;
 
 	spin_lock_irqsave(&sb1_lock, flags);
 	for_each_set_bit(i, &bits, NV_MAX_DEVICES)
-		if ((sb1[i].state == P2PS_SB1_ON || sb1[i].state == P2PS_SB1_FORCED) &&
-		    !p2p_usable(&sb1[i]))
-			bad = true;
+		if (test(&sb1[i]))
+			found |= BIT(i);
 	spin_unlock_irqrestore(&sb1_lock, flags);
-	return bad;
+	return found;
+}
+
+/*
+ * For the caps guard: whether every GPU of @mask has static BAR1 mapped.
+ * This table is the one record of it (the GPU table keeps none).
+ */
+bool p2ps_sb1_all_on(u32 mask)
+{
+	return gpus_where(mask, mapped) == mask;
+}
+
+/* For the caps guard: whether a GPU of @mask has unusable static BAR1. */
+bool p2ps_sb1_unusable_in(u32 mask)
+{
+	return gpus_where(mask, unusable);
+}
+
+/*
+ * The GPUs between a forced decision and the return of the enable it leads
+ * to: removing the hooks then would leave that enable's failure unhandled
+ * and fail the GPU's initialisation, so a disable is refused (main.c).
+ * Read after p2ps_bar1_close(): no new forcing starts then.
+ */
+u32 p2ps_sb1_forcing(void)
+{
+	return gpus_where(U32_MAX, forcing);
 }
 
 /* The record of GPU @instance for the status dump; false if none. */
@@ -630,8 +622,7 @@ bool p2ps_sb1_report(unsigned int instance, struct p2ps_gpu_report *r)
 		r->mailbox = g->mailbox;
 		r->client_fb = g->client_fb;
 		r->offset = g->offset;
-		r->p2p_usable = (g->state == P2PS_SB1_ON || g->state == P2PS_SB1_FORCED) &&
-				p2p_usable(g);
+		r->p2p_usable = mapped(g) && p2p_usable(g);
 		strscpy(r->reason, g->reason, sizeof(r->reason));
 		if (g->state == P2PS_SB1_ON && !r->p2p_usable)
 			snprintf(r->reason, sizeof(r->reason),
