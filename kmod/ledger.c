@@ -41,12 +41,15 @@ static DEFINE_SPINLOCK(ledger_lock);
 static unsigned int live;		/* references held by the driver */
 static unsigned int unrecorded;		/* ...of which we could not allocate an entry */
 
-/* Called with ledger_lock held; @delta is +1 or -1. */
+/* Called with ledger_lock held: the module is held while anything is live. */
 static void account(int delta)
 {
-	if (delta > 0 && live++ == 0)
+	unsigned int was = live;
+
+	live += delta;
+	if (!was && live)
 		__module_get(THIS_MODULE);
-	else if (delta < 0 && --live == 0)
+	else if (was && !live)
 		module_put(THIS_MODULE);
 }
 
@@ -242,6 +245,7 @@ void p2ps_ledger_forget_gpu(struct OBJGPU *gpu)
 	struct ledger_entry *e, *tmp;
 	unsigned long flags;
 	LIST_HEAD(gone);
+	LIST_HEAD(gone_native);
 
 	if (!gpu)
 		return;
@@ -250,10 +254,7 @@ void p2ps_ledger_forget_gpu(struct OBJGPU *gpu)
 		if (e->gpu0 != gpu && e->gpu1 != gpu)
 			continue;
 		/* One reference per count (keyed entries: 1). */
-		while (e->ev.count) {
-			account(-1);
-			e->ev.count--;
-		}
+		account(-(int)e->ev.count);
 		list_move(&e->node, &gone);
 	}
 	list_for_each_entry_safe(e, tmp, &native, node) {
@@ -261,7 +262,7 @@ void p2ps_ledger_forget_gpu(struct OBJGPU *gpu)
 			continue;
 		if (e->held)
 			account(-1);
-		list_move(&e->node, &gone);
+		list_move(&e->node, &gone_native);
 	}
 	spin_unlock_irqrestore(&ledger_lock, flags);
 	list_for_each_entry_safe(e, tmp, &gone, node) {
@@ -271,6 +272,9 @@ void p2ps_ledger_forget_gpu(struct OBJGPU *gpu)
 		p2ps_event_mapping(P2PS_EV_MAPPING_REMOVED, &e->ev);
 		kfree(e);
 	}
+	/* The driver's own pairs: never reported, so nothing to say. */
+	list_for_each_entry_safe(e, tmp, &gone_native, node)
+		kfree(e);
 }
 
 void p2ps_ledger_native_reset(void)
