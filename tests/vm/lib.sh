@@ -109,3 +109,26 @@ fuzz() {
 	record "$1 $(echo "$fo" | sed -n 's/^\(seed=[^ ]* count=[^ ]* uid=[^ ]*\).*/\1/p') $(echo "$fo" | sed -n 's/^total=\([0-9]*\) .* failures=\([0-9]*\)$/done=\1 failures=\2/p') args: ${*#"$1"}"
 	[ $frc -eq 0 ] || fail "'$*' exited $frc"
 }
+
+# uvm VERB ARG...: one command to the stand-in nvidia-uvm's control file;
+# prints its answer, fails if the write is refused.
+UVM_CTL=/sys/kernel/debug/nvidia-uvm-standin/ctl
+uvm() {
+	exec 3<>$UVM_CTL
+	if ! printf '%s' "$*" >&3; then
+		exec 3>&-
+		return 1
+	fi
+	cat <&3
+	exec 3>&-
+}
+
+# For cases that park calls at the stand-in's hold points (trap it on EXIT):
+# nothing left parked, nothing left loaded for the next case.
+release_and_unload() {
+	nvflow release all 2>/dev/null
+	wait
+	for m in nvidia_uvm nvidia; do module_loaded $m && rmmod $m 2>/dev/null; done
+	module_loaded p2p_shim && p2pctl disable >/dev/null 2>&1 && rmmod p2p_shim 2>/dev/null
+	true
+}

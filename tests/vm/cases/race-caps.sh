@@ -15,15 +15,7 @@
 
 G='AD102@0000:01:00.0,vram=24G,bar1=0xf0000000/256M;AD102@0000:02:00.0,vram=24G,bar1=0xe0000000/256M'
 
-# On any exit: nothing left parked, and nothing left loaded for the next case.
-cleanup() {
-	nvflow release all 2>/dev/null
-	wait
-	for m in nvidia_uvm nvidia; do module_loaded $m && rmmod $m 2>/dev/null; done
-	module_loaded p2p_shim && p2pctl disable >/dev/null 2>&1 && rmmod p2p_shim 2>/dev/null
-	true
-}
-trap cleanup EXIT
+trap release_and_unload EXIT
 
 stock() {	# stock WHAT OUTPUT: the stock "no P2P", never the mailbox offer
 	echo "$1: $(echo "$2" | tr '\n' ' ')"

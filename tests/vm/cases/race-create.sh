@@ -12,15 +12,7 @@
 
 G='AD102@0000:01:00.0,vram=24G,bar1=0x4000000000/32G;AD102@0000:02:00.0,vram=24G,bar1=0x6000000000/32G'
 
-# On any exit: nothing left parked, and nothing left loaded for the next case.
-cleanup() {
-	nvflow release all 2>/dev/null
-	wait
-	for m in nvidia_uvm nvidia; do module_loaded $m && rmmod $m 2>/dev/null; done
-	module_loaded p2p_shim && p2pctl disable >/dev/null 2>&1 && rmmod p2p_shim 2>/dev/null
-	true
-}
-trap cleanup EXIT
+trap release_and_unload EXIT
 
 run insmod /lib/p2p-shim/p2p-shim.ko enable=1
 run insmod /lib/standin/580.159.04/nvidia.ko gpus="$G"

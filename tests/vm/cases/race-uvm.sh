@@ -13,27 +13,8 @@
 . /cases/lib.sh
 
 G='AD102@0000:01:00.0,vram=24G,bar1=0x4000000000/32G;AD102@0000:02:00.0,vram=24G,bar1=0x6000000000/32G'
-CTL=/sys/kernel/debug/nvidia-uvm-standin/ctl
 
-uvm() {
-	exec 3<>$CTL
-	if ! printf '%s' "$*" >&3; then
-		exec 3>&-
-		return 1
-	fi
-	cat <&3
-	exec 3>&-
-}
-
-# On any exit: nothing left parked, and nothing left loaded for the next case.
-cleanup() {
-	nvflow release all 2>/dev/null
-	wait
-	for m in nvidia_uvm nvidia; do module_loaded $m && rmmod $m 2>/dev/null; done
-	module_loaded p2p_shim && p2pctl disable >/dev/null 2>&1 && rmmod p2p_shim 2>/dev/null
-	true
-}
-trap cleanup EXIT
+trap release_and_unload EXIT
 
 [ "$(nproc)" -ge 2 ] || fail "needs 2 CPUs, the VM has $(nproc)"
 
@@ -52,9 +33,9 @@ expect_eq "before: the set's SYS PTE" "$(kv pte_aperture "$out")" 2
 
 echo "== two PTE builds parked, on CPU 0 and CPU 1"
 run nvflow hold pte
-taskset -c 0 sh -c "exec 3<>$CTL; printf 'map 0 1 0x200000' >&3 && cat <&3" >map0.out 2>&1 &
+taskset -c 0 sh -c "exec 3<>$UVM_CTL; printf 'map 0 1 0x200000' >&3 && cat <&3" >map0.out 2>&1 &
 p0=$!
-taskset -c 1 sh -c "exec 3<>$CTL; printf 'map 1 0 0x1000' >&3 && cat <&3" >map1.out 2>&1 &
+taskset -c 1 sh -c "exec 3<>$UVM_CTL; printf 'map 1 0 0x1000' >&3 && cat <&3" >map1.out 2>&1 &
 p1=$!
 line=$(nvflow wait-held pte 2 30) || fail "the two builds did not park: $(nvflow held pte)"
 echo "$line"

@@ -9,18 +9,6 @@
 # UVM knows BAR1 pairs) is unchanged by p2p-shim on Hopper and GB20x.
 . /cases/lib.sh
 A='AD102@0000:01:00.0,vram=24G,bar1=0x4000000000/32G;AD102@0000:02:00.0,vram=24G,bar1=0x6000000000/32G'
-CTL=/sys/kernel/debug/nvidia-uvm-standin/ctl
-
-# uvm CMD...: one command to the stand-in nvidia-uvm, its answer on stdout.
-uvm() {
-	exec 3<>$CTL
-	if ! printf '%s' "$*" >&3; then
-		exec 3>&-
-		return 1
-	fi
-	cat <&3
-	exec 3>&-
-}
 
 hex() { printf 0x%x "$1"; }
 
