@@ -19,42 +19,7 @@
 
 #include "p2pctl.h"
 
-static char *out_text, *err_text;
-
-/* Run p2pctl with the given arguments; output lands in out_text/err_text. */
-static int run(const char *first, ...)
-{
-	char *argv[32];
-	int argc = 0, rc;
-	va_list ap;
-	FILE *o = tmpfile(), *e = tmpfile();
-	long n;
-
-	assert_non_null(o);
-	assert_non_null(e);
-	argv[argc++] = (char *)"p2pctl";
-	va_start(ap, first);
-	for (const char *a = first; a && argc < 31; a = va_arg(ap, const char *))
-		argv[argc++] = (char *)a;
-	va_end(ap);
-	argv[argc] = NULL;
-	p2pctl_out = o;
-	p2pctl_err = e;
-	rc = p2pctl_main(argc, argv);
-	free(out_text);
-	free(err_text);
-	n = ftell(o);
-	out_text = calloc(1, n + 1);
-	rewind(o);
-	assert_int_equal(fread(out_text, 1, n, o), n);
-	n = ftell(e);
-	err_text = calloc(1, n + 1);
-	rewind(e);
-	assert_int_equal(fread(err_text, 1, n, e), n);
-	fclose(o);
-	fclose(e);
-	return rc;
-}
+#include "p2pctl_run.h"
 
 static const char *const commands[] = {
 	"enable", "disable", "status", "monitor", "doctor", "check", "config", "version", "report",
