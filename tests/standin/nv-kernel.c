@@ -646,6 +646,16 @@ static void rmApiExit(NvU32 flags)
 	rmapiLockRelease(flags);
 }
 
+/* @call under the RM API lock (@flags) and every GPU lock: a control entry point. */
+#define RM_API_CALL(flags, call) ({		\
+	int ret_;				\
+						\
+	rmApiEnter(flags);			\
+	ret_ = (call);				\
+	rmApiExit(flags);			\
+	ret_;					\
+})
+
 void rm_standin_api_acquire(bool write)
 {
 	rmapiLockAcquire(write ? RMAPI_LOCK_FLAGS_NONE : RMAPI_LOCK_FLAGS_READ);
@@ -3643,115 +3653,61 @@ int rm_standin_reinit(u32 gpu, bool unseen, struct seq_buf *out)
  */
 int rm_standin_caps(u32 a, u32 b, struct seq_buf *out)
 {
-	int ret;
-
-	rmApiEnter(RMAPI_LOCK_FLAGS_READ);
-	ret = rmCaps(a, b, out);
-	rmApiExit(RMAPI_LOCK_FLAGS_READ);
-	return ret;
+	return RM_API_CALL(RMAPI_LOCK_FLAGS_READ, rmCaps(a, b, out));
 }
 
 int rm_standin_bench(u32 a, u32 b, u32 n, struct seq_buf *out)
 {
-	int ret;
-
-	rmApiEnter(RMAPI_LOCK_FLAGS_READ);
-	ret = rmBench(a, b, n, out);
-	rmApiExit(RMAPI_LOCK_FLAGS_READ);
-	return ret;
+	return RM_API_CALL(RMAPI_LOCK_FLAGS_READ, rmBench(a, b, n, out));
 }
 
 int rm_standin_create(u32 a, u32 b, int type, struct seq_buf *out)
 {
-	int ret;
-
-	rmApiEnter(RMAPI_LOCK_FLAGS_NONE);
-	ret = rmCreate(a, b, type, out);
-	rmApiExit(RMAPI_LOCK_FLAGS_NONE);
-	return ret;
+	return RM_API_CALL(RMAPI_LOCK_FLAGS_NONE, rmCreate(a, b, type, out));
 }
 
 int rm_standin_map(u32 obj, u64 offset, u64 page_size, bool uvm,
 		   struct seq_buf *out)
 {
 	NvU32 flags = uvm ? RMAPI_LOCK_FLAGS_READ : RMAPI_LOCK_FLAGS_NONE;
-	int ret;
 
-	rmApiEnter(flags);
-	ret = rmMap(obj, offset, page_size, uvm, out);
-	rmApiExit(flags);
-	return ret;
+	return RM_API_CALL(flags, rmMap(obj, offset, page_size, uvm, out));
 }
 
 int rm_standin_unmap(u32 map, struct seq_buf *out)
 {
-	int ret;
-
-	rmApiEnter(RMAPI_LOCK_FLAGS_NONE);
-	ret = rmUnmap(map, out);
-	rmApiExit(RMAPI_LOCK_FLAGS_NONE);
-	return ret;
+	return RM_API_CALL(RMAPI_LOCK_FLAGS_NONE, rmUnmap(map, out));
 }
 
 int rm_standin_destroy(u32 obj, struct seq_buf *out)
 {
-	int ret;
-
-	rmApiEnter(RMAPI_LOCK_FLAGS_NONE);
-	ret = rmDestroy(obj, out);
-	rmApiExit(RMAPI_LOCK_FLAGS_NONE);
-	return ret;
+	return RM_API_CALL(RMAPI_LOCK_FLAGS_NONE, rmDestroy(obj, out));
 }
 
 int rm_standin_local(u32 gpu, u64 offset, u64 page_size, struct seq_buf *out)
 {
-	int ret;
-
-	rmApiEnter(RMAPI_LOCK_FLAGS_NONE);
-	ret = rmLocal(gpu, offset, page_size, out);
-	rmApiExit(RMAPI_LOCK_FLAGS_NONE);
-	return ret;
+	return RM_API_CALL(RMAPI_LOCK_FLAGS_NONE, rmLocal(gpu, offset, page_size, out));
 }
 
 int rm_standin_sysmem(u32 gpu, u64 addr, u64 page_size, struct seq_buf *out)
 {
-	int ret;
-
-	rmApiEnter(RMAPI_LOCK_FLAGS_NONE);
-	ret = rmSysmem(gpu, addr, page_size, out);
-	rmApiExit(RMAPI_LOCK_FLAGS_NONE);
-	return ret;
+	return RM_API_CALL(RMAPI_LOCK_FLAGS_NONE, rmSysmem(gpu, addr, page_size, out));
 }
 
 int rm_standin_bar1map(u32 gpu, u64 offset, u64 size, bool contig,
 		       struct seq_buf *out)
 {
-	int ret;
-
-	rmApiEnter(RMAPI_LOCK_FLAGS_NONE);
-	ret = rmBar1map(gpu, offset, size, contig, out);
-	rmApiExit(RMAPI_LOCK_FLAGS_NONE);
-	return ret;
+	return RM_API_CALL(RMAPI_LOCK_FLAGS_NONE, rmBar1map(gpu, offset, size, contig, out));
 }
 
 int rm_standin_bar1unmap(u32 gpu, u64 bar1_offset, u64 size, struct seq_buf *out)
 {
-	int ret;
-
-	rmApiEnter(RMAPI_LOCK_FLAGS_NONE);
-	ret = rmBar1unmap(gpu, bar1_offset, size, out);
-	rmApiExit(RMAPI_LOCK_FLAGS_NONE);
-	return ret;
+	return RM_API_CALL(RMAPI_LOCK_FLAGS_NONE, rmBar1unmap(gpu, bar1_offset, size, out));
 }
 
 int rm_standin_alloc(u32 gpu, u64 size, bool compressed, struct seq_buf *out)
 {
-	int ret;
-
-	rmApiEnter(RMAPI_LOCK_FLAGS_NONE);
-	ret = rmAlloc(gpu, size, compressed, out);
-	rmApiExit(RMAPI_LOCK_FLAGS_NONE);
-	return ret;
+	return RM_API_CALL(RMAPI_LOCK_FLAGS_NONE, rmAlloc(gpu, size, compressed, out));
 }
 
 void rm_standin_state(struct seq_buf *out)
