@@ -12,7 +12,9 @@
 #                 under PREFIX (default /usr/local) and DESTDIR; see
 #                 docs/install.md.  make uninstall removes the same.
 # make check-packages   build, lint, install and purge the Debian packages
-#                 here (root; under a minute; not part of make check)
+#                 here (root; under a minute; also a suite of make check)
+# make check-docs README, docs, man page, --help and completion against
+#                 kmod/profile.c and the option tables (seconds; in make check)
 # make clean
 
 KVER ?= $(shell uname -r)
@@ -26,7 +28,7 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude
 export CC CFLAGS
 
-.PHONY: all module userspace deps check demo bench clean vm-stage unit standin sparse unit-run
+.PHONY: all module userspace deps check demo bench clean vm-stage unit standin sparse unit-run check-docs
 .PHONY: install install-module install-userspace install-dist install-modprobe
 .PHONY: uninstall uninstall-module uninstall-userspace uninstall-dist uninstall-modprobe
 .PHONY: dkms-source check-packages check-real
@@ -89,6 +91,10 @@ clean:
 
 unit-run: unit
 	tests/unit/run
+
+# README, docs, man page, --help and completion against the code (no VM).
+check-docs: userspace
+	tests/check-docs/run
 
 
 # --- install (docs/install.md) -------------------------------------------

@@ -35,7 +35,7 @@
 static bool use_registry_defaults = true;
 module_param_named(registry_defaults, use_registry_defaults, bool, 0644);
 MODULE_PARM_DESC(registry_defaults,
-		 "Supply ForceP2P and RMPcieP2PType where the user set neither (default: yes)");
+		 "Supply the profile's registry keys the user did not set: ForceP2P, and RMForceP2PType (550-570) or RMPcieP2PType and RMForceStaticBar1 (575) or RMPcieP2PType (580+); read as each GPU initialises (default: yes)");
 
 /* The driver's functions the wrappers call, bound at arming. */
 static struct {
@@ -81,6 +81,22 @@ static void wrapper_exit(void)
 {
 	if (atomic_dec_and_test(&inflight))
 		wake_up_all(&inflight_wq);
+}
+
+/*
+ * For a policy elsewhere that must not start something new while a
+ * disable decides (sbar1.c: forcing static BAR1): counted as a wrapper is;
+ * returns false while closing.  Pair with p2ps_bar1_exit().
+ */
+bool p2ps_bar1_enter(void)
+{
+	wrapper_enter();
+	return !READ_ONCE(closing);
+}
+
+void p2ps_bar1_exit(void)
+{
+	wrapper_exit();
 }
 
 /*

@@ -209,6 +209,10 @@ int p2ps_resolve(struct module *mod, const struct p2ps_profile *profile,
 
 		h->desc = d;
 		strscpy(h->symbol, d->target, sizeof(h->symbol));
+		if (!d->ops) {
+			p2ps_fail(err, d->target, "the profile gives %s no ops", d->target);
+			return -EINVAL;
+		}
 		n = lookup(mod, d->target, stub, &h->addr, &size, h->symbol, sizeof(h->symbol));
 		if (n == 0) {
 			p2ps_fail(err, d->target, "no %s%s in %s", d->target,

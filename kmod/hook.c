@@ -60,12 +60,13 @@ static struct p2ps_hook *kp_hook(struct kprobe *kp)
 
 static unsigned int live_set;
 
-/* From now on, only the hooks of @set (and of set 0) act. */
+/*
+ * From now on, only the hooks of @set (and of set 0) act.  Calls the old
+ * set took still get its return handlers: its removal drains them.
+ */
 void p2ps_hooks_activate(unsigned int set)
 {
 	WRITE_ONCE(live_set, set);
-	/* Handlers that saw the old set have finished when this returns. */
-	synchronize_rcu();
 }
 
 static bool acts(const struct p2ps_hook *h)
@@ -76,9 +77,10 @@ static bool acts(const struct p2ps_hook *h)
 /* A hook with nothing on top of its kind (a plain redirect). */
 const struct p2ps_hook_ops p2ps_none_ops;
 
+/* Every descriptor names its ops (p2ps_resolve() checks). */
 static const struct p2ps_hook_ops *ops_of(const struct p2ps_hook *h)
 {
-	return h->desc->ops ?: &p2ps_none_ops;
+	return h->desc->ops;
 }
 
 static int redirect_pre(struct kprobe *kp, struct pt_regs *regs)

@@ -41,12 +41,15 @@ static DEFINE_SPINLOCK(ledger_lock);
 static unsigned int live;		/* references held by the driver */
 static unsigned int unrecorded;		/* ...of which we could not allocate an entry */
 
-/* Called with ledger_lock held; @delta is +1 or -1. */
+/* Called with ledger_lock held: the module is held while anything is live. */
 static void account(int delta)
 {
-	if (delta > 0 && live++ == 0)
+	unsigned int was = live;
+
+	live += delta;
+	if (!was && live)
 		__module_get(THIS_MODULE);
-	else if (delta < 0 && --live == 0)
+	else if (was && !live)
 		module_put(THIS_MODULE);
 }
 
@@ -242,6 +245,7 @@ void p2ps_ledger_forget_gpu(struct OBJGPU *gpu)
 	struct ledger_entry *e, *tmp;
 	unsigned long flags;
 	LIST_HEAD(gone);
+	LIST_HEAD(gone_native);
 
 	if (!gpu)
 		return;
@@ -250,10 +254,7 @@ void p2ps_ledger_forget_gpu(struct OBJGPU *gpu)
 		if (e->gpu0 != gpu && e->gpu1 != gpu)
 			continue;
 		/* One reference per count (keyed entries: 1). */
-		while (e->ev.count) {
-			account(-1);
-			e->ev.count--;
-		}
+		account(-(int)e->ev.count);
 		list_move(&e->node, &gone);
 	}
 	list_for_each_entry_safe(e, tmp, &native, node) {
@@ -261,7 +262,7 @@ void p2ps_ledger_forget_gpu(struct OBJGPU *gpu)
 			continue;
 		if (e->held)
 			account(-1);
-		list_move(&e->node, &gone);
+		list_move(&e->node, &gone_native);
 	}
 	spin_unlock_irqrestore(&ledger_lock, flags);
 	list_for_each_entry_safe(e, tmp, &gone, node) {
@@ -271,6 +272,9 @@ void p2ps_ledger_forget_gpu(struct OBJGPU *gpu)
 		p2ps_event_mapping(P2PS_EV_MAPPING_REMOVED, &e->ev);
 		kfree(e);
 	}
+	/* The driver's own pairs: never reported, so nothing to say. */
+	list_for_each_entry_safe(e, tmp, &gone_native, node)
+		kfree(e);
 }
 
 void p2ps_ledger_native_reset(void)
@@ -409,6 +413,13 @@ unsigned int p2ps_ledger_live(void)
 }
 
 /* "GPU0-GPU1 (2), GPU0->GPU1 window (1)": for refusal messages. */
+/* "GPU3", or "GPU?" for one that attached before arming (instance unknown). */
+static size_t gpu_name(char *buf, size_t len, u32 instance)
+{
+	return instance < NV_MAX_DEVICES ? scnprintf(buf, len, "GPU%u", instance) :
+					   scnprintf(buf, len, "GPU?");
+}
+
 void p2ps_ledger_describe(char *buf, size_t len)
 {
 	struct ledger_entry *e;
@@ -420,14 +431,26 @@ void p2ps_ledger_describe(char *buf, size_t len)
 	list_for_each_entry(e, &entries, node) {
 		if (n >= len)
 			break;
-		if (e->conn == P2PS_CONN_STATIC_BAR1)
-			n += scnprintf(buf + n, len - n, "%sGPU%u static BAR1", n ? ", " : "",
-				       e->ev.gpu0);
-		else
-			n += scnprintf(buf + n, len - n, "%sGPU%u%sGPU%u %s(%u)", n ? ", " : "",
-				       e->ev.gpu0, e->conn == P2PS_CONN_PCIE_BAR1 ? "-" : "->",
-				       e->ev.gpu1, e->conn == P2PS_CONN_PCIE_BAR1 ? "" : "window ",
-				       e->ev.count);
+		n += scnprintf(buf + n, len - n, "%s", n ? ", " : "");
+		n += gpu_name(buf + n, len - n, e->ev.gpu0);
+		if (e->conn == P2PS_CONN_STATIC_BAR1) {
+			n += scnprintf(buf + n, len - n, " static BAR1");
+			continue;
+		}
+		n += scnprintf(buf + n, len - n, "%s", e->conn == P2PS_CONN_PCIE_BAR1 ? "-" : "->");
+		n += gpu_name(buf + n, len - n, e->ev.gpu1);
+		n += scnprintf(buf + n, len - n, " %s(%u)",
+			       e->conn == P2PS_CONN_PCIE_BAR1 ? "" : "window ", e->ev.count);
+	}
+	/* The driver's own BAR1 pairs whose nvidia-uvm peer tags hold us. */
+	list_for_each_entry(e, &native, node) {
+		if (!e->held || n >= len)
+			continue;
+		n += scnprintf(buf + n, len - n, "%s", n ? ", " : "");
+		n += gpu_name(buf + n, len - n, e->ev.gpu0);
+		n += scnprintf(buf + n, len - n, "-");
+		n += gpu_name(buf + n, len - n, e->ev.gpu1);
+		n += scnprintf(buf + n, len - n, " (the driver's own pair; nvidia-uvm holds its peer tags)");
 	}
 	if (unrecorded && n < len)
 		scnprintf(buf + n, len - n, "%s%u unrecorded", n ? ", " : "", unrecorded);

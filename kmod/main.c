@@ -68,20 +68,6 @@ static void free_hooks(void)
 }
 
 /*
- * The residual set.  GPUs that attached with our ForceP2P keep it until
- * they re-initialise; with the caps guard gone, a pair of them would be
- * offered the mailbox path GeForce chips lack (on 575+ as PCIE_PROPRIETARY
- * read/write OK).  So a disable while such GPUs are attached removes every
- * hook but the guard and those that see GPUs come and go.  Each such GPU
- * holds a reference on this module (gpus.c), so rmmod is refused until
- * the last of them has detached; then a work item removes the rest.
- */
-static bool residual_hook(const struct p2ps_hook *h)
-{
-	return h->desc->ops && h->desc->ops->residual;
-}
-
-/*
  * Install the profile for @mod as a new hook set; all or nothing.  From
  * the residual state the new set goes in beside the residual one and takes
  * over in one step (hook.c: sets); if it cannot, the residual set stays as
@@ -196,7 +182,16 @@ static void disarm(void)
 	p2ps_gpus_reset();
 }
 
-/* Armed, disabled with GPUs forced: keep the residual set. */
+/*
+ * Armed, disabled with GPUs forced: keep the residual set.  GPUs that
+ * attached with our ForceP2P keep it until they re-initialise; with the
+ * caps guard gone, a pair of them would be offered the mailbox path
+ * GeForce chips lack (on 575+ as PCIE_PROPRIETARY read/write OK).  So every
+ * hook goes but the guard and those that see GPUs come and go (their ops
+ * say .residual).  Each such GPU holds a reference on this module (gpus.c),
+ * so rmmod is refused until the last of them has detached; then a work
+ * item removes the rest.
+ */
 static void enter_residual(void)
 {
 	unsigned int i;
@@ -205,7 +200,7 @@ static void enter_residual(void)
 	/* Before the routing goes: from now on no pair is offered BAR1 P2P. */
 	p2ps_bar1_guard_only(true);
 	for (i = 0; i < shim.nr_hooks; i++)
-		shim.hooks[i].keep = residual_hook(&shim.hooks[i]);
+		shim.hooks[i].keep = shim.hooks[i].desc->ops->residual;
 	p2ps_hooks_remove(shim.hooks, shim.nr_hooks);
 	p2ps_bar1_unbind();
 	p2ps_uvm_reset();
@@ -342,12 +337,12 @@ static int life_disable(char *busy, size_t len, u32 uid)
 		break;
 	case P2PS_STATE_ARMED:
 		/*
-		 * Hold still while we decide: no new mapping (bar1.c), no GPU
-		 * newly given our ForceP2P (bar1.c), no new forced static BAR1
-		 * decision (sbar1.c).  Those in flight finish first.
+		 * Hold still while we decide: no new mapping, no GPU newly
+		 * given our ForceP2P, no new forced static BAR1 decision
+		 * (bar1.c: closing).  Those in flight finish first.
 		 */
 		p2ps_bar1_close();
-		initialising = p2ps_sb1_close();
+		initialising = p2ps_sb1_forcing();
 		if (p2ps_ledger_live()) {
 			char pairs[P2PS_REASON_LEN];
 
@@ -371,7 +366,6 @@ static int life_disable(char *busy, size_t len, u32 uid)
 			disarm();
 			break;
 		}
-		p2ps_sb1_reopen();
 		p2ps_bar1_reopen();
 		pr_info("disable refused for uid %u: %s\n", uid, reason + strlen("disable: "));
 		p2ps_event(P2PS_EV_REFUSED, NULL, reason);

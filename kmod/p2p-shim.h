@@ -167,6 +167,8 @@ void p2ps_bar1_unbind(void);
 void p2ps_bar1_close(void);
 void p2ps_bar1_reopen(void);
 void p2ps_bar1_guard_only(bool on);
+bool p2ps_bar1_enter(void);
+void p2ps_bar1_exit(void);
 NV_STATUS p2ps_bar1_dma_info(struct OBJGPU *src, struct OBJGPU *peer,
 			     struct KernelBus *peer_bus, NvU64 *base, NvU64 *size);
 /*
@@ -247,8 +249,7 @@ void p2ps_sb1_user_key(void);
 void p2ps_sb1_torn_down(struct OBJGPU *gpu);
 unsigned int p2ps_sb1_states(u32 mask, struct p2ps_caps_gpu *out);
 void p2ps_sb1_flush(void);
-u32 p2ps_sb1_close(void);
-void p2ps_sb1_reopen(void);
+u32 p2ps_sb1_forcing(void);
 bool p2ps_sb1_report(unsigned int instance, struct p2ps_gpu_report *r);
 u32 p2ps_gpu_attaching(void);
 

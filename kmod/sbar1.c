@@ -94,7 +94,6 @@ struct sb1_gpu {
 static struct sb1_gpu sb1[NV_MAX_DEVICES];
 static DEFINE_SPINLOCK(sb1_lock);
 static unsigned int sb1_major;	/* the bound driver's major version */
-static bool sb1_closing;	/* under sb1_lock: a disable decides, force nothing new */
 static bool sb1_native_uvm;	/* gen A's UVM fix also covers native-slot pairs */
 
 /*
@@ -111,38 +110,6 @@ void p2ps_sb1_bind(const char *version, bool native_uvm)
 		major = 0;
 	WRITE_ONCE(sb1_major, major);
 	WRITE_ONCE(sb1_native_uvm, native_uvm);
-	p2ps_sb1_reopen();
-}
-
-/*
- * Before a disable decides: no new forced decision from now on.  Returns
- * the GPUs with one in flight, between the forced answer and the return
- * of the enable it leads to: removing the hooks then would leave that
- * enable's failure unhandled and fail the GPU's initialisation, so the
- * disable is refused (main.c).
- */
-u32 p2ps_sb1_close(void)
-{
-	unsigned long flags;
-	u32 mask = 0;
-	int i;
-
-	spin_lock_irqsave(&sb1_lock, flags);
-	sb1_closing = true;
-	for (i = 0; i < NV_MAX_DEVICES; i++)
-		if (sb1[i].forcing)
-			mask |= BIT(i);
-	spin_unlock_irqrestore(&sb1_lock, flags);
-	return mask;
-}
-
-void p2ps_sb1_reopen(void)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&sb1_lock, flags);
-	sb1_closing = false;
-	spin_unlock_irqrestore(&sb1_lock, flags);
 }
 
 __printf(2, 3)
@@ -343,9 +310,12 @@ static const char *p2ps_sb1_decide_return(void *data, struct pt_regs *regs)
 	unsigned long flags;
 	struct sb1_gpu *g;
 	const char *no;
+	bool open;
 
 	if (instance >= NV_MAX_DEVICES)
 		return NULL;
+	/* Counted like a wrapper: a disable deciding sees this forcing (bar1.c). */
+	open = p2ps_bar1_enter();
 	spin_lock_irqsave(&sb1_lock, flags);
 	g = &sb1[instance];
 	g->decided = true;
@@ -374,8 +344,8 @@ static const char *p2ps_sb1_decide_return(void *data, struct pt_regs *regs)
 		why(g, "the driver's rule failed (0x%x): BAR1 initialisation fails", ret);
 		goto out;
 	}
-	no = sb1_closing ? "the driver's rule says no; not forced: p2p-shim is being disabled" :
-			   no_force(g, major);
+	no = open ? no_force(g, major) :
+		    "the driver's rule says no; not forced: p2p-shim is being disabled";
 	if (no) {
 		why(g, "%s", no);
 		goto out;
@@ -385,6 +355,7 @@ static const char *p2ps_sb1_decide_return(void *data, struct pt_regs *regs)
 	regs_set_return_value(regs, NV_OK);
 out:
 	spin_unlock_irqrestore(&sb1_lock, flags);
+	p2ps_bar1_exit();
 	return NULL;
 }
 
@@ -526,6 +497,26 @@ void p2ps_sb1_torn_down(struct OBJGPU *gpu)
 		why(&sb1[instance], "torn down (the GPU is being shut down)");
 	}
 	spin_unlock_irqrestore(&sb1_lock, flags);
+}
+
+/*
+ * The GPUs between a forced decision and the return of the enable it leads
+ * to: removing the hooks then would leave that enable's failure unhandled
+ * and fail the GPU's initialisation, so a disable is refused (main.c).
+ * Read after p2ps_bar1_close(): no new forcing starts then.
+ */
+u32 p2ps_sb1_forcing(void)
+{
+	unsigned long flags;
+	u32 found = 0;
+	int i;
+
+	spin_lock_irqsave(&sb1_lock, flags);
+	for (i = 0; i < NV_MAX_DEVICES; i++)
+		if (sb1[i].forcing)
+			found |= BIT(i);
+	spin_unlock_irqrestore(&sb1_lock, flags);
+	return found;
 }
 
 /* The record of GPU @instance for the status dump; false if none. */

@@ -132,7 +132,7 @@ int cmd_check(int argc, char **argv)
 	char live_ver[P2PS_NAME_LEN];
 	struct p2ps_check_report *r;
 	unsigned int flags = 0;
-	bool json = false;
+	bool json = false, live = false;
 	int c, err;
 
 	p2pctl_getopt_reset();
@@ -170,6 +170,7 @@ int cmd_check(int argc, char **argv)
 		unsigned int a, b, d;
 
 		kallsyms = "/proc/kallsyms";
+		live = true;
 		if (!version && f && fgets(line, sizeof(line), f) &&
 		    sscanf(line, "%63s", live_ver) == 1 && !p2ps_parse_version(live_ver, &a, &b, &d))
 			version = live_ver;
@@ -193,6 +194,16 @@ int cmd_check(int argc, char **argv)
 	} else {
 		source = "kallsyms";
 		err = p2ps_check_kallsyms(kallsyms, version, flags, &r);
+	}
+	if (err == -P2PS_E_FORMAT && !module) {
+		/* A kallsyms list without a single nvidia text symbol. */
+		if (live)
+			p2pctl_error("check", "NOT supported here: nvidia is not loaded (no nvidia "
+				     "symbols in %s); check a driver file with --module PATH", kallsyms);
+		else
+			p2pctl_error("check", "NOT supported: %s has no nvidia symbols (a kallsyms "
+				     "dump taken while nvidia was loaded is needed)", kallsyms);
+		return P2PCTL_EXIT_NOT_MET;
 	}
 	if (err) {
 		p2pctl_error("check", "%s: %s", module ? module : kallsyms, p2ps_strerror(err));

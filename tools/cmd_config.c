@@ -15,8 +15,9 @@
 static const char help[] =
 	"Usage: p2pctl config [--write] [--root DIR] [--registry [--driver VERSION]]\n\n"
 	"Print the modprobe.d configuration p2p-shim wants: load p2p-shim before\n"
-	"nvidia (softdep, so that no GPU initialises before the hooks are armed) and\n"
-	"let nvidia resize BAR1 (NVreg_EnableResizableBar=1).\n\n"
+	"nvidia (softdep, so that no GPU initialises before the hooks are armed),\n"
+	"arm it as soon as nvidia loads (options p2p-shim enable=1) and let nvidia\n"
+	"resize BAR1 (NVreg_EnableResizableBar=1).\n\n"
 	"  -w, --write      write it to " CONF_PATH " instead\n"
 	"  -r, --root DIR   with --write: under DIR (default /)\n"
 	"  -R, --registry   also set, for every GPU, the registry keys the shim\n"

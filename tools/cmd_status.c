@@ -9,11 +9,15 @@
 
 static const char help[] =
 	"Usage: p2pctl status [--json]\n\n"
-	"Show p2p-shim's state (disabled, waiting, armed, dry-run, residual: disabled\n"
-	"while GPUs still carry its ForceP2P), the driver version and profile,\n"
-	"each hook (target, kind, state, hits, last error),\n"
-	"per GPU what the driver decided about static BAR1 (on, off, forced by\n"
-	"p2p-shim, and why) and the live BAR1 peer mappings.  Does not need root.\n\n"
+	"Show p2p-shim's state (disabled, waiting, armed, dry-run, or residual:\n"
+	"disabled while GPUs still carry its ForceP2P), the driver version and\n"
+	"profile, each hook (target, kind, state, hits, DEST: the\n"
+	"function a redirect runs instead, last error), per GPU what the driver\n"
+	"decided about static BAR1 (on, off, forced by p2p-shim, and why) and the\n"
+	"live BAR1 peer mappings.  \"stale GPUs:\" names GPUs initialised before\n"
+	"arming, which keep the driver's own settings until they re-initialise;\n"
+	"\"uvm peers:\" says whether nvidia-uvm's peer mappings are fixed.\n"
+	"Does not need root.\n\n"
 	"  -j, --json     print JSON\n"
 	"  -h, --help     this help\n\n"
 	P2PCTL_EXIT_CODES_HELP;

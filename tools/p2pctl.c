@@ -24,7 +24,8 @@ static void usage(FILE *f)
 	size_t i;
 
 	fprintf(f, "Usage: p2pctl COMMAND [OPTIONS]\n"
-		"       p2pctl COMMAND --help\n\n"
+		"       p2pctl COMMAND --help      (or: p2pctl help COMMAND)\n"
+		"       p2pctl -V | --version      (p2pctl version)\n\n"
 		"Control p2p-shim: PCIe BAR1 peer-to-peer for NVIDIA GPUs on the stock open driver.\n\n"
 		"Commands:\n");
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)

@@ -19,7 +19,7 @@ enum {
 #define P2PCTL_EXIT_CODES_HELP \
 	"Exit status: 0 success; 1 condition not met (doctor found a blocker, check\n" \
 	"says unsupported) or the operation failed; 2 usage error; 3 p2p-shim module\n" \
-	"not loaded; 4 permission denied.\n"
+	"not loaded (verify, bench: no CUDA driver or GPUs); 4 permission denied.\n"
 
 /* Where commands print; tests point these elsewhere. */
 extern FILE *p2pctl_out;

@@ -69,7 +69,8 @@ struct p2ps_enable {
 struct p2ps_disable {
 	__u32 size;			/* in: sizeof(struct p2ps_disable) */
 	__u32 flags;			/* in: must be 0 */
-	char reason[P2PS_REASON_LEN];	/* out, on EBUSY: the live GPU pairs */
+	char reason[P2PS_REASON_LEN];	/* out, on EBUSY: what refused it (live BAR1 peer
+					 * mappings, or GPUs initialising) */
 };
 
 #define P2PS_IOC_MAGIC		0xB2

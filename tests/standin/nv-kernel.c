@@ -15,13 +15,17 @@
  *
  * NV_STANDIN_MAJOR (545..999) selects the driver generation's behaviour.
  */
+#include <linux/delay.h>
 #include <linux/kernel.h>
+#include <linux/kprobes.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/bitops.h>
 #include <linux/seq_buf.h>
 #include <linux/sizes.h>
 #include <linux/timekeeping.h>
+#include <linux/rwsem.h>
+#include <linux/mutex.h>
 
 #include "nv-standin.h"
 
@@ -562,6 +566,107 @@ static OBJSYS *g_pSys;
 static struct nv_standin_config rmConfig;
 
 /* ---------------------------------------------------------------------
+ * Locking, as RM has it (docs/standin.md, "Locking and hold points"):
+ *
+ *   the RM API lock   rmapiLockAcquire (rmapi/rmapi.c): one read/write
+ *                     lock; controls flagged API_LOCK_READONLY take it
+ *                     shared, allocations, frees and adapter init/teardown
+ *                     (rm_init_adapter, rm_shutdown_adapter) exclusive
+ *   the GPU locks     rmGpuLocksAcquire (core/locks.c): one lock per GPU,
+ *                     all taken in instance order, after the API lock; by
+ *                     every control and allocation without NO_GPUS_LOCK,
+ *                     and around each GPU state phase of an init
+ *                     (gpumgrStateInitGpu), not around gpumgrAttachGpu
+ *
+ * Each rm_standin_* entry point (an RM API call or an OS entry point in
+ * the real driver) takes what its real path takes, and nothing else does.
+ * nvidia-uvm's own work (PTE encoding, peer addresses) takes none of
+ * them: only its calls into RM do (uvm.c).
+ */
+#define RMAPI_LOCK_FLAGS_NONE	0
+#define RMAPI_LOCK_FLAGS_READ	1
+
+static DECLARE_RWSEM(rmApiLock);
+static struct mutex rmGpuLocks[NV_STANDIN_MAX_GPUS];
+
+static void rmapiLockAcquire(NvU32 flags)
+{
+	if (flags & RMAPI_LOCK_FLAGS_READ)
+		down_read(&rmApiLock);
+	else
+		down_write(&rmApiLock);
+}
+
+static void rmapiLockRelease(NvU32 flags)
+{
+	if (flags & RMAPI_LOCK_FLAGS_READ)
+		up_read(&rmApiLock);
+	else
+		up_write(&rmApiLock);
+}
+
+static void rmGpuLocksInit(void)
+{
+	static bool done;
+	unsigned int i;
+
+	if (done)
+		return;
+	for (i = 0; i < NV_STANDIN_MAX_GPUS; i++)
+		mutex_init(&rmGpuLocks[i]);
+	done = true;
+}
+
+static void rmGpuLocksAcquire(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < NV_STANDIN_MAX_GPUS; i++)
+		mutex_lock_nested(&rmGpuLocks[i], i);
+}
+
+static void rmGpuLocksRelease(void)
+{
+	unsigned int i = NV_STANDIN_MAX_GPUS;
+
+	while (i--)
+		mutex_unlock(&rmGpuLocks[i]);
+}
+
+/* An RM API call: the API lock (shared for a read-only control), then every GPU lock. */
+static void rmApiEnter(NvU32 flags)
+{
+	rmapiLockAcquire(flags);
+	rmGpuLocksAcquire();
+}
+
+static void rmApiExit(NvU32 flags)
+{
+	rmGpuLocksRelease();
+	rmapiLockRelease(flags);
+}
+
+/* @call under the RM API lock (@flags) and every GPU lock: a control entry point. */
+#define RM_API_CALL(flags, call) ({		\
+	int ret_;				\
+						\
+	rmApiEnter(flags);			\
+	ret_ = (call);				\
+	rmApiExit(flags);			\
+	ret_;					\
+})
+
+void rm_standin_api_acquire(bool write)
+{
+	rmapiLockAcquire(write ? RMAPI_LOCK_FLAGS_NONE : RMAPI_LOCK_FLAGS_READ);
+}
+
+void rm_standin_api_release(bool write)
+{
+	rmapiLockRelease(write ? RMAPI_LOCK_FLAGS_NONE : RMAPI_LOCK_FLAGS_READ);
+}
+
+/* ---------------------------------------------------------------------
  * Fault injection: fail_gh100=<name of a _GH100 body>
  */
 static NvBool rmFaultInjected(const char *func)
@@ -999,6 +1104,7 @@ RM_FN NV_STATUS kbusCreateP2PMappingForBar1P2P_GH100(OBJGPU *pGpu0,
 		if (status != NV_OK)
 			return status;
 	}
+	nv_standin_hold(NV_STANDIN_HOLD_CREATE);
 	(*pRef0)++;
 	(*pRef1)++;
 	NV_PRINTF_INFO("added PCIe BAR1 P2P mapping between GPU%u and GPU%u\n",
@@ -1025,6 +1131,14 @@ RM_FN NV_STATUS kbusRemoveP2PMappingForBar1P2P_GH100(OBJGPU *pGpu0,
 		_kbusRemoveStaticBar1IOMMUMappingForGpuPair(pGpu0, pGpu1);
 	return NV_OK;
 }
+#ifdef NV_STANDIN_FAULT_NOKPROBE
+/*
+ * The fault-nokprobe build: the kernel refuses kprobes on this body (gen-b's
+ * last hook), which passes every check, so an arming fails part-way, after
+ * every other probe went in (docs/lifecycle.md, arm-fail).
+ */
+NOKPROBE_SYMBOL(kbusRemoveP2PMappingForBar1P2P_GH100);
+#endif
 
 /*
  * The fault-nosym build has this body under a compiler-clone name, so the
@@ -1384,6 +1498,10 @@ RM_FN NV_STATUS kbusInitBar1(OBJGPU *pGpu, KernelBus *pKernelBus)
 		return NV_OK;
 	if (status != NV_OK)
 		return status;
+	nv_standin_hold(NV_STANDIN_HOLD_SB1);
+	/* Not the driver's: a test holds the GPU here (nv.c, sbar1_delay_ms). */
+	if (READ_ONCE(nv_standin_sbar1_delay_ms))
+		msleep(READ_ONCE(nv_standin_sbar1_delay_ms));
 #if NV_GEN_AT_LEAST(580)
 	status = pKernelBus->__kbusEnableStaticBar1Mapping__(pGpu, pKernelBus, 0,
 		ALIGN(consoleSize + pKernelBus->writeMailboxTotalSize,
@@ -1394,8 +1512,10 @@ RM_FN NV_STATUS kbusInitBar1(OBJGPU *pGpu, KernelBus *pKernelBus)
 #else
 	/* 565: decided first; with static BAR1 the console is not preserved. */
 	(void)consoleSize;
-	if (kbusIsStaticBar1Supported_TU102(pGpu, pKernelBus, 0))
+	if (kbusIsStaticBar1Supported_TU102(pGpu, pKernelBus, 0)) {
+		nv_standin_hold(NV_STANDIN_HOLD_SB1);
 		status = kbusEnableStaticBar1Mapping_TU102(pGpu, pKernelBus, 0);
+	}
 	if (GPU_GET_KERNEL_BIF(pGpu)->forceP2PType !=
 	    NV_REG_STR_RM_FORCE_P2P_TYPE_BAR1P2P)
 		pKernelBus->writeMailboxTotalSize = RM_MAILBOX_BAR1_SIZE;
@@ -1621,6 +1741,7 @@ RM_FN NV_STATUS kbusInitBar1(OBJGPU *pGpu, KernelBus *pKernelBus)
 	bBar1P2PCapable = kbusIsBar1P2PCapable(pGpu, pKernelBus, 0);
 	if (bBar1P2PCapable) {
 		/* Enable the static BAR1 mapping for the BAR1 P2P */
+		nv_standin_hold(NV_STANDIN_HOLD_SB1);
 		status = kbusEnableStaticBar1Mapping_HAL(pGpu, pKernelBus, 0);
 		if (status != NV_OK)
 			return status;
@@ -1957,6 +2078,7 @@ RM_FN NV_STATUS p2pGetCapsStatus(NvU32 gpuMask, NvU8 *pP2PWriteCapStatus,
 	*pP2PReadCapStatus = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
 	*pP2PAtomicsCapStatus = NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED;
 	*pConnectivity = P2P_CONNECTIVITY_UNKNOWN;
+	nv_standin_hold(NV_STANDIN_HOLD_CAPS);
 
 #if NV_GEN_AT_LEAST(580)
 	if (_kgetP2PCapsStatusOverC2C(gpuMask, pP2PWriteCapStatus,
@@ -2670,7 +2792,7 @@ int rm_standin_registry_write(const char *key, u32 value)
 	return rm_standin_registry_write_dev(-1, key, value);
 }
 
-void rm_standin_registry_show(struct seq_buf *out)
+static void rmRegistryShow(struct seq_buf *out)
 {
 	unsigned int i;
 
@@ -2745,6 +2867,8 @@ RM_FN NV_STATUS gpumgrAttachGpu(NvU32 gpuInstance, GPUATTACHARG *pArg)
 
 	if (gpuInstance >= NV_STANDIN_MAX_GPUS || gpumgrGpus[gpuInstance])
 		return NV_ERR_INVALID_ARGUMENT;
+	/* Entered under the API lock (exclusive), no GPU lock. */
+	nv_standin_hold(NV_STANDIN_HOLD_ATTACH);
 	if (!pChip || pChip->firstMajor > NV_STANDIN_MAJOR) {
 		printk(KERN_ERR "NVRM: GPU %04x:%02x:%02x.%x (%s) is not supported by this driver\n",
 		       pAttachArg->domain, pAttachArg->bus, pAttachArg->dev,
@@ -2780,7 +2904,15 @@ RM_FN NV_STATUS gpumgrAttachGpu(NvU32 gpuInstance, GPUATTACHARG *pArg)
 	__nvoc_init_funcTable_VirtMemAllocator(pGpu, &pGpu->dma);
 	gpumgrGpus[gpuInstance] = pGpu;
 	gpumgrAttachedMask |= BIT(gpuInstance);
+	/*
+	 * gpumgrStateInitGpu's part, under the GPU locks.  The real
+	 * RmInitAdapter runs it after gpumgrAttachGpu has returned (the
+	 * registry is read in the engines' constructors, inside the attach);
+	 * the stand-in runs the whole init inside, on the same thread.
+	 */
+	rmGpuLocksAcquire();
 	gpuStateInit(pGpu);
+	rmGpuLocksRelease();
 	return NV_OK;
 }
 
@@ -2808,15 +2940,21 @@ int rm_standin_init(const struct nv_standin_config *cfg)
 {
 	unsigned int i;
 
+	rmGpuLocksInit();
 	rmConfig = *cfg;
 	memset(&rmGpuMgr, 0, sizeof(rmGpuMgr));
 	rmSys.pGpuMgr = &rmGpuMgr;
 	WRITE_ONCE(g_pSys, &rmSys);
 	for (i = 0; i < cfg->num_gpus; i++) {
 		GPUATTACHARG arg;
+		NV_STATUS status;
 
+		/* rm_init_adapter: RmInitAdapter under the API lock. */
 		rmFillAttachArg(&arg, &rmConfig.gpu[i]);
-		if (gpumgrAttachGpu(i, &arg) == NV_ERR_NO_MEMORY) {
+		rmapiLockAcquire(RMAPI_LOCK_FLAGS_NONE);
+		status = gpumgrAttachGpu(i, &arg);
+		rmapiLockRelease(RMAPI_LOCK_FLAGS_NONE);
+		if (status == NV_ERR_NO_MEMORY) {
 			rm_standin_shutdown();
 			return -ENOMEM;
 		}
@@ -2824,7 +2962,7 @@ int rm_standin_init(const struct nv_standin_config *cfg)
 	return 0;
 }
 
-void rm_standin_shutdown(void)
+static void rmShutdown(void)
 {
 	unsigned int i;
 
@@ -2864,6 +3002,14 @@ void rm_standin_shutdown(void)
 	WRITE_ONCE(g_pSys, NULL);
 }
 
+/* Unload (RmShutdownRm after every adapter's teardown): API lock, GPU locks. */
+void rm_standin_shutdown(void)
+{
+	rmApiEnter(RMAPI_LOCK_FLAGS_NONE);
+	rmShutdown();
+	rmApiExit(RMAPI_LOCK_FLAGS_NONE);
+}
+
 static const char *rmCapsStatusName(NvU8 s)
 {
 	static const char *const names[] = {
@@ -2875,7 +3021,7 @@ static const char *rmCapsStatusName(NvU8 s)
 	return s < ARRAY_SIZE(names) ? names[s] : "UNKNOWN";
 }
 
-int rm_standin_caps(u32 a, u32 b, struct seq_buf *out)
+static int rmCaps(u32 a, u32 b, struct seq_buf *out)
 {
 	NvU8 w, r, at;
 	P2P_CONNECTIVITY conn;
@@ -2900,7 +3046,7 @@ int rm_standin_caps(u32 a, u32 b, struct seq_buf *out)
  * slot through the GPU's HAL table (the stub, or whatever the shim made
  * of it) against N direct calls of the _GH100 body it stands for.
  */
-int rm_standin_bench(u32 a, u32 b, u32 n, struct seq_buf *out)
+static int rmBench(u32 a, u32 b, u32 n, struct seq_buf *out)
 {
 	OBJGPU *pGpu0 = rmGetReadyGpu(a), *pGpu1 = rmGetReadyGpu(b);
 	KernelBus *b0, *b1;
@@ -2926,7 +3072,7 @@ int rm_standin_bench(u32 a, u32 b, u32 n, struct seq_buf *out)
 	return 0;
 }
 
-int rm_standin_create(u32 a, u32 b, int type, struct seq_buf *out)
+static int rmCreate(u32 a, u32 b, int type, struct seq_buf *out)
 {
 	OBJGPU *pGpu0 = rmGetReadyGpu(a), *pGpu1 = rmGetReadyGpu(b);
 	P2PApi *pP2PApi = NULL;
@@ -3011,7 +3157,7 @@ static NvBool rmPageSizeValid(NvU64 pageSize)
 	return pageSize == SZ_4K || pageSize == SZ_64K || pageSize == SZ_2M;
 }
 
-int rm_standin_map(u32 obj, u64 offset, u64 page_size, bool uvm,
+static int rmMap(u32 obj, u64 offset, u64 page_size, bool uvm,
 		   struct seq_buf *out)
 {
 	P2PApi *pP2PApi;
@@ -3116,7 +3262,7 @@ int rm_standin_map(u32 obj, u64 offset, u64 page_size, bool uvm,
 	return 0;
 }
 
-int rm_standin_unmap(u32 map, struct seq_buf *out)
+static int rmUnmap(u32 map, struct seq_buf *out)
 {
 	RmMapping *pMap;
 
@@ -3135,7 +3281,7 @@ int rm_standin_unmap(u32 map, struct seq_buf *out)
 	return 0;
 }
 
-int rm_standin_destroy(u32 obj, struct seq_buf *out)
+static int rmDestroy(u32 obj, struct seq_buf *out)
 {
 	P2PApi *pP2PApi;
 	NV_STATUS status;
@@ -3200,7 +3346,7 @@ static void rmTeardownUnseen(OBJGPU *pGpu)
  * The last client closes the GPU and a new one opens it (no persistence).
  * @unseen: its P2P objects are torn down first, unseen (rmTeardownUnseen).
  */
-int rm_standin_reinit(u32 gpu, bool unseen, struct seq_buf *out)
+static int rmReinit(u32 gpu, bool unseen, struct seq_buf *out)
 {
 	OBJGPU *pGpu = rmGetReadyGpu(gpu);
 	OBJGPU *pOld = pGpu;
@@ -3209,14 +3355,19 @@ int rm_standin_reinit(u32 gpu, bool unseen, struct seq_buf *out)
 
 	if (!pGpu)
 		return -ENODEV;
-	if (unseen)
+	if (unseen) {
+		rmGpuLocksAcquire();
 		rmTeardownUnseen(pGpu);
+		rmGpuLocksRelease();
+	}
 	if (pGpu->liveObjects) {
 		seq_buf_printf(out, "live_objects=%u\n", pGpu->liveObjects);
 		rmPrintStatus(out, NV_ERR_STATE_IN_USE);
 		return 0;
 	}
+	rmGpuLocksAcquire();
 	gpuStateUnload(pGpu);
+	rmGpuLocksRelease();
 	gpumgrDetachGpu(gpu);
 	rmFillAttachArg(&arg, &rmConfig.gpu[gpu]);
 	status = gpumgrAttachGpu(gpu, &arg);
@@ -3229,7 +3380,7 @@ int rm_standin_reinit(u32 gpu, bool unseen, struct seq_buf *out)
 	return 0;
 }
 
-int rm_standin_local(u32 gpu, u64 offset, u64 page_size, struct seq_buf *out)
+static int rmLocal(u32 gpu, u64 offset, u64 page_size, struct seq_buf *out)
 {
 	OBJGPU *pGpu = rmGetReadyGpu(gpu);
 	const GMMU_FMT_PTE *pFmt;
@@ -3252,7 +3403,7 @@ int rm_standin_local(u32 gpu, u64 offset, u64 page_size, struct seq_buf *out)
 	return 0;
 }
 
-int rm_standin_sysmem(u32 gpu, u64 addr, u64 page_size, struct seq_buf *out)
+static int rmSysmem(u32 gpu, u64 addr, u64 page_size, struct seq_buf *out)
 {
 	OBJGPU *pGpu = rmGetReadyGpu(gpu);
 	const GMMU_FMT_PTE *pFmt;
@@ -3271,7 +3422,7 @@ int rm_standin_sysmem(u32 gpu, u64 addr, u64 page_size, struct seq_buf *out)
 	return 0;
 }
 
-void rm_standin_state(struct seq_buf *out)
+static void rmState(struct seq_buf *out)
 {
 	unsigned int i, j;
 
@@ -3353,7 +3504,7 @@ RM_FN NV_STATUS vidmemConstruct_IMPL(OBJGPU *pGpu, MEMORY_DESCRIPTOR *pMemDesc,
 }
 #endif
 
-int rm_standin_bar1map(u32 gpu, u64 offset, u64 size, bool contig,
+static int rmBar1map(u32 gpu, u64 offset, u64 size, bool contig,
 		       struct seq_buf *out)
 {
 #if NV_GEN_0
@@ -3381,7 +3532,7 @@ int rm_standin_bar1map(u32 gpu, u64 offset, u64 size, bool contig,
 #endif
 }
 
-int rm_standin_bar1unmap(u32 gpu, u64 bar1_offset, u64 size, struct seq_buf *out)
+static int rmBar1unmap(u32 gpu, u64 bar1_offset, u64 size, struct seq_buf *out)
 {
 #if NV_GEN_0
 	OBJGPU *pGpu = rmGetReadyGpu(gpu);
@@ -3400,7 +3551,7 @@ int rm_standin_bar1unmap(u32 gpu, u64 bar1_offset, u64 size, struct seq_buf *out
 #endif
 }
 
-int rm_standin_alloc(u32 gpu, u64 size, bool compressed, struct seq_buf *out)
+static int rmAlloc(u32 gpu, u64 size, bool compressed, struct seq_buf *out)
 {
 #if NV_GEN_0
 	OBJGPU *pGpu = rmGetReadyGpu(gpu);
@@ -3429,7 +3580,7 @@ int rm_standin_alloc(u32 gpu, u64 size, bool compressed, struct seq_buf *out)
 #define RM_STR(x)	#x
 #define RM_XSTR(x)	RM_STR(x)
 
-void rm_standin_stubs(struct seq_buf *out)
+static void rmStubs(struct seq_buf *out)
 {
 	static const struct {
 		const char *name;
@@ -3469,6 +3620,115 @@ void rm_standin_stubs(struct seq_buf *out)
 		}
 		seq_buf_printf(out, "\n");
 	}
+}
+
+/*
+ * rm_shutdown_adapter then rm_init_adapter, each under the API lock; the
+ * GPU locks only around the state phases (gpuStateUnload here, the state
+ * init inside gpumgrAttachGpu).
+ */
+int rm_standin_reinit(u32 gpu, bool unseen, struct seq_buf *out)
+{
+	int ret;
+
+	rmapiLockAcquire(RMAPI_LOCK_FLAGS_NONE);
+	ret = rmReinit(gpu, unseen, out);
+	rmapiLockRelease(RMAPI_LOCK_FLAGS_NONE);
+	return ret;
+}
+
+/* ---------------------------------------------------------------------
+ * The entry points, each with the locks its real path takes ("Locking"):
+ *   caps, bench          NV0000_CTRL_CMD_SYSTEM_GET_P2P_CAPS(_V2): flags
+ *                        NON_PRIVILEGED | API_LOCK_READONLY (g_client_resource_nvoc.c),
+ *                        so the API lock shared, then the GPU locks
+ *   create, destroy      RmAlloc / RmFree of NV50_P2P (resource_list.h:
+ *                        RS_FLAGS_ACQUIRE_GPUS_LOCK): API lock, GPU locks
+ *   map rm, unmap, local, sysmem, bar1map, bar1unmap, alloc
+ *                        RmMapMemoryDma, RmAlloc...: API lock, GPU locks
+ *   map uvm              nvGpuOpsGetExternalAllocPtes: API lock shared
+ *                        (RMAPI_LOCK_FLAGS_READ), every GPU lock
+ *   state, stubs, registry
+ *                        the stand-in's own views: the API lock shared
+ */
+int rm_standin_caps(u32 a, u32 b, struct seq_buf *out)
+{
+	return RM_API_CALL(RMAPI_LOCK_FLAGS_READ, rmCaps(a, b, out));
+}
+
+int rm_standin_bench(u32 a, u32 b, u32 n, struct seq_buf *out)
+{
+	return RM_API_CALL(RMAPI_LOCK_FLAGS_READ, rmBench(a, b, n, out));
+}
+
+int rm_standin_create(u32 a, u32 b, int type, struct seq_buf *out)
+{
+	return RM_API_CALL(RMAPI_LOCK_FLAGS_NONE, rmCreate(a, b, type, out));
+}
+
+int rm_standin_map(u32 obj, u64 offset, u64 page_size, bool uvm,
+		   struct seq_buf *out)
+{
+	NvU32 flags = uvm ? RMAPI_LOCK_FLAGS_READ : RMAPI_LOCK_FLAGS_NONE;
+
+	return RM_API_CALL(flags, rmMap(obj, offset, page_size, uvm, out));
+}
+
+int rm_standin_unmap(u32 map, struct seq_buf *out)
+{
+	return RM_API_CALL(RMAPI_LOCK_FLAGS_NONE, rmUnmap(map, out));
+}
+
+int rm_standin_destroy(u32 obj, struct seq_buf *out)
+{
+	return RM_API_CALL(RMAPI_LOCK_FLAGS_NONE, rmDestroy(obj, out));
+}
+
+int rm_standin_local(u32 gpu, u64 offset, u64 page_size, struct seq_buf *out)
+{
+	return RM_API_CALL(RMAPI_LOCK_FLAGS_NONE, rmLocal(gpu, offset, page_size, out));
+}
+
+int rm_standin_sysmem(u32 gpu, u64 addr, u64 page_size, struct seq_buf *out)
+{
+	return RM_API_CALL(RMAPI_LOCK_FLAGS_NONE, rmSysmem(gpu, addr, page_size, out));
+}
+
+int rm_standin_bar1map(u32 gpu, u64 offset, u64 size, bool contig,
+		       struct seq_buf *out)
+{
+	return RM_API_CALL(RMAPI_LOCK_FLAGS_NONE, rmBar1map(gpu, offset, size, contig, out));
+}
+
+int rm_standin_bar1unmap(u32 gpu, u64 bar1_offset, u64 size, struct seq_buf *out)
+{
+	return RM_API_CALL(RMAPI_LOCK_FLAGS_NONE, rmBar1unmap(gpu, bar1_offset, size, out));
+}
+
+int rm_standin_alloc(u32 gpu, u64 size, bool compressed, struct seq_buf *out)
+{
+	return RM_API_CALL(RMAPI_LOCK_FLAGS_NONE, rmAlloc(gpu, size, compressed, out));
+}
+
+void rm_standin_state(struct seq_buf *out)
+{
+	rmapiLockAcquire(RMAPI_LOCK_FLAGS_READ);
+	rmState(out);
+	rmapiLockRelease(RMAPI_LOCK_FLAGS_READ);
+}
+
+void rm_standin_stubs(struct seq_buf *out)
+{
+	rmapiLockAcquire(RMAPI_LOCK_FLAGS_READ);
+	rmStubs(out);
+	rmapiLockRelease(RMAPI_LOCK_FLAGS_READ);
+}
+
+void rm_standin_registry_show(struct seq_buf *out)
+{
+	rmapiLockAcquire(RMAPI_LOCK_FLAGS_READ);
+	rmRegistryShow(out);
+	rmapiLockRelease(RMAPI_LOCK_FLAGS_READ);
 }
 
 /* ---------------------------------------------------------------------
@@ -3527,8 +3787,9 @@ static NvU32 rmGpuArch(const OBJGPU *pGpu)
 	}
 }
 
-u32 rm_standin_uvm_device_create(u32 gpuInstance, struct gpuDevice **device,
-				 u32 *gpuArch)
+/* nvGpuOpsDeviceCreate: RmAlloc of the device and subdevice (API lock, GPU locks). */
+static u32 rmUvmDeviceCreate(u32 gpuInstance, struct gpuDevice **device,
+			     u32 *gpuArch)
 {
 	OBJGPU *pGpu = rmGetReadyGpu(gpuInstance);
 	struct gpuDevice *d;
@@ -3548,9 +3809,22 @@ u32 rm_standin_uvm_device_create(u32 gpuInstance, struct gpuDevice **device,
 	return NV_OK;
 }
 
+u32 rm_standin_uvm_device_create(u32 gpuInstance, struct gpuDevice **device,
+				 u32 *gpuArch)
+{
+	u32 status;
+
+	rmApiEnter(RMAPI_LOCK_FLAGS_NONE);
+	status = rmUvmDeviceCreate(gpuInstance, device, gpuArch);
+	rmApiExit(RMAPI_LOCK_FLAGS_NONE);
+	return status;
+}
+
 void rm_standin_uvm_device_destroy(struct gpuDevice *device)
 {
+	rmApiEnter(RMAPI_LOCK_FLAGS_NONE);
 	kfree(device);
+	rmApiExit(RMAPI_LOCK_FLAGS_NONE);
 }
 
 /* What getSystemP2PCaps reads out of NV0000_CTRL_CMD_SYSTEM_GET_P2P_CAPS_V2. */
@@ -3561,9 +3835,9 @@ struct systemP2PCaps {
 	NvBool bar1Supported;	/* PCI_BAR1_SUPPORTED (580+ reads it) */
 };
 
-static NV_STATUS getSystemP2PCaps(struct gpuDevice *device1,
-				  struct gpuDevice *device2,
-				  struct systemP2PCaps *p2pCaps)
+static NV_STATUS getSystemP2PCapsLocked(struct gpuDevice *device1,
+					struct gpuDevice *device2,
+					struct systemP2PCaps *p2pCaps)
 {
 	OBJGPU *pGpu1 = rmGpuFromId(device1->gpuId);
 	OBJGPU *pGpu2 = rmGpuFromId(device2->gpuId);
@@ -3592,26 +3866,38 @@ static NV_STATUS getSystemP2PCaps(struct gpuDevice *device1,
 	return NV_OK;
 }
 
-/* _nvGpuOpsP2pObjectCreate: caps first, then an NV50_P2P object. */
-RM_FN NV_STATUS nvGpuOpsP2pObjectCreate(struct gpuDevice *device1,
-					struct gpuDevice *device2,
-					NvU32 *hP2pObject)
+/*
+ * The NV0000_CTRL_CMD_SYSTEM_GET_P2P_CAPS_V2 control it sends through the
+ * RM API: the API lock shared, the GPU locks (as rm_standin_caps).
+ */
+static NV_STATUS getSystemP2PCaps(struct gpuDevice *device1,
+				  struct gpuDevice *device2,
+				  struct systemP2PCaps *p2pCaps)
 {
-	struct systemP2PCaps p2pCaps;
-	OBJGPU *pGpu1, *pGpu2;
+	NV_STATUS status;
+
+	rmApiEnter(RMAPI_LOCK_FLAGS_READ);
+	status = getSystemP2PCapsLocked(device1, device2, p2pCaps);
+	rmApiExit(RMAPI_LOCK_FLAGS_READ);
+	return status;
+}
+
+/*
+ * _nvGpuOpsP2pObjectCreate: caps first (one control), then an NV50_P2P
+ * object (pRmApi->Alloc: the API lock, the GPU locks), two RM API calls.
+ */
+/* The NV50_P2P allocation, under the API lock and the GPU locks. */
+static NV_STATUS rmP2PObjectAlloc(struct gpuDevice *device1,
+				  struct gpuDevice *device2, NvU32 *hP2pObject)
+{
+	OBJGPU *pGpu1 = rmGpuFromId(device1->gpuId);
+	OBJGPU *pGpu2 = rmGpuFromId(device2->gpuId);
 	P2PApi *pP2PApi = NULL;
 	NV_STATUS status;
 	NvU32 i;
 
-	if (!device1 || !device2 || !hP2pObject)
+	if (!pGpu1 || !pGpu2)
 		return NV_ERR_INVALID_ARGUMENT;
-	status = getSystemP2PCaps(device1, device2, &p2pCaps);
-	if (status != NV_OK)
-		return status;
-	if (!p2pCaps.accessSupported)
-		return NV_ERR_NOT_SUPPORTED;
-	pGpu1 = rmGpuFromId(device1->gpuId);
-	pGpu2 = rmGpuFromId(device2->gpuId);
 	for (i = 0; i < RM_MAX_P2P_OBJECTS; i++) {
 		if (!rmP2PObjects[i].bUsed) {
 			pP2PApi = &rmP2PObjects[i];
@@ -3632,6 +3918,26 @@ RM_FN NV_STATUS nvGpuOpsP2pObjectCreate(struct gpuDevice *device1,
 	pGpu2->liveObjects++;
 	*hP2pObject = 0xb0000000 | i;
 	return NV_OK;
+}
+
+RM_FN NV_STATUS nvGpuOpsP2pObjectCreate(struct gpuDevice *device1,
+					struct gpuDevice *device2,
+					NvU32 *hP2pObject)
+{
+	struct systemP2PCaps p2pCaps;
+	NV_STATUS status;
+
+	if (!device1 || !device2 || !hP2pObject)
+		return NV_ERR_INVALID_ARGUMENT;
+	status = getSystemP2PCaps(device1, device2, &p2pCaps);
+	if (status != NV_OK)
+		return status;
+	if (!p2pCaps.accessSupported)
+		return NV_ERR_NOT_SUPPORTED;
+	rmApiEnter(RMAPI_LOCK_FLAGS_NONE);
+	status = rmP2PObjectAlloc(device1, device2, hP2pObject);
+	rmApiExit(RMAPI_LOCK_FLAGS_NONE);
+	return status;
 }
 
 u32 rm_standin_uvm_p2p_create(struct gpuDevice *device1,
@@ -3655,6 +3961,35 @@ void rm_standin_uvm_p2p_destroy(u32 hP2pObject)
 static NvBool nvGpuOpsIsBar1P2pAtomicEnabled(OBJGPU *pOwningGpu)
 {
 	return rmGpuArch(pOwningGpu) >= NV_STANDIN_ARCH_GB100;
+}
+#endif
+
+#if NV_GEN_AT_LEAST(580)
+static NV_STATUS rmGetBar1P2PDmaInfoPair(struct gpuDevice *device1,
+					 struct gpuDevice *device2,
+					 UvmGpuP2PCapsParams *p2pCapsParams)
+{
+	OBJGPU *pLocalGpu = rmGpuFromId(device1->gpuId);
+	OBJGPU *pRemoteGpu = rmGpuFromId(device2->gpuId);
+	NV_STATUS status;
+
+	if (!pLocalGpu || !pRemoteGpu)
+		return NV_ERR_INVALID_ARGUMENT;
+	status = kbusGetBar1P2PDmaInfo_HAL(pLocalGpu, pRemoteGpu,
+					   GPU_GET_KERNEL_BUS(pRemoteGpu),
+					   &p2pCapsParams->bar1DmaAddress[0],
+					   &p2pCapsParams->bar1DmaSize[0]);
+	if (status != NV_OK)
+		return status;
+	status = kbusGetBar1P2PDmaInfo_HAL(pRemoteGpu, pLocalGpu,
+					   GPU_GET_KERNEL_BUS(pLocalGpu),
+					   &p2pCapsParams->bar1DmaAddress[1],
+					   &p2pCapsParams->bar1DmaSize[1]);
+#if NV_GEN_AT_LEAST(590)
+	p2pCapsParams->bar1PcieAtomics[0] = nvGpuOpsIsBar1P2pAtomicEnabled(pRemoteGpu);
+	p2pCapsParams->bar1PcieAtomics[1] = nvGpuOpsIsBar1P2pAtomicEnabled(pLocalGpu);
+#endif
+	return status;
 }
 #endif
 
@@ -3690,24 +4025,13 @@ RM_FN NV_STATUS nvGpuOpsGetP2PCaps(struct gpuDevice *device1,
 	}
 #if NV_GEN_AT_LEAST(580)
 	if (p2pCaps.bar1Supported) {
-		OBJGPU *pLocalGpu = rmGpuFromId(device1->gpuId);
-		OBJGPU *pRemoteGpu = rmGpuFromId(device2->gpuId);
-
-		status = kbusGetBar1P2PDmaInfo_HAL(pLocalGpu, pRemoteGpu,
-						   GPU_GET_KERNEL_BUS(pRemoteGpu),
-						   &p2pCapsParams->bar1DmaAddress[0],
-						   &p2pCapsParams->bar1DmaSize[0]);
-		if (status != NV_OK)
-			return status;
-		status = kbusGetBar1P2PDmaInfo_HAL(pRemoteGpu, pLocalGpu,
-						   GPU_GET_KERNEL_BUS(pLocalGpu),
-						   &p2pCapsParams->bar1DmaAddress[1],
-						   &p2pCapsParams->bar1DmaSize[1]);
+		/* The BAR1 DMA windows come with the caps control (its locks). */
+		rmApiEnter(RMAPI_LOCK_FLAGS_READ);
+		status = rmGetBar1P2PDmaInfoPair(device1, device2, p2pCapsParams);
+		rmApiExit(RMAPI_LOCK_FLAGS_READ);
 		if (status != NV_OK)
 			return status;
 #if NV_GEN_AT_LEAST(590)
-		p2pCapsParams->bar1PcieAtomics[0] = nvGpuOpsIsBar1P2pAtomicEnabled(pRemoteGpu);
-		p2pCapsParams->bar1PcieAtomics[1] = nvGpuOpsIsBar1P2pAtomicEnabled(pLocalGpu);
 		p2pCapsParams->p2pLink = UVM_LINK_TYPE_PCIE_BAR1;
 		p2pCapsParams->totalLinkLineRateMBps = 32000;
 		return NV_OK;

@@ -12,6 +12,8 @@
 #include <linux/types.h>
 #include <linux/seq_buf.h>
 
+#include "standin-hold.h"
+
 #define NV_STANDIN_MAX_GPUS	8
 
 /* One simulated GPU, as parsed from the gpus= module parameter. */
@@ -37,6 +39,11 @@ struct nv_standin_config {
 	bool unload_destroys;	/* unload tears live P2P objects down first */
 };
 
+/* nv.c's sbar1_delay_ms: kbusInitBar1 sleeps that long between the static
+ * BAR1 decision and kbusEnableStaticBar1Mapping (570+), for tests that
+ * act while a GPU initialises there. */
+extern unsigned int nv_standin_sbar1_delay_ms;
+
 #define NV_STANDIN_CPU_OTHER	0
 #define NV_STANDIN_CPU_RYZEN	1
 #define NV_STANDIN_CPU_XEON_SPR	2
@@ -47,6 +54,14 @@ struct nv_standin_config {
 /* RM core entry points (nv-kernel.c).  Each returns 0 or a -errno for a
  * request the RM cannot even parse (unknown GPU, object...); RM statuses
  * are reported in the output as status=0x... lines. */
+/*
+ * Locking (nv-kernel.c): every rm_standin_* entry point takes the RM API
+ * lock and the GPU locks the real path takes; its caller holds neither.
+ * The interface layer takes the API lock only around what the real one
+ * does under it (the registry): rm_standin_api_acquire(write).
+ */
+void rm_standin_api_acquire(bool write);
+void rm_standin_api_release(bool write);
 int rm_standin_init(const struct nv_standin_config *cfg);
 void rm_standin_shutdown(void);
 const char *rm_standin_version_id(void);

@@ -10,14 +10,23 @@
  *   stubs     the first bytes of each NVOC stub, read from module text
  *   registry  the registry the next GPU (re)initialisation reads;
  *             write "Key=Value;..." to replace it
+ *   hold      hold points: write "hold POINT", "release POINT" or
+ *             "release all"; read one line per point (armed, parked now,
+ *             parked since load, the CPUs the parked calls were on)
+ *
+ * No lock is taken here: the RM core takes the RM API lock and the GPU
+ * locks in each entry point, as the real RM does (nv-kernel.c).
  */
 #include <linux/module.h>
 #include <linux/kernel.h>
 #include <linux/init.h>
 #include <linux/slab.h>
 #include <linux/string.h>
-#include <linux/mutex.h>
 #include <linux/ctype.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/sched.h>
+#include <linux/smp.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
 #include <linux/debugfs.h>
@@ -27,6 +36,7 @@
 #include "nv-standin.h"
 #include "standin-ctl.h"
 #include "nv-uvm-standin.h"
+#include "standin-hold.h"
 
 #define NV_STANDIN_RESP_SIZE	4096
 #define NV_STANDIN_CMD_MAX	256
@@ -61,8 +71,15 @@ static bool unload_destroys;
 module_param(unload_destroys, bool, 0444);
 MODULE_PARM_DESC(unload_destroys, "On unload, tear live P2P objects down through the RM first");
 
-/* One lock for the whole RM, like the RM API lock. */
-static DEFINE_MUTEX(nv_standin_lock);
+static unsigned int hold_timeout = 30;
+module_param(hold_timeout, uint, 0644);
+MODULE_PARM_DESC(hold_timeout, "Seconds a call stays parked at a hold point before it goes on by itself");
+
+unsigned int nv_standin_sbar1_delay_ms;
+module_param_named(sbar1_delay_ms, nv_standin_sbar1_delay_ms, uint, 0644);
+MODULE_PARM_DESC(sbar1_delay_ms, "Sleep this long in kbusInitBar1 between the static BAR1 "
+		 "decision and its mapping (570+; tests hold a GPU's initialisation there)");
+
 static struct dentry *nv_standin_debugfs;
 static struct proc_dir_entry *nv_proc_dir;
 
@@ -449,9 +466,7 @@ static ssize_t nv_ctl_write(struct file *file, const char __user *ubuf,
 		return argc;
 
 	seq_buf_init(&out, f->resp, NV_STANDIN_RESP_SIZE);
-	mutex_lock(&nv_standin_lock);
 	ret = nv_ctl_run(argc, argv, &out);
-	mutex_unlock(&nv_standin_lock);
 	f->len = ret ? 0 : seq_buf_used(&out);
 	return ret ? ret : count;
 }
@@ -487,9 +502,7 @@ static int nv_show_buffered(struct seq_file *m,
 	if (!buf)
 		return -ENOMEM;
 	seq_buf_init(&out, buf, NV_STANDIN_RESP_SIZE);
-	mutex_lock(&nv_standin_lock);
 	fill(&out);
-	mutex_unlock(&nv_standin_lock);
 	seq_write(m, buf, seq_buf_used(&out));
 	kfree(buf);
 	return 0;
@@ -518,9 +531,9 @@ static ssize_t nv_registry_write(struct file *file, const char __user *ubuf,
 	text = memdup_user_nul(ubuf, count);
 	if (IS_ERR(text))
 		return PTR_ERR(text);
-	mutex_lock(&nv_standin_lock);
+	rm_standin_api_acquire(true);
 	ret = nv_parse_registry(text);
-	mutex_unlock(&nv_standin_lock);
+	rm_standin_api_release(true);
 	kfree(text);
 	return ret ? ret : count;
 }
@@ -547,46 +560,34 @@ static const struct file_operations nv_registry_fops = {
 /* ------------------------------------------------------------------ */
 /*
  * The UVM interface (nv_uvm_interface.c): exported, for the stand-in
- * nvidia-uvm.ko.  Each call takes the RM lock, as rm_gpu_ops_* do.
+ * nvidia-uvm.ko.  No lock here: as the real nvGpuOps* calls go through
+ * the RM API (RMAPI_EXTERNAL_KERNEL), the RM core takes the RM API lock and
+ * the GPU locks inside (nv-kernel.c, "Locking").
  */
 
 u32 nvUvmInterfaceDeviceCreate(u32 gpuInstance, uvmGpuDeviceHandle *device,
 			       u32 *gpuArch)
 {
-	u32 status;
-
-	mutex_lock(&nv_standin_lock);
-	status = rm_standin_uvm_device_create(gpuInstance, device, gpuArch);
-	mutex_unlock(&nv_standin_lock);
-	return status;
+	return rm_standin_uvm_device_create(gpuInstance, device, gpuArch);
 }
 EXPORT_SYMBOL(nvUvmInterfaceDeviceCreate);
 
 void nvUvmInterfaceDeviceDestroy(uvmGpuDeviceHandle device)
 {
-	mutex_lock(&nv_standin_lock);
 	rm_standin_uvm_device_destroy(device);
-	mutex_unlock(&nv_standin_lock);
 }
 EXPORT_SYMBOL(nvUvmInterfaceDeviceDestroy);
 
 u32 nvUvmInterfaceP2pObjectCreate(uvmGpuDeviceHandle device1,
 				  uvmGpuDeviceHandle device2, u32 *hP2pObject)
 {
-	u32 status;
-
-	mutex_lock(&nv_standin_lock);
-	status = rm_standin_uvm_p2p_create(device1, device2, hP2pObject);
-	mutex_unlock(&nv_standin_lock);
-	return status;
+	return rm_standin_uvm_p2p_create(device1, device2, hP2pObject);
 }
 EXPORT_SYMBOL(nvUvmInterfaceP2pObjectCreate);
 
 void nvUvmInterfaceP2pObjectDestroy(void *session, u32 hP2pObject)
 {
-	mutex_lock(&nv_standin_lock);
 	rm_standin_uvm_p2p_destroy(hP2pObject);
-	mutex_unlock(&nv_standin_lock);
 }
 EXPORT_SYMBOL(nvUvmInterfaceP2pObjectDestroy);
 
@@ -594,14 +595,153 @@ u32 nvUvmInterfaceGetP2PCaps(uvmGpuDeviceHandle device1,
 			     uvmGpuDeviceHandle device2,
 			     UvmGpuP2PCapsParams *p2pCapsParams)
 {
-	u32 status;
-
-	mutex_lock(&nv_standin_lock);
-	status = rm_standin_uvm_get_p2p_caps(device1, device2, p2pCapsParams);
-	mutex_unlock(&nv_standin_lock);
-	return status;
+	return rm_standin_uvm_get_p2p_caps(device1, device2, p2pCapsParams);
 }
 EXPORT_SYMBOL(nvUvmInterfaceGetP2PCaps);
+
+/* ------------------------------------------------------------------ */
+/*
+ * Hold points (standin-hold.h): "hold POINT" arms one; every call that
+ * reaches it then sleeps until "release POINT" (or "release all").  A call
+ * never stays parked longer than hold_timeout seconds: then the point is
+ * released by itself, with a line in the log (no WARN: a test that forgets
+ * a release fails on its own expectations, not on the kernel's).  A signal
+ * releases the one call it is sent to.
+ */
+static const char *const nv_hold_names[NV_STANDIN_HOLD_COUNT] = {
+	[NV_STANDIN_HOLD_ATTACH] = "attach",
+	[NV_STANDIN_HOLD_CAPS] = "caps",
+	[NV_STANDIN_HOLD_CREATE] = "create",
+	[NV_STANDIN_HOLD_PTE] = "pte",
+	[NV_STANDIN_HOLD_SB1] = "sb1",
+};
+
+#define NV_HOLD_CPUS	8
+
+static struct {
+	bool armed;
+	unsigned int parked;		/* calls parked now */
+	unsigned long total;		/* calls parked since load */
+	unsigned int on_cpu[NV_HOLD_CPUS]; /* parked now, by the CPU they parked on */
+} nv_holds[NV_STANDIN_HOLD_COUNT];
+static DEFINE_SPINLOCK(nv_hold_lock);
+static DECLARE_WAIT_QUEUE_HEAD(nv_hold_wq);
+
+static bool nv_hold_armed(enum nv_standin_hold_point point)
+{
+	bool armed;
+
+	spin_lock(&nv_hold_lock);
+	armed = nv_holds[point].armed;
+	spin_unlock(&nv_hold_lock);
+	return armed;
+}
+
+void nv_standin_hold(enum nv_standin_hold_point point)
+{
+	unsigned int cpu;
+	long left;
+
+	if (point >= NV_STANDIN_HOLD_COUNT)
+		return;
+	spin_lock(&nv_hold_lock);
+	if (!nv_holds[point].armed) {
+		spin_unlock(&nv_hold_lock);
+		return;
+	}
+	cpu = min_t(unsigned int, raw_smp_processor_id(), NV_HOLD_CPUS - 1);
+	nv_holds[point].parked++;
+	nv_holds[point].total++;
+	nv_holds[point].on_cpu[cpu]++;
+	spin_unlock(&nv_hold_lock);
+	pr_info("NVRM: standin: %s[%d] parked at hold point %s on CPU %u\n",
+		current->comm, task_pid_nr(current), nv_hold_names[point], cpu);
+
+	left = wait_event_interruptible_timeout(nv_hold_wq, !nv_hold_armed(point),
+						READ_ONCE(hold_timeout) * HZ);
+
+	spin_lock(&nv_hold_lock);
+	nv_holds[point].parked--;
+	nv_holds[point].on_cpu[cpu]--;
+	if (left == 0 && nv_holds[point].armed) {
+		nv_holds[point].armed = false;
+		pr_info("NVRM: standin: hold point %s released by itself after %u s\n",
+			nv_hold_names[point], READ_ONCE(hold_timeout));
+		wake_up_all(&nv_hold_wq);
+	}
+	spin_unlock(&nv_hold_lock);
+}
+EXPORT_SYMBOL(nv_standin_hold);
+
+static int nv_hold_set(const char *name, bool arm)
+{
+	unsigned int i;
+	int ret = -EINVAL;
+
+	spin_lock(&nv_hold_lock);
+	for (i = 0; i < NV_STANDIN_HOLD_COUNT; i++) {
+		if (strcmp(name, nv_hold_names[i]) && (arm || strcmp(name, "all")))
+			continue;
+		nv_holds[i].armed = arm;
+		ret = 0;
+	}
+	spin_unlock(&nv_hold_lock);
+	if (!arm)
+		wake_up_all(&nv_hold_wq);
+	return ret;
+}
+
+static ssize_t nv_hold_write(struct file *file, const char __user *ubuf,
+			     size_t count, loff_t *ppos)
+{
+	char cmd[64], *argv[3];
+	int argc, ret = -EINVAL;
+
+	argc = standin_ctl_words(cmd, sizeof(cmd), ubuf, count, argv, ARRAY_SIZE(argv));
+	if (argc < 0)
+		return argc;
+	if (argc == 2 && !strcmp(argv[0], "hold"))
+		ret = nv_hold_set(argv[1], true);
+	else if (argc == 2 && !strcmp(argv[0], "release"))
+		ret = nv_hold_set(argv[1], false);
+	return ret ? ret : count;
+}
+
+static int nv_hold_show(struct seq_file *m, void *v)
+{
+	unsigned int i, c;
+
+	spin_lock(&nv_hold_lock);
+	for (i = 0; i < NV_STANDIN_HOLD_COUNT; i++) {
+		const char *sep = "";
+
+		seq_printf(m, "%s armed=%d parked=%u total=%lu cpus=", nv_hold_names[i],
+			   nv_holds[i].armed, nv_holds[i].parked, nv_holds[i].total);
+		for (c = 0; c < NV_HOLD_CPUS; c++) {
+			if (!nv_holds[i].on_cpu[c])
+				continue;
+			seq_printf(m, "%s%u", sep, c);
+			sep = ",";
+		}
+		seq_putc(m, '\n');
+	}
+	spin_unlock(&nv_hold_lock);
+	return 0;
+}
+
+static int nv_hold_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, nv_hold_show, NULL);
+}
+
+static const struct file_operations nv_hold_fops = {
+	.owner = THIS_MODULE,
+	.open = nv_hold_open,
+	.read = seq_read,
+	.write = nv_hold_write,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
 
 /* ------------------------------------------------------------------ */
 /* /proc/driver/nvidia/version, as nv-procfs.c prints it */
@@ -672,6 +812,7 @@ static int __init nvidia_init_module(void)
 			    &nv_stubs_fops);
 	debugfs_create_file("registry", 0600, nv_standin_debugfs, NULL,
 			    &nv_registry_fops);
+	debugfs_create_file("hold", 0600, nv_standin_debugfs, NULL, &nv_hold_fops);
 out:
 	kfree(cfg);
 	return ret;
@@ -679,12 +820,12 @@ out:
 
 static void __exit nvidia_exit_module(void)
 {
+	/* Nothing is parked here: a parked call holds a file of ours open. */
+	nv_hold_set("all", false);
 	debugfs_remove_recursive(nv_standin_debugfs);
 	if (nv_proc_dir)
 		proc_remove(nv_proc_dir);
-	mutex_lock(&nv_standin_lock);
 	rm_standin_shutdown();
-	mutex_unlock(&nv_standin_lock);
 }
 
 module_init(nvidia_init_module);

@@ -6,16 +6,23 @@
  * driver's key=value answer is printed as is.  Exit status: 0 success,
  * 1 the driver returned an error status (status=0x... line not 0x0),
  * 2 usage error or a request the driver could not parse.
+ *
+ * Hold points (docs/standin.md, "Locking and hold points") go to
+ * /sys/kernel/debug/nvidia-standin/hold instead: hold, release, held,
+ * wait-held.  A flow to run while another is parked is simply started in
+ * the background (`nvflow create 0 1 &`).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CTL_PATH	"/sys/kernel/debug/nvidia-standin/ctl"
 #define STUBS_PATH	"/sys/kernel/debug/nvidia-standin/stubs"
+#define HOLD_PATH	"/sys/kernel/debug/nvidia-standin/hold"
 
 static const char usage_text[] =
 	"usage: nvflow caps A B\n"
@@ -32,7 +39,13 @@ static const char usage_text[] =
 	"       nvflow alloc GPU SIZE plain|compressed\n"
 	"       nvflow state\n"
 	"       nvflow stubs\n"
-	"       nvflow bench A B N\n";
+	"       nvflow bench A B N\n"
+	"       nvflow hold POINT        (attach, caps, create, pte, sb1)\n"
+	"       nvflow release POINT|all\n"
+	"       nvflow held [POINT]      (the hold file, or POINT's line)\n"
+	"       nvflow wait-held POINT [N [SECONDS]]\n"
+	"                                (until N calls (1) are parked at POINT;\n"
+	"                                 exit 1 after SECONDS (10))\n";
 
 static int usage(void)
 {
@@ -109,6 +122,94 @@ static int cat_file(const char *path)
 	return 0;
 }
 
+/* POINT's line of the hold file into @line, or -1. */
+static int hold_line(const char *point, char *line, size_t size)
+{
+	char buf[2048], *l, *save;
+	size_t plen = strlen(point);
+	ssize_t n;
+	int fd = open(HOLD_PATH, O_RDONLY);
+
+	if (fd < 0) {
+		fprintf(stderr, "nvflow: %s: %s (is the stand-in loaded?)\n", HOLD_PATH,
+			strerror(errno));
+		return -1;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	for (l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(l, point, plen) && l[plen] == ' ') {
+			snprintf(line, size, "%s", l);
+			return 0;
+		}
+	}
+	fprintf(stderr, "nvflow: no hold point '%s'\n", point);
+	return -1;
+}
+
+static long parked_of(const char *line)
+{
+	const char *p = strstr(line, " parked=");
+
+	return p ? strtol(p + 8, NULL, 10) : -1;
+}
+
+static int hold_cmd(int argc, char **argv)
+{
+	char line[256];
+	int fd;
+
+	if (!strcmp(argv[1], "held")) {
+		if (argc == 2)
+			return cat_file(HOLD_PATH);
+		if (argc != 3 || hold_line(argv[2], line, sizeof(line)))
+			return 2;
+		puts(line);
+		return 0;
+	}
+	if (!strcmp(argv[1], "wait-held")) {
+		long want = 1, secs = 10, i;
+
+		if (argc < 3 || argc > 5 || (argc > 3 && !is_number(argv[3])) ||
+		    (argc > 4 && !is_number(argv[4])))
+			return usage();
+		if (argc > 3)
+			want = strtol(argv[3], NULL, 0);
+		if (argc > 4)
+			secs = strtol(argv[4], NULL, 0);
+		for (i = 0; i <= secs * 20; i++) {
+			struct timespec ts = { 0, 50 * 1000 * 1000 };
+
+			if (hold_line(argv[2], line, sizeof(line)))
+				return 2;
+			if (parked_of(line) >= want) {
+				puts(line);
+				return 0;
+			}
+			nanosleep(&ts, NULL);
+		}
+		fprintf(stderr, "nvflow: fewer than %ld calls parked at %s after %ld s: %s\n",
+			want, argv[2], secs, line);
+		return 1;
+	}
+	/* hold POINT, release POINT */
+	if (argc != 3)
+		return usage();
+	snprintf(line, sizeof(line), "%s %s\n", argv[1], argv[2]);
+	fd = open(HOLD_PATH, O_WRONLY);
+	if (fd < 0 || write(fd, line, strlen(line)) < 0) {
+		fprintf(stderr, "nvflow: %s %s: %s\n", argv[1], argv[2], strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 2;
+	}
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char cmd[256], resp[8192];
@@ -121,6 +222,9 @@ int main(int argc, char **argv)
 		return usage();
 	if (!strcmp(argv[1], "stubs") && argc == 2)
 		return cat_file(STUBS_PATH);
+	if (!strcmp(argv[1], "hold") || !strcmp(argv[1], "release") ||
+	    !strcmp(argv[1], "held") || !strcmp(argv[1], "wait-held"))
+		return hold_cmd(argc, argv);
 	if (check_args(argc - 1, argv + 1))
 		return usage();
 

@@ -32,12 +32,14 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/mutex.h>
+#include <linux/rwsem.h>
 #include <linux/debugfs.h>
 #include <linux/uaccess.h>
 #include <linux/seq_buf.h>
 
 #include "nv-uvm-standin.h"
 #include "standin-ctl.h"
+#include "standin-hold.h"
 
 #define UVM_AT_LEAST(major)	(NV_STANDIN_MAJOR >= (major))
 /* 565 and older: the peer addresses come from the PMM (uvm_pmm_gpu.c). */
@@ -234,7 +236,17 @@ static uvm_gpu_t uvm_gpus[UVM_MAX_GPUS];
 static uvm_parent_gpu_peer_t parent_peers[UVM_MAX_GPUS][UVM_MAX_GPUS];	/* [lo][hi] */
 /* Per (accessing, owning): peer access enabled in the VA space. */
 static bool can_access[UVM_MAX_GPUS][UVM_MAX_GPUS];
+
+/*
+ * Locking, as nvidia-uvm's (uvm_lock.h): g_uvm_global.global_lock for GPU
+ * registration and peer set-up (uvm_api_enable_peer_access takes it, then
+ * the VA space lock for writing); the VA space lock for reading around
+ * mappings and copies (uvm_va_block.c builds PTEs under it and the block
+ * lock), so PTE builds run on several CPUs at once.  None of this is RM's
+ * lock: RM's locks are taken only inside the nvUvmInterface* calls.
+ */
 static DEFINE_MUTEX(uvm_global_lock);
+static DECLARE_RWSEM(uvm_va_space_lock);
 
 #if UVM_PMM_PEER_ADDRESS
 static uvm_gpu_t *uvm_pmm_to_gpu(uvm_pmm_gpu_t *pmm)
@@ -538,7 +550,11 @@ uvm_gpu_phys_address_t uvm_pmm_gpu_peer_phys_address(uvm_pmm_gpu_t *pmm,
 						     uvm_gpu_chunk_t *chunk,
 						     uvm_gpu_t *accessing_gpu)
 {
-	return pmm_peer_phys_address(pmm, chunk, accessing_gpu);
+	uvm_gpu_phys_address_t phys = pmm_peer_phys_address(pmm, chunk, accessing_gpu);
+
+	/* Hold point "pte": inside the function the UVM peer set hooks on return. */
+	nv_standin_hold(NV_STANDIN_HOLD_PTE);
+	return phys;
 }
 
 /*
@@ -588,6 +604,8 @@ uvm_gpu_phys_address_t uvm_gpu_peer_phys_address(uvm_gpu_t *owning_gpu, NvU64 ad
 		address += parent_peer_caps->bar1_p2p_dma_base_address[peer_index];
 	}
 #endif
+	/* Hold point "pte": inside the function the UVM peer set hooks on return. */
+	nv_standin_hold(NV_STANDIN_HOLD_PTE);
 	return uvm_gpu_phys_address(aperture, address);
 }
 
@@ -959,14 +977,27 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t coun
 	char cmd[128], *argv[6];
 	struct seq_buf out;
 	int argc, ret;
+	bool build;
 
 	argc = standin_ctl_words(cmd, sizeof(cmd), ubuf, count, argv, ARRAY_SIZE(argv));
 	if (argc < 0)
 		return argc;
 	seq_buf_init(&out, f->resp, sizeof(f->resp));
-	mutex_lock(&uvm_global_lock);
+	/* Mappings and copies share the VA space; the rest changes it. */
+	build = !strcmp(argv[0], "map") || !strcmp(argv[0], "copy");
+	if (build) {
+		down_read(&uvm_va_space_lock);
+	} else {
+		mutex_lock(&uvm_global_lock);
+		down_write(&uvm_va_space_lock);
+	}
 	ret = run_cmd(argc, argv, &out);
-	mutex_unlock(&uvm_global_lock);
+	if (build) {
+		up_read(&uvm_va_space_lock);
+	} else {
+		up_write(&uvm_va_space_lock);
+		mutex_unlock(&uvm_global_lock);
+	}
 	f->len = ret ? 0 : seq_buf_used(&out);
 	return ret ? ret : count;
 }
@@ -1000,6 +1031,7 @@ static void __exit uvm_exit(void)
 
 	debugfs_remove_recursive(uvm_debugfs);
 	mutex_lock(&uvm_global_lock);
+	down_write(&uvm_va_space_lock);
 	for (i = 0; i < UVM_MAX_GPUS; i++)
 		for (j = i + 1; j < UVM_MAX_GPUS; j++)
 			while (parent_peers[i][j].ref_count)
@@ -1007,6 +1039,7 @@ static void __exit uvm_exit(void)
 	for (i = 0; i < UVM_MAX_GPUS; i++)
 		if (uvm_gpus[i].registered)
 			nvUvmInterfaceDeviceDestroy(uvm_gpus[i].parent->rm_device);
+	up_write(&uvm_va_space_lock);
 	mutex_unlock(&uvm_global_lock);
 }
 

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * p2ps_check_module() / p2ps_check_kallsyms(): the module's resolution and
- * fingerprint rules run offline.  The ELF inputs are written here, from the
+ * fingerprint rules run offline.  Most ELF inputs are written here, from the
  * profile table itself: a relocatable x86-64 object with .text, .modinfo,
  * .symtab and .strtab, holding every target, stub, destination and called
  * function of the profile (or all but one, or one stub with other bytes).
+ * Those agree with the table by construction; the real-bytes tests below
+ * build the object from fixtures extracted from real driver builds
+ * instead (tests/fixtures/real-symbols: the real names of the families the
+ * profiles touch, with their real stub bodies and function heads), and
+ * hold the results to what those builds are known to do.
  */
 #include <elf.h>
 #include <errno.h>
@@ -641,6 +646,250 @@ static void test_not_elf(void **state)
 	free(path);
 }
 
+/* Leave the version out of .modinfo (a module whose version is unknown). */
+static bool fixture_no_version;
+
+/*
+ * An ELF object from a real-symbols fixture (tests/fixtures/real-symbols,
+ * written by its extract script): "# version=V" and one function a line,
+ * "name<TAB>size<TAB>hex bytes", or "-" for bytes the source did not keep
+ * (those go into a NOBITS section: names only, as in a kallsyms dump).
+ */
+static void gen_elf_fixture(const char *fixture, char *version, size_t vlen, struct buf *out)
+{
+	struct buf text = { 0 }, str = { 0 }, sym = { 0 }, shstr = { 0 }, mod = { 0 };
+	Elf64_Sym null, s;
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh[7];
+	size_t nm[7], off_text, off_mod, off_sym, off_str, off_shstr, nobits = 0;
+	char line[512];
+	FILE *f = fopen(fixture, "r");
+
+	assert_non_null(f);
+	*version = '\0';
+	put(&str, "", 1);
+	memset(&null, 0, sizeof(null));
+	put(&sym, &null, sizeof(null));
+	while (fgets(line, sizeof(line), f)) {
+		char *name = line, *size, *hex, *nl;
+		unsigned char code[64];
+		size_t n = 0;
+
+		if ((nl = strchr(line, '\n')))
+			*nl = '\0';
+		if (!strncmp(line, "# version=", 10)) {
+			snprintf(version, vlen, "%.40s", line + 10);
+			continue;
+		}
+		if (line[0] == '#' || !line[0])
+			continue;
+		size = strchr(name, '\t');
+		assert_non_null(size);
+		*size++ = '\0';
+		hex = strchr(size, '\t');
+		assert_non_null(hex);
+		*hex++ = '\0';
+		memset(&s, 0, sizeof(s));
+		s.st_name = (Elf64_Word)put(&str, name, strlen(name) + 1);
+		s.st_info = ELF64_ST_INFO(STB_LOCAL, STT_FUNC);
+		if (!strcmp(hex, "-")) {
+			s.st_shndx = 2;
+			s.st_value = nobits;
+			s.st_size = 16;
+			nobits += 16;
+		} else {
+			for (n = 0; hex[2 * n] && n < sizeof(code); n++) {
+				unsigned int b;
+
+				assert_int_equal(sscanf(hex + 2 * n, "%2x", &b), 1);
+				code[n] = (unsigned char)b;
+			}
+			align(&text, 16);
+			s.st_shndx = 1;
+			s.st_value = put(&text, code, n);
+			s.st_size = n;
+		}
+		put(&sym, &s, sizeof(s));
+	}
+	fclose(f);
+	assert_true(*version);
+	if (fixture_no_version) {
+		put(&mod, "license=Dual MIT/GPL", 21);
+	} else {
+		put(&mod, "version=", 8);
+		put(&mod, version, strlen(version) + 1);
+	}
+
+	put(&shstr, "", 1);
+	nm[1] = put(&shstr, ".text", 6);
+	nm[2] = put(&shstr, ".text.names", 12);
+	nm[3] = put(&shstr, ".modinfo", 9);
+	nm[4] = put(&shstr, ".symtab", 8);
+	nm[5] = put(&shstr, ".strtab", 8);
+	nm[6] = put(&shstr, ".shstrtab", 10);
+	memset(out, 0, sizeof(*out));
+	memset(&eh, 0, sizeof(eh));
+	put(out, &eh, sizeof(eh));
+	align(out, 16);
+	off_text = put(out, text.p, text.len);
+	off_mod = put(out, mod.p, mod.len);
+	align(out, 8);
+	off_sym = put(out, sym.p, sym.len);
+	off_str = put(out, str.p, str.len);
+	off_shstr = put(out, shstr.p, shstr.len);
+	align(out, 8);
+	memset(sh, 0, sizeof(sh));
+	sh[1] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[1], .sh_type = SHT_PROGBITS,
+			      .sh_flags = SHF_ALLOC | SHF_EXECINSTR, .sh_offset = off_text,
+			      .sh_size = text.len, .sh_addralign = 16 };
+	sh[2] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[2], .sh_type = SHT_NOBITS,
+			      .sh_flags = SHF_ALLOC | SHF_EXECINSTR, .sh_offset = off_mod,
+			      .sh_size = nobits, .sh_addralign = 16 };
+	sh[3] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[3], .sh_type = SHT_PROGBITS,
+			      .sh_flags = SHF_ALLOC, .sh_offset = off_mod, .sh_size = mod.len,
+			      .sh_addralign = 1 };
+	sh[4] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[4], .sh_type = SHT_SYMTAB,
+			      .sh_offset = off_sym, .sh_size = sym.len, .sh_link = 5,
+			      .sh_info = (Elf64_Word)(sym.len / sizeof(Elf64_Sym)), .sh_addralign = 8,
+			      .sh_entsize = sizeof(Elf64_Sym) };
+	sh[5] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[5], .sh_type = SHT_STRTAB,
+			      .sh_offset = off_str, .sh_size = str.len, .sh_addralign = 1 };
+	sh[6] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[6], .sh_type = SHT_STRTAB,
+			      .sh_offset = off_shstr, .sh_size = shstr.len, .sh_addralign = 1 };
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_REL;
+	eh.e_machine = EM_X86_64;
+	eh.e_version = EV_CURRENT;
+	eh.e_ehsize = sizeof(Elf64_Ehdr);
+	eh.e_shentsize = sizeof(Elf64_Shdr);
+	eh.e_shnum = 7;
+	eh.e_shstrndx = 6;
+	eh.e_shoff = put(out, sh, sizeof(sh));
+	memcpy(out->p, &eh, sizeof(eh));
+	free(text.p);
+	free(str.p);
+	free(sym.p);
+	free(shstr.p);
+	free(mod.p);
+}
+
+#define REAL_SYMBOLS FIXTURES "/real-symbols/"
+
+/* Check the object built from a real fixture, as VERSION (NULL: its .modinfo). */
+static struct p2ps_check_report *check_real(const char *fixture, const char *version,
+					    unsigned int flags)
+{
+	struct p2ps_check_report *r = NULL;
+	char fixver[64];
+	struct buf b;
+	char *path;
+
+	gen_elf_fixture(fixture, fixver, sizeof(fixver), &b);
+	path = write_tmp(b.p, b.len, ".ko");
+	free(b.p);
+	assert_int_equal(p2ps_check_module(path, version, flags, &r), 0);
+	unlink(path);
+	free(path);
+	return r;
+}
+
+/* Every hook ok; the stubs' real bodies checked; returns how many stubs. */
+static size_t assert_all_ok(const struct p2ps_check_report *r)
+{
+	size_t i, stubs = 0;
+
+	for (i = 0; i < r->nr_hooks; i++) {
+		if (strcmp(r->hooks[i].status, "ok"))
+			fail_msg("%s: %s", r->hooks[i].target, r->hooks[i].status);
+		stubs += r->hooks[i].fingerprint_checked;
+	}
+	for (i = 0; i < r->nr_calls; i++)
+		if (strcmp(r->calls[i].status, "ok"))
+			fail_msg("call %s: %s", r->calls[i].target, r->calls[i].status);
+	return stubs;
+}
+
+/*
+ * Debian's 550.163.01 (nvidia-open-kernel-source, nvidia.ko built for
+ * Debian 12's 6.1): gen 0, every target ok, with the stub names of its
+ * check run (docs/check-550.163.01.txt).  As a 555.x build it is refused,
+ * and gen B forced onto it misses the static BAR1 targets 550 does not have.
+ */
+static void test_real_550(void **state)
+{
+	const char *fx = REAL_SYMBOLS "550.163.01.tsv";
+	struct p2ps_check_report *r = check_real(fx, NULL, 0);
+
+	(void)state;
+	assert_string_equal(r->driver_version, "550.163.01");
+	assert_true(r->supported);
+	assert_string_equal(r->profile, "gen-0");
+	assert_int_equal(r->nr_hooks, 24);
+	/* the seven BAR1 P2P stubs and the four static BAR1 ones */
+	assert_int_equal(assert_all_ok(r), 11);
+	assert_string_equal(item(r, "kbusIsPcieBar1P2PMappingSupported")->symbol,
+			    "kbusIsPcieBar1P2PMappingSupported_bf6dfa");
+	assert_string_equal(item(r, "kbusIsBar1P2PCapable")->symbol, "kbusIsBar1P2PCapable_bf6dfa");
+	assert_string_equal(item(r, "dmaAllocBar1P2PMapping")->symbol, "dmaAllocBar1P2PMapping_46f6a7");
+	assert_string_equal(item(r, "kbusDisableStaticBar1Mapping")->symbol,
+			    "kbusDisableStaticBar1Mapping_d44104");
+	p2ps_check_free(r);
+
+	/* no version: chosen by the symbols, and gen B's do not resolve */
+	fixture_no_version = true;
+	r = check_real(fx, NULL, 0);
+	fixture_no_version = false;
+	assert_true(r->profile_guessed);
+	assert_true(r->supported);
+	assert_string_equal(r->profile, "gen-0");
+	p2ps_check_free(r);
+
+	r = check_real(fx, "555.163.01", 0);
+	assert_false(r->supported);
+	assert_non_null(strstr(r->reason, "555.x is not verified"));
+	p2ps_check_free(r);
+
+	r = check_real(fx, "555.163.01", P2PS_CHECK_FORCE);
+	assert_true(r->forced);
+	assert_false(r->supported);
+	assert_string_equal(r->profile, "gen-b");
+	assert_non_null(strstr(item(r, "kbusIsStaticBar1Supported_TU102")->status, "missing symbol"));
+	p2ps_check_free(r);
+}
+
+/*
+ * The real 580.159.04 (the H200 capture, tests/fixtures/h200-nvlink-580:
+ * every name from its kallsyms, bytes where symbols.tsv kept them): gen B,
+ * every target ok, its stubs' real bodies checked, the names of
+ * docs/real-580.159.04/check.txt (the lent H100's module).
+ */
+static void test_real_580(void **state)
+{
+	struct p2ps_check_report *r = check_real(REAL_SYMBOLS "580.159.04.tsv", NULL, 0);
+
+	(void)state;
+	assert_string_equal(r->driver_version, "580.159.04");
+	assert_true(r->supported);
+	assert_string_equal(r->profile, "gen-b");
+	assert_int_equal(r->nr_hooks, 19);
+	/* the five kbus stubs: the capture kept no bytes of the two dma ones */
+	assert_int_equal(assert_all_ok(r), 5);
+	assert_string_equal(item(r, "kbusIsPcieBar1P2PMappingSupported")->symbol,
+			    "kbusIsPcieBar1P2PMappingSupported_d69453");
+	assert_string_equal(item(r, "kbusGetBar1P2PDmaInfo")->symbol, "kbusGetBar1P2PDmaInfo_395e98");
+	assert_string_equal(item(r, "dmaFreeBar1P2PMapping")->symbol, "dmaFreeBar1P2PMapping_b3696a");
+	p2ps_check_free(r);
+
+	/* as 550: gen 0's own targets are not all there in 580 */
+	r = check_real(REAL_SYMBOLS "580.159.04.tsv", "550.163.01", 0);
+	assert_false(r->supported);
+	assert_string_equal(r->profile, "gen-0");
+	p2ps_check_free(r);
+}
+
 #define KALLSYMS FIXTURES "/h200-nvlink-580/driver/kallsyms-nvidia.txt.gz"
 
 /* The UVM peer set per driver major (docs/uvm.md, section 5). */
@@ -776,6 +1025,8 @@ int main(void)
 		cmocka_unit_test(test_not_elf),
 		cmocka_unit_test(test_kallsyms_fixture),
 		cmocka_unit_test(test_kallsyms_synthetic),
+		cmocka_unit_test(test_real_550),
+		cmocka_unit_test(test_real_580),
 	};
 
 	return cmocka_run_group_tests_name("check", tests, NULL, NULL);

@@ -19,42 +19,7 @@
 
 #include "p2pctl.h"
 
-static char *out_text, *err_text;
-
-/* Run p2pctl with the given arguments; output lands in out_text/err_text. */
-static int run(const char *first, ...)
-{
-	char *argv[32];
-	int argc = 0, rc;
-	va_list ap;
-	FILE *o = tmpfile(), *e = tmpfile();
-	long n;
-
-	assert_non_null(o);
-	assert_non_null(e);
-	argv[argc++] = (char *)"p2pctl";
-	va_start(ap, first);
-	for (const char *a = first; a && argc < 31; a = va_arg(ap, const char *))
-		argv[argc++] = (char *)a;
-	va_end(ap);
-	argv[argc] = NULL;
-	p2pctl_out = o;
-	p2pctl_err = e;
-	rc = p2pctl_main(argc, argv);
-	free(out_text);
-	free(err_text);
-	n = ftell(o);
-	out_text = calloc(1, n + 1);
-	rewind(o);
-	assert_int_equal(fread(out_text, 1, n, o), n);
-	n = ftell(e);
-	err_text = calloc(1, n + 1);
-	rewind(e);
-	assert_int_equal(fread(err_text, 1, n, e), n);
-	fclose(o);
-	fclose(e);
-	return rc;
-}
+#include "p2pctl_run.h"
 
 static const char *const commands[] = {
 	"enable", "disable", "status", "monitor", "doctor", "check", "config", "version", "report",
@@ -185,6 +150,31 @@ static void test_check_json(void **state)
 	assert_non_null(strstr(out_text, "TARGET"));
 	assert_non_null(strstr(out_text, "not checked"));
 	assert_int_equal(run("check", "--module", "/nonexistent.ko", NULL), P2PCTL_EXIT_NOT_MET);
+}
+
+/*
+ * A kallsyms list without nvidia (what `p2pctl check` reads on a host where
+ * nvidia is not loaded): exit 1 as p2pctl(8) defines it, "not supported",
+ * saying why, not "unexpected format".
+ */
+static void test_check_no_nvidia(void **state)
+{
+	char path[] = "/tmp/p2pctl-kallsyms-XXXXXX";
+	const char syms[] = "ffffffff81000000 T _stext\n"
+			    "ffffffffc0a01000 t ext4_fill_super\t[ext4]\n";
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, syms, sizeof(syms) - 1), (ssize_t)(sizeof(syms) - 1));
+	close(fd);
+	assert_int_equal(run("check", "--kallsyms", path, NULL), P2PCTL_EXIT_NOT_MET);
+	assert_non_null(strstr(err_text, "NOT supported"));
+	assert_non_null(strstr(err_text, "no nvidia symbols"));
+	assert_null(strstr(err_text, "unexpected format"));
+	assert_int_equal(run("check", "--kallsyms", path, "--json", NULL), P2PCTL_EXIT_NOT_MET);
+	assert_non_null(strstr(err_text, "no nvidia symbols"));
+	unlink(path);
 }
 
 static void test_doctor_cli(void **state)
@@ -362,6 +352,7 @@ int main(void)
 		cmocka_unit_test(test_usage_errors),
 		cmocka_unit_test(test_not_loaded),
 		cmocka_unit_test(test_check_json),
+		cmocka_unit_test(test_check_no_nvidia),
 		cmocka_unit_test(test_doctor_cli),
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_man_page),

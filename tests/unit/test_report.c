@@ -15,45 +15,7 @@
 
 #include "p2pctl.h"
 
-static char *out_text, *err_text;
-
-static char *slurp(FILE *f)
-{
-	long n = ftell(f);
-	char *s = calloc(1, (size_t)n + 1);
-
-	assert_non_null(s);
-	rewind(f);
-	assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
-	return s;
-}
-
-static int run(const char *first, ...)
-{
-	char *argv[32];
-	int argc = 0, rc;
-	va_list ap;
-	FILE *o = tmpfile(), *e = tmpfile();
-
-	assert_non_null(o);
-	assert_non_null(e);
-	argv[argc++] = (char *)"p2pctl";
-	va_start(ap, first);
-	for (const char *a = first; a && argc < 31; a = va_arg(ap, const char *))
-		argv[argc++] = (char *)a;
-	va_end(ap);
-	argv[argc] = NULL;
-	p2pctl_out = o;
-	p2pctl_err = e;
-	rc = p2pctl_main(argc, argv);
-	free(out_text);
-	free(err_text);
-	out_text = slurp(o);
-	err_text = slurp(e);
-	fclose(o);
-	fclose(e);
-	return rc;
-}
+#include "p2pctl_run.h"
 
 #define H200 FIXTURES "/h200-nvlink-580/root"
 
@@ -157,6 +119,9 @@ static void test_report_cuda(void **state)
 
 	(void)state;
 	setenv("P2PCTL_LIBCUDA", TOPDIR "/tests/unit/fakecuda/libcuda.so.1", 1);
+	/* The fake NCCL (not the machine's own), and verify's ipc child. */
+	setenv("P2PCTL_LIBNCCL", TOPDIR "/tests/unit/fakecuda/nccl/libnccl.so.2", 1);
+	setenv("P2PCTL_SELF", TOPDIR "/tests/unit/obj/cuda_verify_child", 1);
 	assert_int_equal(run("report", "--json", NULL), 0);
 	j = json_tokener_parse(out_text);
 	assert_non_null(j);

@@ -26,12 +26,45 @@ expect_no_match() {
 	echo "ok: $1 !~ /$3/"
 }
 
-# expect_fail WHAT CMD...: CMD must exit non-zero.
+# expect_line WHAT TEXT REGEX: some line of TEXT matches REGEX (where
+# expect_match would let a match span lines, e.g. a table's header).
+expect_line() {
+	printf "%s\n" "$2" | grep -Eq -- "$3" || fail "$1: no line of '$2' matches /$3/"
+	echo "ok: $1: a line ~ /$3/"
+}
+
+# expect_refused WHAT REGEX CMD...: CMD must exit non-zero, and its output
+# (stdout and stderr together) must match REGEX: the reason, not any failure.
+expect_refused() {
+	what=$1 re=$2
+	shift 2
+	out=$("$@" 2>&1)
+	rc=$?
+	[ $rc -ne 0 ] || fail "$what: '$*' succeeded: $out"
+	printf "%s" "$out" | tr "\n" " " | grep -Eq -- "$re" ||
+		fail "$what: '$*' exited $rc, but its output '$out' does not match /$re/"
+	echo "ok: $what: '$*' refused (exit $rc): $(printf "%s" "$out" | head -n 1)"
+}
+
+# What busybox rmmod says when the module is in use (delete_module: EAGAIN
+# under O_NONBLOCK, EBUSY otherwise).
+RMMOD_BUSY='in use|Resource temporarily unavailable|Device or resource busy'
+
+# expect_fail WHAT CMD...: CMD must exit non-zero.  Any failure passes:
+# for a refusal use expect_refused, which checks the reason too.
 expect_fail() {
 	what=$1
 	shift
 	if "$@"; then fail "$what: '$*' succeeded"; fi
 	echo "ok: $what: '$*' failed as expected"
+}
+
+# expect_lines WHAT TEXT N: TEXT has N non-empty lines (a dump that was
+# not empty by accident, e.g. before comparing two of them).
+expect_lines() {
+	n=$(printf "%s\n" "$2" | grep -c .)
+	[ "$n" = "$3" ] || fail "$1: $n lines, want $3: '$2'"
+	echo "ok: $1: $3 lines"
 }
 
 # run CMD...: CMD must exit zero.
@@ -47,3 +80,55 @@ module_loaded() { grep -q "^$1 " /proc/modules; }
 
 # kv KEY TEXT: the value of the first "KEY=value" line of TEXT (nvflow output).
 kv() { echo "$2" | sed -n "s/^$1=//p" | head -n 1; }
+
+# record TEXT: a line the harness keeps in its verdict even when the case
+# passes (tests/vm/run prints it under "PASS <case>"): the seeds and counts
+# of a reliability case, so that make check's log says what it ran.
+record() { echo "record: $*"; }
+
+# The reliability cases' scale: the per-case limit (tests/vm/run -t
+# SECONDS) over tests/vm/run's default of 240 s.  make check runs 1x, with
+# fixed seeds (reproducible); a bigger run (-t 480: 2x, ...) does more
+# work, with fresh seeds.
+case_scale() {
+	l=$(sed -n 's/.*p2ptest\.case_timeout=\([0-9]*\).*/\1/p' /proc/cmdline)
+	l=$(( ${l:-240} / 240 ))
+	[ "$l" -ge 1 ] || l=1
+	echo "$l"
+}
+scale=$(case_scale)
+# seed FIXED: FIXED at 1x, else a fresh random one.
+seed() { if [ "$scale" -eq 1 ]; then echo "$1"; else echo 0x$(head -c 8 /dev/urandom | xxd -p); fi; }
+
+# fuzz PROGRAM ARGS...: run a fuzzer (p2ps-fuzz, p2ps-nlfuzz), print its
+# output, fail the case if it fails, and record its seed and counts.
+fuzz() {
+	fo=$("$@" 2>&1)
+	frc=$?
+	echo "$fo"
+	record "$1 $(echo "$fo" | sed -n 's/^\(seed=[^ ]* count=[^ ]* uid=[^ ]*\).*/\1/p') $(echo "$fo" | sed -n 's/^total=\([0-9]*\) .* failures=\([0-9]*\)$/done=\1 failures=\2/p') args: ${*#"$1"}"
+	[ $frc -eq 0 ] || fail "'$*' exited $frc"
+}
+
+# uvm VERB ARG...: one command to the stand-in nvidia-uvm's control file;
+# prints its answer, fails if the write is refused.
+UVM_CTL=/sys/kernel/debug/nvidia-uvm-standin/ctl
+uvm() {
+	exec 3<>$UVM_CTL
+	if ! printf '%s' "$*" >&3; then
+		exec 3>&-
+		return 1
+	fi
+	cat <&3
+	exec 3>&-
+}
+
+# For cases that park calls at the stand-in's hold points (trap it on EXIT):
+# nothing left parked, nothing left loaded for the next case.
+release_and_unload() {
+	nvflow release all 2>/dev/null
+	wait
+	for m in nvidia_uvm nvidia; do module_loaded $m && rmmod $m 2>/dev/null; done
+	module_loaded p2p_shim && p2pctl disable >/dev/null 2>&1 && rmmod p2p_shim 2>/dev/null
+	true
+}

@@ -2036,6 +2036,7 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 		{ "loopback", no_argument, NULL, 'L' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "no-managed", no_argument, NULL, 'M' },
+		/* internal: p2pctl's own second process for the ipc test */
 		{ "ipc-child", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },

@@ -30,10 +30,16 @@ check_verdict "check --module" "$out" $rc
 if [ "$EXPECT" = refuse ]; then
 	echo "== the module file, --force: $EXPECT_FORCE_PROFILE"
 	out=$(p2pctl check --module $NV --force --json 2>&1); rc=$?
-	expect_eq "check --force: exit status" $rc 0
-	expect_eq "check --force: profile" "$(jstr profile "$out")" "$EXPECT_FORCE_PROFILE"
-	bad=$(echo "$out" | grep '"status":' | grep -v '"status": *"ok"')
-	expect_eq "check --force: targets not ok" "$bad" ""
+	if [ "$EXPECT_FORCE_PROFILE" = refuse ]; then
+		expect_eq "check --force: exit status" $rc 1
+		expect_match "check --force: not supported" "$out" '"supported": *false'
+		expect_match "check --force: reason" "$out" "$EXPECT_FORCE_REASON"
+	else
+		expect_eq "check --force: exit status" $rc 0
+		expect_eq "check --force: profile" "$(jstr profile "$out")" "$EXPECT_FORCE_PROFILE"
+		bad=$(echo "$out" | grep '"status":' | grep -v '"status": *"ok"')
+		expect_eq "check --force: targets not ok" "$bad" ""
+	fi
 fi
 
 echo "== the live driver"

@@ -7,7 +7,7 @@
 echo "== without the GPU-less loader"
 load_deps
 klog_mark
-expect_fail "insmod nvidia without the loader" insmod $NV
+expect_refused "insmod nvidia without the loader" 'No such device' insmod $NV
 log=$(klog_since)
 echo "$log" | grep -E 'NVRM' | head -n 5
 expect_match "nvidia says why" "$log" 'NVRM: No NVIDIA GPU found'

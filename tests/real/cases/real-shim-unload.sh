@@ -10,7 +10,7 @@ p2pctl enable
 klog_mark
 run rmmod p2p_shim
 expect_eq "kprobes on nvidia after rmmod p2p_shim" "$(kprobes_on_nvidia)" 0
-expect_match "nvidia still live" "$(cat /proc/driver/nvidia/version)" "$REAL_VERSION"
+expect_match "nvidia still live" "$(cat /proc/driver/nvidia/version)" "${REAL_BUILT:-$REAL_VERSION}"
 run insmod $UVM
 run rmmod nvidia_uvm
 run rmmod nvidia

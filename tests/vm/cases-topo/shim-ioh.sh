@@ -34,8 +34,10 @@ for v in 570.148.08 580.159.04; do
 	sleep 1		# the hub lookup runs in a work item after each attach
 	out=$(nvflow caps 0 1)
 	expect_eq "$v one hub: 0-1" "$(kv connectivity "$out")" pcie_bar1
-	obj=$(kv object "$(nvflow create 0 1)") || fail "$v create 0-1"
-	run nvflow destroy "$obj" >/dev/null
+	out=$(nvflow create 0 1) || fail "$v create 0-1: $out"
+	expect_eq "$v one hub: 0-1 object" "$(kv type "$out")" pcie_bar1
+	run nvflow destroy "$(kv object "$out")" >/dev/null
+
 	for pair in "0 2" "2 1"; do
 		out=$(nvflow caps $pair)
 		expect_eq "$v two hubs: $pair" "$(kv connectivity "$out")" unknown

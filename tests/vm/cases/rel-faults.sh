@@ -48,25 +48,34 @@ done >rounds.out
 grep -c '^ok:' rounds.out | sed 's/^/checks passed: /'
 
 echo "== 2. nvidia out during churn"
-churn() {
+churn() {	# A B: prints how many objects and mappings it made
+	made=0 mapped=0
 	while [ ! -e stop ]; do
 		out=$(nvflow create "$1" "$2" 2>/dev/null); obj=$(kv object "$out")
 		[ -n "$obj" ] || { usleep 50000; continue; }
+		made=$((made + 1))
 		m=$(kv mapping "$(nvflow map "$obj" 0 0x200000 rm 2>/dev/null)")
+		[ -n "$m" ] && mapped=$((mapped + 1))
 		usleep $((RANDOM % 100000))
 		[ -n "$m" ] && nvflow unmap "$m" >/dev/null 2>&1
 		nvflow destroy "$obj" >/dev/null 2>&1
 	done
+	echo "churn $1-$2: objects=$made mapped=$mapped"
 }
 for ud in 1 0 1 0; do
 	rm -f stop
-	churn 0 1 & c1=$!
-	churn 2 3 & c2=$!
+	churn 0 1 >churn01.out & c1=$!
+	churn 2 3 >churn23.out & c2=$!
 	sleep 2
 	klog_mark
 	rmmod_retry nvidia
 	touch stop
 	wait $c1 $c2
+	cat churn01.out churn23.out
+	record "churn, unload_destroys=$ud: $(cat churn01.out churn23.out | tr '\n' ' ')"
+	# The unload met live objects and mappings: churn made some.
+	expect_match "unload_destroys=$ud: churn 0-1 made objects and mappings" "$(cat churn01.out)" 'objects=[1-9][0-9]* mapped=[1-9]'
+	expect_match "unload_destroys=$ud: churn 2-3 made objects and mappings" "$(cat churn23.out)" 'objects=[1-9][0-9]* mapped=[1-9]'
 	log=$(klog_since)
 	echo "$log" | grep -E 'left with|left-over|disarmed' | sed 's/^/    /'
 	expect_match "unload_destroys=$ud: waiting, ledger empty" "$(raw)" '^state=1 .*hooks=0 live=0'
@@ -75,7 +84,7 @@ for ud in 1 0 1 0; do
 	expect_match "re-armed" "$(raw)" '^state=2 .*hooks=19 live=0'
 	consistent "after re-insert"
 done
-echo "rmmod nvidia refused (busy) and retried $busy_retries times during churn"
+record "rmmod nvidia refused (busy) and retried $busy_retries times during churn"
 
 echo "== 2b. a process holds the stand-in's debugfs file open"
 exec 3</sys/kernel/debug/nvidia-standin/ctl
@@ -95,10 +104,10 @@ out=$(nvflow create 0 1) || fail "create: $out"
 obj=$(kv object "$out")
 m=$(kv mapping "$(nvflow map "$obj" 0 0x200000 rm)")
 before=$(raw)
-expect_fail "rmmod p2p_shim refused" rmmod p2p_shim
+expect_refused "rmmod p2p_shim refused" "$RMMOD_BUSY" rmmod p2p_shim
 expect_eq "nothing changed" "$(raw)" "$before"
-out=$(p2pctl disable 2>&1) && fail "disable with a live mapping succeeded"
-expect_match "disable names the pair" "$out" 'GPU0'
+expect_refused "disable with a live mapping names the pair" 'busy: live BAR1 peer mappings: GPU0-GPU1 \(1\)' \
+	p2pctl disable
 consistent "live mapping"
 run nvflow unmap "$m" >/dev/null
 run nvflow destroy "$obj" >/dev/null
@@ -106,7 +115,7 @@ consistent "after teardown"
 run p2pctl disable
 # The GPUs attached while armed carry our ForceP2P: the caps guard stays,
 # and holds the module, until they re-initialise.
-expect_fail "rmmod p2p_shim refused while GPUs carry our ForceP2P" rmmod p2p_shim
+expect_refused "rmmod p2p_shim refused while GPUs carry our ForceP2P" "$RMMOD_BUSY" rmmod p2p_shim
 for g in 0 1 2 3; do run nvflow reinit $g >/dev/null; done
 sleep 1
 run rmmod p2p_shim
@@ -133,9 +142,16 @@ while kill -0 $racer 2>/dev/null; do
 done
 wait $racer
 grep FAIL race.out
-echo "racing: $cycles enable/disable cycles, armed in $(sed -n 's/.* armed=\([0-9]*\).*/\1/p' race.out | awk '{ s += $1 } END { print s + 0 }') of them"
+armed=$(sed -n 's/.* armed=\([0-9]*\).*/\1/p' race.out | awk '{ s += $1 } END { print s + 0 }')
+echo "racing: $cycles enable/disable cycles, armed in $armed of them"
 cat racer.out
 expect_eq "racing cycles" "$race_rc" 0
+# The race is only one if both sides happened: some cycles armed (nvidia
+# was there), some did not, and the racer's rmmod both won and lost.
+[ "$armed" -ge 1 ] || fail "racing: no cycle armed (nvidia never there while enabling)"
+[ "$armed" -lt "$cycles" ] || fail "racing: every cycle armed (nvidia never away)"
+expect_match "racing: rmmod nvidia both went through and was refused" "$(cat racer.out)" 'rmmod ok=[1-9][0-9]* refused=[1-9]'
+record "racing: $cycles enable/disable cycles, armed in $armed; $(cat racer.out)"
 grep -q '^nvidia ' /proc/modules && rmmod_retry nvidia
 run p2pctl disable
 expect_match "disabled at rest" "$(raw)" '^state=0 .*hooks=0 live=0 .*driver= '
@@ -147,10 +163,38 @@ run p2pctl disable
 run rmmod nvidia
 
 echo "== 5. every fail_gh100 body"
+# What each failing body must lead to, from the stand-in's driver code
+# (tests/standin/nv-kernel.c), not from a run: the statuses of create,
+# map (with its aperture), unmap and destroy ("-": not reached), and
+# whether the driver keeps a BAR1 mapping afterwards (1: its error path
+# does not undo it, and the ledger must say so too).
+#   - the create bodies (ForBar1P2P, the HAL's CreateP2PMapping) fail
+#     with 0xffff (the injected NV_ERR_GENERIC) and nothing is mapped;
+#   - GetBar1P2PDmaInfo fails after the BAR1 mapping was made: create
+#     returns 0xffff and the driver keeps the mapping;
+#   - IsPcieBar1P2PMappingSupported failing makes the pair unsupported:
+#     create returns NV_ERR_NOT_SUPPORTED (0x56);
+#   - HasPcieBar1P2PMapping failing makes the driver think there is no
+#     BAR1 mapping: the peer is mapped through PEER (NVLink-style) PTEs;
+#   - the remove bodies fail on destroy (0xffff) and the mapping stays;
+#   - dmaAllocBar1P2PMapping fails the map (0xffff, no aperture).
+expect_fault() {	# BODY: the expected "create:... map:... unmap:... destroy:..." and busy
+	case $1 in
+	kbusCreateP2PMappingForBar1P2P_GH100) echo "create:0xffff|0" ;;
+	kbusRemoveP2PMappingForBar1P2P_GH100) echo "create:0x0 map:0x0/SYS_NONCOH unmap:0x0 destroy:0xffff|1" ;;
+	kbusGetBar1P2PDmaInfo_GH100) echo "create:0xffff|1" ;;
+	kbusHasPcieBar1P2PMapping_GH100) echo "create:0x0 map:0x0/PEER unmap:0x0 destroy:0x0|0" ;;
+	kbusIsPcieBar1P2PMappingSupported_GH100) echo "create:0x56|0" ;;
+	kbusCreateP2PMapping_GH100) echo "create:0xffff|0" ;;
+	kbusRemoveP2PMapping_GH100) echo "create:0x0 map:0x0/SYS_NONCOH unmap:0x0 destroy:0xffff|1" ;;
+	dmaAllocBar1P2PMapping_GH100) echo "create:0x0 map:0xffff/ destroy:0x0|0" ;;
+	esac
+}
 for f in kbusCreateP2PMappingForBar1P2P_GH100 kbusRemoveP2PMappingForBar1P2P_GH100 \
 	 kbusGetBar1P2PDmaInfo_GH100 kbusHasPcieBar1P2PMapping_GH100 \
 	 kbusIsPcieBar1P2PMappingSupported_GH100 kbusCreateP2PMapping_GH100 \
 	 kbusRemoveP2PMapping_GH100 dmaAllocBar1P2PMapping_GH100; do
+	want=$(expect_fault $f)
 	run p2pctl enable
 	run insmod $NV gpus="$G" fail_gh100=$f
 	res=
@@ -170,10 +214,14 @@ for f in kbusCreateP2PMappingForBar1P2P_GH100 kbusRemoveP2PMappingForBar1P2P_GH1
 		res="$res destroy:$(kv status "$out")"
 	fi
 	echo "$f: $res"
+	expect_eq "$f: results" "$res" "${want%|*}"
+	expect_eq "$f: the driver keeps a BAR1 mapping" "$(standin_busy)" "${want#*|}"
 	consistent "$f: after teardown"
+
 	if [ "$(ledger_busy)" = 1 ]; then
 		# The driver kept a mapping it could not remove: disable must refuse.
-		expect_fail "$f: disable refused while the driver holds a mapping" p2pctl disable
+		expect_refused "$f: disable refused while the driver holds a mapping" \
+			'busy: live BAR1 peer mappings: GPU0-GPU1 \(1\)' p2pctl disable
 		run rmmod nvidia
 		expect_match "$f: nvidia gone, ledger dropped" "$(raw)" ' live=0 '
 		run p2pctl disable

@@ -43,12 +43,15 @@ for v in 580.159.04 595.45.04; do
 
 	st=$(p2pctl status)
 	echo "$st"
-	expect_match "$v ledger" "$st" 'GPU0.*GPU1'
+	# The ledger's rows (not its header): the pair's BAR1 mapping at
+	# GPU1's DMA base, and GPU0's window onto GPU1.
+	expect_line "$v ledger: the pair's BAR1 mapping" "$st" \
+		"^0 +1 +pcie-bar1 +1 +$(printf 0x%x "$base") "
+	expect_line "$v ledger: the BAR1 window" "$st" '^0 +1 +bar1-window +1 '
 
 	# Live mappings: disable and rmmod refused, nothing changes.
-	out=$(p2pctl disable 2>&1) && fail "$v disable with live mappings succeeded"
-	expect_match "$v disable busy" "$out" 'GPU0'
-	expect_fail "$v rmmod busy" rmmod p2p_shim
+	expect_refused "$v disable busy" 'busy: live BAR1 peer mappings: GPU0-GPU1 \(1\)' p2pctl disable
+	expect_refused "$v rmmod busy" "$RMMOD_BUSY" rmmod p2p_shim
 	expect_match "$v still armed" "$(p2pctl status)" 'armed'
 
 	for m in $maps; do run nvflow unmap "$m" >/dev/null; done

@@ -26,8 +26,9 @@ expect_match "stubs back" "$st" 'kbusIsPcieBar1P2PMappingSupported_d69453 +redir
 out=$(nvflow caps 0 1)
 expect_eq "no mailbox offer: connectivity" "$(kv connectivity "$out")" unknown
 expect_eq "no mailbox offer: read" "$(kv read "$out")" NOT_SUPPORTED
-expect_fail "rmmod refused while the guard is needed" rmmod p2p_shim
-expect_fail "no dry run over forced GPUs" p2pctl enable --dry-run
+expect_refused "rmmod refused while the guard is needed" "$RMMOD_BUSY" rmmod p2p_shim
+expect_refused "no dry run over forced GPUs" \
+	"carry p2p-shim's ForceP2P: a dry run would leave them without the caps guard" p2pctl enable --dry-run
 
 echo "== enable again takes over"
 run p2pctl enable

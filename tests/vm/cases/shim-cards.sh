@@ -15,8 +15,10 @@
 # is reported OK that fails to map or maps the wrong memory.  570-575 force
 # only where the profile feeds the UVM fix from native-slot pairs (GB20x
 # has the driver's own BAR1 slots there: issue 13 item 4); without it the
-# 5090 gets the stock answer and status says why.  p2pctl status shows each
-# GPU's static BAR1.
+# 5090 gets the stock answer and status says why.  Every version here
+# forces: gen-a1 (570) and gen-a2 (575) carry A5, which feeds that fix
+# (docs/hooks.md), gen-b (580, 595) forces always; decided here, never from
+# the module's status.  p2pctl status shows each GPU's static BAR1.
 . /cases/lib.sh
 
 G='GB202@0000:01:00.0,vram=32607M,fb=32G,bar1=0x4000000000/32G'
@@ -29,10 +31,10 @@ G="$G;GA102@0000:07:00.0,vram=24G,bar1=0x7000000000/32G"
 G="$G;AD102@0000:08:00.0,vram=24G,bar1=0xf0000000/256M"
 BAR1_1=0x4800000000 BAR1_4=0x6000000000 BAR1_6=0x7000000000
 
-# want VERSION A B: what pair A-B must get (force: 5090 static BAR1 forced)
+# want VERSION A B: what pair A-B must get (the 5090s' static BAR1 forced)
 want() {
 	case "$2-$3" in
-	0-1|0-4) [ "$force" = 1 ] && echo pcie_bar1 || echo unknown ;;
+	0-1|0-4) echo pcie_bar1 ;;
 	4-6) echo pcie_bar1 ;;
 	3-4) case $1 in 57*) echo unknown ;; *) echo pcie_bar1 ;; esac ;;
 	*) echo unknown ;;
@@ -48,11 +50,6 @@ for v in 570.148.08 575.64.05 580.159.04 595.45.04; do
 	run insmod /lib/p2p-shim/p2p-shim.ko
 	run p2pctl enable
 	run insmod /lib/standin/$v/nvidia.ko gpus="$G"
-	force=1
-	case $v in
-	57*) p2pctl status | grep -q '^kbusCreateP2PMappingForBar1P2P_GH100 ' || force=0 ;;
-	esac
-	echo "5090 forced: $force"
 	state=$(nvflow state)
 	for g in 0 1 2 3 4 5 6 7; do
 		expect_eq "$v GPU$g initialised" "$(kv gpu$g.init "$state")" ok
@@ -89,19 +86,10 @@ for v in 570.148.08 575.64.05 580.159.04 595.45.04; do
 
 	st=$(p2pctl status)
 	echo "$st"
-	if [ $force = 1 ]; then
-		expect_match "$v 5090: forced" "$(gpu_row "$st" 0)" '^0 +forced +usable +32768 MiB +32607 MiB +0 MiB +forced by p2p-shim'
-	else
-		expect_match "$v 5090: not forced" "$(gpu_row "$st" 0)" '^0 +off +no .*native BAR1 slots'
-	fi
+	expect_match "$v 5090: forced" "$(gpu_row "$st" 0)" '^0 +forced +usable +32768 MiB +32607 MiB +0 MiB +forced by p2p-shim'
 	expect_match "$v 4090: the driver's" "$(gpu_row "$st" 4)" '^4 +on +usable +32768 MiB .*the driver.s rule'
-	if [ $force = 1 ]; then
-		expect_match "$v 4090D: too small" "$(gpu_row "$st" 5)" '^5 +off +no .*cannot hold the client FB 49152 MiB'
-		expect_match "$v 256M: too small" "$(gpu_row "$st" 7)" '^7 +off +no +256 MiB .*smaller than any such GPU.s memory'
-	else
-		expect_match "$v 4090D: not tried" "$(gpu_row "$st" 5)" '^5 +off +no .*native BAR1 slots'
-		expect_match "$v 256M: not tried" "$(gpu_row "$st" 7)" '^7 +off +no +256 MiB .*native BAR1 slots'
-	fi
+	expect_match "$v 4090D: too small" "$(gpu_row "$st" 5)" '^5 +off +no .*cannot hold the client FB 49152 MiB'
+	expect_match "$v 256M: too small" "$(gpu_row "$st" 7)" '^7 +off +no +256 MiB .*smaller than any such GPU.s memory'
 	case $v in
 	57*)
 		expect_match "$v 5090 display: console" "$(gpu_row "$st" 2)" '^2 +off +no .*console'
@@ -113,7 +101,7 @@ for v in 570.148.08 575.64.05 580.159.04 595.45.04; do
 		;;
 	esac
 	js=$(p2pctl status --json | tr -d '\n')
-	[ $force = 1 ] && expect_match "$v json: GPU0 forced" "$js" \
+	expect_match "$v json: GPU0 forced" "$js" \
 		'"instance": *0, *"static_bar1": *"forced", *"forced_by_shim": *true, *"p2p_usable": *true'
 	expect_match "$v json: GPU5 off" "$js" '"instance": *5, *"static_bar1": *"off", *"forced_by_shim": *false, *"p2p_usable": *false'
 

@@ -4,7 +4,7 @@
 # disable, and the documented exit codes.
 . /cases/lib.sh
 
-expect_fail "status without the module" p2pctl status
+expect_refused "status without the module" 'status: .*(not loaded|No such file)' p2pctl status
 p2pctl status >/dev/null 2>&1; expect_eq "exit code: module not loaded" $? 3
 
 run insmod /lib/standin/580.159.04/nvidia.ko

@@ -44,7 +44,7 @@ for i in 0 5 12; do
 	expect_eq "after failed enable $i: no mailbox offer" "$(kv connectivity "$out")" unknown
 	expect_eq "after failed enable $i: read" "$(kv read "$out")" NOT_SUPPORTED
 	expect_eq "after failed enable $i: references" "$(refcnt)" 2
-	expect_fail "after failed enable $i: rmmod refused" rmmod p2p_shim
+	expect_refused "after failed enable $i: rmmod refused" "$RMMOD_BUSY" rmmod p2p_shim
 done
 echo -1 >$P/fault_install
 

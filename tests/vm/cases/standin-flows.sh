@@ -13,7 +13,8 @@ expect_eq "local pte (ver2)" "$(kv pte "$out")" 0x0000000000020001
 out=$(nvflow sysmem 1 0x12345000 0x1000)
 expect_eq "sysmem aperture" "$(kv aperture "$out")" SYS_COH
 expect_eq "sysmem pte (ver2)" "$(kv pte "$out")" 0x0000000001234505
-expect_fail "unaligned offset is a usage error" nvflow local 0 0x1000 0x10000
+expect_refused "unaligned offset refused" 'error=Invalid argument' nvflow local 0 0x1000 0x10000
+expect_eq "unaligned offset: usage exit" "$(nvflow local 0 0x1000 0x10000 >/dev/null 2>&1; echo $?)" 2
 expect_eq "bad command exit" "$(nvflow frobnicate >/dev/null 2>&1; echo $?)" 2
 expect_eq "bad object exit" "$(nvflow destroy 7 >/dev/null 2>&1; echo $?)" 2
 expect_eq "bad gpu exit" "$(nvflow caps 0 5 >/dev/null 2>&1; echo $?)" 2

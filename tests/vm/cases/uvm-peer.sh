@@ -9,18 +9,6 @@
 # UVM knows BAR1 pairs) is unchanged by p2p-shim on Hopper and GB20x.
 . /cases/lib.sh
 A='AD102@0000:01:00.0,vram=24G,bar1=0x4000000000/32G;AD102@0000:02:00.0,vram=24G,bar1=0x6000000000/32G'
-CTL=/sys/kernel/debug/nvidia-uvm-standin/ctl
-
-# uvm CMD...: one command to the stand-in nvidia-uvm, its answer on stdout.
-uvm() {
-	exec 3<>$CTL
-	if ! printf '%s' "$*" >&3; then
-		exec 3>&-
-		return 1
-	fi
-	cat <&3
-	exec 3>&-
-}
 
 hex() { printf 0x%x "$1"; }
 
@@ -106,10 +94,8 @@ for v in 570.148.08 575.64.05 580.159.04; do
 	expect_eq "$v GB203 pte aperture (SYSTEM_COHERENT)" "$(kv pte_aperture "$out")" 2
 	expect_eq "$v GB203 pte sys address" "$(kv pte_addr_sys "$out")" "$(hex $((base + 0x200000)))"
 	# nvidia-uvm holds tags only our hooks convert: no disable meanwhile.
-	if p2pctl disable >/dev/null 2>&1; then
-		fail "$v GB203: disable went through while nvidia-uvm holds the pair's tags"
-	fi
-	echo "ok: $v GB203: disable refused while nvidia-uvm holds the pair's tags"
+	expect_refused "$v GB203: disable refused while nvidia-uvm holds the pair's tags" \
+		'busy: live BAR1 peer mappings: ' p2pctl disable
 	expect_eq "$v GB203 disable peer access" "$(kv status "$(uvm disable 0 1)")" 0x0
 	run rmmod nvidia-uvm
 	run p2pctl disable
@@ -127,7 +113,8 @@ run uvm register 0 >/dev/null
 run uvm register 1 >/dev/null
 expect_eq "late enable: enable peer access" "$(kv status "$(uvm enable 0 1)")" 0x0
 check_pairs "580 late"
-expect_fail "disable refused while UVM peers hold the pair" p2pctl disable
+expect_refused "disable refused while UVM peers hold the pair" \
+	'busy: live BAR1 peer mappings: ' p2pctl disable
 run rmmod nvidia-uvm
 run p2pctl disable
 run rmmod nvidia
@@ -145,9 +132,20 @@ run uvm register 0 >/dev/null
 run uvm register 1 >/dev/null
 out=$(uvm enable 0 1)
 echo "$out" | tr '\n' ' '; echo
+expect_eq "dry run: enable peer access" "$(kv status "$out")" 0x0
+expect_eq "dry run: link" "$(kv link "$out")" pcie
 expect_no_match "dry run: no tag handed out" "$out" 'peer_ids=0x[89a-f][0-9a-f]'
-[ "$(kv status "$out")" = 0x0 ] && run uvm disable 0 1 >/dev/null
-expect_match "dry run: caps hook counted" "$(p2pctl status)" 'nvidia:nvUvmInterfaceGetP2PCaps +count +installed'
+# The stock driver's answer for this registry (ForceP2P, no BAR1 P2P of
+# its own): a mailbox pair, peer id 0 both ways, PEER PTEs.
+expect_eq "dry run: stock peer ids" "$(kv peer_ids "$out")" 0x0,0x0
+out=$(uvm map 0 1 0x200000)
+echo "$out" | tr '\n' ' '; echo
+expect_eq "dry run: stock peer id (untagged)" "$(kv aperture "$out")" 0
+expect_eq "dry run: stock PEER PTE" "$(kv pte_aperture "$out")" 1
+
+expect_eq "dry run: disable peer access" "$(kv status "$(uvm disable 0 1)")" 0x0
+expect_match "dry run: caps hook counted" "$(p2pctl status)" 'nvidia:nvUvmInterfaceGetP2PCaps +count +installed +[1-9]'
+
 run rmmod nvidia-uvm
 run rmmod nvidia
 run p2pctl disable

@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: GPL-2.0
+# A forced static-BAR1 decision in flight during disable (issue 21 item 6;
+# lifecycle spec: disable while a GPU is between the forced
+# kbusIsStaticBar1Supported answer and the return of its
+# kbusEnableStaticBar1Mapping -> EBUSY "GPU N is initialising (static BAR1
+# being forced): try again", stays armed).  An RTX 5090 pair on 580: the
+# driver's rule says no, p2p-shim forces it (docs/cards.md).  GPU 0's
+# re-initialisation is parked between the forced decision and the enable.
+. /cases/lib.sh
+
+G='GB202@0000:01:00.0,vram=32607M,fb=32G,bar1=0x4000000000/32G;GB202@0000:02:00.0,vram=32607M,fb=32G,bar1=0x4800000000/32G'
+gpu_row() { echo "$1" | grep -E "^$2 +(on|off|forced|failed|unknown) "; }
+
+trap release_and_unload EXIT
+
+run insmod /lib/p2p-shim/p2p-shim.ko enable=1
+run insmod /lib/standin/580.159.04/nvidia.ko gpus="$G"
+st=$(p2pctl status)
+expect_match "GPU 0 forced at load" "$(gpu_row "$st" 0)" '^0 +forced '
+
+echo "== GPU 0 re-initialises; parked after the forced decision"
+run nvflow hold sb1
+nvflow reinit 0 >reinit.out 2>&1 &
+rpid=$!
+run nvflow wait-held sb1 1 30
+klog_mark
+out=$(p2pctl disable 2>&1)
+rc=$?
+echo "$out"
+[ $rc -ne 0 ] || fail "disable went through with a forced decision in flight: $out"
+expect_eq "refused: busy (exit 1)" "$rc" 1
+expect_match "refused: GPU 0 initialising" "$out" 'GPUs? (0|0x0*1) .*initialising'
+expect_no_match "not blamed on peer mappings (there are none)" "$out" 'live BAR1 peer mappings|stop the processes'
+expect_match "still armed" "$(p2pctl status)" 'state: +armed'
+
+echo "== release: GPU 0 initialises with static BAR1"
+run nvflow release sb1
+wait $rpid || fail "reinit 0 failed: $(cat reinit.out)"
+out=$(cat reinit.out)
+expect_eq "GPU 0 initialised" "$(kv status "$out")" 0x0
+expect_eq "GPU 0 static BAR1" "$(kv static_bar1 "$out")" 1
+st=$(p2pctl status)
+echo "$st"
+expect_match "GPU 0 forced again" "$(gpu_row "$st" 0)" '^0 +forced '
+expect_eq "BAR1 P2P" "$(kv connectivity "$(nvflow caps 0 1)")" pcie_bar1
+
+echo "== disable now works: residual (the GPUs carry ForceP2P)"
+run p2pctl disable
+st=$(p2pctl status)
+echo "$st"
+expect_match "residual" "$st" 'state: +residual'
+expect_eq "stock answer in residual" "$(kv connectivity "$(nvflow caps 0 1)")" unknown
+run nvflow reinit 0 >/dev/null
+run nvflow reinit 1 >/dev/null
+sleep 1
+expect_match "disabled once the GPUs re-initialised" "$(p2pctl status)" 'state: +disabled'
+run rmmod nvidia
+run rmmod p2p_shim
