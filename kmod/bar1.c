@@ -10,6 +10,12 @@
  * guard on p2pGetCapsStatus.  Which GPU carries which setting is kept in
  * gpus.c.
  *
+ * Other policies it calls, because the path runs through here: sbar1.c,
+ * whose records the caps guard judges (p2ps_sb1_states), and which learns
+ * the user's RMForceStaticBar1 from the registry hook and gen 0's static
+ * BAR1 teardown from its wrapper; uvm_peer.c, told of each new pair by the
+ * create wrapper (nvidia-uvm asks the pair's caps right after creating it).
+ *
  * Every driver function called from here is a HAL body the driver itself
  * reaches through its NVOC tables, so it keeps its ENDBR on IBT kernels;
  * p2ps_resolve() checks that before arming.

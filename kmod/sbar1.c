@@ -46,6 +46,11 @@
  *
  * 565 decides before the console and mailbox exist (NvBool, 3 arguments):
  * observed only.
+ *
+ * A forced decision counts itself as one of bar1.c's wrappers
+ * (p2ps_bar1_enter): one closing gate then stops new forcing and new BAR1
+ * mappings alike while a disable decides, and the disable sees a forcing
+ * in flight (p2ps_sb1_forcing).  The rules themselves are sb1rule.c's.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
