@@ -418,6 +418,22 @@ struct enable_call {
 };
 static_assert(sizeof(struct enable_call) <= P2PS_RET_DATA_SIZE);
 
+/*
+ * Why a driver's "no" may not be about size, where BAR1 has room to spare
+ * (kern_bus_tu102.c's kbusIsStaticBar1Supported_TU102): 575's default
+ * RMForceStaticBar1 is DISABLE; 580.82.07 and later refuse on a vGPU host,
+ * 580 and later in confidential computing.
+ */
+static const char *not_size_cause(unsigned int major)
+{
+	if (major >= 580)
+		return " (vGPU host or confidential computing?)";
+	if (major >= 575)
+		return ": 575 leaves static BAR1 off unless RMForceStaticBar1 is set "
+		       "(registry_defaults=0: p2pctl config --registry sets it per device)";
+	return "";
+}
+
 static void p2ps_sb1_enable_entry(void *data, struct pt_regs *regs)
 {
 	struct enable_call *c = data;
@@ -459,9 +475,9 @@ static const char *p2ps_sb1_enable_return(void *data, struct pt_regs *regs)
 			st = NV_ERR_NOT_SUPPORTED;
 			g->state = P2PS_SB1_OFF;
 			if (g->gated && g->not_size)
-				why(g, "the driver's rule says no although BAR1 %llu MiB holds the client FB "
-				    "%llu MiB with room to spare (vGPU host or confidential computing?): "
-				    "not forced", mib(g->bar1_size), mib(g->client_fb));
+				why(g, "the driver's rule says no%s; BAR1 %llu MiB holds the client FB "
+				    "%llu MiB with room to spare: not forced", not_size_cause(major),
+				    mib(g->bar1_size), mib(g->client_fb));
 			else if (g->gated)
 				why(g, "the driver's rule says no; BAR1 %llu MiB cannot hold the client FB "
 				    "%llu MiB at %llu MiB plus %u MiB: not forced",

@@ -121,6 +121,21 @@ run p2pctl disable
 run rmmod nvidia
 run rmmod p2p_shim
 
+echo "== 575 without p2p-shim's registry defaults: its default DISABLE says no"
+# The user sets the BAR1 P2P type but not RMForceStaticBar1: a 4090 has
+# room to spare, so it is not forced, and status names the key (it said
+# "vGPU host or confidential computing?", which 575 does not check).
+run insmod /lib/p2p-shim/p2p-shim.ko registry_defaults=0
+run p2pctl enable
+run insmod /lib/standin/575.64.05/nvidia.ko gpus="$G" NVreg_RegistryDwords="RMPcieP2PType=1"
+st=$(p2pctl status)
+expect_match "575 defaults off: 4090 not forced" "$(gpu_row "$st" 4)" \
+	'^4 +off +no .*575 leaves static BAR1 off unless RMForceStaticBar1 is set.*room to spare: not forced'
+expect_no_match "575 defaults off: no vGPU guess" "$st" 'vGPU host'
+run p2pctl disable
+run rmmod nvidia
+run rmmod p2p_shim
+
 echo "== the user's RMForceStaticBar1 wins (580: 0 on every GPU)"
 run insmod /lib/p2p-shim/p2p-shim.ko
 run p2pctl enable
