@@ -245,7 +245,6 @@ void p2ps_ledger_forget_gpu(struct OBJGPU *gpu)
 	struct ledger_entry *e, *tmp;
 	unsigned long flags;
 	LIST_HEAD(gone);
-	LIST_HEAD(gone_native);
 
 	if (!gpu)
 		return;
@@ -262,7 +261,7 @@ void p2ps_ledger_forget_gpu(struct OBJGPU *gpu)
 			continue;
 		if (e->held)
 			account(-1);
-		list_move(&e->node, &gone_native);
+		list_move(&e->node, &gone);
 	}
 	spin_unlock_irqrestore(&ledger_lock, flags);
 	list_for_each_entry_safe(e, tmp, &gone, node) {
@@ -272,9 +271,6 @@ void p2ps_ledger_forget_gpu(struct OBJGPU *gpu)
 		p2ps_event_mapping(P2PS_EV_MAPPING_REMOVED, &e->ev);
 		kfree(e);
 	}
-	/* The driver's own pairs: never reported, so nothing to say. */
-	list_for_each_entry_safe(e, tmp, &gone_native, node)
-		kfree(e);
 }
 
 void p2ps_ledger_native_reset(void)
