@@ -191,8 +191,9 @@ bool p2ps_sb1_bar1p2p_type(const struct p2ps_sb1_keys *k)
  * (gen-0) have no RMForceStaticBar1: kbusInitBar1_GM107 asks the HAL
  * kbusIsBar1P2PCapable (550.163.01 kern_bus_gm107.c L1011), which
  * p2p-shim's hook Z1 points at _GH100 (kern_bus_gh100.c L1119-1149): yes
- * when RMForceP2PType=2 and BAR1 VA - 128 KiB holds VRAM rounded up to
- * 2 MiB; the mapping then goes at BAR1 offset 0 (Z2), as in 565 before the
+ * when RMForceP2PType=2 and BAR1 VA - 128 KiB holds the usable VRAM
+ * (Ram.fbUsableMemSize, L1129: VRAM less GSP-RM's reserved regions)
+ * rounded up to 2 MiB; the mapping then goes at BAR1 offset 0 (Z2), as in 565 before the
  * console (docs/hooks.md, Gen 0): kbusInitBar1_GM107 asks before it maps
  * the console and preserves the console mapping only when the answer is no
  * (as read in the 550.54.15-based tinygrad fork's kern_bus_gm107.c, which
@@ -222,6 +223,20 @@ void p2ps_sb1_driver_rule(const struct p2ps_sb1_keys *k, long force, uint64_t ba
 			return;
 		}
 		if (va < 128 * P2PS_KiB || va - 128 * P2PS_KiB < fb_al) {
+			/*
+			 * The driver compares Ram.fbUsableMemSize: VRAM less
+			 * what GSP-RM reserves, which only it knows.  Where
+			 * BAR1 holds the client FB (about the usable size) but
+			 * not the whole VRAM, as on a 16 GiB card with a
+			 * 16 GiB BAR1, the answer is its own.
+			 */
+			if (va >= 128 * P2PS_KiB && va - 128 * P2PS_KiB >= UP(cfb, SZ2M)) {
+				o->v = P2PS_PRED_UNKNOWN;
+				snprintf(o->why, sizeof(o->why),
+					 "550/560 rule: BAR1 (%llu MiB) minus 128 KiB holds VRAM (%llu MiB) only less what GSP-RM reserves, which decides (p2pctl status shows the answer)",
+					 MB(bar1), MB(fb_al));
+				return;
+			}
 			o->v = P2PS_PRED_NO;
 			snprintf(o->why, sizeof(o->why),
 				 "550/560 rule: BAR1 (%llu MiB) minus 128 KiB can't hold VRAM (%llu MiB)",

@@ -33,6 +33,8 @@ static const struct card rtx4090 = { "RTX 4090", 32 * GiB, 24576 * MiB, 24564 * 
 static const struct card rtx3090 = { "RTX 3090", 32 * GiB, 24576 * MiB, 24576 * MiB };
 static const struct card rtx4090d48 = { "RTX 4090 D 48 GiB", 32 * GiB, 49152 * MiB, 49152 * MiB };
 static const struct card small_bar = { "256 MiB BAR1", 256 * MiB, 24576 * MiB, 24564 * MiB };
+/* a 16 GiB card with Resizable BAR (nvidia-smi's total as client FB: an estimate) */
+static const struct card bar1_is_vram = { "16 GiB, BAR1 16 GiB", 16 * GiB, 16384 * MiB, 16376 * MiB };
 
 static const unsigned int majors[] = { 550, 565, 570, 575, 580, 590, 595 };
 
@@ -262,7 +264,14 @@ static void test_gen0(void **state)
 	k.user_force_p2p_type = 0;
 	assert_int_equal(predict(550, &rtx4090, false, &k), P2PS_PRED_NO);
 	/* no RMForceStaticBar1 on 550/560, no forcing by p2p-shim */
-	assert_int_equal(predict(550, &rtx5090, false, NULL), P2PS_PRED_NO);
+	assert_int_equal(predict(550, &rtx4090d48, false, NULL), P2PS_PRED_NO);
+	assert_int_equal(predict(550, &small_bar, false, NULL), P2PS_PRED_NO);
+	/*
+	 * BAR1 the size of VRAM: the driver compares its usable VRAM (less
+	 * GSP-RM's reserve), which doctor cannot know: not a no.
+	 */
+	assert_int_equal(predict(550, &bar1_is_vram, false, NULL), P2PS_PRED_UNKNOWN);
+	assert_int_equal(predict(560, &rtx5090, false, NULL), P2PS_PRED_UNKNOWN);
 }
 
 /* A caps query that returned PCIE_BAR1 (or PROPRIETARY) for the set @g. */
