@@ -11,7 +11,7 @@
  * gpus.c.
  *
  * Other policies it calls, because the path runs through here: sbar1.c,
- * whose records the caps guard judges (p2ps_sb1_states), and which learns
+ * whose records the caps guard judges (p2ps_sb1_gather), and which learns
  * the user's RMForceStaticBar1 from the registry hook and gen 0's static
  * BAR1 teardown from its wrapper; uvm_peer.c, told of each new pair by the
  * create wrapper (nvidia-uvm asks the pair's caps right after creating it).
@@ -459,25 +459,21 @@ void p2ps_bar1_guard_only(bool on)
 	WRITE_ONCE(guard_only, on);
 }
 
-/*
- * A caps answer the guard may change: the set's records, judged by
- * sb1rule.c.  Apart, so that the records' room (NV_MAX_DEVICES entries) is
- * on the stack only for such answers.
- */
-static noinline void caps_judge(struct caps_call *c)
+static const char *p2ps_caps_return(void *data, struct pt_regs *regs)
 {
-	struct p2ps_caps_gpu gpus[NV_MAX_DEVICES];
-	struct p2ps_caps_in in = {
-		.connectivity = *c->connectivity,
-		.forced = true,
-		.guard_only = READ_ONCE(guard_only),
-		.watch_static_bar1 = READ_ONCE(watch_static_bar1),
-		.nr = hweight32(c->mask),
-		.gpu = gpus,
-	};
+	struct caps_call *c = data;
+	struct p2ps_caps_in in = { .forced = true };
 
+	if ((u32)regs_return_value(regs) != NV_OK || !c->connectivity || !c->read || !c->write)
+		return NULL;
+	/* Only an answer the guard may change needs the set's records. */
+	if (!p2ps_caps_guarded(*c->connectivity, p2ps_gpus_forced_in(c->mask)))
+		return NULL;
+	in.connectivity = *c->connectivity;
+	in.guard_only = READ_ONCE(guard_only);
+	in.watch_static_bar1 = READ_ONCE(watch_static_bar1);
 	/* The rule is sb1rule.c's; the records are sbar1.c's. */
-	in.n = p2ps_sb1_states(c->mask, gpus);
+	p2ps_sb1_gather(c->mask, &in.set);
 	switch (p2ps_caps_verdict(&in)) {
 	case P2PS_CAPS_STOCK_IOH:
 		/* The IOH check ForceP2P skipped (sbar1.c). */
@@ -491,16 +487,6 @@ static noinline void caps_judge(struct caps_call *c)
 	case P2PS_CAPS_KEEP:
 		break;
 	}
-}
-
-static const char *p2ps_caps_return(void *data, struct pt_regs *regs)
-{
-	struct caps_call *c = data;
-
-	if ((u32)regs_return_value(regs) != NV_OK || !c->connectivity || !c->read || !c->write)
-		return NULL;
-	if (p2ps_caps_guarded(*c->connectivity, p2ps_gpus_forced_in(c->mask)))
-		caps_judge(c);
 	return NULL;
 }
 

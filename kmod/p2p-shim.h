@@ -247,7 +247,7 @@ void p2ps_sb1_forget(unsigned int instance);
 void p2ps_sb1_attach(unsigned int instance, const void *arg);
 void p2ps_sb1_user_key(void);
 void p2ps_sb1_torn_down(struct OBJGPU *gpu);
-unsigned int p2ps_sb1_states(u32 mask, struct p2ps_caps_gpu *out);
+void p2ps_sb1_gather(u32 mask, struct p2ps_caps_set *set);
 void p2ps_sb1_flush(void);
 u32 p2ps_sb1_forcing(void);
 bool p2ps_sb1_report(unsigned int instance, struct p2ps_gpu_report *r);

@@ -7,7 +7,8 @@
  *
  * kmod/sbar1.c keeps the per-GPU record (what the hooks observed) under its
  * lock and asks p2ps_sb1_no_force() and p2ps_sb1_gate(); kmod/bar1.c asks
- * p2ps_caps_verdict() with a snapshot of the set's records.  The doctor
+ * p2ps_caps_verdict() with what sbar1.c gathered of the set's records
+ * (p2ps_caps_add()).  The doctor
  * (lib/doctor_sbar1.c) predicts the driver's own rule with
  * p2ps_sb1_driver_rule() and p2p-shim's forcing with p2ps_sb1_shim_rule().
  * docs/cards.md has the driver's rules per version, with source lines.
@@ -468,34 +469,37 @@ bool p2ps_caps_guarded(uint32_t connectivity, bool forced)
 			  connectivity == P2P_CONNECTIVITY_PCIE_BAR1);
 }
 
+bool p2ps_sb1_mapped(uint32_t sb1_state)
+{
+	return sb1_state == P2PS_SB1_ON || sb1_state == P2PS_SB1_FORCED;
+}
+
+void p2ps_caps_add(struct p2ps_caps_set *s, uint32_t sb1_state, uint64_t offset, uint64_t ioh)
+{
+	bool on = p2ps_sb1_mapped(sb1_state);
+
+	s->nr++;
+	s->unmapped |= !on;
+	s->unusable |= on && !p2ps_sb1_p2p_usable(offset);
+	if (!ioh)
+		return;
+	if (!s->ioh)
+		s->ioh = ioh;
+	else if (ioh != s->ioh)
+		s->ioh_split = true;
+}
+
 enum p2ps_caps_verdict p2ps_caps_verdict(const struct p2ps_caps_in *in)
 {
-	bool all_on = true, unusable = false;
-	uint64_t first = 0;
-	bool split = false;
-	unsigned int i;
+	const struct p2ps_caps_set *s = &in->set;
 
 	if (!p2ps_caps_guarded(in->connectivity, in->forced))
 		return P2PS_CAPS_KEEP;
-	for (i = 0; i < in->n; i++) {
-		const struct p2ps_caps_gpu *g = &in->gpu[i];
-		bool on = g->sb1_state == P2PS_SB1_ON || g->sb1_state == P2PS_SB1_FORCED;
-
-		all_on &= on;
-		if (on && !p2ps_sb1_p2p_usable(g->offset))
-			unusable = true;
-		if (!g->ioh)
-			continue;
-		if (!first)
-			first = g->ioh;
-		else if (g->ioh != first)
-			split = true;
-	}
-	if (split)
+	if (s->ioh_split)
 		return P2PS_CAPS_STOCK_IOH;
 	if (in->connectivity == P2P_CONNECTIVITY_PCIE_PROPRIETARY || in->guard_only)
 		return P2PS_CAPS_STOCK;
-	if ((in->watch_static_bar1 && (in->nr < 2 || !all_on)) || unusable)
+	if ((in->watch_static_bar1 && (s->nr < 2 || s->unmapped)) || s->unusable)
 		return P2PS_CAPS_STOCK;
 	return P2PS_CAPS_KEEP;
 }

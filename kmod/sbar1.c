@@ -199,26 +199,19 @@ void p2ps_sb1_flush(void)
 }
 
 /*
- * For the caps guard: the records of @mask's GPUs, into @out (room for
- * NV_MAX_DEVICES); returns how many.  sb1rule.c's p2ps_caps_verdict()
- * judges them.  This table is the one record of static BAR1 (the GPU
- * table keeps none).
+ * For the caps guard: the records of @mask's GPUs, read under the lock
+ * into @set for sb1rule.c's p2ps_caps_verdict().  This table is the one
+ * record of static BAR1 (the GPU table keeps none).
  */
-unsigned int p2ps_sb1_states(u32 mask, struct p2ps_caps_gpu *out)
+void p2ps_sb1_gather(u32 mask, struct p2ps_caps_set *set)
 {
 	unsigned long flags, bits = mask;
-	unsigned int n = 0;
 	int i;
 
 	spin_lock_irqsave(&sb1_lock, flags);
-	for_each_set_bit(i, &bits, NV_MAX_DEVICES) {
-		out[n].sb1_state = sb1[i].state;
-		out[n].offset = sb1[i].offset;
-		out[n].ioh = sb1[i].ioh;
-		n++;
-	}
+	for_each_set_bit(i, &bits, NV_MAX_DEVICES)
+		p2ps_caps_add(set, sb1[i].state, sb1[i].offset, sb1[i].ioh);
 	spin_unlock_irqrestore(&sb1_lock, flags);
-	return n;
 }
 
 /* gpumgrAttachGpu(gpuInstance, pAttachArg), at entry: BAR1 from the argument. */
@@ -513,7 +506,7 @@ void p2ps_sb1_torn_down(struct OBJGPU *gpu)
 	if (instance >= NV_MAX_DEVICES)
 		return;
 	spin_lock_irqsave(&sb1_lock, flags);
-	if (sb1[instance].state == P2PS_SB1_ON || sb1[instance].state == P2PS_SB1_FORCED) {
+	if (p2ps_sb1_mapped(sb1[instance].state)) {
 		sb1[instance].state = P2PS_SB1_OFF;
 		why(&sb1[instance], "torn down (the GPU is being shut down)");
 	}
@@ -562,8 +555,7 @@ bool p2ps_sb1_report(unsigned int instance, struct p2ps_gpu_report *r)
 		r->mailbox = g->mailbox;
 		r->client_fb = g->client_fb;
 		r->offset = g->offset;
-		r->p2p_usable = (g->state == P2PS_SB1_ON || g->state == P2PS_SB1_FORCED) &&
-				p2ps_sb1_p2p_usable(g->offset);
+		r->p2p_usable = p2ps_sb1_mapped(g->state) && p2ps_sb1_p2p_usable(g->offset);
 		strscpy(r->reason, g->reason, sizeof(r->reason));
 		if (g->state == P2PS_SB1_ON && !r->p2p_usable)
 			snprintf(r->reason, sizeof(r->reason),

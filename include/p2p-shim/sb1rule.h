@@ -153,24 +153,34 @@ void p2ps_sb1_driver_rule(const struct p2ps_sb1_keys *k, long force, uint64_t ba
 void p2ps_sb1_shim_rule(const struct p2ps_sb1_keys *k, uint64_t bar1, uint64_t cfb, bool console,
 			struct p2ps_sb1_pred_out *o);
 
+/* Whether static BAR1 in state @sb1_state (enum p2ps_sb1_state) is mapped. */
+bool p2ps_sb1_mapped(uint32_t sb1_state);
+
 /*
  * The caps guard's verdict on one caps query that returned NV_OK: whether
  * the pair (the GPU set) keeps the driver's answer or gets the stock one.
+ * What it needs of the set is gathered one GPU at a time, as the records
+ * are read (kmod/sbar1.c, under its lock): a few flags, not the records.
  */
-struct p2ps_caps_gpu {
-	uint32_t sb1_state;		/* enum p2ps_sb1_state */
-	uint64_t offset;		/* its static BAR1's offset */
-	uint64_t ioh;			/* 0: not below an Intel IOH root port; else the hub */
+struct p2ps_caps_set {
+	unsigned int nr;		/* GPUs added */
+	bool unmapped;			/* one has no static BAR1 mapped */
+	bool unusable;			/* one's static BAR1 is where BAR1 P2P cannot use it */
+	bool ioh_split;			/* they sit below root ports of two Intel I/O hubs */
+	uint64_t ioh;			/* the first hub seen; 0: none yet */
 };
+/*
+ * Add a GPU: its static BAR1 state (enum p2ps_sb1_state) and offset, and
+ * @ioh, 0 if it is not below an Intel IOH root port, else the hub.
+ */
+void p2ps_caps_add(struct p2ps_caps_set *s, uint32_t sb1_state, uint64_t offset, uint64_t ioh);
 
 struct p2ps_caps_in {
 	uint32_t connectivity;		/* P2P_CONNECTIVITY_* the driver answered */
 	bool forced;			/* a GPU of the set got ForceP2P from p2p-shim */
 	bool guard_only;		/* residual state: nothing but the guard is armed */
 	bool watch_static_bar1;		/* 550-570: the driver skipped the HAL check */
-	unsigned int nr;		/* GPUs in the set (bits of the mask) */
-	unsigned int n;			/* entries in gpu[] (the set's GPUs the table holds) */
-	const struct p2ps_caps_gpu *gpu;
+	struct p2ps_caps_set set;	/* the set's GPUs */
 };
 
 enum p2ps_caps_verdict {

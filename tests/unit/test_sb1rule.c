@@ -274,13 +274,30 @@ static void test_gen0(void **state)
 	assert_int_equal(predict(560, &rtx5090, false, NULL), P2PS_PRED_UNKNOWN);
 }
 
-/* A caps query that returned PCIE_BAR1 (or PROPRIETARY) for the set @g. */
-static enum p2ps_caps_verdict caps(uint32_t conn, bool forced, bool watch, unsigned int nr,
-				   const struct p2ps_caps_gpu *g, unsigned int n)
+/* A GPU's record: static BAR1 state and offset, and its Intel I/O hub (0: none). */
+struct rec {
+	uint32_t state;
+	uint64_t offset, ioh;
+};
+
+/* The first @n GPUs of @g, as sbar1.c gathers them. */
+static struct p2ps_caps_set set_of(const struct rec *g, unsigned int n)
+{
+	struct p2ps_caps_set s = { 0 };
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		p2ps_caps_add(&s, g[i].state, g[i].offset, g[i].ioh);
+	return s;
+}
+
+/* A caps query that returned PCIE_BAR1 (or PROPRIETARY) for the set of @n GPUs @g. */
+static enum p2ps_caps_verdict caps(uint32_t conn, bool forced, bool watch,
+				   const struct rec *g, unsigned int n)
 {
 	struct p2ps_caps_in in = {
 		.connectivity = conn, .forced = forced, .watch_static_bar1 = watch,
-		.nr = nr, .n = n, .gpu = g,
+		.set = set_of(g, n),
 	};
 	return p2ps_caps_verdict(&in);
 }
@@ -293,37 +310,37 @@ static enum p2ps_caps_verdict caps(uint32_t conn, bool forced, bool watch, unsig
  */
 static void test_caps(void **state)
 {
-	const struct p2ps_caps_gpu both[2] = { { P2PS_SB1_ON, 0, 0 }, { P2PS_SB1_ON, 0, 0 } };
-	const struct p2ps_caps_gpu mixed[2] = { { P2PS_SB1_FORCED, 0, 0 }, { P2PS_SB1_ON, 0, 0 } };
-	const struct p2ps_caps_gpu disp570[2] = { { P2PS_SB1_ON, 32 * MiB, 0 }, { P2PS_SB1_ON, 0, 0 } };
-	const struct p2ps_caps_gpu disp580[2] = { { P2PS_SB1_ON, 512 * MiB, 0 }, { P2PS_SB1_ON, 0, 0 } };
-	const struct p2ps_caps_gpu one_off[2] = { { P2PS_SB1_OFF, 0, 0 }, { P2PS_SB1_ON, 0, 0 } };
-	const struct p2ps_caps_gpu ioh2[2] = { { P2PS_SB1_ON, 0, 1 }, { P2PS_SB1_ON, 0, 0x81 } };
-	const struct p2ps_caps_gpu ioh1[2] = { { P2PS_SB1_ON, 0, 1 }, { P2PS_SB1_ON, 0, 1 } };
+	const struct rec both[2] = { { P2PS_SB1_ON, 0, 0 }, { P2PS_SB1_ON, 0, 0 } };
+	const struct rec mixed[2] = { { P2PS_SB1_FORCED, 0, 0 }, { P2PS_SB1_ON, 0, 0 } };
+	const struct rec disp570[2] = { { P2PS_SB1_ON, 32 * MiB, 0 }, { P2PS_SB1_ON, 0, 0 } };
+	const struct rec disp580[2] = { { P2PS_SB1_ON, 512 * MiB, 0 }, { P2PS_SB1_ON, 0, 0 } };
+	const struct rec one_off[2] = { { P2PS_SB1_OFF, 0, 0 }, { P2PS_SB1_ON, 0, 0 } };
+	const struct rec ioh2[2] = { { P2PS_SB1_ON, 0, 1 }, { P2PS_SB1_ON, 0, 0x81 } };
+	const struct rec ioh1[2] = { { P2PS_SB1_ON, 0, 1 }, { P2PS_SB1_ON, 0, 1 } };
 	const uint32_t bar1 = P2P_CONNECTIVITY_PCIE_BAR1, prop = P2P_CONNECTIVITY_PCIE_PROPRIETARY;
 	struct p2ps_caps_in in;
 
 	(void)state;
-	assert_int_equal(caps(bar1, true, true, 2, both, 2), P2PS_CAPS_KEEP);
-	assert_int_equal(caps(bar1, true, false, 2, mixed, 2), P2PS_CAPS_KEEP);
-	assert_int_equal(caps(bar1, true, true, 2, disp570, 2), P2PS_CAPS_STOCK);
-	assert_int_equal(caps(bar1, true, false, 2, disp570, 2), P2PS_CAPS_STOCK);
-	assert_int_equal(caps(bar1, true, false, 2, disp580, 2), P2PS_CAPS_KEEP);
+	assert_int_equal(caps(bar1, true, true, both, 2), P2PS_CAPS_KEEP);
+	assert_int_equal(caps(bar1, true, false, mixed, 2), P2PS_CAPS_KEEP);
+	assert_int_equal(caps(bar1, true, true, disp570, 2), P2PS_CAPS_STOCK);
+	assert_int_equal(caps(bar1, true, false, disp570, 2), P2PS_CAPS_STOCK);
+	assert_int_equal(caps(bar1, true, false, disp580, 2), P2PS_CAPS_KEEP);
 	/* 550-570 (watch): static BAR1 missing on one, or loopback */
-	assert_int_equal(caps(bar1, true, true, 2, one_off, 2), P2PS_CAPS_STOCK);
-	assert_int_equal(caps(bar1, true, false, 2, one_off, 2), P2PS_CAPS_KEEP);
-	assert_int_equal(caps(bar1, true, true, 1, both, 1), P2PS_CAPS_STOCK);
-	assert_int_equal(caps(bar1, true, false, 1, both, 1), P2PS_CAPS_KEEP);
+	assert_int_equal(caps(bar1, true, true, one_off, 2), P2PS_CAPS_STOCK);
+	assert_int_equal(caps(bar1, true, false, one_off, 2), P2PS_CAPS_KEEP);
+	assert_int_equal(caps(bar1, true, true, both, 1), P2PS_CAPS_STOCK);
+	assert_int_equal(caps(bar1, true, false, both, 1), P2PS_CAPS_KEEP);
 	/* not forced by p2p-shim: the driver's answer, whatever it is */
-	assert_int_equal(caps(bar1, false, true, 2, disp570, 2), P2PS_CAPS_KEEP);
-	assert_int_equal(caps(prop, false, true, 2, both, 2), P2PS_CAPS_KEEP);
+	assert_int_equal(caps(bar1, false, true, disp570, 2), P2PS_CAPS_KEEP);
+	assert_int_equal(caps(prop, false, true, both, 2), P2PS_CAPS_KEEP);
 	/* the mailbox path with ForceP2P: stock */
-	assert_int_equal(caps(prop, true, false, 2, both, 2), P2PS_CAPS_STOCK);
-	assert_int_equal(caps(P2P_CONNECTIVITY_UNKNOWN, true, true, 2, ioh2, 2), P2PS_CAPS_KEEP);
+	assert_int_equal(caps(prop, true, false, both, 2), P2PS_CAPS_STOCK);
+	assert_int_equal(caps(P2P_CONNECTIVITY_UNKNOWN, true, true, ioh2, 2), P2PS_CAPS_KEEP);
 	/* two Intel I/O hubs */
-	assert_int_equal(caps(bar1, true, false, 2, ioh2, 2), P2PS_CAPS_STOCK_IOH);
-	assert_int_equal(caps(prop, true, false, 2, ioh2, 2), P2PS_CAPS_STOCK_IOH);
-	assert_int_equal(caps(bar1, true, false, 2, ioh1, 2), P2PS_CAPS_KEEP);
+	assert_int_equal(caps(bar1, true, false, ioh2, 2), P2PS_CAPS_STOCK_IOH);
+	assert_int_equal(caps(prop, true, false, ioh2, 2), P2PS_CAPS_STOCK_IOH);
+	assert_int_equal(caps(bar1, true, false, ioh1, 2), P2PS_CAPS_KEEP);
 	/* what bar1.c asks before it gathers the records */
 	assert_true(p2ps_caps_guarded(bar1, true));
 	assert_true(p2ps_caps_guarded(prop, true));
@@ -331,7 +348,7 @@ static void test_caps(void **state)
 	assert_false(p2ps_caps_guarded(P2P_CONNECTIVITY_UNKNOWN, true));
 	/* the residual state: every forced BAR1 answer gets the stock one */
 	in = (struct p2ps_caps_in){ .connectivity = bar1, .forced = true, .guard_only = true,
-				    .nr = 2, .n = 2, .gpu = both };
+				    .set = set_of(both, 2) };
 	assert_int_equal(p2ps_caps_verdict(&in), P2PS_CAPS_STOCK);
 }
 
