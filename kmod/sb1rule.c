@@ -18,6 +18,7 @@
 #include <linux/string.h>
 #include <p2p-shim/uapi.h>
 #else
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <p2p-shim/uapi.h>
@@ -200,6 +201,28 @@ bool p2ps_sb1_bar1p2p_type(const struct p2ps_sb1_keys *k)
  * (as read in the 550.54.15-based tinygrad fork's kern_bus_gm107.c, which
  * differs there only by calling _GH100 directly).
  */
+/* @o's verdict @v, and why. */
+static __attribute__((format(printf, 3, 4)))
+void say(struct p2ps_sb1_pred_out *o, enum p2ps_sb1_pred v, const char *fmt, ...)
+{
+	va_list ap;
+
+	o->v = v;
+	va_start(ap, fmt);
+	vsnprintf(o->why, sizeof(o->why), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Whether BAR1 VA @va less the 128 KiB the driver keeps for SYSMEM doorbell
+ * mappings holds @size: kbusIsBar1P2PCapable_GH100's check (550/560), and
+ * RMForceStaticBar1=3's (565, 570).
+ */
+static bool holds_with_doorbell(uint64_t va, uint64_t size)
+{
+	return va >= 128 * P2PS_KiB && va - 128 * P2PS_KiB >= size;
+}
+
 void p2ps_sb1_driver_rule(const struct p2ps_sb1_keys *k, long force, uint64_t bar1, uint64_t fb,
 			  uint64_t cfb, bool console, struct p2ps_sb1_pred_out *o)
 {
@@ -218,12 +241,11 @@ void p2ps_sb1_driver_rule(const struct p2ps_sb1_keys *k, long force, uint64_t ba
 		 * BAR1 offset 0 whatever the console (decided before it).
 		 */
 		if (!p2ps_sb1_bar1p2p_type(k)) {
-			o->v = P2PS_PRED_NO;
-			snprintf(o->why, sizeof(o->why),
-				 "550/560 map it only with RMForceP2PType=2, which is not in effect");
+			say(o, P2PS_PRED_NO,
+			    "550/560 map it only with RMForceP2PType=2, which is not in effect");
 			return;
 		}
-		if (va < 128 * P2PS_KiB || va - 128 * P2PS_KiB < fb_al) {
+		if (!holds_with_doorbell(va, fb_al)) {
 			/*
 			 * The driver compares Ram.fbUsableMemSize: VRAM less
 			 * what GSP-RM reserves, which only it knows.  Where
@@ -231,23 +253,20 @@ void p2ps_sb1_driver_rule(const struct p2ps_sb1_keys *k, long force, uint64_t ba
 			 * not the whole VRAM, as on a 16 GiB card with a
 			 * 16 GiB BAR1, the answer is its own.
 			 */
-			if (va >= 128 * P2PS_KiB && va - 128 * P2PS_KiB >= UP(cfb, SZ2M)) {
-				o->v = P2PS_PRED_UNKNOWN;
-				snprintf(o->why, sizeof(o->why),
-					 "550/560 rule: BAR1 (%llu MiB) minus 128 KiB holds VRAM (%llu MiB) only less what GSP-RM reserves, which decides (p2pctl status shows the answer)",
-					 MB(bar1), MB(fb_al));
+			if (holds_with_doorbell(va, UP(cfb, SZ2M))) {
+				say(o, P2PS_PRED_UNKNOWN,
+				    "550/560 rule: BAR1 (%llu MiB) minus 128 KiB holds VRAM (%llu MiB) only less what GSP-RM reserves, which decides (p2pctl status shows the answer)",
+				    MB(bar1), MB(fb_al));
 				return;
 			}
-			o->v = P2PS_PRED_NO;
-			snprintf(o->why, sizeof(o->why),
-				 "550/560 rule: BAR1 (%llu MiB) minus 128 KiB can't hold VRAM (%llu MiB)",
-				 MB(bar1), MB(fb_al));
+			say(o, P2PS_PRED_NO,
+			    "550/560 rule: BAR1 (%llu MiB) minus 128 KiB can't hold VRAM (%llu MiB)",
+			    MB(bar1), MB(fb_al));
 			return;
 		}
-		o->v = P2PS_PRED_YES;
-		snprintf(o->why, sizeof(o->why),
-			 "550/560 rule (RMForceP2PType=2, p2p-shim's hooks): BAR1 %llu MiB holds VRAM %llu MiB from offset 0%s",
-			 MB(bar1), MB(fb_al), con ? " (decided before the console)" : "");
+		say(o, P2PS_PRED_YES,
+		    "550/560 rule (RMForceP2PType=2, p2p-shim's hooks): BAR1 %llu MiB holds VRAM %llu MiB from offset 0%s",
+		    MB(bar1), MB(fb_al), con ? " (decided before the console)" : "");
 		return;
 	}
 	if (k->gen == P2PS_GEN_A0) {
@@ -259,82 +278,71 @@ void p2ps_sb1_driver_rule(const struct p2ps_sb1_keys *k, long force, uint64_t ba
 		 */
 		need = UP(cfb, SZ2M);
 		if (force == P2PS_SB_DISABLE) {
-			o->v = P2PS_PRED_NO;
-			snprintf(o->why, sizeof(o->why), "RMForceStaticBar1=0 (set by the user)");
+			say(o, P2PS_PRED_NO, "RMForceStaticBar1=0 (set by the user)");
 			return;
 		}
 		if (force == P2PS_SB_ONLY_GPU && !p2ps_sb1_bar1p2p_type(k)) {
-			o->v = P2PS_PRED_NO;
-			snprintf(o->why, sizeof(o->why),
-				 "565 default (RMForceStaticBar1=3) maps it only with RMForceP2PType=2, which is not in effect");
+			say(o, P2PS_PRED_NO,
+			    "565 default (RMForceStaticBar1=3) maps it only with RMForceP2PType=2, which is not in effect");
 			return;
 		}
-		if ((force == P2PS_SB_ONLY_GPU && (va < 128 * P2PS_KiB || va - 128 * P2PS_KiB < fb_al)) ||
+		if ((force == P2PS_SB_ONLY_GPU && !holds_with_doorbell(va, fb_al)) ||
 		    (force == P2PS_SB_AUTO && va_al < 2 * fb_al)) {
-			o->v = P2PS_PRED_NO;
-			snprintf(o->why, sizeof(o->why), "%s: BAR1 (%llu MiB) can't hold %sVRAM (%llu MiB)",
-				 force == P2PS_SB_AUTO ? "565 automatic rule" : "565 rule", MB(bar1),
-				 force == P2PS_SB_AUTO ? "twice " : "", MB(fb_al));
+			say(o, P2PS_PRED_NO, "%s: BAR1 (%llu MiB) can't hold %sVRAM (%llu MiB)",
+			    force == P2PS_SB_AUTO ? "565 automatic rule" : "565 rule", MB(bar1),
+			    force == P2PS_SB_AUTO ? "twice " : "", MB(fb_al));
 			return;
 		}
 		if (need > va_al) {
-			o->v = P2PS_PRED_INIT_FAILS;
-			snprintf(o->why, sizeof(o->why),
-				 "RMForceStaticBar1=1 (565 checks no size): VRAM (%llu MiB) overruns BAR1 (%llu MiB): the GPU fails to initialise",
-				 MB(need), MB(va_al));
+			say(o, P2PS_PRED_INIT_FAILS,
+			    "RMForceStaticBar1=1 (565 checks no size): VRAM (%llu MiB) overruns BAR1 (%llu MiB): the GPU fails to initialise",
+			    MB(need), MB(va_al));
 			return;
 		}
-		o->v = P2PS_PRED_YES;
-		snprintf(o->why, sizeof(o->why), "565 rule: BAR1 %llu MiB holds VRAM %llu MiB from offset 0%s",
-			 MB(bar1), MB(need), con ? " (565 then reserves no console mapping)" : "");
+		say(o, P2PS_PRED_YES, "565 rule: BAR1 %llu MiB holds VRAM %llu MiB from offset 0%s",
+		    MB(bar1), MB(need), con ? " (565 then reserves no console mapping)" : "");
 		return;
 	}
 	switch (force) {
 	case P2PS_SB_DISABLE:
-		o->v = P2PS_PRED_NO;
-		snprintf(o->why, sizeof(o->why), "RMForceStaticBar1=0 (%s)",
-			 k->user_force_sb == 0 ? "set by the user" : "the 575 default");
+		say(o, P2PS_PRED_NO, "RMForceStaticBar1=0 (%s)",
+		    k->user_force_sb == 0 ? "set by the user" : "the 575 default");
 		return;
 	case P2PS_SB_ENABLE:
 		need = b ? DOWN(cfb, SZ2M) : UP(cfb, SZ2M);
 		if (va_al < need) {
-			o->v = P2PS_PRED_INIT_FAILS;
-			snprintf(o->why, sizeof(o->why),
-				 "RMForceStaticBar1=1 but BAR1 (%llu MiB usable) can't hold VRAM (%llu MiB): BAR1 init fails, so does the GPU",
-				 MB(va_al), MB(need));
+			say(o, P2PS_PRED_INIT_FAILS,
+			    "RMForceStaticBar1=1 but BAR1 (%llu MiB usable) can't hold VRAM (%llu MiB): BAR1 init fails, so does the GPU",
+			    MB(va_al), MB(need));
 			return;
 		}
 		off = b ? UP(con + mbox, SZ512M) : UP(con + mbox, SZ2M);
 		if (off + need > va_al) {
-			o->v = P2PS_PRED_INIT_FAILS;
-			snprintf(o->why, sizeof(o->why),
-				 "RMForceStaticBar1=1: VRAM (%llu MiB) mapped after the %s at %llu MiB overruns BAR1 (%llu MiB): the GPU fails to initialise",
-				 MB(need), con ? "console" : "P2P mailbox", MB(off), MB(va_al));
+			say(o, P2PS_PRED_INIT_FAILS,
+			    "RMForceStaticBar1=1: VRAM (%llu MiB) mapped after the %s at %llu MiB overruns BAR1 (%llu MiB): the GPU fails to initialise",
+			    MB(need), con ? "console" : "P2P mailbox", MB(off), MB(va_al));
 			return;
 		}
 		break;
 	case P2PS_SB_ONLY_GPU:
 		if (!p2ps_sb1_bar1p2p_type(k)) {
-			o->v = P2PS_PRED_NO;
-			snprintf(o->why, sizeof(o->why),
-				 "570 default (RMForceStaticBar1=3) maps it only with RMForceP2PType=2, which is not in effect");
+			say(o, P2PS_PRED_NO,
+			    "570 default (RMForceStaticBar1=3) maps it only with RMForceP2PType=2, which is not in effect");
 			return;
 		}
-		if (va < 128 * P2PS_KiB || va - 128 * P2PS_KiB < fb_al) {
-			o->v = P2PS_PRED_NO;
-			snprintf(o->why, sizeof(o->why),
-				 "BAR1 (%llu MiB) minus 128 KiB can't hold VRAM (%llu MiB)",
-				 MB(bar1), MB(fb_al));
+		if (!holds_with_doorbell(va, fb_al)) {
+			say(o, P2PS_PRED_NO,
+			    "BAR1 (%llu MiB) minus 128 KiB can't hold VRAM (%llu MiB)",
+			    MB(bar1), MB(fb_al));
 			return;
 		}
 		/* the check ignores the console; the mapping goes after it */
 		need = UP(cfb, SZ2M);
 		off = UP(con, SZ2M);
 		if (off + need > va_al) {
-			o->v = P2PS_PRED_INIT_FAILS;
-			snprintf(o->why, sizeof(o->why),
-				 "VRAM (%llu MiB) mapped after the console overruns BAR1 (%llu MiB): the GPU fails to initialise",
-				 MB(need), MB(va_al));
+			say(o, P2PS_PRED_INIT_FAILS,
+			    "VRAM (%llu MiB) mapped after the console overruns BAR1 (%llu MiB): the GPU fails to initialise",
+			    MB(need), MB(va_al));
 			return;
 		}
 		break;
@@ -344,19 +352,17 @@ void p2ps_sb1_driver_rule(const struct p2ps_sb1_keys *k, long force, uint64_t ba
 		if (b && (con || mbox))
 			req += SZ512M - (con + mbox) % SZ512M;
 		if (va_al < req) {
-			o->v = P2PS_PRED_NO;
-			snprintf(o->why, sizeof(o->why),
-				 "automatic rule: BAR1 (%llu MiB usable) < VRAM %llu MiB + USERD + 128 KiB%s%s%s",
-				 MB(va_al), MB(fb_al), con ? " + console" : "",
-				 mbox ? " + P2P mailbox" : "",
-				 b && (con || mbox) ? " + padding to 512 MiB" : "");
+			say(o, P2PS_PRED_NO,
+			    "automatic rule: BAR1 (%llu MiB usable) < VRAM %llu MiB + USERD + 128 KiB%s%s%s",
+			    MB(va_al), MB(fb_al), con ? " + console" : "",
+			    mbox ? " + P2P mailbox" : "",
+			    b && (con || mbox) ? " + padding to 512 MiB" : "");
 			return;
 		}
 		if (va_al < req + USERD_MAX) {
-			o->v = P2PS_PRED_UNKNOWN;
-			snprintf(o->why, sizeof(o->why),
-				 "automatic rule: BAR1 exceeds VRAM + reserves by only %llu MiB; the USERD reserve (512 bytes per channel) decides",
-				 MB(va_al - req));
+			say(o, P2PS_PRED_UNKNOWN,
+			    "automatic rule: BAR1 exceeds VRAM + reserves by only %llu MiB; the USERD reserve (512 bytes per channel) decides",
+			    MB(va_al - req));
 			return;
 		}
 		off = b ? UP(con + mbox, SZ512M) : UP(con + mbox, SZ2M);
@@ -364,18 +370,16 @@ void p2ps_sb1_driver_rule(const struct p2ps_sb1_keys *k, long force, uint64_t ba
 		break;
 	}
 	if (!p2ps_sb1_p2p_usable(off)) {
-		o->v = P2PS_PRED_UNALIGNED;
-		snprintf(o->why, sizeof(o->why),
-			 "mapped after the %s at a 2 MiB boundary: peers need a 512 MiB-aligned address (570-575), so BAR1 P2P mappings fail",
-			 con ? "boot console" : "P2P mailbox");
+		say(o, P2PS_PRED_UNALIGNED,
+		    "mapped after the %s at a 2 MiB boundary: peers need a 512 MiB-aligned address (570-575), so BAR1 P2P mappings fail",
+		    con ? "boot console" : "P2P mailbox");
 		return;
 	}
-	o->v = P2PS_PRED_YES;
-	snprintf(o->why, sizeof(o->why), "%s: BAR1 %llu MiB holds VRAM %llu MiB%s",
-		 force == P2PS_SB_ENABLE ? "RMForceStaticBar1=1" :
-		 force == P2PS_SB_ONLY_GPU ? "RMForceP2PType=2 with the 570 default" : "automatic rule",
-		 MB(bar1), MB(need), !off ? "" :
-		 con ? " from offset 512 MiB, after the console" : " from offset 512 MiB, after the P2P mailbox");
+	say(o, P2PS_PRED_YES, "%s: BAR1 %llu MiB holds VRAM %llu MiB%s",
+	    force == P2PS_SB_ENABLE ? "RMForceStaticBar1=1" :
+	    force == P2PS_SB_ONLY_GPU ? "RMForceP2PType=2 with the 570 default" : "automatic rule",
+	    MB(bar1), MB(need), !off ? "" :
+	    con ? " from offset 512 MiB, after the console" : " from offset 512 MiB, after the P2P mailbox");
 }
 
 /* A driver major of generation @gen, for the rules keyed on the major. */
@@ -430,11 +434,10 @@ void p2ps_sb1_shim_rule(const struct p2ps_sb1_keys *k, uint64_t bar1, uint64_t c
 		snprintf(o->why + n, sizeof(o->why) - n, "; too little room for p2p-shim to force it");
 		return;
 	}
-	o->v = P2PS_PRED_YES;
-	snprintf(o->why, sizeof(o->why),
-		 "forced by p2p-shim (the driver's rule says no): BAR1 %llu MiB holds VRAM %llu MiB%s",
-		 MB(bar1), MB(p2ps_sb1_map_size(in.major, cfb)),
-		 off ? " from offset 512 MiB, after the console" : "");
+	say(o, P2PS_PRED_YES,
+	    "forced by p2p-shim (the driver's rule says no): BAR1 %llu MiB holds VRAM %llu MiB%s",
+	    MB(bar1), MB(p2ps_sb1_map_size(in.major, cfb)),
+	    off ? " from offset 512 MiB, after the console" : "");
 }
 
 /*
