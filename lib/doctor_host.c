@@ -25,14 +25,7 @@ void p2ps_dr_vm(struct dctx *c)
 	bool any_source = false, vm = false;
 	char *cpuinfo = p2ps_root_read(&c->root, "/proc/cpuinfo", NULL, false);
 
-#define WHY(...) do { \
-		int k_ = snprintf(why + off, sizeof(why) - off, "%s", off ? "; " : ""); \
-		if (k_ > 0 && (size_t)k_ < sizeof(why) - off) \
-			off += k_; \
-		k_ = snprintf(why + off, sizeof(why) - off, __VA_ARGS__); \
-		if (k_ > 0 && (size_t)k_ < sizeof(why) - off) \
-			off += k_; \
-	} while (0)
+#define WHY(...) p2ps_catf(why, sizeof(why), &off, "; ", __VA_ARGS__)
 
 	if (cpuinfo) {
 		char *fl = strstr(cpuinfo, "\nflags");

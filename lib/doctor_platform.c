@@ -143,14 +143,8 @@ static void acs_bits(unsigned int ctrl, char *buf, size_t len)
 
 	*buf = '\0';
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		int k;
-
-		if (!(ctrl & names[i].bit))
-			continue;
-		k = snprintf(buf + off, len - off, "%s%s", off ? " " : "", names[i].name);
-		if (k < 0 || (size_t)k >= len - off)
+		if ((ctrl & names[i].bit) && !p2ps_catf(buf, len, &off, " ", "%s", names[i].name))
 			break;
-		off += k;
 	}
 }
 
@@ -211,11 +205,8 @@ static void check_acs_pair(struct dctx *c, const struct p2ps_pair *p, const char
 		for (s = 0; s < 2; s++) {
 			int ctrl = acs_ctrl(c, dirs[s][common]);
 			char bits[80];
-			int k;
 
-			k = snprintf(ports + so, sizeof(ports) - so, "%s%s", so ? " " : "", bdfs[s][common]);
-			if (k > 0 && (size_t)k < sizeof(ports) - so)
-				so += k;
+			p2ps_catf(ports, sizeof(ports), &so, " ", "%s", bdfs[s][common]);
 			nports++;
 			if (ctrl == -2) {
 				unreadable++;
@@ -224,13 +215,8 @@ static void check_acs_pair(struct dctx *c, const struct p2ps_pair *p, const char
 			if (ctrl < 0 || !(ctrl & (P2PS_ACS_RR | P2PS_ACS_CR | P2PS_ACS_EC)))
 				continue;
 			acs_bits((unsigned int)ctrl, bits, sizeof(bits));
-			k = snprintf(redir + ro, sizeof(redir) - ro, "%s%s (%s)", ro ? ", " : "",
-				     bdfs[s][common], bits);
-			if (k > 0 && (size_t)k < sizeof(redir) - ro)
-				ro += k;
-			k = snprintf(param + po, sizeof(param) - po, "%s%s", po ? ";" : "", bdfs[s][common]);
-			if (k > 0 && (size_t)k < sizeof(param) - po)
-				po += k;
+			p2ps_catf(redir, sizeof(redir), &ro, ", ", "%s (%s)", bdfs[s][common], bits);
+			p2ps_catf(param, sizeof(param), &po, ";", "%s", bdfs[s][common]);
 		}
 	}
 	if (*redir) {
@@ -268,14 +254,7 @@ static void check_link_gpu(struct dctx *c, const struct p2ps_gpu *g)
 	int cap_gen = 0, cap_w = 0;
 	char cap_gen_at[16] = "", cap_w_at[16] = "";
 
-#define PROBLEM(...) do { \
-		int k_ = snprintf(problems + po, sizeof(problems) - po, "%s", po ? "; " : ""); \
-		if (k_ > 0 && (size_t)k_ < sizeof(problems) - po) \
-			po += k_; \
-		k_ = snprintf(problems + po, sizeof(problems) - po, __VA_ARGS__); \
-		if (k_ > 0 && (size_t)k_ < sizeof(problems) - po) \
-			po += k_; \
-	} while (0)
+#define PROBLEM(...) p2ps_catf(problems, sizeof(problems), &po, "; ", __VA_ARGS__)
 
 	read_link(c, g->path, &gl);
 	if (!gl.known) {

@@ -79,6 +79,13 @@ void p2ps_free_list(char **names, size_t n);
 
 char *p2ps_read_file(const char *path, size_t *len, bool gz);
 void p2ps_strlcpy(char *dst, const char *src, size_t len);
+/*
+ * Append @sep (unless *@off is 0: the first item) and @fmt's text to the
+ * string @buf of @size bytes at *@off.  *@off moves past them only if all
+ * of it fits; false if it did not.
+ */
+bool p2ps_catf(char *buf, size_t size, size_t *off, const char *sep, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 char *p2ps_trim(char *s);
 /* Decompress a whole .xz/.zst/.gz buffer chosen by magic; or copy. */
 int p2ps_decompress(const unsigned char *in, size_t inlen, unsigned char **out, size_t *outlen);

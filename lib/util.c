@@ -4,6 +4,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -16,6 +18,26 @@
 #include "internal.h"
 
 #define MAX_FILE (1UL << 30)
+
+bool p2ps_catf(char *buf, size_t size, size_t *off, const char *sep, const char *fmt, ...)
+{
+	size_t room = *off < size ? size - *off : 0;
+	va_list ap;
+	int k, t;
+
+	if (!room)
+		return false;
+	k = snprintf(buf + *off, room, "%s", *off ? sep : "");
+	if (k < 0 || (size_t)k >= room)
+		return false;
+	va_start(ap, fmt);
+	t = vsnprintf(buf + *off + k, room - k, fmt, ap);
+	va_end(ap);
+	if (t < 0 || (size_t)t >= room - k)
+		return false;
+	*off += k + t;
+	return true;
+}
 
 void p2ps_strlcpy(char *dst, const char *src, size_t len)
 {

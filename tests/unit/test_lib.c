@@ -385,6 +385,25 @@ static void test_versions(void **state)
 	assert_false(p2ps_is_clone_suffix(".cold"));
 }
 
+/* p2ps_catf(): separators between items, and a cut item leaves the offset where it was. */
+static void test_catf(void **state)
+{
+	char buf[16];
+	size_t off = 0;
+
+	(void)state;
+	assert_true(p2ps_catf(buf, sizeof(buf), &off, "; ", "a%d", 1));
+	assert_true(p2ps_catf(buf, sizeof(buf), &off, "; ", "%s", "b"));
+	assert_string_equal(buf, "a1; b");
+	assert_int_equal(off, 5);
+	assert_false(p2ps_catf(buf, sizeof(buf), &off, "; ", "%s", "too long to fit"));
+	assert_int_equal(off, 5);
+	assert_true(p2ps_catf(buf, sizeof(buf), &off, "; ", "c"));
+	assert_string_equal(buf, "a1; b; c");
+	off = sizeof(buf);
+	assert_false(p2ps_catf(buf, sizeof(buf), &off, "; ", "d"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -398,6 +417,7 @@ int main(void)
 		cmocka_unit_test(test_strerror),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_versions),
+		cmocka_unit_test(test_catf),
 	};
 
 	return cmocka_run_group_tests_name("lib", tests, NULL, NULL);
