@@ -90,12 +90,24 @@ void p2ps_dr_vm(struct dctx *c)
 
 /* ---------------------------------------------------------------- display */
 
+/* Whether /sys/class/@cls/@name lies below the GPU at @path; its real path in @real. */
+static bool below_gpu(struct dctx *c, const char *cls, const char *name, const char *path,
+		      char *real, size_t len)
+{
+	size_t plen = strlen(path);
+	char link[300];
+
+	snprintf(link, sizeof(link), "/sys/class/%s/%s", cls, name);
+	return p2ps_root_realpath(&c->root, link, real, len) && !strncmp(real, path, plen) &&
+	       real[plen] == '/';
+}
+
 /* Framebuffers and connected DRM connectors that belong to the GPU at @path. */
 static void displays_of(struct dctx *c, const char *path, char *fbs, size_t fblen, int *connected,
 			bool *seen)
 {
 	char **names;
-	size_t n, i, plen = strlen(path), off = 0;
+	size_t n, i, off = 0;
 	char real[400], file[450], buf[64];
 
 	*fbs = '\0';
@@ -103,20 +115,13 @@ static void displays_of(struct dctx *c, const char *path, char *fbs, size_t fble
 	if (!p2ps_root_list(&c->root, "/sys/class/graphics", &names, &n)) {
 		*seen = *seen || n > 0;
 		for (i = 0; i < n; i++) {
-			char link[300];
-
-			if (strncmp(names[i], "fb", 2))
-				continue;
-			snprintf(link, sizeof(link), "/sys/class/graphics/%s", names[i]);
-			if (!p2ps_root_realpath(&c->root, link, real, sizeof(real)) ||
-			    strncmp(real, path, plen) || real[plen] != '/')
+			if (strncmp(names[i], "fb", 2) ||
+			    !below_gpu(c, "graphics", names[i], path, real, sizeof(real)))
 				continue;
 			snprintf(file, sizeof(file), "%s/name", real);
 			if (!p2ps_root_line(&c->root, file, buf, sizeof(buf)))
 				p2ps_strlcpy(buf, "?", sizeof(buf));
-			off += (size_t)snprintf(fbs + off, off < fblen ? fblen - off : 0, "%s%s (%s)",
-						off ? ", " : "", names[i], buf);
-			if (off >= fblen)
+			if (!p2ps_catf(fbs, fblen, &off, ", ", "%s (%s)", names[i], buf))
 				break;
 		}
 		p2ps_free_list(names, n);
@@ -124,13 +129,8 @@ static void displays_of(struct dctx *c, const char *path, char *fbs, size_t fble
 	if (!p2ps_root_list(&c->root, "/sys/class/drm", &names, &n)) {
 		*seen = *seen || n > 0;
 		for (i = 0; i < n; i++) {
-			char link[300];
-
-			if (strncmp(names[i], "card", 4) || !strchr(names[i], '-'))
-				continue;
-			snprintf(link, sizeof(link), "/sys/class/drm/%s", names[i]);
-			if (!p2ps_root_realpath(&c->root, link, real, sizeof(real)) ||
-			    strncmp(real, path, plen) || real[plen] != '/')
+			if (strncmp(names[i], "card", 4) || !strchr(names[i], '-') ||
+			    !below_gpu(c, "drm", names[i], path, real, sizeof(real)))
 				continue;
 			snprintf(file, sizeof(file), "%s/status", real);
 			if (p2ps_root_line(&c->root, file, buf, sizeof(buf)) && !strcmp(buf, "connected"))
