@@ -1,11 +1,16 @@
 # SPDX-License-Identifier: GPL-2.0
 # p2pctl end to end against the module: enable, status (text and JSON),
 # monitor (text and JSON events for arming, mappings, refusal, disarming),
-# disable, and the documented exit codes.
+# disable, the documented exit codes, and report without the module and
+# armed (the status, check and doctor it gathers, text and JSON).
 . /cases/lib.sh
 
 expect_refused "status without the module" 'status: .*(not loaded|No such file)' p2pctl status
 p2pctl status >/dev/null 2>&1; expect_eq "exit code: module not loaded" $? 3
+rep=$(p2pctl report --no-cuda --json) || fail "report without the module: exit $?"
+echo "$rep" | jsoncheck "sections.status.note=p2p-shim not loaded" sections.doctor.output.summary ||
+	fail "report without the module: $rep"
+expect_match "report lists the missing status" "$rep" '"could_not_read": \[[^]]*"status: p2p-shim not loaded"'
 
 run insmod /lib/standin/580.159.04/nvidia.ko
 run insmod /lib/p2p-shim/p2p-shim.ko
@@ -40,4 +45,13 @@ st=$(p2pctl status --json)
 echo "$st" | jsoncheck state driver_version profile hooks mappings || fail "status --json: $st"
 expect_match "json state" "$st" '"state": *"armed"'
 p2pctl version | grep -q 'p2p-shim module: 0.1.0' || fail "version: $(p2pctl version)"
+# report gathers each command as text and as JSON, armed.
+rep=$(p2pctl report --no-cuda --json) || fail "report: exit $?"
+echo "$rep" | jsoncheck sections.status.output.state=armed sections.status.exit_status=0 \
+	sections.check.output.driver_version=580.159.04 sections.check.output.supported=true \
+	sections.doctor.output.driver_version=580.159.04 || fail "report --json: $rep"
+expect_no_match "report: status was read" "$rep" '"could_not_read": \[[^]]*"status:'
+rep=$(p2pctl report --no-cuda)
+expect_match "report: status text" "$rep" '== status: p2pctl status module: +[0-9.]+ state: +armed'
+expect_match "report: check text" "$rep" '== check: p2pctl check .*580\.159\.04'
 run p2pctl disable

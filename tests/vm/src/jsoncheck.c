@@ -2,7 +2,9 @@
 /*
  * jsoncheck [KEY...]: read JSON on stdin, exit 0 if it parses as one JSON
  * object (or a sequence of them, one per line with --lines) holding every
- * KEY at the top level; print what is wrong otherwise.
+ * KEY; print what is wrong otherwise.  A KEY is a name at the top level or a
+ * dotted path into nested objects (sections.status.output.state), and
+ * KEY=VALUE also wants that member's value, as a string, to be VALUE.
  */
 #include <stdio.h>
 #include <string.h>
@@ -19,11 +21,25 @@ static int check(const char *text, int argc, char **argv)
 		printf("jsoncheck: not JSON: %s\n", json_tokener_error_desc(err));
 		return 1;
 	}
-	for (i = 0; i < argc; i++)
-		if (!json_object_object_get_ex(o, argv[i], NULL)) {
+	for (i = 0; i < argc; i++) {
+		char path[256], *name, *save, *want;
+		json_object *m = o;
+		int found = 1;
+
+		snprintf(path, sizeof(path), "%s", argv[i]);
+		want = strchr(path, '=');
+		if (want)
+			*want++ = '\0';
+		for (name = strtok_r(path, ".", &save); found && name; name = strtok_r(NULL, ".", &save))
+			found = json_object_object_get_ex(m, name, &m);
+		if (!found) {
 			printf("jsoncheck: no key \"%s\"\n", argv[i]);
 			bad = 1;
+		} else if (want && strcmp(m ? json_object_get_string(m) : "null", want)) {
+			printf("jsoncheck: \"%s\" is %s\n", argv[i], m ? json_object_get_string(m) : "null");
+			bad = 1;
 		}
+	}
 	json_object_put(o);
 	return bad;
 }
