@@ -122,6 +122,15 @@ static char *read_file_str(const char *path)
 	return buf;
 }
 
+/* The first line of @path in @buf; empty when it cannot be read. */
+static void first_line(const char *path, char *buf, size_t size)
+{
+	char *s = read_file_str(path);
+
+	snprintf(buf, size, "%.*s", s ? (int)strcspn(s, "\n") : 0, s ? s : "");
+	free(s);
+}
+
 static char *run_popen(const char *cmd)
 {
 	FILE *p = popen(cmd, "r");
@@ -242,6 +251,24 @@ static json_object *parse_json(const char *text, bool full)
 	return o;
 }
 
+/*
+ * The section of a command already run as text (@rc, @text: freed here):
+ * run it again with --json appended to @argv (room for two more entries
+ * at @argc) for the twin.
+ */
+static void with_json_twin(struct rep *r, const char *name, const char *command,
+			   int (*fn)(int, char **), char **argv, int argc, int rc, char *text)
+{
+	char *j = NULL;
+
+	argv[argc] = (char *)"--json";
+	argv[argc + 1] = NULL;
+	capture(fn, argv, &j);
+	section(r, name, command, rc, text, parse_json(j, r->full), NULL);
+	free(text);
+	free(j);
+}
+
 /* ---------------------------------------------------------------- sections */
 
 static void versions(struct rep *r)
@@ -259,10 +286,7 @@ static void versions(struct rep *r)
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/sys/module/p2p_shim/version", r->root);
-	s = read_file_str(path);
-	if (s)
-		snprintf(mod, sizeof(mod), "%.*s", (int)strcspn(s, "\n"), s);
-	free(s);
+	first_line(path, mod, sizeof(mod));
 	snprintf(buf, sizeof(buf), "p2pctl %s (libp2pshim %s, ABI %d)\np2p-shim module: %s\n",
 		 P2PSHIM_LIB_VERSION, p2ps_lib_version(), P2PS_ABI_VERSION,
 		 *mod ? mod : "not loaded in the captured tree");
@@ -301,7 +325,7 @@ static void kernel(struct rep *r)
 
 static void doctor(struct rep *r)
 {
-	char *argv[6] = { (char *)"doctor", NULL }, *s = NULL, *j = NULL;
+	char *argv[6] = { (char *)"doctor", NULL }, *s = NULL;
 	int n = 1, rc;
 
 	if (r->root) {
@@ -309,22 +333,16 @@ static void doctor(struct rep *r)
 		argv[n++] = (char *)r->root;
 	}
 	rc = capture(cmd_doctor, argv, &s);
-	argv[n++] = (char *)"--json";
-	capture(cmd_doctor, argv, &j);
-	section(r, "doctor", "p2pctl doctor", rc, s, parse_json(j, r->full), NULL);
-	free(s);
-	free(j);
+	with_json_twin(r, "doctor", "p2pctl doctor", cmd_doctor, argv, n, rc, s);
 }
 
 static void check(struct rep *r)
 {
-	char *s = NULL, *j = NULL, ks[PATH_MAX], ver[64] = "", vpath[PATH_MAX];
+	char *s = NULL, ks[PATH_MAX], ver[64] = "", vpath[PATH_MAX];
 	char *argv[8] = { (char *)"check", NULL };
 	int n = 1, rc;
 
 	if (r->root) {
-		char *v;
-
 		snprintf(ks, sizeof(ks), "%s/../driver/kallsyms-nvidia.txt.gz", r->root);
 		if (access(ks, R_OK)) {
 			missing(r, "check: no kallsyms in the captured tree (DIR/../driver/)");
@@ -332,10 +350,7 @@ static void check(struct rep *r)
 			return;
 		}
 		snprintf(vpath, sizeof(vpath), "%s/sys/module/nvidia/version", r->root);
-		v = read_file_str(vpath);
-		if (v)
-			snprintf(ver, sizeof(ver), "%.*s", (int)strcspn(v, "\n"), v);
-		free(v);
+		first_line(vpath, ver, sizeof(ver));
 		argv[n++] = (char *)"--kallsyms";
 		argv[n++] = ks;
 		if (*ver) {
@@ -344,16 +359,12 @@ static void check(struct rep *r)
 		}
 	}
 	rc = capture(cmd_check, argv, &s);
-	argv[n++] = (char *)"--json";
-	capture(cmd_check, argv, &j);
-	section(r, "check", "p2pctl check", rc, s, parse_json(j, r->full), NULL);
-	free(s);
-	free(j);
+	with_json_twin(r, "check", "p2pctl check", cmd_check, argv, n, rc, s);
 }
 
 static void status(struct rep *r)
 {
-	char *argv[3] = { (char *)"status", NULL, NULL }, *s = NULL, *j = NULL;
+	char *argv[3] = { (char *)"status", NULL, NULL }, *s = NULL;
 	int rc;
 
 	if (r->root) {
@@ -368,11 +379,7 @@ static void status(struct rep *r)
 		free(s);
 		return;
 	}
-	argv[1] = (char *)"--json";
-	capture(cmd_status, argv, &j);
-	section(r, "status", "p2pctl status", rc, s, parse_json(j, r->full), NULL);
-	free(s);
-	free(j);
+	with_json_twin(r, "status", "p2pctl status", cmd_status, argv, 1, rc, s);
 }
 
 /* A command's output: live by popen, or DIR/../cmd/NAME.txt from a capture. */
