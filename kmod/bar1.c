@@ -376,6 +376,9 @@ static const char *p2ps_registry_return(void *data, struct pt_regs *regs)
 	/* The user's RMForceStaticBar1 is theirs: sbar1.c then never forces. */
 	if (st == NV_OK && !strcmp(c->key, "RMForceStaticBar1"))
 		p2ps_sb1_user_key();
+	/* Nor where their RMBar1ApertureSizeMB makes BAR1 smaller than we see it. */
+	if (st == NV_OK && !strcmp(c->key, "RMBar1ApertureSizeMB"))
+		p2ps_sb1_aperture_key(c->gpu, *c->data);
 	for (r = bound_profile ? bound_profile->registry : NULL; r && r->key; r++)
 		if (!strcmp(c->key, r->key))
 			d = r;

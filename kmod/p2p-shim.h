@@ -246,6 +246,7 @@ void p2ps_sb1_bind(const char *version, bool native_uvm);
 void p2ps_sb1_forget(unsigned int instance);
 void p2ps_sb1_attach(unsigned int instance, const void *arg);
 void p2ps_sb1_user_key(void);
+void p2ps_sb1_aperture_key(struct OBJGPU *gpu, u32 mb);
 void p2ps_sb1_torn_down(struct OBJGPU *gpu);
 void p2ps_sb1_gather(u32 mask, struct p2ps_caps_set *set);
 void p2ps_sb1_flush(void);

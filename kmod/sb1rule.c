@@ -70,8 +70,20 @@ bool p2ps_sb1_p2p_usable(uint64_t offset)
 }
 
 /*
+ * kbusDetermineBar1ApertureLength (kern_bus.c L541-566 in 580.142, the same
+ * from 550): RMBar1ApertureSizeMB shrinks BAR1's aperture, never grows it,
+ * and 0 is ignored.  The static BAR1 rules then use the aperture, not the
+ * PCI BAR (mappableLength).
+ */
+uint64_t p2ps_sb1_aperture(uint64_t bar1_size, uint64_t key)
+{
+	return key && key < bar1_size ? key : bar1_size;
+}
+
+/*
  * Forcing (kmod/sbar1.c's header): where the decision says no for a GPU
- * whose user did not set RMForceStaticBar1, whose P2P type is BAR1 (no
+ * whose user did not set RMForceStaticBar1 nor shrink BAR1 with
+ * RMBar1ApertureSizeMB (the sizes below are the PCI BAR's), whose P2P type is BAR1 (no
  * mailbox), and where the placement can work (570-575: no console below
  * static BAR1, since the 2 MiB-aligned placement after it fails BAR1 P2P's
  * 512 MiB alignment check; 580+: any, at 512 MiB after a console).
@@ -88,6 +100,8 @@ unsigned int p2ps_sb1_no_force(const struct p2ps_sb1_force_in *in, uint64_t *off
 		no |= P2PS_NF_DISABLED;
 	if (in->user_key)
 		no |= P2PS_NF_USER_KEY;
+	if (p2ps_sb1_aperture(in->bar1_size, in->aperture) != in->bar1_size)
+		no |= P2PS_NF_APERTURE;
 	if (!in->bar1_size)
 		no |= P2PS_NF_BAR1_UNKNOWN;
 	else if (va < P2PS_SB1_MIN_VRAM + P2PS_SB1_DYNAMIC_RESERVE)
@@ -112,6 +126,9 @@ const char *p2ps_sb1_no_force_text(unsigned int mask)
 		return "the driver's rule says no; not forced (static_bar1=0)";
 	if (mask & P2PS_NF_USER_KEY)
 		return "the driver's rule says no; RMForceStaticBar1 was set by the user";
+	if (mask & P2PS_NF_APERTURE)
+		return "the driver's rule says no; not forced: the user's RMBar1ApertureSizeMB "
+		       "makes BAR1 smaller than its PCI BAR";
 	if (mask & P2PS_NF_BAR1_UNKNOWN)
 		return "the driver's rule says no; BAR1 size unknown: not forced";
 	if (mask & P2PS_NF_BAR1_SMALL)
@@ -213,6 +230,12 @@ void say(struct p2ps_sb1_pred_out *o, enum p2ps_sb1_pred v, const char *fmt, ...
 	va_end(ap);
 }
 
+/* The user's RMBar1ApertureSizeMB in bytes; 0 where not set (or set to 0). */
+static uint64_t aperture_of(const struct p2ps_sb1_keys *k)
+{
+	return k->user_bar1_aperture_mb > 0 ? (uint64_t)k->user_bar1_aperture_mb * P2PS_MiB : 0;
+}
+
 /*
  * Whether BAR1 VA @va less the 128 KiB the driver keeps for SYSMEM doorbell
  * mappings holds @size: kbusIsBar1P2PCapable_GH100's check (550/560), and
@@ -223,9 +246,10 @@ static bool holds_with_doorbell(uint64_t va, uint64_t size)
 	return va >= 128 * P2PS_KiB && va - 128 * P2PS_KiB >= size;
 }
 
-void p2ps_sb1_driver_rule(const struct p2ps_sb1_keys *k, long force, uint64_t bar1, uint64_t fb,
+void p2ps_sb1_driver_rule(const struct p2ps_sb1_keys *k, long force, uint64_t pci_bar1, uint64_t fb,
 			  uint64_t cfb, bool console, struct p2ps_sb1_pred_out *o)
 {
+	uint64_t bar1 = p2ps_sb1_aperture(pci_bar1, aperture_of(k));
 	uint64_t va = bar1 - 4 * P2PS_KiB - 1;	/* mappableLength: last 4 KiB cut off */
 	uint64_t va_al = DOWN(va, SZ2M);
 	uint64_t fb_al = UP(fb, SZ2M);
@@ -405,6 +429,7 @@ void p2ps_sb1_shim_rule(const struct p2ps_sb1_keys *k, uint64_t bar1, uint64_t c
 		/* the profiles of 570-575 have it (docs/hooks.md, A5) */
 		.native_uvm = true,
 		.bar1_size = bar1,
+		.aperture = aperture_of(k),
 		.console = console ? P2PS_SB1_CONSOLE_EST : 0,
 		.mailbox = p2ps_sb1_mailbox(k) ? P2PS_SB1_MAILBOX : 0,
 	};
@@ -419,6 +444,11 @@ void p2ps_sb1_shim_rule(const struct p2ps_sb1_keys *k, uint64_t bar1, uint64_t c
 	/* not p2p-shim's to force: nothing to add */
 	if (no & (P2PS_NF_OLD | P2PS_NF_DISABLED | P2PS_NF_USER_KEY | P2PS_NF_MAILBOX))
 		return;
+	if (no & P2PS_NF_APERTURE) {
+		snprintf(o->why + n, sizeof(o->why) - n,
+			 "; p2p-shim does not force it: RMBar1ApertureSizeMB shrinks BAR1");
+		return;
+	}
 	if (no & P2PS_NF_CONSOLE) {
 		snprintf(o->why + n, sizeof(o->why) - n,
 			 "; p2p-shim does not force it: the console comes first (570-575)");

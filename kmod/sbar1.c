@@ -26,8 +26,9 @@
  *     which only the static BAR1 code calls (kern_bus_tu102.c).
  *
  * Forcing: where the decision returns NV_ERR_NOT_SUPPORTED for a GPU that
- * attached under our hooks and whose user did not set RMForceStaticBar1,
- * whose P2P type is BAR1 (no mailbox reserved: RMForceP2PType=2 up to 570,
+ * attached under our hooks and whose user did not set RMForceStaticBar1
+ * (nor RMBar1ApertureSizeMB below the PCI BAR: the driver's rules then use
+ * that smaller aperture, which the sizes here do not see), whose P2P type is BAR1 (no mailbox reserved: RMForceP2PType=2 up to 570,
  * RMPcieP2PType=1 from 575, p2p-shim's defaults), and where the placement
  * can work (570-575: no console below static BAR1, since the 2 MiB-aligned
  * placement after it fails BAR1 P2P's 512 MiB alignment check in
@@ -81,6 +82,7 @@ MODULE_PARM_DESC(static_bar1,
 struct sb1_gpu {
 	bool seen;			/* attached under our hooks */
 	bool user_key;			/* the user set RMForceStaticBar1 */
+	u64 aperture;			/* the user's RMBar1ApertureSizeMB, in bytes */
 	bool decided;			/* the decision ran while we watched */
 	bool gated;			/* a forced enable found BAR1 too small */
 	bool not_size;			/* ... or so large that the "no" was not about size */
@@ -260,6 +262,23 @@ void p2ps_sb1_user_key(void)
 	spin_unlock_irqrestore(&sb1_lock, flags);
 }
 
+/*
+ * osReadRegistryDword found RMBar1ApertureSizeMB = @mb for @gpu.  The read
+ * is in kbusStatePreInitLocked, after the attach and before the decision
+ * (kbusStateInitLocked), so the GPU is known by its OBJGPU here.
+ */
+void p2ps_sb1_aperture_key(struct OBJGPU *gpu, u32 mb)
+{
+	u32 instance = p2ps_gpu_instance(gpu);
+	unsigned long flags;
+
+	if (instance >= NV_MAX_DEVICES)
+		return;
+	spin_lock_irqsave(&sb1_lock, flags);
+	sb1[instance].aperture = (u64)mb << 20;
+	spin_unlock_irqrestore(&sb1_lock, flags);
+}
+
 /* kbusIsStaticBar1Supported_TU102(pGpu, pKernelBus, gfid, consoleSize, mailboxSize) */
 struct decide_call {
 	struct OBJGPU *gpu;
@@ -287,6 +306,7 @@ static const char *no_force(struct sb1_gpu *g, unsigned int major)
 		.user_key = g->user_key,
 		.native_uvm = READ_ONCE(sb1_native_uvm),
 		.bar1_size = g->bar1_size,
+		.aperture = g->aperture,
 		.console = g->console,
 		.mailbox = g->mailbox,
 	};

@@ -64,6 +64,7 @@ static void sb_rules_init(struct dctx *c, struct p2ps_dr_rules *r)
 	k->user_force_sb = k->gen == P2PS_GEN_0 ? -1 : p2ps_dr_reg_key(dwords, "RMForceStaticBar1");
 	k->user_pcie_type = p2ps_dr_reg_key(dwords, "RMPcieP2PType");
 	k->user_force_p2p_type = p2ps_dr_reg_key(dwords, "RMForceP2PType");
+	k->user_bar1_aperture_mb = p2ps_dr_reg_key(dwords, "RMBar1ApertureSizeMB");
 	k->shim_keys = !(p2ps_root_line(&c->root, "/sys/module/p2p_shim/parameters/registry_defaults",
 					 buf, sizeof(buf)) && (buf[0] == 'N' || buf[0] == '0'));
 	k->shim_force = !(p2ps_root_line(&c->root, "/sys/module/p2p_shim/parameters/static_bar1",
@@ -115,6 +116,22 @@ static void sb_gpu(struct dctx *c, const struct p2ps_dr_rules *rules, struct p2p
 	p2ps_sb1_driver_rule(k, force, g->bar1, g->vram, cfb, con, &o->o);
 	p2ps_sb1_shim_rule(k, g->bar1, cfb, con, &o->o);
 
+	/* The user's RMBar1ApertureSizeMB, where it alone stands in the way. */
+	if (o->o.v != P2PS_PRED_YES && k->user_bar1_aperture_mb > 0 &&
+	    p2ps_sb1_aperture(g->bar1, (uint64_t)k->user_bar1_aperture_mb * MiB) < g->bar1) {
+		struct p2ps_sb1_pred_out w;
+		struct p2ps_sb1_keys k2 = *k;
+
+		k2.user_bar1_aperture_mb = -1;
+		p2ps_sb1_driver_rule(&k2, force, g->bar1, g->vram, cfb, con, &w);
+		p2ps_sb1_shim_rule(&k2, g->bar1, cfb, con, &w);
+		if (w.v == P2PS_PRED_YES) {
+			snprintf(o->remedy, sizeof(o->remedy),
+				 "take RMBar1ApertureSizeMB out of NVreg_RegistryDwords: it shrinks BAR1 (%s) to %ld MiB; without it static BAR1 is on",
+				 bs, k->user_bar1_aperture_mb);
+			return;
+		}
+	}
 	switch (o->o.v) {
 	case P2PS_PRED_YES:
 		return;

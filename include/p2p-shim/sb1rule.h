@@ -58,6 +58,8 @@ enum p2ps_sb1_gen p2ps_sb1_gen_of(unsigned int major);
 #define P2PS_SB_AUTO		2
 #define P2PS_SB_ONLY_GPU	3
 
+/* BAR1's aperture: the PCI BAR @bar1_size, shrunk by RMBar1ApertureSizeMB @key (bytes; 0: not set). */
+uint64_t p2ps_sb1_aperture(uint64_t bar1_size, uint64_t key);
 /* BAR1's usable VA as the rules see it: size - 4 KiB - 1, down to 2 MiB. */
 uint64_t p2ps_sb1_va(uint64_t bar1_size);
 /* Where the driver maps static BAR1 when its rule says yes (565: at 0). */
@@ -77,19 +79,21 @@ struct p2ps_sb1_force_in {
 	bool enabled;			/* the module's static_bar1 parameter */
 	bool user_key;			/* the user set RMForceStaticBar1 */
 	bool native_uvm;		/* the profile has gen A's UVM fix for native-slot pairs */
-	uint64_t bar1_size;		/* 0: unknown */
+	uint64_t bar1_size;		/* the PCI BAR; 0: unknown */
+	uint64_t aperture;		/* the user's RMBar1ApertureSizeMB in bytes; 0: not set */
 	uint64_t console, mailbox;	/* BAR1 reserved before static BAR1 */
 };
 
 #define P2PS_NF_OLD		(1U << 0)	/* before 570: observed only */
 #define P2PS_NF_DISABLED	(1U << 1)	/* static_bar1=0 */
 #define P2PS_NF_USER_KEY	(1U << 2)	/* RMForceStaticBar1 set by the user */
-#define P2PS_NF_BAR1_UNKNOWN	(1U << 3)
-#define P2PS_NF_BAR1_SMALL	(1U << 4)	/* BAR1 smaller than any such GPU's memory */
-#define P2PS_NF_MAILBOX		(1U << 5)	/* the P2P type is not BAR1 P2P */
-#define P2PS_NF_CONSOLE		(1U << 6)	/* 570-575: console first, unaligned placement */
-#define P2PS_NF_NATIVE_UVM	(1U << 7)	/* 570-575 without the UVM fix for GB20x */
-#define P2PS_NF_NO_ROOM		(1U << 8)	/* the offset leaves no room */
+#define P2PS_NF_APERTURE	(1U << 3)	/* the user's RMBar1ApertureSizeMB shrinks BAR1 */
+#define P2PS_NF_BAR1_UNKNOWN	(1U << 4)
+#define P2PS_NF_BAR1_SMALL	(1U << 5)	/* BAR1 smaller than any such GPU's memory */
+#define P2PS_NF_MAILBOX		(1U << 6)	/* the P2P type is not BAR1 P2P */
+#define P2PS_NF_CONSOLE		(1U << 7)	/* 570-575: console first, unaligned placement */
+#define P2PS_NF_NATIVE_UVM	(1U << 8)	/* 570-575 without the UVM fix for GB20x */
+#define P2PS_NF_NO_ROOM		(1U << 9)	/* the offset leaves no room */
 
 /* The reasons (P2PS_NF_*) not to force; 0: force, at *@offset. */
 unsigned int p2ps_sb1_no_force(const struct p2ps_sb1_force_in *in, uint64_t *offset);
@@ -112,6 +116,7 @@ enum p2ps_sb1_gate p2ps_sb1_gate(unsigned int major, uint64_t offset, uint64_t c
 struct p2ps_sb1_keys {
 	enum p2ps_sb1_gen gen;
 	long user_force_sb, user_pcie_type, user_force_p2p_type;	/* -1: not set */
+	long user_bar1_aperture_mb;	/* RMBar1ApertureSizeMB; -1: not set */
 	bool shim_keys;			/* p2p-shim supplies its registry defaults */
 	bool shim_force;		/* p2p-shim forces static BAR1 where it fits (570+) */
 };
@@ -139,11 +144,12 @@ bool p2ps_sb1_bar1p2p_type(const struct p2ps_sb1_keys *k);
 /* The console's estimated size in BAR1 (a 3840x2160x4 framebuffer). */
 #define P2PS_SB1_CONSOLE_EST	(32 * P2PS_MiB)
 /*
- * The driver's decision with RMForceStaticBar1 = @force: @bar1 the BAR1
- * size, @fb the VRAM address space, @cfb the client-visible VRAM, @console
- * whether the boot console is in BAR1.
+ * The driver's decision with RMForceStaticBar1 = @force: @pci_bar1 the PCI
+ * BAR's size (the user's RMBar1ApertureSizeMB in @k may shrink it), @fb the
+ * VRAM address space, @cfb the client-visible VRAM, @console whether the
+ * boot console is in BAR1.
  */
-void p2ps_sb1_driver_rule(const struct p2ps_sb1_keys *k, long force, uint64_t bar1, uint64_t fb,
+void p2ps_sb1_driver_rule(const struct p2ps_sb1_keys *k, long force, uint64_t pci_bar1, uint64_t fb,
 			  uint64_t cfb, bool console, struct p2ps_sb1_pred_out *o);
 /*
  * Then p2p-shim's forcing where that rule said no (kmod/sbar1.c runs the

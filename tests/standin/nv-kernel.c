@@ -366,6 +366,7 @@ struct KernelBus {
 	NvBool bSupportBar1P2PByDefault;
 
 	NvU32 staticBar1ForceType;
+	NvU64 bar1ApertureLength;	/* bar1[GPU_GFID_PF].apertureLength */
 	struct {
 		NvBool bStaticBar1Enabled;
 		NvU64 startOffset;	/* BAR1 offset of the static map */
@@ -1283,13 +1284,19 @@ RM_FN NV_STATUS kbusRemoveP2PMapping_GH100(OBJGPU *pGpu0,
 #define RM_MAILBOX_BAR1_SIZE	SZ_1M	/* P2P write mailbox area */
 
 /*
- * kbusInitBar1_GM107: BAR1's usable VA is the BAR minus the overfetch WAR
- * page (vaRangeMax = size - 1 - 4 KiB: mappableLength); the rules align it
- * down to 2 MiB (bar1VASizeAligned).
+ * kbusInitBar1_GM107: BAR1's usable VA is the aperture (the BAR, or less
+ * with RMBar1ApertureSizeMB: kbusDetermineBar1ApertureLength) minus the
+ * overfetch WAR page (vaRangeMax = size - 1 - 4 KiB: mappableLength); the
+ * rules align it down to 2 MiB (bar1VASizeAligned).
  */
+static __maybe_unused NvU64 rmBar1ApertureLength(OBJGPU *pGpu)
+{
+	return GPU_GET_KERNEL_BUS(pGpu)->bar1ApertureLength ?: pGpu->desc.bar1_size;
+}
+
 static __maybe_unused NvU64 rmBar1MappableLength(OBJGPU *pGpu)
 {
-	return pGpu->desc.bar1_size - 1 - SZ_4K;
+	return rmBar1ApertureLength(pGpu) - 1 - SZ_4K;
 }
 
 /* pMemoryManager->Ram.fbAddrSpaceSizeMb << 20: the FB address space. */
@@ -1539,7 +1546,7 @@ RM_FN NV_STATUS kbusInitBar1(OBJGPU *pGpu, KernelBus *pKernelBus)
 static NV_STATUS rmBar1VaAlloc(OBJGPU *pGpu, KernelBus *pKernelBus,
 			       NvU64 *pOffset, NvU64 size, NvBool bFixed)
 {
-	NvU64 limit = pGpu->desc.bar1_size - SZ_4K;	/* overfetch WAR page */
+	NvU64 limit = rmBar1ApertureLength(pGpu) - SZ_4K;	/* overfetch WAR page */
 	NvU64 cand = bFixed ? *pOffset : 0;
 	NvU32 i, n = pKernelBus->bar1MapCount;
 	NvBool moved = NV_TRUE;
@@ -1625,7 +1632,7 @@ RM_FN NvBool kbusIsBar1P2PCapable_GH100(OBJGPU *pGpu, KernelBus *pKernelBus,
 {
 	NvU64 bar1Size = pGpu->desc.bar1_size;
 	NvU64 fbSize = pGpu->desc.vram_size;
-	NvU64 bar1VASize = bar1Size;	/* the BAR1 VA heap spans the BAR */
+	NvU64 bar1VASize = rmBar1ApertureLength(pGpu);	/* the BAR1 VA heap spans the aperture */
 
 	if (!fbSize || !bar1Size)
 		return NV_FALSE;
@@ -1767,6 +1774,21 @@ RM_FN void kbusDestroyBar1_GM107(OBJGPU *pGpu, KernelBus *pKernelBus,
 	pKernelBus->bar1MapCount = 0;
 }
 #endif /* NV_GEN_0 */
+
+/*
+ * kbusDetermineBar1ApertureLength_IMPL (kern_bus.c, 550-595), from
+ * kbusStatePreInitLocked_GM107: after the attach, before kbusInitBar1.
+ * RMBar1ApertureSizeMB shrinks the aperture, never grows it; 0 is ignored.
+ */
+RM_FN void kbusDetermineBar1ApertureLength_IMPL(OBJGPU *pGpu, KernelBus *pKernelBus)
+{
+	NvU32 data;
+
+	pKernelBus->bar1ApertureLength = pGpu->desc.bar1_size;
+	if (osReadRegistryDword(pGpu, "RMBar1ApertureSizeMB", &data) == NV_OK &&
+	    data && ((NvU64)data << 20) < pKernelBus->bar1ApertureLength)
+		pKernelBus->bar1ApertureLength = (NvU64)data << 20;
+}
 
 RM_FN void kbusInitRegistryOverrides(OBJGPU *pGpu, KernelBus *pKernelBus)
 {
@@ -2705,6 +2727,7 @@ RM_FN NV_STATUS gpuStateInit(OBJGPU *pGpu)
 
 	_kbifInitRegistryOverrides(pGpu, GPU_GET_KERNEL_BIF(pGpu));
 	kbusInitRegistryOverrides(pGpu, pKernelBus);
+	kbusDetermineBar1ApertureLength_IMPL(pGpu, pKernelBus);	/* state pre-init */
 	status = kbusInitBar1(pGpu, pKernelBus);
 	pGpu->bInitialized = status == NV_OK;
 	pGpu->initStatus = status;
@@ -3443,9 +3466,9 @@ static void rmState(struct seq_buf *out)
 		seq_buf_printf(out, "gpu%u.gpu_id=0x%x\ngpu%u.init=%s\ngpu%u.init_status=0x%x\n",
 			       i, g->gpuId, i, g->bInitialized ? "ok" : "failed",
 			       i, g->initStatus);
-		seq_buf_printf(out, "gpu%u.vram=0x%llx\ngpu%u.bar1=0x%llx/0x%llx\n",
+		seq_buf_printf(out, "gpu%u.vram=0x%llx\ngpu%u.bar1=0x%llx/0x%llx\ngpu%u.bar1_aperture=0x%llx\n",
 			       i, g->desc.vram_size, i, g->desc.bar1_base,
-			       g->desc.bar1_size);
+			       g->desc.bar1_size, i, b->bar1ApertureLength);
 		seq_buf_printf(out, "gpu%u.fb=0x%llx\ngpu%u.console=0x%llx\ngpu%u.static_bar1_size=0x%llx\n",
 			       i, g->desc.fb_size ?: g->desc.vram_size, i,
 			       g->desc.console_size, i, b->staticBar1.size);

@@ -290,6 +290,48 @@ static void test_5090_pair_noforce(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/*
+ * The same pair with the user's RMBar1ApertureSizeMB=32660: the driver's
+ * rules use that aperture, and p2p-shim does not force (52 MiB would be
+ * left for dynamic BAR1 mappings, not 64); the remedy names the key.
+ */
+static void test_5090_pair_aperture(void **state)
+{
+	char tmpl[] = "/tmp/p2ps-5090-XXXXXX", cmd[1024], smi[512];
+	const char *dir = mkdtemp(tmpl);
+	struct p2ps_doctor_opts o = { 0 };
+	struct p2ps_doctor_report *r = NULL;
+	const struct p2ps_finding *f;
+	char *smi_text;
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(cmd, sizeof(cmd),
+		 "cp -r '%s/rtx5090-pair/root' '%s/' && sed -i "
+		 "'s/^RegistryDwords: .*/RegistryDwords: \"RMBar1ApertureSizeMB=32660\"/' "
+		 "'%s/root/proc/driver/nvidia/params'",
+		 FIXTURES, dir, dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(smi, sizeof(smi), "%s/rtx5090-pair/cmd/nvidia-smi-query.txt", FIXTURES);
+	smi_text = p2ps_read_file(smi, NULL, false);
+	snprintf(cmd, sizeof(cmd), "%s/root", dir);
+	o.root = cmd;
+	o.smi_query_text = smi_text;
+	assert_int_equal(p2ps_doctor(&o, &r), 0);
+	free(smi_text);
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_NO);
+	assert_int_equal(r->gpus[1].static_bar1, P2PS_SB_NO);
+	f = finding(r, "static-bar1", GPU1);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->detail, "32658 MiB usable"));
+	assert_non_null(strstr(f->detail, "p2p-shim does not force it: RMBar1ApertureSizeMB"));
+	assert_non_null(strstr(f->remedy, "take RMBar1ApertureSizeMB out of NVreg_RegistryDwords"));
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	p2ps_doctor_free(r);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* RMForceStaticBar1=1 on a 5090 pair whose first GPU drives the boot display. */
 static void test_5090_forced(void **state)
 {
@@ -859,6 +901,7 @@ int main(void)
 		cmocka_unit_test(test_h200_nvlink),
 		cmocka_unit_test(test_5090_pair),
 		cmocka_unit_test(test_5090_pair_noforce),
+		cmocka_unit_test(test_5090_pair_aperture),
 		cmocka_unit_test(test_5090_forced),
 		cmocka_unit_test(test_4090_display),
 		cmocka_unit_test(test_nvlink_forced_type),

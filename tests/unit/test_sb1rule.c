@@ -352,6 +352,60 @@ static void test_caps(void **state)
 	assert_int_equal(p2ps_caps_verdict(&in), P2PS_CAPS_STOCK);
 }
 
+/*
+ * The user's RMBar1ApertureSizeMB (kbusDetermineBar1ApertureLength): it
+ * shrinks BAR1, never grows it, 0 is ignored; the driver's rules then use
+ * the aperture, and p2p-shim, which sees only the PCI BAR, does not force.
+ * 32660 MiB holds a 5090's client FB with 52 MiB to spare, under the 64 MiB
+ * that dynamic BAR1 mappings need (tests/vm/cases/shim-cards.sh).
+ */
+static void test_aperture_key(void **state)
+{
+	size_t i;
+
+	(void)state;
+	assert_int_equal(p2ps_sb1_aperture(32 * GiB, 0), 32 * GiB);
+	assert_int_equal(p2ps_sb1_aperture(32 * GiB, 64 * GiB), 32 * GiB);
+	assert_int_equal(p2ps_sb1_aperture(32 * GiB, 32 * GiB), 32 * GiB);
+	assert_int_equal(p2ps_sb1_aperture(32 * GiB, 32660 * MiB), 32660 * MiB);
+	for (i = 0; i < sizeof(majors) / sizeof(majors[0]); i++) {
+		unsigned int m = majors[i];
+		struct p2ps_sb1_force_in in = { .major = m, .enabled = true, .native_uvm = true,
+						.bar1_size = rtx5090.bar1, .aperture = 32660 * MiB };
+		struct p2ps_sb1_keys k = keys(m);
+		uint64_t off;
+
+		/* forcing: refused for a smaller aperture only */
+		if (m >= 570) {
+			assert_int_equal(p2ps_sb1_no_force(&in, &off), P2PS_NF_APERTURE);
+			in.aperture = rtx5090.bar1;
+			assert_int_equal(p2ps_sb1_no_force(&in, &off), 0);
+		}
+		/*
+		 * the 5090: forced by p2p-shim without the key (570+), not with
+		 * it; 550/560 compare the usable VRAM, which only GSP-RM knows
+		 */
+		k.user_bar1_aperture_mb = 32660;
+		assert_int_equal(predict(m, &rtx5090, false, &k),
+				 m < 565 ? P2PS_PRED_UNKNOWN : P2PS_PRED_NO);
+		if (m >= 570)
+			assert_int_equal(predict(m, &rtx5090, false, NULL), P2PS_PRED_YES);
+		k.user_bar1_aperture_mb = 40000;	/* above the BAR: no effect */
+		assert_int_equal(predict(m, &rtx5090, false, &k), predict(m, &rtx5090, false, NULL));
+		k.user_bar1_aperture_mb = 0;		/* ignored */
+		assert_int_equal(predict(m, &rtx5090, false, &k), predict(m, &rtx5090, false, NULL));
+		/* the 4090: its 24 GiB still fits 32660 MiB, on by the driver's rule (570+) */
+		k.user_bar1_aperture_mb = 32660;
+		assert_int_equal(predict(m, &rtx4090, false, &k), predict(m, &rtx4090, false, NULL));
+		/* ... but not 16 GiB: the driver's rule now says no, and nobody forces */
+		k.user_bar1_aperture_mb = 16384;
+		assert_int_equal(predict(m, &rtx4090, false, &k), P2PS_PRED_NO);
+	}
+	assert_string_equal(p2ps_sb1_no_force_text(P2PS_NF_APERTURE | P2PS_NF_NO_ROOM),
+			    "the driver's rule says no; not forced: the user's RMBar1ApertureSizeMB "
+			    "makes BAR1 smaller than its PCI BAR");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,6 +417,7 @@ int main(void)
 		cmocka_unit_test(test_small_bar),
 		cmocka_unit_test(test_gen0),
 		cmocka_unit_test(test_caps),
+		cmocka_unit_test(test_aperture_key),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

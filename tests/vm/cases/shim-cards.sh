@@ -19,6 +19,8 @@
 # forces: gen-a1 (570) and gen-a2 (575) carry A5, which feeds that fix
 # (docs/hooks.md), gen-b (580, 595) forces always; decided here, never from
 # the module's status.  p2pctl status shows each GPU's static BAR1.
+# The user's keys win: static_bar1=0, RMForceStaticBar1, RMPcieP2PType=0 and
+# an RMBar1ApertureSizeMB below the BAR each leave the 5090s unforced.
 . /cases/lib.sh
 
 G='GB202@0000:01:00.0,vram=32607M,fb=32G,bar1=0x4000000000/32G'
@@ -152,6 +154,29 @@ run p2pctl enable
 run insmod /lib/standin/580.159.04/nvidia.ko gpus="$G" NVreg_RegistryDwords="RMPcieP2PType=0"
 expect_eq "mailbox: 0-1" "$(kv connectivity "$(nvflow caps 0 1)")" unknown
 expect_match "mailbox: why" "$(gpu_row "$(p2pctl status)" 0)" '^0 +off +no .*P2P mailbox is reserved'
+run p2pctl disable
+run rmmod nvidia
+run rmmod p2p_shim
+
+echo "== the user's RMBar1ApertureSizeMB below the BAR: not forced (580)"
+# The driver's rules use the smaller aperture (kbusDetermineBar1ApertureLength,
+# read in kbusStatePreInitLocked, before the decision).  32660 MiB holds a
+# 5090's 32607 MiB with 52 MiB to spare, less than the 64 MiB that dynamic
+# BAR1 mappings need, which the PCI BAR's size would not show: forced, it
+# maps and leaves USERD and doorbells short.  A 4090's 24 GiB still fits:
+# the driver's own rule keeps it on.
+run insmod /lib/p2p-shim/p2p-shim.ko
+run p2pctl enable
+run insmod /lib/standin/580.159.04/nvidia.ko gpus="$G" NVreg_RegistryDwords="RMBar1ApertureSizeMB=32660"
+state=$(nvflow state)
+for g in 0 1 4; do
+	expect_eq "aperture: GPU$g initialised" "$(kv gpu$g.init "$state")" ok
+done
+expect_eq "aperture: 5090 BAR1 shrunk" "$(kv gpu0.bar1_aperture "$state")" "$(printf 0x%x $((32660 << 20)))"
+expect_eq "aperture: 0-1" "$(kv connectivity "$(nvflow caps 0 1)")" unknown
+st=$(p2pctl status)
+expect_match "aperture: why" "$(gpu_row "$st" 0)" '^0 +off +no .*RMBar1ApertureSizeMB'
+expect_match "aperture: 4090 the driver's" "$(gpu_row "$st" 4)" '^4 +on +usable .*the driver.s rule'
 run p2pctl disable
 run rmmod nvidia
 run rmmod p2p_shim
