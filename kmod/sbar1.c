@@ -264,8 +264,10 @@ void p2ps_sb1_user_key(void)
 
 /*
  * osReadRegistryDword found RMBar1ApertureSizeMB = @mb for @gpu.  The read
- * is in kbusStatePreInitLocked, after the attach and before the decision
- * (kbusStateInitLocked), so the GPU is known by its OBJGPU here.
+ * is in the state pre-init (kbusStatePreInitLocked_GM107), after the attach
+ * and before the decision in the state load (kbusStatePostLoad_GM107 ->
+ * kbusInitBar1), once per attach: so the GPU is known by its OBJGPU here,
+ * not by the attaching thread.
  */
 void p2ps_sb1_aperture_key(struct OBJGPU *gpu, u32 mb)
 {

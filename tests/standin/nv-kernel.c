@@ -2719,15 +2719,18 @@ RM_FN void __nvoc_init_funcTable_VirtMemAllocator(OBJGPU *pGpu,
 	}
 }
 
-/* GPU (re)initialisation: registry overrides, then BAR1. */
+/*
+ * GPU (re)initialisation after the attach (RmInitAdapter: osinit.c's
+ * gpumgrStatePreInitGpu, then gpumgrStateLoadGpu): the BAR1 aperture in
+ * the pre-init (kbusStatePreInitLocked_GM107), BAR1 and static BAR1 in
+ * the load (kbusStatePostLoad_GM107 -> kbusInitBar1).
+ */
 RM_FN NV_STATUS gpuStateInit(OBJGPU *pGpu)
 {
 	KernelBus *pKernelBus = GPU_GET_KERNEL_BUS(pGpu);
 	NV_STATUS status;
 
-	_kbifInitRegistryOverrides(pGpu, GPU_GET_KERNEL_BIF(pGpu));
-	kbusInitRegistryOverrides(pGpu, pKernelBus);
-	kbusDetermineBar1ApertureLength_IMPL(pGpu, pKernelBus);	/* state pre-init */
+	kbusDetermineBar1ApertureLength_IMPL(pGpu, pKernelBus);
 	status = kbusInitBar1(pGpu, pKernelBus);
 	pGpu->bInitialized = status == NV_OK;
 	pGpu->initStatus = status;
@@ -2928,15 +2931,29 @@ RM_FN NV_STATUS gpumgrAttachGpu(NvU32 gpuInstance, GPUATTACHARG *pArg)
 	gpumgrGpus[gpuInstance] = pGpu;
 	gpumgrAttachedMask |= BIT(gpuInstance);
 	/*
-	 * gpumgrStateInitGpu's part, under the GPU locks.  The real
-	 * RmInitAdapter runs it after gpumgrAttachGpu has returned (the
-	 * registry is read in the engines' constructors, inside the attach);
-	 * the stand-in runs the whole init inside, on the same thread.
+	 * The engines' constructors read the registry inside the attach, on
+	 * its thread (kbifConstructEngine, kbusConstructEngine: gpuPostConstruct
+	 * from gpumgrAttachGpu); the state phases come after it returns.
 	 */
+	_kbifInitRegistryOverrides(pGpu, GPU_GET_KERNEL_BIF(pGpu));
+	kbusInitRegistryOverrides(pGpu, &pGpu->kernelBus);
+	return NV_OK;
+}
+
+/*
+ * RmInitAdapter's part after gpumgrAttachGpu has returned: the state
+ * phases of GPU @i, under the GPU locks (gpumgrStatePreInitGpu,
+ * gpumgrStateInitGpu, gpumgrStateLoadGpu), on the same thread.
+ */
+static void rmInitAdapterStates(NvU32 i)
+{
+	OBJGPU *pGpu = gpumgrGetGpu(i);
+
+	if (!pGpu)
+		return;
 	rmGpuLocksAcquire();
 	gpuStateInit(pGpu);
 	rmGpuLocksRelease();
-	return NV_OK;
 }
 
 RM_FN NV_STATUS gpumgrDetachGpu(NvU32 gpuInstance)
@@ -2976,6 +2993,8 @@ int rm_standin_init(const struct nv_standin_config *cfg)
 		rmFillAttachArg(&arg, &rmConfig.gpu[i]);
 		rmapiLockAcquire(RMAPI_LOCK_FLAGS_NONE);
 		status = gpumgrAttachGpu(i, &arg);
+		if (status == NV_OK)
+			rmInitAdapterStates(i);
 		rmapiLockRelease(RMAPI_LOCK_FLAGS_NONE);
 		if (status == NV_ERR_NO_MEMORY) {
 			rm_standin_shutdown();
@@ -3394,6 +3413,8 @@ static int rmReinit(u32 gpu, bool unseen, struct seq_buf *out)
 	gpumgrDetachGpu(gpu);
 	rmFillAttachArg(&arg, &rmConfig.gpu[gpu]);
 	status = gpumgrAttachGpu(gpu, &arg);
+	if (status == NV_OK)
+		rmInitAdapterStates(gpu);
 	pGpu = rmGetReadyGpu(gpu);
 	if (status == NV_OK && pGpu)
 		status = pGpu->initStatus;
