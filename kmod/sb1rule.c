@@ -230,8 +230,7 @@ void say(struct p2ps_sb1_pred_out *o, enum p2ps_sb1_pred v, const char *fmt, ...
 	va_end(ap);
 }
 
-/* The user's RMBar1ApertureSizeMB in bytes; 0 where not set (or set to 0). */
-static uint64_t aperture_of(const struct p2ps_sb1_keys *k)
+uint64_t p2ps_sb1_key_aperture(const struct p2ps_sb1_keys *k)
 {
 	return k->user_bar1_aperture_mb > 0 ? (uint64_t)k->user_bar1_aperture_mb * P2PS_MiB : 0;
 }
@@ -249,7 +248,7 @@ static bool holds_with_doorbell(uint64_t va, uint64_t size)
 void p2ps_sb1_driver_rule(const struct p2ps_sb1_keys *k, long force, uint64_t pci_bar1, uint64_t fb,
 			  uint64_t cfb, bool console, struct p2ps_sb1_pred_out *o)
 {
-	uint64_t bar1 = p2ps_sb1_aperture(pci_bar1, aperture_of(k));
+	uint64_t bar1 = p2ps_sb1_aperture(pci_bar1, p2ps_sb1_key_aperture(k));
 	uint64_t va = bar1 - 4 * P2PS_KiB - 1;	/* mappableLength: last 4 KiB cut off */
 	uint64_t va_al = DOWN(va, SZ2M);
 	uint64_t fb_al = UP(fb, SZ2M);
@@ -429,7 +428,7 @@ void p2ps_sb1_shim_rule(const struct p2ps_sb1_keys *k, uint64_t bar1, uint64_t c
 		/* the profiles of 570-575 have it (docs/hooks.md, A5) */
 		.native_uvm = true,
 		.bar1_size = bar1,
-		.aperture = aperture_of(k),
+		.aperture = p2ps_sb1_key_aperture(k),
 		.console = console ? P2PS_SB1_CONSOLE_EST : 0,
 		.mailbox = p2ps_sb1_mailbox(k) ? P2PS_SB1_MAILBOX : 0,
 	};

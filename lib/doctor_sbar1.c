@@ -117,8 +117,8 @@ static void sb_gpu(struct dctx *c, const struct p2ps_dr_rules *rules, struct p2p
 	p2ps_sb1_shim_rule(k, g->bar1, cfb, con, &o->o);
 
 	/* The user's RMBar1ApertureSizeMB, where it alone stands in the way. */
-	if (o->o.v != P2PS_PRED_YES && k->user_bar1_aperture_mb > 0 &&
-	    p2ps_sb1_aperture(g->bar1, (uint64_t)k->user_bar1_aperture_mb * MiB) < g->bar1) {
+	if (o->o.v != P2PS_PRED_YES &&
+	    p2ps_sb1_aperture(g->bar1, p2ps_sb1_key_aperture(k)) < g->bar1) {
 		struct p2ps_sb1_pred_out w;
 		struct p2ps_sb1_keys k2 = *k;
 

@@ -135,6 +135,8 @@ struct p2ps_sb1_pred_out {
 	char why[200];
 };
 
+/* The user's RMBar1ApertureSizeMB in bytes; 0 where not set (or set to 0). */
+uint64_t p2ps_sb1_key_aperture(const struct p2ps_sb1_keys *k);
 /* The effective RMForceStaticBar1 of a generation. */
 long p2ps_sb1_force_type(const struct p2ps_sb1_keys *k);
 /* Is the P2P mailbox reserved in BAR1 (_kbusRequiresP2PMailboxBar1_GM107)? */
