@@ -15,14 +15,14 @@
 
 #include "internal.h"
 
-static struct p2ps_doctor_report *doctor(const char *fixture, const char *topo)
+/* doctor on the tree @root, with @fixture's nvidia-smi output */
+static struct p2ps_doctor_report *doctor_at(const char *root, const char *fixture, const char *topo)
 {
 	struct p2ps_doctor_opts o = { 0 };
 	struct p2ps_doctor_report *r = NULL;
-	char root[512], smi[512];
+	char smi[512];
 	char *smi_text;
 
-	snprintf(root, sizeof(root), "%s/%s/root", FIXTURES, fixture);
 	/* nvidia-smi --query-gpu output, where the fixture has it (as p2pctl reads it) */
 	snprintf(smi, sizeof(smi), "%s/%s/cmd/nvidia-smi-query.txt", FIXTURES, fixture);
 	smi_text = p2ps_read_file(smi, NULL, false);
@@ -33,6 +33,32 @@ static struct p2ps_doctor_report *doctor(const char *fixture, const char *topo)
 	assert_int_equal(p2ps_doctor(&o, &r), 0);
 	assert_non_null(r);
 	free(smi_text);
+	return r;
+}
+
+static struct p2ps_doctor_report *doctor(const char *fixture, const char *topo)
+{
+	char root[512];
+
+	snprintf(root, sizeof(root), "%s/%s/root", FIXTURES, fixture);
+	return doctor_at(root, fixture, topo);
+}
+
+/* doctor on a copy of @fixture's tree after the shell command @edit ran in it */
+static struct p2ps_doctor_report *doctor_edited(const char *fixture, const char *edit)
+{
+	char tmpl[] = "/tmp/p2ps-doctor-XXXXXX", cmd[2048], root[512];
+	const char *dir = mkdtemp(tmpl);
+	struct p2ps_doctor_report *r;
+
+	assert_non_null(dir);
+	snprintf(root, sizeof(root), "%s/root", dir);
+	snprintf(cmd, sizeof(cmd), "cp -r '%s/%s/root' '%s' && cd '%s' && %s",
+		 FIXTURES, fixture, root, root, edit);
+	assert_int_equal(system(cmd), 0);
+	r = doctor_at(root, fixture, NULL);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
 	return r;
 }
 
@@ -249,27 +275,11 @@ static void test_5090_pair(void **state)
 /* The same pair with p2p-shim loaded static_bar1=N: the driver's rule alone. */
 static void test_5090_pair_noforce(void **state)
 {
-	char tmpl[] = "/tmp/p2ps-5090-XXXXXX", cmd[1024], smi[512];
-	const char *dir = mkdtemp(tmpl);
-	struct p2ps_doctor_opts o = { 0 };
-	struct p2ps_doctor_report *r = NULL;
+	struct p2ps_doctor_report *r = doctor_edited("rtx5090-pair",
+		"mkdir -p sys/module/p2p_shim/parameters && echo N >sys/module/p2p_shim/parameters/static_bar1");
 	const struct p2ps_finding *f;
-	char *smi_text;
 
 	(void)state;
-	assert_non_null(dir);
-	snprintf(cmd, sizeof(cmd),
-		 "cp -r '%s/rtx5090-pair/root' '%s/' && mkdir -p '%s/root/sys/module/p2p_shim/parameters' && "
-		 "echo N >'%s/root/sys/module/p2p_shim/parameters/static_bar1'",
-		 FIXTURES, dir, dir, dir);
-	assert_int_equal(system(cmd), 0);
-	snprintf(smi, sizeof(smi), "%s/rtx5090-pair/cmd/nvidia-smi-query.txt", FIXTURES);
-	smi_text = p2ps_read_file(smi, NULL, false);
-	snprintf(cmd, sizeof(cmd), "%s/root", dir);
-	o.root = cmd;
-	o.smi_query_text = smi_text;
-	assert_int_equal(p2ps_doctor(&o, &r), 0);
-	free(smi_text);
 	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_NO);
 	assert_int_equal(r->gpus[1].static_bar1, P2PS_SB_NO);
 	f = finding(r, "static-bar1", GPU1);
@@ -286,8 +296,6 @@ static void test_5090_pair_noforce(void **state)
 	assert_non_null(strstr(f->remedy, "RMForceStaticBar1=1"));
 	assert_int_equal(r->nr_fail, 1);
 	p2ps_doctor_free(r);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
 }
 
 /*
@@ -297,28 +305,12 @@ static void test_5090_pair_noforce(void **state)
  */
 static void test_5090_pair_aperture(void **state)
 {
-	char tmpl[] = "/tmp/p2ps-5090-XXXXXX", cmd[1024], smi[512];
-	const char *dir = mkdtemp(tmpl);
-	struct p2ps_doctor_opts o = { 0 };
-	struct p2ps_doctor_report *r = NULL;
+	struct p2ps_doctor_report *r = doctor_edited("rtx5090-pair",
+		"sed -i 's/^RegistryDwords: .*/RegistryDwords: \"RMBar1ApertureSizeMB=32660\"/' "
+		"proc/driver/nvidia/params");
 	const struct p2ps_finding *f;
-	char *smi_text;
 
 	(void)state;
-	assert_non_null(dir);
-	snprintf(cmd, sizeof(cmd),
-		 "cp -r '%s/rtx5090-pair/root' '%s/' && sed -i "
-		 "'s/^RegistryDwords: .*/RegistryDwords: \"RMBar1ApertureSizeMB=32660\"/' "
-		 "'%s/root/proc/driver/nvidia/params'",
-		 FIXTURES, dir, dir);
-	assert_int_equal(system(cmd), 0);
-	snprintf(smi, sizeof(smi), "%s/rtx5090-pair/cmd/nvidia-smi-query.txt", FIXTURES);
-	smi_text = p2ps_read_file(smi, NULL, false);
-	snprintf(cmd, sizeof(cmd), "%s/root", dir);
-	o.root = cmd;
-	o.smi_query_text = smi_text;
-	assert_int_equal(p2ps_doctor(&o, &r), 0);
-	free(smi_text);
 	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_NO);
 	assert_int_equal(r->gpus[1].static_bar1, P2PS_SB_NO);
 	f = finding(r, "static-bar1", GPU1);
@@ -328,8 +320,6 @@ static void test_5090_pair_aperture(void **state)
 	assert_non_null(strstr(f->remedy, "take RMBar1ApertureSizeMB out of NVreg_RegistryDwords"));
 	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
 	p2ps_doctor_free(r);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
 }
 
 /* RMForceStaticBar1=1 on a 5090 pair whose first GPU drives the boot display. */
