@@ -13,10 +13,16 @@
 #define GiB ((uint64_t)1 << 30)
 #define MiB ((uint64_t)1 << 20)
 
-/* The static-BAR1 rules' inputs on this host (doctor_sbar1.c fills them). */
+/*
+ * The static-BAR1 rules' inputs on this host (doctor_sbar1.c fills them):
+ * @k with the user's keys of NVreg_RegistryDwords; p2ps_dr_gpu_keys() has
+ * one GPU's, where NVreg_RegistryDwordsPerDevice sets its own.
+ */
 struct p2ps_dr_rules {
 	struct p2ps_sb1_keys k;
 	bool assumed;			/* no driver loaded: rules of 580+ assumed */
+	char dwords[512];		/* the two options, as /proc shows them */
+	char per_device[512];
 };
 
 /* The state of one p2ps_doctor() run. */
@@ -41,8 +47,15 @@ unsigned long p2ps_dr_read_hex(struct dctx *c, const char *dir, const char *attr
 int p2ps_dr_split_path(const char *path, char comps[][16], int max, char *host, size_t hostlen);
 /* Value of @key in /proc/driver/nvidia/params, or false. */
 bool p2ps_dr_param(struct dctx *c, const char *key, char *out, size_t len);
-/* Value of @key in a RegistryDwords string ("K=V;K=V"), or -1. */
-long p2ps_dr_reg_key(const char *dwords, const char *key);
+/*
+ * The user's value of registry key @key for the GPU at @bdf (NULL: the
+ * global one), as the driver reads it (doctor_registry.c), or -1; *@option
+ * (if not NULL) names the module option it came from.
+ */
+long p2ps_dr_user_key(const char *dwords, const char *per_device, const char *bdf,
+		      const char *key, const char **option);
+/* @g's static-BAR1 keys: @r's, with those @g's own per-device entries set. */
+void p2ps_dr_gpu_keys(const struct p2ps_dr_rules *r, const struct p2ps_gpu *g, struct p2ps_sb1_keys *k);
 /* "24 GiB", "256 MiB", "unknown" */
 void p2ps_dr_fmt_size(uint64_t b, char *buf, size_t len);
 

@@ -28,26 +28,11 @@ struct sb_result {
 	char remedy[256];
 };
 
-/* Value of @key in a RegistryDwords string ("K=V;K=V"), or -1. */
-long p2ps_dr_reg_key(const char *dwords, const char *key)
-{
-	size_t n = strlen(key);
-	const char *p;
-
-	for (p = dwords; p && (p = strstr(p, key)); p += n) {
-		bool start = p == dwords || p[-1] == ';' || p[-1] == '"' || isspace((unsigned char)p[-1]);
-
-		if (start && p[n] == '=')
-			return strtol(p + n + 1, NULL, 0);
-	}
-	return -1;
-}
-
 static void sb_rules_init(struct dctx *c, struct p2ps_dr_rules *r)
 {
 	struct p2ps_sb1_keys *k = &r->k;
 	const char *ver = c->r->driver_version;
-	char dwords[512] = "", buf[16];
+	char buf[16];
 	long major = strtol(ver, NULL, 10);
 
 	memset(r, 0, sizeof(*r));
@@ -59,16 +44,37 @@ static void sb_rules_init(struct dctx *c, struct p2ps_dr_rules *r)
 	} else {
 		k->gen = p2ps_sb1_gen_of(major);
 	}
-	p2ps_dr_param(c, "RegistryDwords", dwords, sizeof(dwords));
-	/* 550/560 have no RMForceStaticBar1: the key is not read there */
-	k->user_force_sb = k->gen == P2PS_GEN_0 ? -1 : p2ps_dr_reg_key(dwords, "RMForceStaticBar1");
-	k->user_pcie_type = p2ps_dr_reg_key(dwords, "RMPcieP2PType");
-	k->user_force_p2p_type = p2ps_dr_reg_key(dwords, "RMForceP2PType");
-	k->user_bar1_aperture_mb = p2ps_dr_reg_key(dwords, "RMBar1ApertureSizeMB");
+	p2ps_dr_param(c, "RegistryDwords", r->dwords, sizeof(r->dwords));
+	p2ps_dr_param(c, "RegistryDwordsPerDevice", r->per_device, sizeof(r->per_device));
+	p2ps_dr_gpu_keys(r, NULL, k);
 	k->shim_keys = !(p2ps_root_line(&c->root, "/sys/module/p2p_shim/parameters/registry_defaults",
 					 buf, sizeof(buf)) && (buf[0] == 'N' || buf[0] == '0'));
 	k->shim_force = !(p2ps_root_line(&c->root, "/sys/module/p2p_shim/parameters/static_bar1",
 					  buf, sizeof(buf)) && (buf[0] == 'N' || buf[0] == '0'));
+}
+
+void p2ps_dr_gpu_keys(const struct p2ps_dr_rules *r, const struct p2ps_gpu *g, struct p2ps_sb1_keys *k)
+{
+	const char *bdf = g ? g->bdf : NULL;
+
+	if (k != &r->k)
+		*k = r->k;
+	/* 550/560 have no RMForceStaticBar1: the key is not read there */
+	k->user_force_sb = k->gen == P2PS_GEN_0 ? -1 :
+			   p2ps_dr_user_key(r->dwords, r->per_device, bdf, "RMForceStaticBar1", NULL);
+	k->user_pcie_type = p2ps_dr_user_key(r->dwords, r->per_device, bdf, "RMPcieP2PType", NULL);
+	k->user_force_p2p_type = p2ps_dr_user_key(r->dwords, r->per_device, bdf, "RMForceP2PType", NULL);
+	k->user_bar1_aperture_mb = p2ps_dr_user_key(r->dwords, r->per_device, bdf,
+						     "RMBar1ApertureSizeMB", NULL);
+}
+
+/* The option the user set @key in for @g ("NVreg_RegistryDwords" where unset). */
+static const char *option_of(const struct p2ps_dr_rules *r, const struct p2ps_gpu *g, const char *key)
+{
+	const char *option;
+
+	p2ps_dr_user_key(r->dwords, r->per_device, g->bdf, key, &option);
+	return option;
 }
 
 static const char *const ENABLE_KEY =
@@ -77,13 +83,16 @@ static const char *const ENABLE_KEY =
 static void sb_gpu(struct dctx *c, const struct p2ps_dr_rules *rules, struct p2ps_gpu *g,
 		   struct sb_result *o)
 {
-	const struct p2ps_sb1_keys *k = &rules->k;
-	long force = p2ps_sb1_force_type(k);
+	struct p2ps_sb1_keys gk;
+	const struct p2ps_sb1_keys *k = &gk;
+	long force;
 	uint64_t cfb;
 	bool con = g->display == 1;
 	char bs[32], vs[32];
 
 	memset(o, 0, sizeof(*o));
+	p2ps_dr_gpu_keys(rules, g, &gk);
+	force = p2ps_sb1_force_type(k);
 	p2ps_dr_fmt_size(g->bar1, bs, sizeof(bs));
 	p2ps_dr_fmt_size(g->vram, vs, sizeof(vs));
 	if (k->gen == P2PS_GEN_UNSERVED) {
@@ -127,8 +136,8 @@ static void sb_gpu(struct dctx *c, const struct p2ps_dr_rules *rules, struct p2p
 		p2ps_sb1_shim_rule(&k2, g->bar1, cfb, con, &w);
 		if (w.v == P2PS_PRED_YES) {
 			snprintf(o->remedy, sizeof(o->remedy),
-				 "take RMBar1ApertureSizeMB out of NVreg_RegistryDwords: it shrinks BAR1 (%s) to %ld MiB; without it static BAR1 is on",
-				 bs, k->user_bar1_aperture_mb);
+				 "take RMBar1ApertureSizeMB out of %s: it shrinks BAR1 (%s) to %ld MiB; without it static BAR1 is on",
+				 option_of(rules, g, "RMBar1ApertureSizeMB"), bs, k->user_bar1_aperture_mb);
 			return;
 		}
 	}
@@ -152,10 +161,12 @@ static void sb_gpu(struct dctx *c, const struct p2ps_dr_rules *rules, struct p2p
 		p2ps_sb1_driver_rule(&k2, P2PS_SB_ENABLE, g->bar1, g->vram, cfb, false, &w);
 		if (con && w.v == P2PS_PRED_YES)
 			snprintf(o->remedy, sizeof(o->remedy),
-				 "move the display (and boot console) to another GPU or the iGPU, or take RMForceStaticBar1=1 out of NVreg_RegistryDwords");
+				 "move the display (and boot console) to another GPU or the iGPU, or take RMForceStaticBar1=1 out of %s",
+				 option_of(rules, g, "RMForceStaticBar1"));
 		else
 			snprintf(o->remedy, sizeof(o->remedy),
-				 "take RMForceStaticBar1=1 out of NVreg_RegistryDwords: BAR1 can't hold VRAM here");
+				 "take RMForceStaticBar1=1 out of %s: BAR1 can't hold VRAM here",
+				 option_of(rules, g, "RMForceStaticBar1"));
 		return;
 	}
 	default:
@@ -164,10 +175,10 @@ static void sb_gpu(struct dctx *c, const struct p2ps_dr_rules *rules, struct p2p
 	/* NO: say what would change it */
 	if (k->gen == P2PS_GEN_0) {
 		if (!p2ps_sb1_bar1p2p_type(k))
-			p2ps_strlcpy(o->remedy,
-				     k->shim_keys ? "take RMForceP2PType out of NVreg_RegistryDwords (p2p-shim supplies 2)" :
-				     "load p2p-shim with registry_defaults=1 (its RMForceP2PType=2 turns static BAR1 on)",
-				     sizeof(o->remedy));
+			snprintf(o->remedy, sizeof(o->remedy), k->shim_keys ?
+				 "take RMForceP2PType out of %s (p2p-shim supplies 2)" :
+				 "load p2p-shim with registry_defaults=1 (its RMForceP2PType=2 turns static BAR1 on)",
+				 option_of(rules, g, "RMForceP2PType"));
 		else if (g->bar1 <= 256 * MiB || (g->bar1 < g->vram && g->bar1 < 4 * GiB))
 			p2ps_strlcpy(o->remedy,
 				     "enable Above 4G Decoding and Resizable BAR in the firmware setup and set NVreg_EnableResizableBar=1 (p2pctl config --write)",
@@ -179,12 +190,13 @@ static void sb_gpu(struct dctx *c, const struct p2ps_dr_rules *rules, struct p2p
 		return;
 	}
 	if (force == P2PS_SB_DISABLE && k->user_force_sb == 0) {
-		p2ps_strlcpy(o->remedy, "take RMForceStaticBar1=0 out of NVreg_RegistryDwords", sizeof(o->remedy));
+		snprintf(o->remedy, sizeof(o->remedy), "take RMForceStaticBar1=0 out of %s",
+			 option_of(rules, g, "RMForceStaticBar1"));
 	} else if (force == P2PS_SB_DISABLE || (force == P2PS_SB_ONLY_GPU && !p2ps_sb1_bar1p2p_type(k))) {
-		p2ps_strlcpy(o->remedy,
-			     k->shim_keys ? "take RMForceP2PType out of NVreg_RegistryDwords (p2p-shim supplies 2)" :
-			     "load p2p-shim with registry_defaults=1 (its registry keys turn static BAR1 on)",
-			     sizeof(o->remedy));
+		snprintf(o->remedy, sizeof(o->remedy), k->shim_keys ?
+			 "take RMForceP2PType out of %s (p2p-shim supplies 2)" :
+			 "load p2p-shim with registry_defaults=1 (its registry keys turn static BAR1 on)",
+			 option_of(rules, g, "RMForceP2PType"));
 	} else if (g->bar1 <= 256 * MiB || (g->bar1 < g->vram && g->bar1 < 4 * GiB)) {
 		p2ps_strlcpy(o->remedy,
 			     "enable Above 4G Decoding and Resizable BAR in the firmware setup and set NVreg_EnableResizableBar=1 (p2pctl config --write)",

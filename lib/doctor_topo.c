@@ -120,30 +120,6 @@ static bool ok_sb(enum p2ps_static_bar1 s)
 }
 
 /*
- * Whether @key is set for the GPU at @bdf in NVreg_RegistryDwordsPerDevice
- * ("pci=DDDD:BB:DD.F;Key=Value;...;pci=...": the keys after a pci= entry
- * are that GPU's).
- */
-static bool per_device_key(struct dctx *c, const char *bdf, const char *key)
-{
-	char dwords[512] = "", pat[32];
-	const char *p, *end;
-
-	p2ps_dr_param(c, "RegistryDwordsPerDevice", dwords, sizeof(dwords));
-	snprintf(pat, sizeof(pat), "pci=%s", bdf);
-	for (p = strstr(dwords, pat); p; p = strstr(p + 1, pat)) {
-		end = strstr(p + 1, "pci=");
-		if (end)
-			dwords[end - dwords] = '\0';
-		if (p2ps_dr_reg_key(p, key) >= 0)
-			return true;
-		if (!end)
-			break;
-	}
-	return false;
-}
-
-/*
  * 550 to 570: RMForceP2PType other than DEFAULT/NVLink on the first GPU of
  * a P2P query makes the driver's NVLink check refuse before it looks at
  * the links (p2p_caps.c _gpumgrGetP2PCapsStatusOverNvLink), and p2p-shim
@@ -153,9 +129,9 @@ static bool per_device_key(struct dctx *c, const char *bdf, const char *key)
 static bool nvlink_forced_off(struct dctx *c, const struct p2ps_dr_rules *k, const struct p2ps_gpu *g)
 {
 	long major = strtol(c->r->driver_version, NULL, 10);
-	long t = k->k.user_force_p2p_type;
+	long t = p2ps_dr_user_key(k->dwords, k->per_device, g->bdf, "RMForceP2PType", NULL);
 
-	if (!c->r->open_module || major < 550 || major >= 575 || per_device_key(c, g->bdf, "RMForceP2PType"))
+	if (!c->r->open_module || major < 550 || major >= 575)
 		return false;
 	if (t < 0)
 		t = k->k.shim_keys ? 2 : 0;

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "internal.h"
+#include "doctor.h"
 
 /* doctor on the tree @root, with @fixture's nvidia-smi output */
 static struct p2ps_doctor_report *doctor_at(const char *root, const char *fixture, const char *topo)
@@ -45,7 +45,8 @@ static struct p2ps_doctor_report *doctor(const char *fixture, const char *topo)
 }
 
 /* doctor on a copy of @fixture's tree after the shell command @edit ran in it */
-static struct p2ps_doctor_report *doctor_edited(const char *fixture, const char *edit)
+static struct p2ps_doctor_report *doctor_edited_topo(const char *fixture, const char *edit,
+						     const char *topo)
 {
 	char tmpl[] = "/tmp/p2ps-doctor-XXXXXX", cmd[2048], root[512];
 	const char *dir = mkdtemp(tmpl);
@@ -56,11 +57,20 @@ static struct p2ps_doctor_report *doctor_edited(const char *fixture, const char 
 	snprintf(cmd, sizeof(cmd), "cp -r '%s/%s/root' '%s' && cd '%s' && %s",
 		 FIXTURES, fixture, root, root, edit);
 	assert_int_equal(system(cmd), 0);
-	r = doctor_at(root, fixture, NULL);
+	r = doctor_at(root, fixture, topo);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
 	return r;
 }
+
+static struct p2ps_doctor_report *doctor_edited(const char *fixture, const char *edit)
+{
+	return doctor_edited_topo(fixture, edit, NULL);
+}
+
+/* The shell command that sets the fixture's RegistryDwordsPerDevice to @v (a literal). */
+#define PER_DEVICE(v) "sed -i '/^RegistryDwordsPerDevice:/d' proc/driver/nvidia/params && " \
+	"echo 'RegistryDwordsPerDevice: \"" v "\"' >>proc/driver/nvidia/params"
 
 static const struct p2ps_finding *finding(const struct p2ps_doctor_report *r, const char *check,
 					  const char *subject)
@@ -322,6 +332,81 @@ static void test_5090_pair_aperture(void **state)
 	p2ps_doctor_free(r);
 }
 
+/*
+ * The user's keys as the driver reads them (os-registry.c, osapi.c,
+ * registry.c in 580.142): spaces dropped, names without case, the last
+ * setting wins, a token that is not exactly name=value skipped, and a GPU's
+ * own RegistryDwordsPerDevice entries before the global RegistryDwords.
+ */
+static void test_registry_keys(void **state)
+{
+	static const struct {
+		const char *dwords, *per_device, *bdf, *key;
+		long want;
+		const char *option;
+	} t[] = {
+		{ "\"RMForceStaticBar1=1\"", "", GPU0, "RMForceStaticBar1", 1, "NVreg_RegistryDwords" },
+		{ " RMForceP2PType = 2 ; RMForceStaticBar1=1", "", NULL, "RMForceP2PType", 2, "NVreg_RegistryDwords" },
+		{ "rmforcestaticbar1=0", "", GPU0, "RMForceStaticBar1", 0, "NVreg_RegistryDwords" },
+		{ "RMForceStaticBar1=1;RMForceStaticBar1=0", "", GPU0, "RMForceStaticBar1", 0, NULL },
+		{ "RMBar1ApertureSizeMB=0x7f94", "", GPU0, "RMBar1ApertureSizeMB", 32660, NULL },
+		{ "XRMForceStaticBar1=1", "", GPU0, "RMForceStaticBar1", -1, NULL },
+		{ "RMForceStaticBar1=1=2", "", GPU0, "RMForceStaticBar1", -1, NULL },
+		{ "RMForceStaticBar1=", "", GPU0, "RMForceStaticBar1", -1, NULL },
+		/* per device: the GPU's own entries first; the others get the global value */
+		{ "RMForceStaticBar1=1", "pci=0000:01:00.0;RMForceStaticBar1=0", GPU0, "RMForceStaticBar1", 0,
+		  "NVreg_RegistryDwordsPerDevice" },
+		{ "RMForceStaticBar1=1", "pci=0000:01:00.0;RMForceStaticBar1=0", GPU1, "RMForceStaticBar1", 1,
+		  "NVreg_RegistryDwords" },
+		/* the pci= forms: bus:slot, domain:bus:slot, domain:bus:slot.func */
+		{ "", "pci=01:00;RMForceP2PType=0", GPU0, "RMForceP2PType", 0, "NVreg_RegistryDwordsPerDevice" },
+		{ "", "pci=0:1:0;RMForceP2PType=0", GPU0, "RMForceP2PType", 0, NULL },
+		{ "", "pci=0000:01:00.1;RMForceP2PType=0", GPU0, "RMForceP2PType", -1, NULL },
+		{ "", "pci=0000:01:00.8;RMForceP2PType=0", GPU0, "RMForceP2PType", -1, NULL },
+		{ "", "pci=01;RMForceP2PType=0", GPU0, "RMForceP2PType", -1, NULL },
+		/* keys before any pci=, or after one naming another GPU, are not this GPU's */
+		{ "", "RMForceP2PType=0;pci=0000:02:00.0;RMForceP2PType=2", GPU0, "RMForceP2PType", -1, NULL },
+		{ "", "pci=0000:01:00.0;RMForceP2PType=0;pci=0000:02:00.0;RMForceP2PType=2", GPU1,
+		  "RMForceP2PType", 2, NULL },
+		{ "", "pci=0000:01:00.0;RMForceP2PType=0;pci=0000:02:00.0;RMForceP2PType=2", GPU0,
+		  "RMForceP2PType", 0, NULL },
+		/* the global option has no sections: a pci= there is just a key */
+		{ "pci=0000:02:00.0;RMForceP2PType=2", "", GPU0, "RMForceP2PType", 2, NULL },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		const char *option = NULL;
+		long v = p2ps_dr_user_key(t[i].dwords, t[i].per_device, t[i].bdf, t[i].key, &option);
+
+		if (v != t[i].want || (t[i].option && strcmp(option, t[i].option)))
+			fail_msg("case %zu: %s / %s for %s: got %ld from %s, want %ld", i, t[i].dwords,
+				 t[i].per_device, t[i].bdf ? t[i].bdf : "-", v, option, t[i].want);
+	}
+}
+
+/*
+ * RMForceStaticBar1=0 for the first GPU only, in RegistryDwordsPerDevice
+ * (bus:slot form): the driver turns static BAR1 off there, and the remedy
+ * names the option the key is in; the second GPU keeps p2p-shim's forcing.
+ */
+static void test_5090_pair_per_device(void **state)
+{
+	struct p2ps_doctor_report *r = doctor_edited("rtx5090-pair",
+		PER_DEVICE("pci=01:00;RMForceStaticBar1=0"));
+	const struct p2ps_finding *f;
+
+	(void)state;
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_NO);
+	assert_int_equal(r->gpus[1].static_bar1, P2PS_SB_YES);
+	f = finding(r, "static-bar1", GPU0);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->remedy, "take RMForceStaticBar1=0 out of NVreg_RegistryDwordsPerDevice"));
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	p2ps_doctor_free(r);
+}
+
 /* RMForceStaticBar1=1 on a 5090 pair whose first GPU drives the boot display. */
 static void test_5090_forced(void **state)
 {
@@ -395,6 +480,34 @@ static void test_4090_display(void **state)
 	assert_non_null(strstr(r->gpus[0].static_bar1_why, "565"));
 	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
 	assert_int_equal(verdict(r, "p2p", PAIR), P2PS_V_OK);
+	p2ps_doctor_free(r);
+}
+
+/*
+ * The same NVLink pair with RMForceP2PType set per device: doctor's own
+ * remedy (0 on both) keeps NVLink; 2 on one GPU, without p2p-shim's keys,
+ * turns the driver's NVLink check off as the global key would.
+ */
+static void test_nvlink_per_device(void **state)
+{
+	static const char topo[] =
+		"\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n"
+		"GPU0\t X \tNV4\t0-31\t0\t\tN/A\n"
+		"GPU1\tNV4\t X \t0-31\t0\t\tN/A\n";
+	struct p2ps_doctor_report *r;
+
+	(void)state;
+	r = doctor_edited_topo("rtx4090-display-570",
+		PER_DEVICE("pci=" GPU0 ";RMForceP2PType=0;pci=" GPU1 ";RMForceP2PType=0"), topo);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NATIVE);
+	assert_int_equal(verdict(r, "native-p2p", PAIR), P2PS_V_OK);
+	p2ps_doctor_free(r);
+
+	r = doctor_edited_topo("rtx4090-display-570",
+		"mkdir -p sys/module/p2p_shim/parameters && echo N >sys/module/p2p_shim/parameters/registry_defaults && "
+		PER_DEVICE("pci=" GPU1 ";RMForceP2PType=2"), topo);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
+	assert_non_null(strstr(finding(r, "native-p2p", PAIR)->detail, "turned off by RMForceP2PType=2"));
 	p2ps_doctor_free(r);
 }
 
@@ -892,9 +1005,12 @@ int main(void)
 		cmocka_unit_test(test_5090_pair),
 		cmocka_unit_test(test_5090_pair_noforce),
 		cmocka_unit_test(test_5090_pair_aperture),
+		cmocka_unit_test(test_registry_keys),
+		cmocka_unit_test(test_5090_pair_per_device),
 		cmocka_unit_test(test_5090_forced),
 		cmocka_unit_test(test_4090_display),
 		cmocka_unit_test(test_nvlink_forced_type),
+		cmocka_unit_test(test_nvlink_per_device),
 		cmocka_unit_test(test_4090d_48g),
 		cmocka_unit_test(test_3090_4090),
 		cmocka_unit_test(test_ioh_split),
