@@ -21,8 +21,11 @@
 struct p2ps_dr_rules {
 	struct p2ps_sb1_keys k;
 	bool assumed;			/* no driver loaded: rules of 580+ assumed */
-	char dwords[512];		/* the two options, as /proc shows them */
-	char per_device[512];
+	char dwords[4096];		/* the two options, as /proc shows them */
+	char per_device[4096];
+	bool per_device_late;		/* 595+: see p2ps_dr_per_device_bdf() */
+	bool init_on_probe;		/* GpuInitOnProbe=1 */
+	char last_bdf[32];		/* the GPU probed last */
 };
 
 /* The state of one p2ps_doctor() run. */
@@ -54,6 +57,8 @@ bool p2ps_dr_param(struct dctx *c, const char *key, char *out, size_t len);
  */
 long p2ps_dr_user_key(const char *dwords, const char *per_device, const char *bdf,
 		      const char *key, const char **option);
+/* @g's address where its own per-device entries reach it, else NULL (doctor_registry.c). */
+const char *p2ps_dr_per_device_bdf(const struct p2ps_dr_rules *r, const struct p2ps_gpu *g);
 /* @g's static-BAR1 keys: @r's, with those @g's own per-device entries set. */
 void p2ps_dr_gpu_keys(const struct p2ps_dr_rules *r, const struct p2ps_gpu *g, struct p2ps_sb1_keys *k);
 /* "24 GiB", "256 MiB", "unknown" */

@@ -34,6 +34,7 @@ static void sb_rules_init(struct dctx *c, struct p2ps_dr_rules *r)
 	const char *ver = c->r->driver_version;
 	char buf[16];
 	long major = strtol(ver, NULL, 10);
+	size_t i;
 
 	memset(r, 0, sizeof(*r));
 	if (!*ver) {
@@ -46,6 +47,11 @@ static void sb_rules_init(struct dctx *c, struct p2ps_dr_rules *r)
 	}
 	p2ps_dr_param(c, "RegistryDwords", r->dwords, sizeof(r->dwords));
 	p2ps_dr_param(c, "RegistryDwordsPerDevice", r->per_device, sizeof(r->per_device));
+	r->per_device_late = major >= 595;
+	r->init_on_probe = p2ps_dr_param(c, "GpuInitOnProbe", buf, sizeof(buf)) && strtol(buf, NULL, 0);
+	for (i = 0; i < c->r->nr_gpus; i++)
+		if (strcmp(c->r->gpus[i].bdf, r->last_bdf) > 0)
+			p2ps_strlcpy(r->last_bdf, c->r->gpus[i].bdf, sizeof(r->last_bdf));
 	p2ps_dr_gpu_keys(r, NULL, k);
 	k->shim_keys = !(p2ps_root_line(&c->root, "/sys/module/p2p_shim/parameters/registry_defaults",
 					 buf, sizeof(buf)) && (buf[0] == 'N' || buf[0] == '0'));
@@ -55,7 +61,7 @@ static void sb_rules_init(struct dctx *c, struct p2ps_dr_rules *r)
 
 void p2ps_dr_gpu_keys(const struct p2ps_dr_rules *r, const struct p2ps_gpu *g, struct p2ps_sb1_keys *k)
 {
-	const char *bdf = g ? g->bdf : NULL;
+	const char *bdf = p2ps_dr_per_device_bdf(r, g);
 
 	if (k != &r->k)
 		*k = r->k;
@@ -68,12 +74,16 @@ void p2ps_dr_gpu_keys(const struct p2ps_dr_rules *r, const struct p2ps_gpu *g, s
 						     "RMBar1ApertureSizeMB", NULL);
 }
 
-/* The option the user set @key in for @g ("NVreg_RegistryDwords" where unset). */
+/*
+ * The options the user set @key in for @g ("NVreg_RegistryDwords" where
+ * unset): both where both do, as the global value applies once the
+ * per-device one is gone.
+ */
 static const char *option_of(const struct p2ps_dr_rules *r, const struct p2ps_gpu *g, const char *key)
 {
 	const char *option;
 
-	p2ps_dr_user_key(r->dwords, r->per_device, g->bdf, key, &option);
+	p2ps_dr_user_key(r->dwords, r->per_device, p2ps_dr_per_device_bdf(r, g), key, &option);
 	return option;
 }
 

@@ -120,22 +120,38 @@ static bool ok_sb(enum p2ps_static_bar1 s)
 }
 
 /*
- * 550 to 570: RMForceP2PType other than DEFAULT/NVLink on the first GPU of
- * a P2P query makes the driver's NVLink check refuse before it looks at
- * the links (p2p_caps.c _gpumgrGetP2PCapsStatusOverNvLink), and p2p-shim
- * supplies RMForceP2PType=2 (BAR1P2P there) to every GPU whose user did
- * not set it.  Whether that happens to @g.
+ * RMForceP2PType other than DEFAULT or NVLINK on the first GPU of a P2P
+ * query makes the driver's NVLink check refuse before it looks at the
+ * links (p2p_caps.c _gpumgrGetP2PCapsStatusOverNvLink); a value above the
+ * last type is DEFAULT (kernel_bif.c, kbifConstructEngine's read).  NVLINK
+ * is 3 of 4 in 550-570, 2 of 3 from 575 (nvrm_registry.h).  p2p-shim
+ * supplies RMForceP2PType=2 (BAR1P2P) before 575 to every GPU whose user
+ * did not set it.  @g's type where it refuses, else 0.
  */
-static bool nvlink_forced_off(struct dctx *c, const struct p2ps_dr_rules *k, const struct p2ps_gpu *g)
+static long nvlink_forced_off(struct dctx *c, const struct p2ps_dr_rules *k, const struct p2ps_gpu *g)
 {
 	long major = strtol(c->r->driver_version, NULL, 10);
-	long t = p2ps_dr_user_key(k->dwords, k->per_device, g->bdf, "RMForceP2PType", NULL);
+	long t = p2ps_dr_user_key(k->dwords, k->per_device, p2ps_dr_per_device_bdf(k, g),
+				  "RMForceP2PType", NULL);
+	long nvlink = major < 575 ? 3 : 2;
 
-	if (!c->r->open_module || major < 550 || major >= 575)
-		return false;
+	if (!c->r->open_module || major < 550)
+		return 0;
 	if (t < 0)
-		t = k->k.shim_keys ? 2 : 0;
-	return t != 0 && t != 3;	/* DEFAULT, NVLINK */
+		t = k->k.shim_keys && major < 575 ? 2 : 0;
+	if (t > nvlink + 1)
+		t = 0;
+	return t != nvlink ? t : 0;
+}
+
+/*
+ * The GPU whose type the driver checks for the pair: the first of the mask,
+ * the lower GPU instance, given at first initialisation: the lower
+ * address, as GPUs are normally first opened in that order.
+ */
+static const struct p2ps_gpu *first_of(const struct p2ps_gpu *a, const struct p2ps_gpu *b)
+{
+	return strcmp(a->bdf, b->bdf) <= 0 ? a : b;
 }
 
 static void pair_verdict(struct dctx *c, const struct p2ps_dr_rules *k, struct p2ps_pair *p,
@@ -146,13 +162,15 @@ static void pair_verdict(struct dctx *c, const struct p2ps_dr_rules *k, struct p
 	char hub_a[16] = "", hub_b[16] = "", remedy[320] = "";
 	unsigned long ra, rb;
 	enum p2ps_verdict v = P2PS_V_OK;
+	long t;
 
-	if (p->native == P2PS_NATIVE_NVLINK && (nvlink_forced_off(c, k, a) || nvlink_forced_off(c, k, b))) {
+	if (p->native == P2PS_NATIVE_NVLINK && (t = nvlink_forced_off(c, k, first_of(a, b)))) {
 		p->p2p = P2PS_P2P_BAR1;
 		v = P2PS_V_WARN;
 		snprintf(p->p2p_why, sizeof(p->p2p_why),
-			 "NVLink, but RMForceP2PType=2 (p2p-shim's default before 575) turns the driver's "
-			 "NVLink check off: PCIe BAR1 instead");
+			 "NVLink, but RMForceP2PType=%ld on %s, the GPU the driver checks (p2p-shim's "
+			 "default before 575 where the user has not set it), turns the driver's NVLink "
+			 "check off: PCIe BAR1 instead", t, first_of(a, b)->bdf);
 		snprintf(remedy, sizeof(remedy),
 			 "to keep NVLink: options nvidia NVreg_RegistryDwordsPerDevice=\"pci=%s;"
 			 "RMForceP2PType=0;pci=%s;RMForceP2PType=0\" (these GPUs then get no BAR1 P2P "
@@ -248,6 +266,7 @@ int p2ps_dr_pairs(struct dctx *c)
 	const char *topo_src = c->opts && c->opts->topo_source ? c->opts->topo_source :
 			       "nvidia-smi topo -m";
 	size_t i, j, np = r->nr_gpus * (r->nr_gpus - (r->nr_gpus > 0)) / 2;
+	long t;
 
 	if (!np)
 		return 0;
@@ -314,9 +333,10 @@ int p2ps_dr_pairs(struct dctx *c)
 			}
 			switch (p->native) {
 			case P2PS_NATIVE_NVLINK:
-				if (nvlink_forced_off(c, k, a) || nvlink_forced_off(c, k, b))
+				if ((t = nvlink_forced_off(c, k, first_of(a, b))))
 					p2ps_dr_add(c, "native-p2p", subj, P2PS_V_WARN, p->native_source, NULL,
-					    "native P2P over NVLink, turned off by RMForceP2PType=2 on this driver (see p2p)");
+					    "native P2P over NVLink, turned off by RMForceP2PType=%ld on %s (see p2p)",
+					    t, first_of(a, b)->bdf);
 				else
 					p2ps_dr_add(c, "native-p2p", subj, P2PS_V_OK, p->native_source, NULL,
 					    "native P2P over NVLink: shim not needed");

@@ -355,6 +355,8 @@ static void test_registry_keys(void **state)
 		{ "RMForceStaticBar1=", "", GPU0, "RMForceStaticBar1", -1, NULL },
 		/* per device: the GPU's own entries first; the others get the global value */
 		{ "RMForceStaticBar1=1", "pci=0000:01:00.0;RMForceStaticBar1=0", GPU0, "RMForceStaticBar1", 0,
+		  "NVreg_RegistryDwordsPerDevice and NVreg_RegistryDwords" },
+		{ "", "pci=0000:01:00.0;RMForceStaticBar1=0", GPU0, "RMForceStaticBar1", 0,
 		  "NVreg_RegistryDwordsPerDevice" },
 		{ "RMForceStaticBar1=1", "pci=0000:01:00.0;RMForceStaticBar1=0", GPU1, "RMForceStaticBar1", 1,
 		  "NVreg_RegistryDwords" },
@@ -372,6 +374,16 @@ static void test_registry_keys(void **state)
 		  "RMForceP2PType", 0, NULL },
 		/* the global option has no sections: a pci= there is just a key */
 		{ "pci=0000:02:00.0;RMForceP2PType=2", "", GPU0, "RMForceP2PType", 2, NULL },
+		/* pci_str_to_bdf checks nothing after the slot; find_pci takes 8-bit bus and slot */
+		{ "", "pci=0000:01:00:1;RMForceP2PType=0", GPU0, "RMForceP2PType", 0, NULL },
+		{ "", "pci=0000:101:00.0;RMForceP2PType=0", GPU0, "RMForceP2PType", 0, NULL },
+		{ "", "pci=:01:00;RMForceP2PType=0", GPU0, "RMForceP2PType", 0, NULL },
+		/* simple_strtoul: no sign, wraps, 32 bits kept; only /proc's outer quotes go */
+		{ "RMForceStaticBar1=-1", "", GPU0, "RMForceStaticBar1", 0, NULL },
+		{ "RMForceStaticBar1=+1", "", GPU0, "RMForceStaticBar1", 0, NULL },
+		{ "RMForceStaticBar1=99999999999999999999", "", GPU0, "RMForceStaticBar1", 1661992959, NULL },
+		{ "RMForceStaticBar1=010", "", GPU0, "RMForceStaticBar1", 8, NULL },
+		{ "\"\"RMForceStaticBar1=1\"\"", "", GPU0, "RMForceStaticBar1", -1, NULL },
 	};
 	size_t i;
 
@@ -503,11 +515,61 @@ static void test_nvlink_per_device(void **state)
 	assert_int_equal(verdict(r, "native-p2p", PAIR), P2PS_V_OK);
 	p2ps_doctor_free(r);
 
+	/* The driver checks the pair's first GPU (the lower instance) only. */
+	r = doctor_edited_topo("rtx4090-display-570",
+		"mkdir -p sys/module/p2p_shim/parameters && echo N >sys/module/p2p_shim/parameters/registry_defaults && "
+		PER_DEVICE("pci=" GPU0 ";RMForceP2PType=2"), topo);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
+	assert_non_null(strstr(finding(r, "native-p2p", PAIR)->detail, "turned off by RMForceP2PType=2 on " GPU0));
+	p2ps_doctor_free(r);
 	r = doctor_edited_topo("rtx4090-display-570",
 		"mkdir -p sys/module/p2p_shim/parameters && echo N >sys/module/p2p_shim/parameters/registry_defaults && "
 		PER_DEVICE("pci=" GPU1 ";RMForceP2PType=2"), topo);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NATIVE);
+	p2ps_doctor_free(r);
+	/* Above the last type (C2C, 4 before 575) the driver keeps DEFAULT. */
+	r = doctor_edited_topo("rtx4090-display-570",
+		PER_DEVICE("pci=" GPU0 ";RMForceP2PType=5;pci=" GPU1 ";RMForceP2PType=5"), topo);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NATIVE);
+	p2ps_doctor_free(r);
+	/* From 575 p2p-shim sets no RMForceP2PType, but the user's PCIEP2P (1) still refuses. */
+	r = doctor_edited_topo("rtx4090-display-575",
+		"sed -i 's/^RegistryDwords: .*/RegistryDwords: \"RMForceP2PType=1\"/' proc/driver/nvidia/params", topo);
 	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
-	assert_non_null(strstr(finding(r, "native-p2p", PAIR)->detail, "turned off by RMForceP2PType=2"));
+	p2ps_doctor_free(r);
+}
+
+/*
+ * 595 parses RegistryDwordsPerDevice in a GPU's probe before that GPU is in
+ * the list pci= is looked up in: a GPU's entries reach it only in a later
+ * GPU's probe, so the pair's last GPU (02:00) never gets them, and with
+ * GpuInitOnProbe=1 neither does.
+ */
+static void test_595_per_device(void **state)
+{
+	static const char edit[] =
+		"sed -i 's/580\\.95\\.05/595.45.04/g' proc/driver/nvidia/version && "
+		PER_DEVICE("pci=" GPU0 ";RMForceStaticBar1=0;pci=" GPU1 ";RMForceStaticBar1=0");
+	struct p2ps_doctor_report *r = doctor_edited("rtx5090-pair", edit);
+
+	(void)state;
+	assert_string_equal(r->driver_version, "595.45.04");
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_NO);
+	assert_int_equal(r->gpus[1].static_bar1, P2PS_SB_YES);
+	p2ps_doctor_free(r);
+
+	r = doctor_edited("rtx5090-pair", "echo 'GpuInitOnProbe: 1' >>proc/driver/nvidia/params && "
+			  "sed -i 's/580\\.95\\.05/595.45.04/g' proc/driver/nvidia/version && "
+			  PER_DEVICE("pci=" GPU0 ";RMForceStaticBar1=0;pci=" GPU1 ";RMForceStaticBar1=0"));
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_YES);
+	assert_int_equal(r->gpus[1].static_bar1, P2PS_SB_YES);
+	p2ps_doctor_free(r);
+
+	/* 580: both GPUs have theirs */
+	r = doctor_edited("rtx5090-pair",
+			  PER_DEVICE("pci=" GPU0 ";RMForceStaticBar1=0;pci=" GPU1 ";RMForceStaticBar1=0"));
+	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_NO);
+	assert_int_equal(r->gpus[1].static_bar1, P2PS_SB_NO);
 	p2ps_doctor_free(r);
 }
 
@@ -1007,6 +1069,7 @@ int main(void)
 		cmocka_unit_test(test_5090_pair_aperture),
 		cmocka_unit_test(test_registry_keys),
 		cmocka_unit_test(test_5090_pair_per_device),
+		cmocka_unit_test(test_595_per_device),
 		cmocka_unit_test(test_5090_forced),
 		cmocka_unit_test(test_4090_display),
 		cmocka_unit_test(test_nvlink_forced_type),
