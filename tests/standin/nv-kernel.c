@@ -1506,9 +1506,6 @@ RM_FN NV_STATUS kbusInitBar1(OBJGPU *pGpu, KernelBus *pKernelBus)
 	if (status != NV_OK)
 		return status;
 	nv_standin_hold(NV_STANDIN_HOLD_SB1);
-	/* Not the driver's: a test holds the GPU here (nv.c, sbar1_delay_ms). */
-	if (READ_ONCE(nv_standin_sbar1_delay_ms))
-		msleep(READ_ONCE(nv_standin_sbar1_delay_ms));
 #if NV_GEN_AT_LEAST(580)
 	status = pKernelBus->__kbusEnableStaticBar1Mapping__(pGpu, pKernelBus, 0,
 		ALIGN(consoleSize + pKernelBus->writeMailboxTotalSize,

@@ -39,11 +39,6 @@ struct nv_standin_config {
 	bool unload_destroys;	/* unload tears live P2P objects down first */
 };
 
-/* nv.c's sbar1_delay_ms: kbusInitBar1 sleeps that long between the static
- * BAR1 decision and kbusEnableStaticBar1Mapping (570+), for tests that
- * act while a GPU initialises there. */
-extern unsigned int nv_standin_sbar1_delay_ms;
-
 #define NV_STANDIN_CPU_OTHER	0
 #define NV_STANDIN_CPU_RYZEN	1
 #define NV_STANDIN_CPU_XEON_SPR	2

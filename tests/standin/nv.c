@@ -75,10 +75,6 @@ static unsigned int hold_timeout = 30;
 module_param(hold_timeout, uint, 0644);
 MODULE_PARM_DESC(hold_timeout, "Seconds a call stays parked at a hold point before it goes on by itself");
 
-unsigned int nv_standin_sbar1_delay_ms;
-module_param_named(sbar1_delay_ms, nv_standin_sbar1_delay_ms, uint, 0644);
-MODULE_PARM_DESC(sbar1_delay_ms, "Sleep this long in kbusInitBar1 between the static BAR1 "
-		 "decision and its mapping (570+; tests hold a GPU's initialisation there)");
 
 static struct dentry *nv_standin_debugfs;
 static struct proc_dir_entry *nv_proc_dir;

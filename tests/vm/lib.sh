@@ -78,6 +78,19 @@ klog_since() { dmesg; }
 
 module_loaded() { grep -q "^$1 " /proc/modules; }
 
+# wait_match CMD REGEX: run the shell command CMD every 0.1 s until its
+# output matches REGEX, for at most 10 s.  For what a work item finishes
+# after the call that queued it has returned: a busy host can stall a vCPU
+# for over a second.  It checks nothing itself; the checks after it do.
+wait_match() {
+	local w=0
+
+	while [ $w -lt 100 ] && ! eval "$1" 2>/dev/null | grep -Eq "$2"; do
+		usleep 100000
+		w=$((w + 1))
+	done
+}
+
 # kv KEY TEXT: the value of the first "KEY=value" line of TEXT (nvflow output).
 kv() { echo "$2" | sed -n "s/^$1=//p" | head -n 1; }
 
@@ -86,11 +99,13 @@ kv() { echo "$2" | sed -n "s/^$1=//p" | head -n 1; }
 # of a reliability case, so that make check's log says what it ran.
 record() { echo "record: $*"; }
 
-# The reliability cases' scale: the per-case limit (tests/vm/run -t
-# SECONDS) over tests/vm/run's default of 240 s.  make check runs 1x, with
-# fixed seeds (reproducible); a bigger run (-t 480: 2x, ...) does more
-# work, with fresh seeds.
+# The reliability cases' scale: tests/vm/run -x SCALE, else the per-case
+# limit (tests/vm/run -t SECONDS) over tests/vm/run's default of 240 s.
+# make check runs 1x, with fixed seeds (reproducible); a bigger run (-t
+# 480: 2x, ...) does more work, with fresh seeds.
 case_scale() {
+	l=$(sed -n 's/.*p2ptest\.scale=\([0-9]*\).*/\1/p' /proc/cmdline)
+	[ -z "$l" ] || { echo "$l"; return; }
 	l=$(sed -n 's/.*p2ptest\.case_timeout=\([0-9]*\).*/\1/p' /proc/cmdline)
 	l=$(( ${l:-240} / 240 ))
 	[ "$l" -ge 1 ] || l=1

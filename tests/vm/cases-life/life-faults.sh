@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # The lifecycle's failure cells on the stand-in 580.159.04: a disable while
 # a GPU initialises with static BAR1 being forced (an RTX 5090 pair, held
-# there by the stand-in's sbar1_delay_ms), and armings that fail: part-way
+# there at the stand-in's hold point sb1), and armings that fail: part-way
 # (fault-nokprobe: the kernel refuses a probe on gen-b's last hook, after
 # 18 went in) from disabled, waiting and at load, and from residual at a
 # stub's check (someone else's kprobe on it: p2ptest_kprobe.ko) and
@@ -31,15 +31,15 @@ expect_refcnt "5090 pair" 2
 expect_caps "5090 pair" pcie_bar1
 expect_match "GPU0 forced" "$(p2pctl status)" '0 +forced +usable'
 cell armed.disable:initialising
-echo 4000 >/sys/module/nvidia/parameters/sbar1_delay_ms
+run nvflow hold sb1	# GPU0 parked in kbusInitBar1, after the decision
 nvflow reinit 0 >reinit.out 2>&1 &
 pid=$!
-sleep 1
+run nvflow wait-held sb1 1 30
 refused "disable while GPU0 initialises" 'initialising with static BAR1 being forced' p2pctl disable
 expect_state "$life_cur" armed
 expect_kprobes "$life_cur" $H
+run nvflow release sb1
 wait $pid || fail "reinit: $(cat reinit.out)"
-echo 0 >/sys/module/nvidia/parameters/sbar1_delay_ms
 expect armed $H 2 pcie_bar1
 run p2pctl disable
 expect_state "forced: residual" residual
@@ -49,13 +49,13 @@ life_wait disabled
 echo "== enable while a GPU is attaching (held in kbusInitBar1)"
 run insmod $NV gpus="$G"
 cell disabled.enable:attaching
-echo 3000 >/sys/module/nvidia/parameters/sbar1_delay_ms
+run nvflow hold sb1
 nvflow reinit 0 >reinit.out 2>&1 &
 pid=$!
-sleep 1
+run nvflow wait-held sb1 1 30
 run p2pctl enable
+run nvflow release sb1
 wait $pid || fail "reinit: $(cat reinit.out)"
-echo 0 >/sys/module/nvidia/parameters/sbar1_delay_ms
 # GPU0's attach began before the hooks: not tracked, no ForceP2P, stale.
 expect armed $H 0 unknown
 expect_match "GPU0 named stale" "$(p2pctl status)" 'GPU0.*re-initialise'

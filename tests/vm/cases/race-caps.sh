@@ -62,7 +62,7 @@ echo "== teardown"
 run p2pctl disable
 run nvflow reinit 0 >/dev/null
 run nvflow reinit 1 >/dev/null
-sleep 1
+wait_match "p2pctl status" 'state: +disabled'
 expect_match "disabled" "$(p2pctl status)" 'state: +disabled'
 run rmmod nvidia
 run rmmod p2p_shim

@@ -52,7 +52,7 @@ expect_match "residual" "$st" 'state: +residual'
 expect_eq "stock answer in residual" "$(kv connectivity "$(nvflow caps 0 1)")" unknown
 run nvflow reinit 0 >/dev/null
 run nvflow reinit 1 >/dev/null
-sleep 1
+wait_match "p2pctl status" 'state: +disabled'
 expect_match "disabled once the GPUs re-initialised" "$(p2pctl status)" 'state: +disabled'
 run rmmod nvidia
 run rmmod p2p_shim

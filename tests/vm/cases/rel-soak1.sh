@@ -31,7 +31,9 @@
 # a disable: every path of a cycle, none of the pollers' noise.  A leak of
 # one object per round in any cache would grow it by LEAK_CYCLES; the
 # bound is less than one object per round (measured again for up to 10 s
-# while it is not met: deferred frees drain, a leak stays).  Not tighter:
+# while it is not met: deferred frees drain, a leak stays; a cache still
+# over it gets a second block, and fails if it grows as much again: a
+# slab taken and not given back is noise once, a leak every time).  Not tighter:
 # without any leak kmalloc-96 moves by about one slab (+30 objects) between
 # blocks of 40 rounds on 6.1, and back (measured: 726, 726, 756, 730;
 # up to +50 over 60 rounds), hence 120 rounds.  Both modules unload.  Scale as
@@ -163,38 +165,64 @@ run p2pctl disable
 # A disable leaves frees pending (RCU callbacks of the kprobes it
 # removed): let them drain before the baseline too.
 sleep 2
+# quiet_rounds N: N rounds of every path of a cycle, nothing else running.
+quiet_rounds() {
+	i=0
+	while [ $i -lt $1 ]; do
+		out=$(p2pctl enable) || fail "leak round $i: enable: $out"
+		out=$(nvflow create 0 1) || fail "leak round $i: create: $out"
+		obj=$(kv object "$out")
+		out=$(nvflow map "$obj" 0x200000 0x200000 rm) || fail "leak round $i: map: $out"
+		run nvflow unmap "$(kv mapping "$out")" >/dev/null
+		run nvflow destroy "$obj" >/dev/null
+		out=$(p2pctl disable) || fail "leak round $i: disable: $out"
+		i=$((i + 1))
+	done
+}
+# quiet_growth BASE: slab.quiet1 and the growth since BASE in $qgrow, its
+# largest in $qworst, the caches at or over the bound in $qover.  Frees
+# the kernel defers (RCU callbacks, workers: kprobes, sockets) may still
+# be pending at the end: measure again, a second apart, up to 10 times;
+# pending frees drain, a leak stays.
+quiet_growth() {
+	settle=0
+	while :; do
+		slab >slab.quiet1
+		qgrow=$(awk 'NR == FNR { b[$1] = $2; next }
+			{ d = $2 - b[$1]; if (d != 0) printf "  %s: %d -> %d (%+d, %d B)\n", $1, b[$1], $2, d, $3 }' \
+			"$1" slab.quiet1)
+		qworst=$(echo "$qgrow" | sed -n 's/.*(+\([0-9]*\),.*/\1/p' | sort -n | tail -n 1)
+		[ "${qworst:-0}" -ge "$leak_cycles" ] && [ $settle -lt 10 ] || break
+		echo "  (+${qworst} after ${settle} s: measuring again)"
+		settle=$((settle + 1))
+		sleep 1
+	done
+	qover=$(echo "$qgrow" | awk -v lim="$leak_cycles" '{ d = $5; gsub(/[(+,]/, "", d) } d + 0 >= lim { sub(":", "", $1); print $1 }')
+}
 slab >slab.quiet0
-i=0 t1=$(date +%s)
-while [ $i -lt $leak_cycles ]; do
-	out=$(p2pctl enable) || fail "leak round $i: enable: $out"
-	out=$(nvflow create 0 1) || fail "leak round $i: create: $out"
-	obj=$(kv object "$out")
-	out=$(nvflow map "$obj" 0x200000 0x200000 rm) || fail "leak round $i: map: $out"
-	run nvflow unmap "$(kv mapping "$out")" >/dev/null
-	run nvflow destroy "$obj" >/dev/null
-	out=$(p2pctl disable) || fail "leak round $i: disable: $out"
-	i=$((i + 1))
-done
-# Frees the kernel defers (RCU callbacks, workers: kprobes, sockets) may
-# still be pending at the end: measure again, a second apart, up to 10
-# times; pending frees drain, a leak stays.
-t1=$(( $(date +%s) - t1 )) settle=0
-while :; do
-	slab >slab.quiet1
-	qgrow=$(awk 'NR == FNR { b[$1] = $2; next }
-		{ d = $2 - b[$1]; if (d != 0) printf "  %s: %d -> %d (%+d, %d B)\n", $1, b[$1], $2, d, $3 }' \
-		slab.quiet0 slab.quiet1)
-	qworst=$(echo "$qgrow" | sed -n 's/.*(+\([0-9]*\),.*/\1/p' | sort -n | tail -n 1)
-	[ "${qworst:-0}" -ge "$leak_cycles" ] && [ $settle -lt 10 ] || break
-	echo "  (+${qworst} after ${settle} s: measuring again)"
-	settle=$((settle + 1))
-	sleep 1
-done
+t1=$(date +%s)
+quiet_rounds "$leak_cycles"
+t1=$(( $(date +%s) - t1 ))
+quiet_growth slab.quiet0
 echo "slab kmalloc deltas over $leak_cycles quiet rounds ($t1 s, measured $settle s after):"
 echo "$qgrow"
-[ "${qworst:-0}" -lt "$leak_cycles" ] ||
-	fail "a kmalloc cache grew by $qworst objects over $leak_cycles quiet rounds, still after $settle s (limit: less than one a round)"
-echo "ok: largest kmalloc growth over $leak_cycles quiet rounds: ${qworst:-0} objects (< $leak_cycles)"
+# A cache that moved by a slab or more (up to 512 objects for kmalloc-8)
+# in this block can be a slab taken and not yet given back: a leak grows
+# it as much again in a second block, noise seldom in the same cache.
+if [ -n "$qover" ]; then
+	first=$qover first_worst=$qworst
+	echo "  over the bound: $(echo $first); a second block of $leak_cycles rounds"
+	cp slab.quiet1 slab.quiet2
+	quiet_rounds "$leak_cycles"
+	quiet_growth slab.quiet2
+	echo "slab kmalloc deltas over the second block (measured $settle s after):"
+	echo "$qgrow"
+	again=$(echo "$qover" | grep -xF "$first")
+	[ -z "$again" ] ||
+		fail "kmalloc cache $(echo $again) grew by $leak_cycles objects or more in each of two blocks of $leak_cycles quiet rounds (limit: less than one a round)"
+	qworst="$first_worst in the first block, ${qworst:-0} in the second, in no cache both times"
+fi
+echo "ok: no kmalloc cache grew by one object a round over $leak_cycles quiet rounds: largest ${qworst:-0}"
 
 fi
 
@@ -204,23 +232,10 @@ fi
 # nothing.  The state says which (0 disabled, 4 residual).
 expect_match "at most the residual guard" "$(p2ps-raw status)" 'state=(0 .*hooks=0|4 .*hooks=5) '
 for g in 0 1 2 3; do run nvflow reinit $g >/dev/null; done
-sleep 1
+wait_match "p2ps-raw status" 'state=0 .*hooks=0 live=0'
 expect_match "no hook after re-initialisation" "$(p2ps-raw status)" 'state=0 .*hooks=0 live=0'
 expect_eq "no kprobes left" "$(wc -l </sys/kernel/debug/kprobes/list)" 0
 
-slab >slab.after
-grep -E '^(Slab|SUnreclaim):' /proc/meminfo >mem.after
-echo "slab kmalloc deltas (cache: active objects before -> after, objsize):"
-grow=$(awk 'NR == FNR { b[$1] = $2; next }
-	{ d = $2 - b[$1]; if (d != 0) printf "  %s: %d -> %d (%+d, %d B)\n", $1, b[$1], $2, d, $3 }' \
-	slab.before slab.after)
-echo "$grow"
-echo "meminfo before: $(tr -s ' ' <mem.before | tr '\n' ' ')"
-echo "meminfo after:  $(tr -s ' ' <mem.after | tr '\n' ' ')"
-vmalloc_by_caller >vmalloc.after
-echo "vmallocinfo areas by caller that changed:"
-awk 'NR == FNR { b[$1] = $2; next } { if ($2 != b[$1]) printf "  %s: %d -> %d\n", $1, b[$1], $2 }' vmalloc.before vmalloc.after
-worst=$(echo "$grow" | sed -n 's/.*(+\([0-9]*\),.*/\1/p' | sort -n | tail -n 1)
 # 2/3 of the cycles, between 100 and 200: 7.2's slab shows up to ~60
 # objects of churn in one cache over ~45 cycles without any leak (6.1 and
 # 6.12 show none), so fewer than ~150 cycles cannot tell a leak of one
@@ -234,15 +249,38 @@ leak_limit=$((cycles * 2 / 3))
 # cycles (seen on 2 vCPUs: kmalloc-32 +247 over 245 cycles, 128 a slab,
 # while rel-soak1's quiet rounds below found nothing).  A cache fails if it
 # grew by at least the limit and by more than that.  The leak bound per
-# cycle is rel-soak1's quiet rounds, which have no such noise.
+# cycle is rel-soak1's quiet rounds, which have no such noise.  The
+# pollers just killed may leave frees pending (sockets, RCU callbacks): a
+# cache over the bound is measured again, a second apart, up to 10 times.
 ncpu=$(grep -c '^processor' /proc/cpuinfo)
-over=$(awk -v lim="$leak_limit" -v n="$ncpu" 'NR == FNR { b[$1] = $2; next }
-	{ d = $2 - b[$1]; noise = 2 * n * $4; if (d >= lim && d > noise) printf "%s +%d (noise %d) ", $1, d, noise }' \
+settle_soak=0
+while :; do
+	slab >slab.after
+	over=$(awk -v lim="$leak_limit" -v n="$ncpu" 'NR == FNR { b[$1] = $2; next }
+		{ d = $2 - b[$1]; noise = 2 * n * $4; if (d >= lim && d > noise) printf "%s +%d (noise %d) ", $1, d, noise }' \
+		slab.before slab.after)
+	[ -n "$over" ] && [ $settle_soak -lt 10 ] || break
+	echo "  ($over after $settle_soak s: measuring again)"
+	settle_soak=$((settle_soak + 1))
+	sleep 1
+done
+grep -E '^(Slab|SUnreclaim):' /proc/meminfo >mem.after
+echo "slab kmalloc deltas (cache: active objects before -> after, objsize):"
+grow=$(awk 'NR == FNR { b[$1] = $2; next }
+	{ d = $2 - b[$1]; if (d != 0) printf "  %s: %d -> %d (%+d, %d B)\n", $1, b[$1], $2, d, $3 }' \
 	slab.before slab.after)
+echo "$grow"
+echo "meminfo before: $(tr -s ' ' <mem.before | tr '\n' ' ')"
+echo "meminfo after:  $(tr -s ' ' <mem.after | tr '\n' ' ')"
+vmalloc_by_caller >vmalloc.after
+echo "vmallocinfo areas by caller that changed:"
+awk 'NR == FNR { b[$1] = $2; next } { if ($2 != b[$1]) printf "  %s: %d -> %d\n", $1, b[$1], $2 }' vmalloc.before vmalloc.after
+worst=$(echo "$grow" | sed -n 's/.*(+\([0-9]*\),.*/\1/p' | sort -n | tail -n 1)
+worst_cache=$(echo "$grow" | awk -v w="${worst:-0}" '$0 ~ "\\(\\+" w "," { sub(":", "", $1); print $1; exit }')
 [ -z "$over" ] || fail "a kmalloc cache grew by more than $leak_limit objects and its CPU slabs over $cycles cycles: $over"
-echo "ok: largest kmalloc growth ${worst:-0} objects (< $leak_limit, or within the CPU slabs of $ncpu CPUs)"
+echo "ok: largest kmalloc growth ${worst:-0} objects${worst_cache:+ ($worst_cache)} (< $leak_limit, or within the CPU slabs of $ncpu CPUs; measured $settle_soak s after)"
 
 run rmmod nvidia
 run rmmod p2p_shim
-record "$CASE: $cycles cycles (soak, ${scale}x, ${budget} s budget), worst kmalloc growth ${worst:-0} (limit $leak_limit, or the CPU slabs); $leak_cycles quiet rounds, worst growth ${qworst:-0} (< $leak_cycles, measured $settle s after); $(cat churn*.out | tr '\n' ' ')"
+record "$CASE: $cycles cycles (soak, ${scale}x, ${budget} s budget), worst kmalloc growth ${worst:-0}${worst_cache:+ in $worst_cache} (limit $leak_limit, or the CPU slabs; measured $settle_soak s after); $leak_cycles quiet rounds, worst growth ${qworst:-0} (< $leak_cycles, measured $settle s after); $(cat churn*.out | tr '\n' ' ')"
 echo "$CASE: $cycles cycles in $(( $(date +%s) - t0 )) s"

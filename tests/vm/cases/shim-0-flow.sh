@@ -149,7 +149,7 @@ expect_eq "residual: no P2P" "$(kv p2p "$out")" NO
 run nvflow reinit 0 >/dev/null
 klog_mark
 run nvflow reinit 1 >/dev/null
-sleep 1	# the rest goes in a work item
+wait_match klog_since 'caps guard removed'	# the rest goes in a work item
 expect_match "guard removed after the last" "$(klog_since)" 'caps guard removed'
 expect_match "GPUs re-initialised: nothing left" "$(p2pctl status)" 'hooks: +0 installed'
 run rmmod nvidia

@@ -40,7 +40,7 @@ run nvflow reinit 0 >/dev/null
 expect_match "one left: guard still there" "$(p2pctl status)" 'p2pGetCapsStatus +return +installed'
 klog_mark
 run nvflow reinit 1 >/dev/null
-sleep 1
+wait_match klog_since 'caps guard removed'
 expect_match "removed after the last" "$(klog_since)" 'caps guard removed'
 expect_match "disabled by itself" "$(p2pctl status)" "state: +disabled"
 expect_match "no hook" "$(p2pctl status)" 'hooks: +0 installed'

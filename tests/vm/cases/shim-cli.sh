@@ -18,7 +18,9 @@ timeout 30 p2pctl monitor --json --count 5 >/tmp/events.json 2>&1 &
 mon_json=$!
 timeout 30 p2pctl monitor --count 5 >/tmp/events.txt 2>&1 &
 mon_txt=$!
-sleep 1
+# Both monitors subscribed: two generic netlink sockets (protocol 16) with
+# a multicast group (/proc/net/netlink's Groups column holds groups 1-32).
+wait_match "awk '\$2 == 16 && \$4 != \"00000000\"' /proc/net/netlink | wc -l" '^ *([2-9]|[1-9][0-9]+)$'
 
 run p2pctl enable
 run nvflow reinit 0 >/dev/null

@@ -67,7 +67,7 @@ for v in 550.163.01 570.148.08 580.159.04; do
 	expect_eq "one GPU re-initialised: one reference" "$(refcnt)" 1
 	never_mailbox "one re-initialised"
 	run nvflow reinit 1 >/dev/null
-	sleep 1
+	wait_match "p2pctl status" 'state: +disabled'
 	expect_match "disabled by itself" "$(p2pctl status)" 'state: +disabled'
 	expect_eq "no reference left" "$(refcnt)" 0
 	expect_eq "no probe left" "$(nv_probes)" 0

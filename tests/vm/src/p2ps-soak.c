@@ -23,7 +23,8 @@
  * sleep 5 ms between rounds (a monitor, not a spinner: the VM has one CPU).
  * Every answer is checked for sanity (state in range, dumps that end in
  * NLMSG_DONE, events that carry P2PS_A_EVENT); exit 1 on any failure.
- * -r: a racing driver; enable may also return EOPNOTSUPP/ENOENT/EILSEQ and
+ * -r: a racing driver; enable may also return EOPNOTSUPP/ENOENT/EILSEQ, or
+ * EAGAIN (residual, between nvidia's exit and its GOING notification), and
  * disable is not required to find the module armed.
  */
 #include <errno.h>
@@ -104,7 +105,7 @@ static int cycle(unsigned long n, unsigned int flags, int racing, double deadlin
 		ret = ioctl(fd, P2PS_IOC_ENABLE, &en) ? errno : 0;
 		t_en += now() - c0;
 		enable_err[ret < 200 ? ret : 199]++;
-		if (ret && !(racing && (ret == EOPNOTSUPP || ret == ENOENT || ret == EILSEQ)))
+		if (ret && !(racing && (ret == EOPNOTSUPP || ret == ENOENT || ret == EILSEQ || ret == EAGAIN)))
 			FAILF("cycle %lu: enable %s: %s %s\n", i, strerrorname_np(ret), en.target,
 			      en.reason);
 		if (!ret && (en.state == P2PS_STATE_ARMED || en.state == P2PS_STATE_DRY_RUN))
