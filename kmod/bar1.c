@@ -22,8 +22,11 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <asm/processor.h>
+#include <linux/moduleparam.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/wait.h>
@@ -34,14 +37,140 @@
  * The registry defaults apply to every GPU initialised while armed: the
  * registry is read before anything tells a GeForce chip from a Hopper one.
  * On a host that also has PCIe-only Hopper or datacenter Blackwell GPUs,
- * turn them off and give the GeForce GPUs the keys per device instead
- * (NVreg_RegistryDwordsPerDevice; p2pctl config --registry writes the
- * profile's keys for every GPU).
+ * name the GeForce GPUs in registry_gpus=: the defaults then apply to
+ * those alone, and go with p2p-shim (keys written into the driver's own
+ * options would stay, and force the stock driver's mailbox offer, when
+ * p2p-shim is not loaded).
  */
 static bool use_registry_defaults = true;
 module_param_named(registry_defaults, use_registry_defaults, bool, 0644);
 MODULE_PARM_DESC(registry_defaults,
 		 "Supply the profile's registry keys the user did not set: ForceP2P, and RMForceP2PType (550-570) or RMPcieP2PType and RMForceStaticBar1 (575) or RMPcieP2PType (580+); read as each GPU initialises (default: yes)");
+
+/*
+ * NVIDIA's host rule gives BAR1 P2P only where peer reads work: a common
+ * PCIe switch, an AMD CPU or a Sapphire Rapids Xeon (sb1rule.c,
+ * p2ps_cpu_reads_ok).  Any ForceP2P skips that check, so the caps guard
+ * applies it, unless the user has proven reads on this rig.
+ */
+static bool allow_peer_reads;
+module_param_named(peer_reads, allow_peer_reads, bool, 0644);
+MODULE_PARM_DESC(peer_reads,
+		 "Offer BAR1 P2P also where NVIDIA's host rule gives no peer reads (no common PCIe switch, a CPU other than AMD or Sapphire Rapids): only after p2pctl verify has shown reads right on this rig (default: no)");
+
+/* Whether this host's CPU gets peer reads by the driver's rule. */
+static bool cpu_reads_ok(void)
+{
+	enum p2ps_cpu_vendor v = P2PS_CPU_OTHER;
+
+	if (p2ps_fault(P2PS_FAULT_CPU_NO_READS, 0))
+		return false;
+	if (boot_cpu_data.x86_vendor == X86_VENDOR_AMD)
+		v = P2PS_CPU_AMD;
+	else if (boot_cpu_data.x86_vendor == X86_VENDOR_INTEL)
+		v = P2PS_CPU_INTEL;
+	return p2ps_cpu_reads_ok(v, boot_cpu_data.x86, boot_cpu_data.x86_model);
+}
+
+/* registry_gpus=: PCI functions, "DDDD:BB:DD.F" or "BB:DD.F", comma-separated. */
+#define NR_SCOPED	NV_MAX_DEVICES
+static struct {
+	unsigned int nr;
+	u64 dbd[NR_SCOPED];	/* as GPUATTACHARG's: domain 63:32, bus 15:8, device 7:0 */
+} scoped;
+static DEFINE_SPINLOCK(scoped_lock);
+
+/* "DDDD:BB:DD.F" or "BB:DD.F" of a function 0 into @dbd. */
+static int parse_bdf(const char *s, u64 *dbd)
+{
+	unsigned int dom = 0, bus, dev, fn;
+	char end;
+
+	if (sscanf(s, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &end) != 4 &&
+	    (dom = 0, sscanf(s, "%x:%x.%x%c", &bus, &dev, &fn, &end) != 3))
+		return -EINVAL;
+	if (dom > 0xffff || bus > 0xff || dev > 0x1f || fn != 0 || strspn(s, "0123456789abcdefABCDEF:.") != strlen(s))
+		return -EINVAL;
+	*dbd = (u64)dom << 32 | bus << 8 | dev;
+	return 0;
+}
+
+static int registry_gpus_set(const char *val, const struct kernel_param *kp)
+{
+	char *buf, *cur, *tok;
+	unsigned long flags;
+	u64 dbd[NR_SCOPED];
+	unsigned int n = 0;
+	int ret = 0;
+
+	buf = kstrdup(val, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	cur = strim(buf);
+	while ((tok = strsep(&cur, ",")) != NULL) {
+		tok = strim(tok);
+		if (!*tok)
+			continue;
+		if (n == NR_SCOPED) {
+			pr_err("registry_gpus: more than %u GPUs\n", NR_SCOPED);
+			ret = -EINVAL;
+			break;
+		}
+		if (parse_bdf(tok, &dbd[n])) {
+			pr_err("registry_gpus: '%s' is not a PCI address (DDDD:BB:DD.0 or BB:DD.0)\n", tok);
+			ret = -EINVAL;
+			break;
+		}
+		n++;
+	}
+	kfree(buf);
+	if (ret)
+		return ret;
+	p2ps_lock(&scoped_lock, flags);
+	memcpy(scoped.dbd, dbd, n * sizeof(dbd[0]));
+	scoped.nr = n;
+	spin_unlock_irqrestore(&scoped_lock, flags);
+	return 0;
+}
+
+static int registry_gpus_get(char *buf, const struct kernel_param *kp)
+{
+	unsigned long flags;
+	unsigned int i;
+	int n = 0;
+
+	p2ps_lock(&scoped_lock, flags);
+	for (i = 0; i < scoped.nr; i++)
+		n += scnprintf(buf + n, PAGE_SIZE - n, "%s%04llx:%02llx:%02llx.0", i ? "," : "",
+			       scoped.dbd[i] >> 32, (scoped.dbd[i] >> 8) & 0xff, scoped.dbd[i] & 0xff);
+	spin_unlock_irqrestore(&scoped_lock, flags);
+	return n + scnprintf(buf + n, PAGE_SIZE - n, "\n");
+}
+
+static const struct kernel_param_ops registry_gpus_ops = {
+	.set = registry_gpus_set,
+	.get = registry_gpus_get,
+};
+module_param_cb(registry_gpus, &registry_gpus_ops, NULL, 0644);
+MODULE_PARM_DESC(registry_gpus,
+		 "The GPUs (DDDD:BB:DD.0, comma-separated) the registry defaults apply to (default: every GPU)");
+
+/* Whether the registry defaults apply to the GPU this thread is attaching. */
+static bool in_scope(void)
+{
+	u64 dbd = p2ps_sb1_dbd(p2ps_gpu_attaching());
+	unsigned long flags;
+	bool in = false;
+	unsigned int i;
+
+	p2ps_lock(&scoped_lock, flags);
+	if (!scoped.nr)
+		in = true;
+	for (i = 0; i < scoped.nr && !in; i++)
+		in = scoped.dbd[i] == dbd;
+	spin_unlock_irqrestore(&scoped_lock, flags);
+	return in;
+}
 
 /* The driver's functions the wrappers call, bound at arming. */
 static struct {
@@ -158,7 +287,7 @@ static bool view_enter(void)
 	unsigned long flags;
 	int i;
 
-	spin_lock_irqsave(&views_lock, flags);
+	p2ps_lock(&views_lock, flags);
 	i = view_of(current);
 	if (i < 0) {
 		i = view_of(NULL);
@@ -176,7 +305,7 @@ static void view_exit(void)
 	unsigned long flags;
 	int i;
 
-	spin_lock_irqsave(&views_lock, flags);
+	p2ps_lock(&views_lock, flags);
 	i = view_of(current);
 	if (i >= 0 && !--views[i].depth)
 		views[i].task = NULL;
@@ -188,7 +317,7 @@ static bool in_view(void)
 	unsigned long flags;
 	bool in;
 
-	spin_lock_irqsave(&views_lock, flags);
+	p2ps_lock(&views_lock, flags);
 	in = view_of(current) >= 0;
 	spin_unlock_irqrestore(&views_lock, flags);
 	return in;
@@ -295,6 +424,9 @@ static NvBool wrap_bar1_capable(struct OBJGPU *gpu, struct KernelBus *bus, NvU32
 	held = may_create();
 	if (held && p2ps_gpu_instance(gpu) != U32_MAX)
 		ret = nv.bar1_capable(gpu, bus, gfid);
+	/* The enable follows: in flight until it returns (sbar1.c). */
+	if (ret && !p2ps_sb1_capable_begin(gpu))
+		ret = NV_FALSE;
 	create_done(held);
 	wrapper_exit();
 	return ret;
@@ -369,7 +501,7 @@ static const char *p2ps_registry_return(void *data, struct pt_regs *regs)
 	const struct p2ps_registry_default *d = NULL, *r;
 	/* NV_STATUS is 32 bits: the register's upper half is undefined. */
 	u32 st = regs_return_value(regs);
-	bool force_p2p, supply;
+	bool forcing, supply;
 
 	if (!c->gpu || !c->key || !c->data)
 		return NULL;
@@ -390,15 +522,22 @@ static const char *p2ps_registry_return(void *data, struct pt_regs *regs)
 	 * on stays true until its hooks are gone.
 	 */
 	wrapper_enter();
-	supply = st != NV_OK && READ_ONCE(use_registry_defaults) && !READ_ONCE(closing);
+	supply = st != NV_OK && READ_ONCE(use_registry_defaults) && !READ_ONCE(closing) &&
+		 in_scope();
 	/*
 	 * ForceP2P only for a GPU whose attach we see: the caps guard must be
-	 * able to tell which GPUs carry it.  A forced GPU holds this module
-	 * (gpus.c); if rmmod is already under way it gets the stock value.
+	 * able to tell which GPUs carry it.  Whoever set it, a ForceP2P that
+	 * forces P2P puts the GPU under the guard and makes it hold this
+	 * module (gpus.c): the user's own key offers the mailbox path just as
+	 * ours would.  If rmmod is already under way the GPU gets the stock
+	 * value (ours), or keeps the user's unguarded (the module is going).
 	 */
-	force_p2p = !strcmp(d->key, "ForceP2P");
-	if (force_p2p && (!p2ps_gpu_bind(c->gpu) || !p2ps_gpu_set_forced(c->gpu, supply)))
-		supply = false;
+	if (!strcmp(d->key, "ForceP2P")) {
+		forcing = st == NV_OK ? p2ps_force_p2p_forces(*c->data) :
+					supply && p2ps_force_p2p_forces(d->value);
+		if (!p2ps_gpu_bind(c->gpu) || !p2ps_gpu_set_forced(c->gpu, forcing))
+			supply = false;
+	}
 	if (supply) {
 		/* The user has not set it: supply ours. */
 		*c->data = d->value;
@@ -467,6 +606,7 @@ static const char *p2ps_caps_return(void *data, struct pt_regs *regs)
 	struct caps_call *c = data;
 	struct p2ps_caps_in in = { .forced = true };
 
+	p2ps_gpus_asked(c->mask);
 	if ((u32)regs_return_value(regs) != NV_OK || !c->connectivity || !c->read || !c->write)
 		return NULL;
 	/* Only an answer the guard may change needs the set's records. */
@@ -475,12 +615,18 @@ static const char *p2ps_caps_return(void *data, struct pt_regs *regs)
 	in.connectivity = *c->connectivity;
 	in.guard_only = READ_ONCE(guard_only);
 	in.watch_static_bar1 = READ_ONCE(watch_static_bar1);
+	in.reads_refused = !READ_ONCE(allow_peer_reads) && !cpu_reads_ok();
 	/* The rule is sb1rule.c's; the records are sbar1.c's. */
 	p2ps_sb1_gather(c->mask, &in.set);
 	switch (p2ps_caps_verdict(&in)) {
 	case P2PS_CAPS_STOCK_IOH:
 		/* The IOH check ForceP2P skipped (sbar1.c). */
 		pr_info_ratelimited("GPUs 0x%x: below two Intel I/O hubs, no P2P (as the driver's own check)\n",
+				    c->mask);
+		refuse(c);
+		break;
+	case P2PS_CAPS_STOCK_READS:
+		pr_info_ratelimited("GPUs 0x%x: no common PCIe switch and a CPU that NVIDIA's rule gives no BAR1 peer reads: no P2P (peer_reads=1 allows it once p2pctl verify has shown reads right)\n",
 				    c->mask);
 		refuse(c);
 		break;
@@ -502,13 +648,14 @@ static void p2ps_registry_entry(void *data, struct pt_regs *regs)
 	c->data = (NvU32 *)regs_get_kernel_argument(regs, 2);
 }
 
+/* Entry handlers (NMI context) only save the arguments. */
+
 /* 550-560: p2pGetCapsStatus(gpuMask, pWrite, pRead, pConnectivity) */
 static void p2ps_caps_entry_v1(void *data, struct pt_regs *regs)
 {
 	struct caps_call *c = data;
 
 	c->mask = regs_get_kernel_argument(regs, 0);
-	p2ps_gpus_asked(c->mask);
 	c->write = (u8 *)regs_get_kernel_argument(regs, 1);
 	c->read = (u8 *)regs_get_kernel_argument(regs, 2);
 	c->atomics = NULL;
@@ -520,7 +667,6 @@ static void p2ps_caps_entry(void *data, struct pt_regs *regs)
 	struct caps_call *c = data;
 
 	c->mask = regs_get_kernel_argument(regs, 0);
-	p2ps_gpus_asked(c->mask);
 	c->write = (u8 *)regs_get_kernel_argument(regs, 1);
 	c->read = (u8 *)regs_get_kernel_argument(regs, 2);
 	c->atomics = (u8 *)regs_get_kernel_argument(regs, 3);
@@ -573,7 +719,7 @@ int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 		p2ps_fail(err, "", "profile has only some of the static BAR1 hooks");
 		return -ENOENT;
 	}
-	spin_lock_irqsave(&views_lock, flags);
+	p2ps_lock(&views_lock, flags);
 	memset(views, 0, sizeof(views));
 	spin_unlock_irqrestore(&views_lock, flags);
 	return 0;

@@ -18,9 +18,21 @@ static bool fault_remove_nomem;
 module_param(fault_remove_nomem, bool, 0644);
 MODULE_PARM_DESC(fault_remove_nomem, "Test build: hook removal cannot allocate its batch");
 
+static bool fault_ledger_nomem;
+module_param(fault_ledger_nomem, bool, 0644);
+MODULE_PARM_DESC(fault_ledger_nomem, "Test build: the ledger cannot allocate its entries");
+
+static bool fault_cpu_no_reads;
+module_param(fault_cpu_no_reads, bool, 0644);
+MODULE_PARM_DESC(fault_cpu_no_reads, "Test build: the CPU is one the driver's host rule gives no peer reads");
+
 bool p2ps_fault(enum p2ps_fault f, unsigned int index)
 {
 	switch (f) {
+	case P2PS_FAULT_CPU_NO_READS:
+		return READ_ONCE(fault_cpu_no_reads);
+	case P2PS_FAULT_LEDGER_NOMEM:
+		return READ_ONCE(fault_ledger_nomem);
 	case P2PS_FAULT_INSTALL:
 		return READ_ONCE(fault_install) == (int)index;
 	case P2PS_FAULT_REMOVE_NOMEM:

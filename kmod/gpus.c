@@ -15,10 +15,20 @@
  * ties the two together, so the table below is indexed by instance and
  * holds the OBJGPU of the GPU's current attachment.  gpumgrDetachGpu ends
  * it: the next attach builds a new OBJGPU, so nothing keyed by pointer
- * outlives its GPU.
+ * outlives its GPU.  Inside the detach, osDpcDetachGpu(pGpu) names the
+ * OBJGPU that goes, also for a GPU attached before arming, whose OBJGPU
+ * we never learnt otherwise: what is keyed by it goes too.
  *
  * A GPU the driver asks about (a P2P caps query names it) that we never saw
  * attach was initialised before arming: it read the registry without us.
+ *
+ * Context: the attach and detach entries and osDpcDetachGpu's hook are a
+ * kretprobe entry handler and a kprobe pre-handler, which run in NMI
+ * context on x86 (int3 enters through irqentry_nmi_enter).  They only
+ * publish, with single stores, which thread is attaching or detaching
+ * which instance (and its OBJGPU); everything that takes a lock, frees or
+ * drops a reference happens in process context: in the return handlers,
+ * or when the attaching thread's first registry read asks (settle()).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -30,8 +40,14 @@
 
 struct p2ps_gpu {
 	struct OBJGPU *gpu;	/* while attached under our hooks, else NULL */
+	/* Stored by the NMI-context handlers (single stores), read under the lock: */
 	struct task_struct *attaching;	/* the thread inside gpumgrAttachGpu */
-	bool forced;		/* its ForceP2P came from us */
+	const void *attach_arg;	/* ...its GPUATTACHARG, for settle() */
+	bool fresh;		/* ...entered, the old attachment not yet forgotten */
+	struct task_struct *detaching;	/* the thread inside gpumgrDetachGpu */
+	struct OBJGPU *leaving;	/* ...the OBJGPU osDpcDetachGpu named in it */
+	/* Under the lock only: */
+	bool forced;		/* it carries a ForceP2P that forces P2P */
 	bool stale;		/* asked about, but attached before arming */
 };
 
@@ -41,10 +57,12 @@ static DEFINE_SPINLOCK(gpus_lock);
 static unsigned int nr_forced;	/* GPUs with forced set */
 
 /*
- * Called with gpus_lock held.  A GPU carrying our ForceP2P holds a
- * reference on this module until it detaches (or nvidia leaves): without
- * the caps guard its pairs would be offered the mailbox path, so rmmod is
- * refused meanwhile (docs/lifecycle.md).  Returns false if the reference
+ * Called with gpus_lock held.  A GPU carrying a ForceP2P that forces P2P
+ * (ours or the user's, bar1.c) holds a reference on this module until it
+ * detaches (or nvidia leaves): without the caps guard its pairs would be
+ * offered the mailbox path, so rmmod is refused meanwhile
+ * (docs/lifecycle.md).  This is the one owner of "which GPUs need the
+ * guard" and of their module references.  Returns false if the reference
  * cannot be had (rmmod is under way): the GPU must not be forced then.
  */
 static bool set_forced(struct p2ps_gpu *g, bool forced)
@@ -66,8 +84,16 @@ static bool set_forced(struct p2ps_gpu *g, bool forced)
 
 static void forget(struct p2ps_gpu *g)
 {
+	p2ps_assert_not_nmi();
 	set_forced(g, false);
-	memset(g, 0, sizeof(*g));
+	g->gpu = NULL;
+	g->attach_arg = NULL;
+	g->fresh = false;
+	g->leaving = NULL;
+	g->forced = false;
+	g->stale = false;
+	WRITE_ONCE(g->attaching, NULL);
+	WRITE_ONCE(g->detaching, NULL);
 	p2ps_sb1_forget(g - gpus);
 }
 
@@ -78,7 +104,7 @@ void p2ps_gpus_reset(void)
 	int i;
 
 	p2ps_sb1_flush();
-	spin_lock_irqsave(&gpus_lock, flags);
+	p2ps_lock(&gpus_lock, flags);
 	for (i = 0; i < NV_MAX_DEVICES; i++)
 		forget(&gpus[i]);
 	spin_unlock_irqrestore(&gpus_lock, flags);
@@ -90,37 +116,68 @@ struct attach_call {
 };
 static_assert(sizeof(struct attach_call) <= P2PS_RET_DATA_SIZE);
 
+/* NMI context: single stores only (see the top of this file). */
 static void p2ps_gpu_attach_entry(void *data, struct pt_regs *regs)
 {
 	struct attach_call *c = data;
-	unsigned long flags;
+	struct p2ps_gpu *g;
 	int i;
 
 	c->instance = regs_get_kernel_argument(regs, 0);
 	if (c->instance >= NV_MAX_DEVICES)
 		return;
-	spin_lock_irqsave(&gpus_lock, flags);
 	/* A slot still naming this thread lost its return (a hand-over). */
 	for (i = 0; i < NV_MAX_DEVICES; i++)
-		if (gpus[i].attaching == current)
-			gpus[i].attaching = NULL;
-	forget(&gpus[c->instance]);
-	gpus[c->instance].attaching = current;
-	spin_unlock_irqrestore(&gpus_lock, flags);
-	p2ps_sb1_attach(c->instance, (const void *)regs_get_kernel_argument(regs, 1));
+		cmpxchg(&gpus[i].attaching, current, NULL);
+	g = &gpus[c->instance];
+	WRITE_ONCE(g->attach_arg, (const void *)regs_get_kernel_argument(regs, 1));
+	WRITE_ONCE(g->fresh, true);
+	/* The thread itself reads these later, in program order. */
+	WRITE_ONCE(g->attaching, current);
+}
+
+/*
+ * With gpus_lock held, in process context: the attach this thread entered
+ * on @g begins here: the old attachment is forgotten, the new one's BAR1
+ * recorded (sbar1.c).  Done by the first hook that asks during the attach
+ * (the registry reads), or at its return.
+ */
+static void settle(struct p2ps_gpu *g)
+{
+	const void *arg;
+
+	if (READ_ONCE(g->attaching) != current || !READ_ONCE(g->fresh))
+		return;
+	arg = READ_ONCE(g->attach_arg);
+	forget(g);
+	WRITE_ONCE(g->attaching, current);
+	p2ps_sb1_attach(g - gpus, arg);
+}
+
+/* The slot of the GPU this thread is attaching (settled), or NULL; gpus_lock held. */
+static struct p2ps_gpu *attaching_slot(void)
+{
+	int i;
+
+	for (i = 0; i < NV_MAX_DEVICES; i++)
+		if (READ_ONCE(gpus[i].attaching) == current) {
+			settle(&gpus[i]);
+			return &gpus[i];
+		}
+	return NULL;
 }
 
 /* The instance this thread is attaching, or U32_MAX. */
 u32 p2ps_gpu_attaching(void)
 {
+	struct p2ps_gpu *g;
 	unsigned long flags;
 	u32 instance = U32_MAX;
-	int i;
 
-	spin_lock_irqsave(&gpus_lock, flags);
-	for (i = 0; i < NV_MAX_DEVICES; i++)
-		if (gpus[i].attaching == current)
-			instance = i;
+	p2ps_lock(&gpus_lock, flags);
+	g = attaching_slot();
+	if (g)
+		instance = g - gpus;
 	spin_unlock_irqrestore(&gpus_lock, flags);
 	return instance;
 }
@@ -133,13 +190,14 @@ static const char *p2ps_gpu_attach_return(void *data, struct pt_regs *regs)
 
 	if (c->instance >= NV_MAX_DEVICES)
 		return NULL;
-	spin_lock_irqsave(&gpus_lock, flags);
+	p2ps_lock(&gpus_lock, flags);
 	g = &gpus[c->instance];
-	g->attaching = NULL;
+	settle(g);
+	WRITE_ONCE(g->attaching, NULL);
 	/*
 	 * A failed attach keeps its ForceP2P mark (and the module reference):
 	 * one late error return of gpumgrAttachGpu leaves the GPU attached
-	 * with our ForceP2P and never detached, so forgetting it could let
+	 * with a ForceP2P and never detached, so forgetting it could let
 	 * its pairs past the guard, which works by instance.  But the others
 	 * (gpumgrAttach_error_and_exit) free the OBJGPU without a detach: its
 	 * pointer must not stay here for another GPU to be mistaken for it.
@@ -151,25 +209,64 @@ static const char *p2ps_gpu_attach_return(void *data, struct pt_regs *regs)
 	return NULL;
 }
 
-/*
- * gpumgrDetachGpu(NvU32 gpuInstance), at entry.  The OBJGPU is freed next
- * and the next attach may get the same address: nothing keyed by this
- * pointer may survive (ledger, UVM peer tags).
- */
-static void p2ps_gpu_detach(struct pt_regs *regs)
+/* gpumgrDetachGpu(NvU32 gpuInstance) */
+struct detach_call {
+	u32 instance;
+};
+static_assert(sizeof(struct detach_call) <= P2PS_RET_DATA_SIZE);
+
+/* NMI context: single stores only. */
+static void p2ps_gpu_detach_entry(void *data, struct pt_regs *regs)
 {
-	u32 instance = regs_get_kernel_argument(regs, 0);
+	struct detach_call *c = data;
+
+	c->instance = regs_get_kernel_argument(regs, 0);
+	if (c->instance >= NV_MAX_DEVICES)
+		return;
+	WRITE_ONCE(gpus[c->instance].leaving, NULL);
+	WRITE_ONCE(gpus[c->instance].detaching, current);
+}
+
+/*
+ * osDpcDetachGpu(OBJGPU *pGpu), at entry: gpumgrDetachGpu calls it, on the
+ * detaching thread, with the OBJGPU it is about to free (every tag from
+ * 550 to 595; its other caller, gpumgrAttach's error path, is no detach
+ * and finds no slot).  NMI context: single stores only.
+ */
+static void p2ps_gpu_leaving(struct pt_regs *regs)
+{
+	struct OBJGPU *gpu = (struct OBJGPU *)regs_get_kernel_argument(regs, 0);
+	int i;
+
+	for (i = 0; gpu && i < NV_MAX_DEVICES; i++)
+		if (READ_ONCE(gpus[i].detaching) == current)
+			WRITE_ONCE(gpus[i].leaving, gpu);
+}
+
+/*
+ * gpumgrDetachGpu's return: the OBJGPU has been freed and the next attach
+ * may get the same address, so nothing keyed by its pointer may survive
+ * (ledger, UVM peer tags).  Its pointer is the one the detach named, or
+ * the one we bound at its attach.  Still under the driver's API lock, so
+ * no attach has reused it yet.
+ */
+static const char *p2ps_gpu_detach_return(void *data, struct pt_regs *regs)
+{
+	struct detach_call *c = data;
 	struct OBJGPU *gpu;
+	struct p2ps_gpu *g;
 	unsigned long flags;
 
-	if (instance >= NV_MAX_DEVICES)
-		return;
-	spin_lock_irqsave(&gpus_lock, flags);
-	gpu = gpus[instance].gpu;
-	forget(&gpus[instance]);
+	if (c->instance >= NV_MAX_DEVICES)
+		return NULL;
+	p2ps_lock(&gpus_lock, flags);
+	g = &gpus[c->instance];
+	gpu = READ_ONCE(g->leaving) ?: g->gpu;
+	forget(g);
 	spin_unlock_irqrestore(&gpus_lock, flags);
 	p2ps_ledger_forget_gpu(gpu);
 	p2ps_uvm_peer_forget_gpu(gpu);
+	return NULL;
 }
 
 /*
@@ -180,20 +277,16 @@ static void p2ps_gpu_detach(struct pt_regs *regs)
  */
 bool p2ps_gpu_bind(struct OBJGPU *gpu)
 {
+	struct p2ps_gpu *g = NULL;
 	unsigned long flags;
-	bool bound = false;
-	int i;
 
-	spin_lock_irqsave(&gpus_lock, flags);
-	for (i = 0; gpu && i < NV_MAX_DEVICES; i++) {
-		if (gpus[i].attaching == current) {
-			gpus[i].gpu = gpu;
-			bound = true;
-			break;
-		}
-	}
+	p2ps_lock(&gpus_lock, flags);
+	if (gpu)
+		g = attaching_slot();
+	if (g)
+		g->gpu = gpu;
 	spin_unlock_irqrestore(&gpus_lock, flags);
-	return bound;
+	return g != NULL;
 }
 
 /*
@@ -206,7 +299,7 @@ bool p2ps_gpu_set_forced(struct OBJGPU *gpu, bool forced)
 	bool done = false;
 	int i;
 
-	spin_lock_irqsave(&gpus_lock, flags);
+	p2ps_lock(&gpus_lock, flags);
 	for (i = 0; gpu && i < NV_MAX_DEVICES; i++)
 		if (gpus[i].gpu == gpu) {
 			done = set_forced(&gpus[i], forced);
@@ -222,14 +315,14 @@ void p2ps_gpus_asked(u32 mask)
 	unsigned long flags, bits = mask;
 	int i;
 
-	spin_lock_irqsave(&gpus_lock, flags);
+	p2ps_lock(&gpus_lock, flags);
 	for_each_set_bit(i, &bits, NV_MAX_DEVICES)
-		if (!gpus[i].gpu && !gpus[i].attaching)
+		if (!gpus[i].gpu && !READ_ONCE(gpus[i].attaching))
 			gpus[i].stale = true;
 	spin_unlock_irqrestore(&gpus_lock, flags);
 }
 
-/* For the caps guard: whether any GPU of @mask carries our ForceP2P. */
+/* For the caps guard: whether any GPU of @mask carries a forcing ForceP2P. */
 bool p2ps_gpus_forced_in(u32 mask)
 {
 	return p2ps_gpus_forced() & mask;
@@ -242,7 +335,7 @@ u32 p2ps_gpu_instance(struct OBJGPU *gpu)
 	u32 instance = U32_MAX;
 	int i;
 
-	spin_lock_irqsave(&gpus_lock, flags);
+	p2ps_lock(&gpus_lock, flags);
 	for (i = 0; gpu && i < NV_MAX_DEVICES && instance == U32_MAX; i++)
 		if (gpus[i].gpu == gpu)
 			instance = i;
@@ -256,7 +349,7 @@ static u32 mask_of(bool (*test)(const struct p2ps_gpu *g))
 	u32 mask = 0;
 	int i;
 
-	spin_lock_irqsave(&gpus_lock, flags);
+	p2ps_lock(&gpus_lock, flags);
 	for (i = 0; i < NV_MAX_DEVICES; i++)
 		if (test(&gpus[i]))
 			mask |= BIT(i);
@@ -280,7 +373,7 @@ u32 p2ps_gpus_stale(void)
 	return mask_of(is_stale);
 }
 
-/* Attached GPUs that carry our ForceP2P. */
+/* Attached GPUs that carry a ForceP2P that forces P2P. */
 u32 p2ps_gpus_forced(void)
 {
 	return mask_of(is_forced);
@@ -289,4 +382,7 @@ u32 p2ps_gpus_forced(void)
 const struct p2ps_hook_ops p2ps_gpu_attach_ops = {
 	.entry = p2ps_gpu_attach_entry, .ret = p2ps_gpu_attach_return, .residual = true,
 };
-const struct p2ps_hook_ops p2ps_gpu_detach_ops = { .arg = p2ps_gpu_detach, .residual = true };
+const struct p2ps_hook_ops p2ps_gpu_detach_ops = {
+	.entry = p2ps_gpu_detach_entry, .ret = p2ps_gpu_detach_return, .residual = true,
+};
+const struct p2ps_hook_ops p2ps_gpu_leaving_ops = { .arg = p2ps_gpu_leaving, .residual = true };

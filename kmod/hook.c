@@ -38,9 +38,11 @@
  * handlers act, those of any other set let the call through untouched.
  * So a new set can be installed beside an old one on the same targets
  * (re-enabling from the residual state: main.c) and take over in one
- * store, with no moment where neither acts and none where both do: a
- * return hook decides at entry, and its return handler runs only for the
- * calls it took.  Set 0 (the UVM peer set's) always acts.
+ * store, with no moment where neither acts.  Both do act for a while, each
+ * for its own calls: a return hook decides at entry, so a call the old set
+ * took still gets the old set's return handler after the switch (its
+ * removal drains them, below), while new calls get the new set's.  Set 0
+ * (the UVM peer set's) always acts.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

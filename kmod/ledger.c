@@ -39,7 +39,81 @@ static LIST_HEAD(entries);
 static LIST_HEAD(native);
 static DEFINE_SPINLOCK(ledger_lock);
 static unsigned int live;		/* references held by the driver */
-static unsigned int unrecorded;		/* ...of which we could not allocate an entry */
+
+/*
+ * References the driver holds that we could not make an entry for (an
+ * atomic allocation failed): counted per GPU pair in a fixed table, so
+ * that a GPU's detach forgets them with the rest of what is keyed by its
+ * OBJGPU.  Should even the table be full, they are counted in @unplaced,
+ * which only nvidia's exit clears (disable and rmmod stay refused: safe).
+ */
+#define NR_UNRECORDED 16
+static struct {
+	struct OBJGPU *g0, *g1;
+	unsigned int count;
+} unrecorded[NR_UNRECORDED];
+static unsigned int unplaced;
+
+/* With ledger_lock held. */
+static void unrecorded_add(struct OBJGPU *g0, struct OBJGPU *g1)
+{
+	int i, free = -1;
+
+	for (i = 0; i < NR_UNRECORDED; i++) {
+		if (unrecorded[i].count && unrecorded[i].g0 == g0 && unrecorded[i].g1 == g1) {
+			unrecorded[i].count++;
+			return;
+		}
+		if (!unrecorded[i].count && free < 0)
+			free = i;
+	}
+	if (free < 0) {
+		unplaced++;
+		return;
+	}
+	unrecorded[free].g0 = g0;
+	unrecorded[free].g1 = g1;
+	unrecorded[free].count = 1;
+}
+
+/* With ledger_lock held: one unrecorded reference of (@g0, @g1) goes; false if none. */
+static bool unrecorded_take(struct OBJGPU *g0, struct OBJGPU *g1)
+{
+	int i;
+
+	for (i = 0; i < NR_UNRECORDED; i++)
+		if (unrecorded[i].count &&
+		    ((unrecorded[i].g0 == g0 && unrecorded[i].g1 == g1) ||
+		     (unrecorded[i].g0 == g1 && unrecorded[i].g1 == g0))) {
+			unrecorded[i].count--;
+			return true;
+		}
+	return false;
+}
+
+/* With ledger_lock held: those of @gpu go; how many. */
+static unsigned int unrecorded_forget(struct OBJGPU *gpu)
+{
+	unsigned int n = 0;
+	int i;
+
+	for (i = 0; i < NR_UNRECORDED; i++)
+		if (unrecorded[i].count && (unrecorded[i].g0 == gpu || unrecorded[i].g1 == gpu)) {
+			n += unrecorded[i].count;
+			unrecorded[i].count = 0;
+		}
+	return n;
+}
+
+static unsigned int unrecorded_total(void)
+{
+	unsigned int n = unplaced;
+	int i;
+
+	for (i = 0; i < NR_UNRECORDED; i++)
+		n += unrecorded[i].count;
+	return n;
+}
 
 /* Called with ledger_lock held: the module is held while anything is live. */
 static void account(int delta)
@@ -84,8 +158,11 @@ static struct ledger_entry *find_keyed(enum p2ps_conn_type conn, void *key)
 static struct ledger_entry *new_entry(enum p2ps_conn_type conn, struct OBJGPU *g0,
 				      struct OBJGPU *g1)
 {
-	struct ledger_entry *e = kzalloc(sizeof(*e), GFP_ATOMIC);
+	struct ledger_entry *e;
 
+	if (p2ps_fault(P2PS_FAULT_LEDGER_NOMEM, 0))
+		return NULL;
+	e = kzalloc(sizeof(*e), GFP_ATOMIC);
 	if (!e)
 		return NULL;
 	e->conn = conn;
@@ -132,7 +209,7 @@ void p2ps_ledger_pair_get(struct OBJGPU *g0, struct KernelBus *b0,
 	struct ledger_entry *e, *fresh = new_pair_entry(g0, b0, g1, b1);
 	struct p2ps_mapping_event ev = { .conn = P2PS_CONN_PCIE_BAR1 };
 	unsigned long flags;
-	spin_lock_irqsave(&ledger_lock, flags);
+	p2ps_lock(&ledger_lock, flags);
 	e = find_pair(g0, g1);
 	if (!e && fresh) {
 		e = fresh;
@@ -143,7 +220,7 @@ void p2ps_ledger_pair_get(struct OBJGPU *g0, struct KernelBus *b0,
 		e->ev.count++;
 		ev = e->ev;
 	} else {
-		unrecorded++;
+		unrecorded_add(g0, g1);
 	}
 	account(+1);
 	spin_unlock_irqrestore(&ledger_lock, flags);
@@ -157,7 +234,7 @@ void p2ps_ledger_pair_put(struct OBJGPU *g0, struct OBJGPU *g1)
 	struct ledger_entry *e, *gone = NULL;
 	unsigned long flags;
 
-	spin_lock_irqsave(&ledger_lock, flags);
+	p2ps_lock(&ledger_lock, flags);
 	e = find_pair(g0, g1);
 	if (e) {
 		ev = e->ev;
@@ -167,8 +244,7 @@ void p2ps_ledger_pair_put(struct OBJGPU *g0, struct OBJGPU *g1)
 			gone = e;
 		}
 		account(-1);
-	} else if (unrecorded) {
-		unrecorded--;
+	} else if (unrecorded_take(g0, g1)) {
 		account(-1);
 	}
 	spin_unlock_irqrestore(&ledger_lock, flags);
@@ -183,7 +259,7 @@ void p2ps_ledger_native_get(struct OBJGPU *g0, struct KernelBus *b0,
 {
 	struct ledger_entry *e, *fresh = new_pair_entry(g0, b0, g1, b1);
 	unsigned long flags;
-	spin_lock_irqsave(&ledger_lock, flags);
+	p2ps_lock(&ledger_lock, flags);
 	e = find_pair_in(&native, g0, g1);
 	if (!e && fresh) {
 		e = fresh;
@@ -201,7 +277,7 @@ void p2ps_ledger_native_put(struct OBJGPU *g0, struct OBJGPU *g1)
 	struct ledger_entry *e, *gone = NULL;
 	unsigned long flags;
 
-	spin_lock_irqsave(&ledger_lock, flags);
+	p2ps_lock(&ledger_lock, flags);
 	e = find_pair_in(&native, g0, g1);
 	if (e && !--e->ev.count) {
 		list_del(&e->node);
@@ -223,7 +299,7 @@ void p2ps_ledger_native_hold(struct OBJGPU *g0, struct OBJGPU *g1)
 	struct ledger_entry *e;
 	unsigned long flags;
 
-	spin_lock_irqsave(&ledger_lock, flags);
+	p2ps_lock(&ledger_lock, flags);
 	e = find_pair_in(&native, g0, g1);
 	if (e && !e->held) {
 		e->held = true;
@@ -244,11 +320,14 @@ void p2ps_ledger_forget_gpu(struct OBJGPU *gpu)
 {
 	struct ledger_entry *e, *tmp;
 	unsigned long flags;
+	unsigned int lost;
 	LIST_HEAD(gone);
 
 	if (!gpu)
 		return;
-	spin_lock_irqsave(&ledger_lock, flags);
+	p2ps_lock(&ledger_lock, flags);
+	lost = unrecorded_forget(gpu);
+	account(-(int)lost);
 	list_for_each_entry_safe(e, tmp, &entries, node) {
 		if (e->gpu0 != gpu && e->gpu1 != gpu)
 			continue;
@@ -264,6 +343,9 @@ void p2ps_ledger_forget_gpu(struct OBJGPU *gpu)
 		list_move(&e->node, &gone);
 	}
 	spin_unlock_irqrestore(&ledger_lock, flags);
+	if (lost)
+		pr_warn_ratelimited("a GPU detached while the ledger held %u unrecorded references of it: forgotten\n",
+				    lost);
 	list_for_each_entry_safe(e, tmp, &gone, node) {
 		pr_warn_ratelimited("GPU %u detached while the ledger held a mapping of it (torn down unseen): forgotten\n",
 				    e->ev.gpu0);
@@ -279,7 +361,7 @@ void p2ps_ledger_native_reset(void)
 	unsigned long flags;
 	LIST_HEAD(gone);
 
-	spin_lock_irqsave(&ledger_lock, flags);
+	p2ps_lock(&ledger_lock, flags);
 	list_for_each_entry(e, &native, node)
 		if (e->held)
 			account(-1);
@@ -297,14 +379,14 @@ static void keyed_get(enum p2ps_conn_type conn, void *key, struct OBJGPU *g0,
 	struct p2ps_mapping_event ev = { .conn = conn };
 	unsigned long flags;
 
-	spin_lock_irqsave(&ledger_lock, flags);
+	p2ps_lock(&ledger_lock, flags);
 	if (e) {
 		e->key = key;
 		e->ev.count = 1;
 		list_add_tail(&e->node, &entries);
 		ev = e->ev;
 	} else {
-		unrecorded++;
+		unrecorded_add(g0, g1);
 	}
 	account(+1);
 	spin_unlock_irqrestore(&ledger_lock, flags);
@@ -322,14 +404,13 @@ static void keyed_put(enum p2ps_conn_type conn, void *key, bool ours)
 	struct ledger_entry *e;
 	unsigned long flags;
 
-	spin_lock_irqsave(&ledger_lock, flags);
+	p2ps_lock(&ledger_lock, flags);
 	e = find_keyed(conn, key);
 	if (e) {
 		list_del(&e->node);
 		account(-1);
-	} else if (ours && unrecorded) {
-		unrecorded--;
-		account(-1);
+	} else if (ours && unrecorded_take(key, key)) {
+		account(-1);	/* a GPU's static BAR1: keyed by the GPU */
 	}
 	spin_unlock_irqrestore(&ledger_lock, flags);
 	if (!e)
@@ -369,7 +450,7 @@ bool p2ps_ledger_has_static(struct OBJGPU *gpu)
 	unsigned long flags;
 	bool found;
 
-	spin_lock_irqsave(&ledger_lock, flags);
+	p2ps_lock(&ledger_lock, flags);
 	found = find_keyed(P2PS_CONN_STATIC_BAR1, gpu);
 	spin_unlock_irqrestore(&ledger_lock, flags);
 	return found;
@@ -389,7 +470,7 @@ bool p2ps_ledger_bar1_base(struct OBJGPU *mapper, struct OBJGPU *owner, u64 *bas
 	struct ledger_entry *e;
 	unsigned long flags;
 
-	spin_lock_irqsave(&ledger_lock, flags);
+	p2ps_lock(&ledger_lock, flags);
 	e = find_pair(mapper, owner) ?: find_pair_in(&native, mapper, owner);
 	if (e)
 		*base = e->gpu0 == mapper ? e->ev.dma_base : e->base10;
@@ -402,7 +483,7 @@ unsigned int p2ps_ledger_live(void)
 	unsigned long flags;
 	unsigned int n;
 
-	spin_lock_irqsave(&ledger_lock, flags);
+	p2ps_lock(&ledger_lock, flags);
 	n = live;
 	spin_unlock_irqrestore(&ledger_lock, flags);
 	return n;
@@ -423,7 +504,7 @@ void p2ps_ledger_describe(char *buf, size_t len)
 	size_t n = 0;
 
 	buf[0] = '\0';
-	spin_lock_irqsave(&ledger_lock, flags);
+	p2ps_lock(&ledger_lock, flags);
 	list_for_each_entry(e, &entries, node) {
 		if (n >= len)
 			break;
@@ -448,8 +529,8 @@ void p2ps_ledger_describe(char *buf, size_t len)
 		n += gpu_name(buf + n, len - n, e->ev.gpu1);
 		n += scnprintf(buf + n, len - n, " (the driver's own pair; nvidia-uvm holds its peer tags)");
 	}
-	if (unrecorded && n < len)
-		scnprintf(buf + n, len - n, "%s%u unrecorded", n ? ", " : "", unrecorded);
+	if (unrecorded_total() && n < len)
+		scnprintf(buf + n, len - n, "%s%u unrecorded", n ? ", " : "", unrecorded_total());
 	spin_unlock_irqrestore(&ledger_lock, flags);
 }
 
@@ -459,7 +540,7 @@ bool p2ps_ledger_entry(unsigned int index, struct p2ps_mapping_event *m)
 	unsigned long flags;
 	bool found = false;
 
-	spin_lock_irqsave(&ledger_lock, flags);
+	p2ps_lock(&ledger_lock, flags);
 	list_for_each_entry(e, &entries, node)
 		if (!index--) {
 			*m = e->ev;
@@ -480,12 +561,13 @@ void p2ps_ledger_drop_all(void)
 	unsigned long flags;
 	LIST_HEAD(gone);
 
-	spin_lock_irqsave(&ledger_lock, flags);
+	p2ps_lock(&ledger_lock, flags);
 	list_splice_init(&entries, &gone);
 	if (live)
 		module_put(THIS_MODULE);
 	live = 0;
-	unrecorded = 0;
+	memset(unrecorded, 0, sizeof(unrecorded));
+	unplaced = 0;
 	spin_unlock_irqrestore(&ledger_lock, flags);
 	list_for_each_entry_safe(e, tmp, &gone, node)
 		kfree(e);

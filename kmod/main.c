@@ -277,7 +277,7 @@ static int life_enable(u32 flags, struct p2ps_arm_error *err, const char *who)
 		return -EALREADY;
 	case P2PS_STATE_RESIDUAL:
 		if (flags & P2PS_ENABLE_DRY_RUN) {
-			p2ps_fail(err, "", "GPUs 0x%x carry p2p-shim's ForceP2P: a dry run would leave "
+			p2ps_fail(err, "", "GPUs 0x%x carry a ForceP2P that forces P2P (p2p-shim's or the user's): a dry run would leave "
 				  "them without the caps guard; re-initialise them first",
 				  p2ps_gpus_forced());
 			return -EBUSY;
@@ -308,6 +308,7 @@ static int life_enable(u32 flags, struct p2ps_arm_error *err, const char *who)
 			pr_info("the caps guard stays for GPUs 0x%x\n", p2ps_gpus_forced());
 		} else {
 			shim.state = P2PS_STATE_DISABLED;
+			shim.flags = 0;
 		}
 		announce_refusal(err, ret, who);
 		return ret;
@@ -350,14 +351,14 @@ static int life_disable(char *busy, size_t len, u32 uid)
 			snprintf(busy, len, "live BAR1 peer mappings: %s", pairs);
 			snprintf(reason, sizeof(reason), "disable: %s", busy);
 		} else if (initialising) {
-			snprintf(busy, len, "GPUs 0x%x are initialising with static BAR1 being forced; "
-				 "try again in a moment", initialising);
+			snprintf(busy, len, "GPUs 0x%x are initialising (a static BAR1 decision in "
+				 "flight); try again in a moment", initialising);
 			snprintf(reason, sizeof(reason), "disable: %s", busy);
 		} else {
 			forced = p2ps_gpus_forced();
 			if (forced) {
 				enter_residual();
-				pr_info("disabled by uid %u; the caps guard stays for GPUs 0x%x (they carry p2p-shim's ForceP2P) until they re-initialise (last client closed with persistence mode off, or a reset) or nvidia unloads; p2p-shim cannot be unloaded until then\n",
+				pr_info("disabled by uid %u; the caps guard stays for GPUs 0x%x (they carry a ForceP2P that forces P2P, p2p-shim's or the user's) until they re-initialise (last client closed with persistence mode off, or a reset) or nvidia unloads; p2p-shim cannot be unloaded until then\n",
 					uid, forced);
 				shim.flags = 0;
 				announce_disabled("disabled");
@@ -396,6 +397,7 @@ static void life_driver_coming(struct module *mod)
 		ret = arm(mod, &err);
 		if (ret) {
 			shim.state = P2PS_STATE_DISABLED;
+			shim.flags = 0;
 			announce_refusal(&err, ret, "on nvidia's arrival");
 			break;
 		}
@@ -464,8 +466,8 @@ static void life_forced_gone(void)
 		disarm();
 		free_hooks();
 		shim.state = P2PS_STATE_DISABLED;
-		pr_info("the GPUs that carried p2p-shim's ForceP2P have re-initialised: caps guard removed\n");
-		announce_disabled("the last GPU carrying p2p-shim's ForceP2P re-initialised");
+		pr_info("the GPUs that carried a ForceP2P have re-initialised: caps guard removed\n");
+		announce_disabled("the last GPU carrying a ForceP2P re-initialised");
 		break;
 	default:
 		/* Armed: forced GPUs come and go.  Others: nothing is kept. */
@@ -617,6 +619,9 @@ static void __exit p2p_shim_exit(void)
 		break;
 	}
 	free_hooks();
+	/* A status asked between here and the netlink family's removal. */
+	shim.state = P2PS_STATE_DISABLED;
+	shim.flags = 0;
 	mutex_unlock(&shim.lock);
 	/* Only now: the disarm above was the last thing that could queue it. */
 	cancel_work_sync(&residual_work);

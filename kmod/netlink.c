@@ -24,7 +24,12 @@ static int put_snapshot(struct sk_buff *skb, const struct p2ps_status_snapshot *
 	return 0;
 }
 
-static int put_mapping(struct sk_buff *skb, const struct p2ps_mapping_event *m)
+/*
+ * Bus and DMA addresses go only to CAP_SYS_ADMIN (@addrs): dumps ask the
+ * requester; events, which any listener of the group receives, never
+ * carry them.
+ */
+static int put_mapping(struct sk_buff *skb, const struct p2ps_mapping_event *m, bool addrs)
 {
 	struct nlattr *nest = nla_nest_start(skb, P2PS_A_MAPPING);
 
@@ -33,8 +38,8 @@ static int put_mapping(struct sk_buff *skb, const struct p2ps_mapping_event *m)
 	    nla_put_u32(skb, P2PS_MAP_A_GPU1, m->gpu1) ||
 	    nla_put_u32(skb, P2PS_MAP_A_CONN_TYPE, m->conn) ||
 	    nla_put_u32(skb, P2PS_MAP_A_COUNT, m->count) ||
-	    nla_put_u64_64bit(skb, P2PS_MAP_A_DMA_BASE, m->dma_base, P2PS_MAP_A_PAD) ||
-	    nla_put_u64_64bit(skb, P2PS_MAP_A_DMA_SIZE, m->dma_size, P2PS_MAP_A_PAD))
+	    nla_put_u64_64bit(skb, P2PS_MAP_A_DMA_SIZE, m->dma_size, P2PS_MAP_A_PAD) ||
+	    (addrs && nla_put_u64_64bit(skb, P2PS_MAP_A_DMA_BASE, m->dma_base, P2PS_MAP_A_PAD)))
 		return -EMSGSIZE;
 	nla_nest_end(skb, nest);
 	return 0;
@@ -122,7 +127,7 @@ static int dump_mappings(struct sk_buff *skb, struct netlink_callback *cb)
 				  &p2ps_family, NLM_F_MULTI, P2PS_CMD_GET_MAPPINGS);
 		if (!hdr)
 			break;
-		if (put_mapping(skb, &m)) {
+		if (put_mapping(skb, &m, netlink_capable(cb->skb, CAP_SYS_ADMIN))) {
 			genlmsg_cancel(skb, hdr);
 			break;
 		}
@@ -132,7 +137,7 @@ static int dump_mappings(struct sk_buff *skb, struct netlink_callback *cb)
 	return skb->len;
 }
 
-static int put_gpu(struct sk_buff *skb, const struct p2ps_gpu_report *r)
+static int put_gpu(struct sk_buff *skb, const struct p2ps_gpu_report *r, bool addrs)
 {
 	struct nlattr *nest = nla_nest_start(skb, P2PS_A_GPU);
 
@@ -141,7 +146,7 @@ static int put_gpu(struct sk_buff *skb, const struct p2ps_gpu_report *r)
 	    nla_put_u32(skb, P2PS_GPU_A_STATIC_BAR1, r->state) ||
 	    nla_put_u32(skb, P2PS_GPU_A_P2P_USABLE, r->p2p_usable) ||
 	    nla_put_u32(skb, P2PS_GPU_A_FORCE_P2P, !!(p2ps_gpus_forced() & BIT(r->instance))) ||
-	    nla_put_u64_64bit(skb, P2PS_GPU_A_BAR1_ADDR, r->bar1_addr, P2PS_GPU_A_PAD) ||
+	    (addrs && nla_put_u64_64bit(skb, P2PS_GPU_A_BAR1_ADDR, r->bar1_addr, P2PS_GPU_A_PAD)) ||
 	    nla_put_u64_64bit(skb, P2PS_GPU_A_BAR1_SIZE, r->bar1_size, P2PS_GPU_A_PAD) ||
 	    nla_put_u64_64bit(skb, P2PS_GPU_A_CONSOLE, r->console, P2PS_GPU_A_PAD) ||
 	    nla_put_u64_64bit(skb, P2PS_GPU_A_MAILBOX, r->mailbox, P2PS_GPU_A_PAD) ||
@@ -166,7 +171,7 @@ static int dump_gpus(struct sk_buff *skb, struct netlink_callback *cb)
 				  &p2ps_family, NLM_F_MULTI, P2PS_CMD_GET_GPUS);
 		if (!hdr)
 			break;
-		if (put_gpu(skb, &r)) {
+		if (put_gpu(skb, &r, netlink_capable(cb->skb, CAP_SYS_ADMIN))) {
 			genlmsg_cancel(skb, hdr);
 			break;
 		}
@@ -201,6 +206,7 @@ static struct sk_buff *event_new(enum p2ps_event ev, void **hdr)
 {
 	struct sk_buff *skb;
 
+	p2ps_assert_not_nmi();
 	if (!genl_has_listeners(&p2ps_family, &init_net, 0))
 		return NULL;
 	skb = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_ATOMIC);
@@ -243,7 +249,7 @@ void p2ps_event_mapping(enum p2ps_event ev, const struct p2ps_mapping_event *m)
 
 	if (!skb)
 		return;
-	if (put_mapping(skb, m)) {
+	if (put_mapping(skb, m, false)) {
 		nlmsg_free(skb);
 		return;
 	}

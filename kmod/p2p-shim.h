@@ -17,7 +17,9 @@
 #ifndef _P2P_SHIM_H
 #define _P2P_SHIM_H
 
+#include <linux/bug.h>
 #include <linux/kprobes.h>
+#include <linux/preempt.h>
 #include <linux/module.h>
 #include <linux/types.h>
 
@@ -38,6 +40,17 @@
 #ifndef CONFIG_X86_64
 #error "p2p-shim supports x86-64 only, like NVIDIA's open driver it hooks"
 #endif
+
+/*
+ * kprobe pre-handlers and kretprobe entry handlers run in NMI context on
+ * x86-64 (a kernel int3 enters through irqentry_nmi_enter): there, only
+ * loads and single stores (WRITE_ONCE, cmpxchg).  Taking a lock, freeing,
+ * logging, sending, queueing work or dropping a module reference belongs
+ * in return handlers and wrappers; p2ps_lock() says so where it happens.
+ */
+#define p2ps_assert_not_nmi()	WARN_ON_ONCE(in_nmi())
+#define p2ps_lock(lock, flags) \
+	do { p2ps_assert_not_nmi(); spin_lock_irqsave(lock, flags); } while (0)
 
 /* The driver's own types, as far as the hooks need them. */
 typedef u32 NV_STATUS;
@@ -111,6 +124,8 @@ struct p2ps_hook {
 enum p2ps_fault {
 	P2PS_FAULT_INSTALL,		/* registering hook @index fails */
 	P2PS_FAULT_REMOVE_NOMEM,	/* removal cannot allocate its batch */
+	P2PS_FAULT_LEDGER_NOMEM,	/* the ledger cannot allocate an entry */
+	P2PS_FAULT_CPU_NO_READS,	/* the CPU is one NVIDIA's rule gives no peer reads */
 };
 #ifdef P2PS_FAULTS
 bool p2ps_fault(enum p2ps_fault f, unsigned int index);
@@ -212,7 +227,7 @@ extern const struct p2ps_hook_ops
 	p2ps_bar1_capable_ops, p2ps_static_enable_ops, p2ps_static_disable_ops,
 	p2ps_static_view_ops,
 	/* gpus.c */
-	p2ps_gpu_attach_ops, p2ps_gpu_detach_ops,
+	p2ps_gpu_attach_ops, p2ps_gpu_detach_ops, p2ps_gpu_leaving_ops,
 	/* sbar1.c */
 	p2ps_static_decide_ops, p2ps_client_fb_ops, p2ps_static_bar1_ops,
 	p2ps_static_bar1_off_ops,
@@ -246,11 +261,13 @@ void p2ps_sb1_bind(const char *version, bool native_uvm);
 void p2ps_sb1_forget(unsigned int instance);
 void p2ps_sb1_attach(unsigned int instance, const void *arg);
 void p2ps_sb1_user_key(void);
+u64 p2ps_sb1_dbd(u32 instance);
 void p2ps_sb1_aperture_key(struct OBJGPU *gpu, u32 mb);
 void p2ps_sb1_torn_down(struct OBJGPU *gpu);
 void p2ps_sb1_gather(u32 mask, struct p2ps_caps_set *set);
 void p2ps_sb1_flush(void);
 u32 p2ps_sb1_forcing(void);
+bool p2ps_sb1_capable_begin(struct OBJGPU *gpu);
 bool p2ps_sb1_report(unsigned int instance, struct p2ps_gpu_report *r);
 u32 p2ps_gpu_attaching(void);
 

@@ -109,9 +109,15 @@ static const struct p2ps_code ret_void =		/* return */
 	}, \
 	{ \
 		.target = "gpumgrDetachGpu", \
-		.kind = P2PS_HOOK_ARG, \
+		.kind = P2PS_HOOK_RETURN, \
 		ACT(GPU_DETACH, gpu_detach), \
 		.why = "observes a GPU's detach: its OBJGPU and settings go with it", \
+	}, \
+	{ \
+		.target = "osDpcDetachGpu", \
+		.kind = P2PS_HOOK_ARG, \
+		ACT(GPU_LEAVING, gpu_leaving), \
+		.why = "names the OBJGPU a detach frees, also of a GPU attached before arming", \
 	}
 
 /*
@@ -145,7 +151,7 @@ static const struct p2ps_code ret_void =		/* return */
 	}, \
 	{ \
 		.target = "kbusDisableStaticBar1Mapping_TU102", \
-		.kind = P2PS_HOOK_ARG, \
+		.kind = P2PS_HOOK_RETURN, \
 		ACT(STATIC_BAR1_OFF, static_bar1_off), \
 		.why = "observes static BAR1 going away while the GPU stays attached (persistence mode)", \
 	}

@@ -484,8 +484,19 @@ bool p2ps_intel_ioh_root_port(unsigned int dev)
 }
 
 /*
+ * _kp2pCapsCheckStatusOverridesForPcie (p2p_caps.c, every tag 550-595):
+ * a field of 1 turns that status OK, 0 turns it DISABLED_BY_REGKEY, any
+ * other value leaves it.  Only an OK read or write offers the pair a
+ * PCIe path: the mailbox one unless the BAR1 check that follows says yes.
+ */
+bool p2ps_force_p2p_forces(uint32_t v)
+{
+	return (v & 0x3) == 1 || ((v >> 4) & 0x3) == 1;
+}
+
+/*
  * The caps guard (kmod/bar1.c), for a GPU set with a GPU forced to P2P by
- * p2p-shim's ForceP2P: PCIE_PROPRIETARY (the mailbox path, broken on
+ * a ForceP2P (p2p-shim's or the user's): PCIE_PROPRIETARY (the mailbox path, broken on
  * GeForce) gets the stock answer; PCIE_BAR1 gets it where the driver's BAR1
  * P2P create would fail: 550-570 skipped the HAL check, which wants static
  * BAR1 on both GPUs and refuses loopback (one GPU); 575+ made it
@@ -506,10 +517,15 @@ bool p2ps_sb1_mapped(uint32_t sb1_state)
 	return sb1_state == P2PS_SB1_ON || sb1_state == P2PS_SB1_FORCED;
 }
 
-void p2ps_caps_add(struct p2ps_caps_set *s, uint32_t sb1_state, uint64_t offset, uint64_t ioh)
+void p2ps_caps_add(struct p2ps_caps_set *s, uint32_t sb1_state, uint64_t offset, uint64_t ioh,
+		   uint64_t sw)
 {
 	bool on = p2ps_sb1_mapped(sb1_state);
 
+	if (!s->nr)
+		s->sw = sw;
+	else if (!sw || sw != s->sw)
+		s->sw_split = true;
 	s->nr++;
 	s->unmapped |= !on;
 	s->unusable |= on && !p2ps_sb1_p2p_usable(offset);
@@ -533,5 +549,22 @@ enum p2ps_caps_verdict p2ps_caps_verdict(const struct p2ps_caps_in *in)
 		return P2PS_CAPS_STOCK;
 	if ((in->watch_static_bar1 && (s->nr < 2 || s->unmapped)) || s->unusable)
 		return P2PS_CAPS_STOCK;
+	/* The driver's host rule, which the override skipped: reads below a common switch. */
+	if (in->reads_refused && (s->nr < 2 || !s->sw || s->sw_split))
+		return P2PS_CAPS_STOCK_READS;
 	return P2PS_CAPS_KEEP;
+}
+
+/*
+ * _p2pCapsGetHostSystemStatusOverPcieBar1 (p2p_caps.c; 580.142 L643-667,
+ * 595.45.04 L643-663, the same from 565): BAR1 peer writes are OK on any
+ * host, reads only with a common PCIe switch or a CPU of type RYZEN (the
+ * driver's cpu.c takes an AMD family it does not know for one) or
+ * XEON_SPR (Intel family 6, model 143); and the driver offers BAR1 P2P
+ * only where both are OK.  Every ForceP2P skips this check (the override
+ * returns first), so the caps guard applies it (p2ps_caps_verdict).
+ */
+bool p2ps_cpu_reads_ok(enum p2ps_cpu_vendor vendor, unsigned int family, unsigned int model)
+{
+	return vendor == P2PS_CPU_AMD || (vendor == P2PS_CPU_INTEL && family == 6 && model == 143);
 }

@@ -91,9 +91,11 @@ struct sb1_gpu {
 	u64 client_fb;
 	u64 offset;
 	struct task_struct *forcing;	/* between a forced decision and its enable */
+	struct task_struct *inflight;	/* a decision in flight, holding the module: inflight_begin() */
 	u64 dbd;			/* nvDomainBusDeviceFunc: domain 63:32, bus 15:8, slot 7:0 */
 	bool topo_pending;		/* its I/O hub is still to be looked up */
 	u64 ioh;			/* 0: not below an Intel IOH root port; else its root bus + 1 */
+	u64 sw;				/* 0: below no PCIe switch; else its upstream port + 1 */
 	u32 state;			/* enum p2ps_sb1_state */
 	char reason[P2PS_REASON_LEN];
 };
@@ -134,6 +136,42 @@ static u64 mib(u64 v)
 	return v >> 20;
 }
 
+/*
+ * A static BAR1 decision in flight: from the answer that leads to an
+ * enable (570+: a "no" forced into "yes"; gen 0: the wrapped "BAR1 P2P
+ * capable: yes") to the return of that enable.  Removing the hooks in
+ * between fails the GPU's initialisation (570+: the forced enable's
+ * failure is no longer turned into "no static BAR1"; gen 0: the enable's
+ * redirect is gone and the stub says NOT_SUPPORTED).  So it holds a module
+ * reference (rmmod is refused) and a disable is refused meanwhile
+ * (p2ps_sb1_forcing()).  This is the one place that decides what a
+ * decision in flight is.  With sb1_lock held; false if rmmod is under way.
+ */
+static bool inflight_begin(struct sb1_gpu *g)
+{
+	if (g->inflight == current)
+		return true;
+	if (g->inflight || !try_module_get(THIS_MODULE))
+		return false;
+	g->inflight = current;
+	return true;
+}
+
+static void inflight_end(struct sb1_gpu *g)
+{
+	if (!g->inflight)
+		return;
+	g->inflight = NULL;
+	module_put(THIS_MODULE);
+}
+
+/* A record starts afresh (attach, detach, reset): a decision in flight is over. */
+static void record_reset(struct sb1_gpu *g)
+{
+	inflight_end(g);
+	memset(g, 0, sizeof(*g));
+}
+
 /* With gpus_lock held (gpus.c): the GPU's record goes. */
 void p2ps_sb1_forget(unsigned int instance)
 {
@@ -141,9 +179,28 @@ void p2ps_sb1_forget(unsigned int instance)
 
 	if (instance >= NV_MAX_DEVICES)
 		return;
-	spin_lock_irqsave(&sb1_lock, flags);
-	memset(&sb1[instance], 0, sizeof(sb1[instance]));
+	p2ps_lock(&sb1_lock, flags);
+	record_reset(&sb1[instance]);
 	spin_unlock_irqrestore(&sb1_lock, flags);
+}
+
+/*
+ * Gen 0: the wrapped kbusIsBar1P2PCapable said yes for @gpu, so its static
+ * BAR1 enable follows (kbusInitBar1): in flight until that returns.  False
+ * if it cannot be held (rmmod under way): the GPU then gets no static BAR1.
+ */
+bool p2ps_sb1_capable_begin(struct OBJGPU *gpu)
+{
+	u32 instance = p2ps_gpu_instance(gpu);
+	unsigned long flags;
+	bool held;
+
+	if (instance >= NV_MAX_DEVICES)
+		return false;
+	p2ps_lock(&sb1_lock, flags);
+	held = inflight_begin(&sb1[instance]);
+	spin_unlock_irqrestore(&sb1_lock, flags);
+	return held;
 }
 
 /*
@@ -167,25 +224,54 @@ static u64 ioh_of(u64 dbd)
 	return ioh;
 }
 
+/*
+ * The PCIe switch right above the GPU at @dbd, as the driver's read rule
+ * asks for a common one: the upstream port above the GPU's nearest switch
+ * downstream port, plus one; 0 if none.
+ */
+static u64 switch_of(u64 dbd)
+{
+	struct pci_dev *pdev, *br, *up;
+	u64 sw = 0;
+
+	pdev = pci_get_domain_bus_and_slot(dbd >> 32, (dbd >> 8) & 0xff, PCI_DEVFN(dbd & 0xff, 0));
+	if (!pdev)
+		return 0;
+	for (br = pci_upstream_bridge(pdev); br; br = pci_upstream_bridge(br)) {
+		if (!pci_is_pcie(br) || pci_pcie_type(br) == PCI_EXP_TYPE_ROOT_PORT)
+			break;
+		if (pci_pcie_type(br) != PCI_EXP_TYPE_DOWNSTREAM)
+			continue;
+		up = pci_upstream_bridge(br);
+		if (up && pci_is_pcie(up) && pci_pcie_type(up) == PCI_EXP_TYPE_UPSTREAM)
+			sw = ((u64)pci_domain_nr(up->bus) << 16 | up->bus->number << 8 | up->devfn) + 1;
+		break;
+	}
+	pci_dev_put(pdev);
+	return sw;
+}
+
 /* The PCI lookups run here, in process context, not in a probe handler. */
 static void topo_work_fn(struct work_struct *work)
 {
 	unsigned long flags;
 	bool pending;
-	u64 dbd, ioh;
+	u64 dbd, ioh, sw;
 	int i;
 
 	for (i = 0; i < NV_MAX_DEVICES; i++) {
-		spin_lock_irqsave(&sb1_lock, flags);
+		p2ps_lock(&sb1_lock, flags);
 		pending = sb1[i].topo_pending;
 		dbd = sb1[i].dbd;
 		spin_unlock_irqrestore(&sb1_lock, flags);
 		if (!pending)
 			continue;
 		ioh = ioh_of(dbd);
-		spin_lock_irqsave(&sb1_lock, flags);
+		sw = switch_of(dbd);
+		p2ps_lock(&sb1_lock, flags);
 		if (sb1[i].topo_pending && sb1[i].dbd == dbd) {
 			sb1[i].ioh = ioh;
+			sb1[i].sw = sw;
 			sb1[i].topo_pending = false;
 		}
 		spin_unlock_irqrestore(&sb1_lock, flags);
@@ -210,9 +296,9 @@ void p2ps_sb1_gather(u32 mask, struct p2ps_caps_set *set)
 	unsigned long flags, bits = mask;
 	int i;
 
-	spin_lock_irqsave(&sb1_lock, flags);
+	p2ps_lock(&sb1_lock, flags);
 	for_each_set_bit(i, &bits, NV_MAX_DEVICES)
-		p2ps_caps_add(set, sb1[i].state, sb1[i].offset, sb1[i].ioh);
+		p2ps_caps_add(set, sb1[i].state, sb1[i].offset, sb1[i].ioh, sb1[i].sw);
 	spin_unlock_irqrestore(&sb1_lock, flags);
 }
 
@@ -234,9 +320,9 @@ void p2ps_sb1_attach(unsigned int instance, const void *arg)
 	/* A BAR is a power of two, naturally aligned; anything else: a wrong layout. */
 	if (size < SZ_16M || !is_power_of_2(size) || (addr & (size - 1)))
 		addr = size = 0;
-	spin_lock_irqsave(&sb1_lock, flags);
+	p2ps_lock(&sb1_lock, flags);
 	g = &sb1[instance];
-	memset(g, 0, sizeof(*g));
+	record_reset(g);
 	g->seen = true;
 	g->bar1_addr = addr;
 	g->bar1_size = size;
@@ -249,6 +335,24 @@ void p2ps_sb1_attach(unsigned int instance, const void *arg)
 		schedule_work(&topo_work);
 }
 
+/*
+ * The PCI address of GPU @instance as its attach named it (domain 63:32,
+ * bus 15:8, device 7:0), or U64_MAX if unknown.
+ */
+u64 p2ps_sb1_dbd(u32 instance)
+{
+	unsigned long flags;
+	u64 dbd = U64_MAX;
+
+	if (instance >= NV_MAX_DEVICES)
+		return dbd;
+	p2ps_lock(&sb1_lock, flags);
+	if (sb1[instance].seen && !(sb1[instance].dbd & 0xffff00e0ULL))
+		dbd = sb1[instance].dbd;
+	spin_unlock_irqrestore(&sb1_lock, flags);
+	return dbd;
+}
+
 /* osReadRegistryDword found RMForceStaticBar1 set, during an attach. */
 void p2ps_sb1_user_key(void)
 {
@@ -257,7 +361,7 @@ void p2ps_sb1_user_key(void)
 
 	if (instance >= NV_MAX_DEVICES)
 		return;
-	spin_lock_irqsave(&sb1_lock, flags);
+	p2ps_lock(&sb1_lock, flags);
 	sb1[instance].user_key = true;
 	spin_unlock_irqrestore(&sb1_lock, flags);
 }
@@ -276,7 +380,7 @@ void p2ps_sb1_aperture_key(struct OBJGPU *gpu, u32 mb)
 
 	if (instance >= NV_MAX_DEVICES)
 		return;
-	spin_lock_irqsave(&sb1_lock, flags);
+	p2ps_lock(&sb1_lock, flags);
 	sb1[instance].aperture = (u64)mb << 20;
 	spin_unlock_irqrestore(&sb1_lock, flags);
 }
@@ -336,7 +440,7 @@ static const char *p2ps_sb1_decide_return(void *data, struct pt_regs *regs)
 		return NULL;
 	/* Counted like a wrapper: a disable deciding sees this forcing (bar1.c). */
 	open = p2ps_bar1_enter();
-	spin_lock_irqsave(&sb1_lock, flags);
+	p2ps_lock(&sb1_lock, flags);
 	g = &sb1[instance];
 	g->decided = true;
 	g->forcing = NULL;
@@ -368,6 +472,10 @@ static const char *p2ps_sb1_decide_return(void *data, struct pt_regs *regs)
 		    "the driver's rule says no; not forced: p2p-shim is being disabled";
 	if (no) {
 		why(g, "%s", no);
+		goto out;
+	}
+	if (!inflight_begin(g)) {
+		why(g, "the driver's rule says no; not forced: p2p-shim is being unloaded");
 		goto out;
 	}
 	g->forcing = current;
@@ -404,7 +512,7 @@ static const char *p2ps_sb1_client_fb_return(void *data, struct pt_regs *regs)
 
 	if (instance >= NV_MAX_DEVICES)
 		return NULL;
-	spin_lock_irqsave(&sb1_lock, flags);
+	p2ps_lock(&sb1_lock, flags);
 	g = &sb1[instance];
 	g->client_fb = size;
 	if (g->forcing == current) {
@@ -468,10 +576,12 @@ static const char *p2ps_sb1_enable_return(void *data, struct pt_regs *regs)
 	bool forcing;
 
 	if (instance < NV_MAX_DEVICES) {
-		spin_lock_irqsave(&sb1_lock, flags);
+		p2ps_lock(&sb1_lock, flags);
 		g = &sb1[instance];
 		forcing = g->forcing == current;
 		g->forcing = NULL;
+		if (g->inflight == current)
+			inflight_end(g);
 		if (st == NV_OK) {
 			if (major >= 580)
 				g->offset = c->offset;
@@ -513,10 +623,25 @@ static const char *p2ps_sb1_enable_return(void *data, struct pt_regs *regs)
 	return NULL;
 }
 
-/* kbusDisableStaticBar1Mapping_TU102, at entry. */
-static void p2ps_sb1_disable(struct pt_regs *regs)
+/* kbusDisableStaticBar1Mapping_TU102(pGpu, pKernelBus, gfid): its return. */
+struct disable_call {
+	struct OBJGPU *gpu;
+};
+static_assert(sizeof(struct disable_call) <= P2PS_RET_DATA_SIZE);
+
+static void p2ps_sb1_disable_entry(void *data, struct pt_regs *regs)
 {
-	p2ps_sb1_torn_down((struct OBJGPU *)regs_get_kernel_argument(regs, 0));
+	struct disable_call *c = data;
+
+	c->gpu = (struct OBJGPU *)regs_get_kernel_argument(regs, 0);
+}
+
+static const char *p2ps_sb1_disable_return(void *data, struct pt_regs *regs)
+{
+	struct disable_call *c = data;
+
+	p2ps_sb1_torn_down(c->gpu);
+	return NULL;
 }
 
 /* @gpu's static BAR1 goes (the GPU is being shut down). */
@@ -527,7 +652,7 @@ void p2ps_sb1_torn_down(struct OBJGPU *gpu)
 
 	if (instance >= NV_MAX_DEVICES)
 		return;
-	spin_lock_irqsave(&sb1_lock, flags);
+	p2ps_lock(&sb1_lock, flags);
 	if (p2ps_sb1_mapped(sb1[instance].state)) {
 		sb1[instance].state = P2PS_SB1_OFF;
 		why(&sb1[instance], "torn down (the GPU is being shut down)");
@@ -536,10 +661,9 @@ void p2ps_sb1_torn_down(struct OBJGPU *gpu)
 }
 
 /*
- * The GPUs between a forced decision and the return of the enable it leads
- * to: removing the hooks then would leave that enable's failure unhandled
- * and fail the GPU's initialisation, so a disable is refused (main.c).
- * Read after p2ps_bar1_close(): no new forcing starts then.
+ * The GPUs with a static BAR1 decision in flight (inflight_begin()): a
+ * disable is refused (main.c).  Read after p2ps_bar1_close(): no new
+ * decision starts then.
  */
 u32 p2ps_sb1_forcing(void)
 {
@@ -547,9 +671,9 @@ u32 p2ps_sb1_forcing(void)
 	u32 found = 0;
 	int i;
 
-	spin_lock_irqsave(&sb1_lock, flags);
+	p2ps_lock(&sb1_lock, flags);
 	for (i = 0; i < NV_MAX_DEVICES; i++)
-		if (sb1[i].forcing)
+		if (sb1[i].inflight)
 			found |= BIT(i);
 	spin_unlock_irqrestore(&sb1_lock, flags);
 	return found;
@@ -564,7 +688,7 @@ bool p2ps_sb1_report(unsigned int instance, struct p2ps_gpu_report *r)
 
 	if (instance >= NV_MAX_DEVICES)
 		return false;
-	spin_lock_irqsave(&sb1_lock, flags);
+	p2ps_lock(&sb1_lock, flags);
 	g = &sb1[instance];
 	seen = g->seen;
 	if (seen) {
@@ -599,4 +723,6 @@ const struct p2ps_hook_ops p2ps_client_fb_ops = {
 const struct p2ps_hook_ops p2ps_static_bar1_ops = {
 	.entry = p2ps_sb1_enable_entry, .ret = p2ps_sb1_enable_return, .residual = true,
 };
-const struct p2ps_hook_ops p2ps_static_bar1_off_ops = { .arg = p2ps_sb1_disable, .residual = true };
+const struct p2ps_hook_ops p2ps_static_bar1_off_ops = {
+	.entry = p2ps_sb1_disable_entry, .ret = p2ps_sb1_disable_return, .residual = true,
+};

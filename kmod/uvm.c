@@ -58,9 +58,16 @@
 
 #include "p2p-shim.h"
 
-/* One PTE build in progress, per task. */
+/*
+ * One PTE build in progress, per task.  Its entry handler (NMI context)
+ * claims a slot with cmpxchg and fills it; from then on only that task
+ * touches the slot, until the build's return handler frees it: the
+ * aperture's return handler (process context) looks the pair up in the
+ * ledger, the encoder's pre-handler (NMI context) reads the slot.  No lock.
+ */
 struct uvm_scope {
-	struct task_struct *task;
+	struct task_struct *task;	/* the owner; NULL: free */
+	struct OBJGPU *mapper, *owner;
 	u64 base;		/* the owner's BAR1 as the mapping GPU reaches it */
 	u32 *caching;		/* the build's cachingType */
 	bool aperture_seen;	/* the aperture hook ran in this scope */
@@ -70,15 +77,14 @@ struct uvm_scope {
 
 #define NR_SCOPES 16		/* concurrent builds; beyond that, stock PTEs */
 static struct uvm_scope scopes[NR_SCOPES];
-static DEFINE_SPINLOCK(scopes_lock);
 
-static struct uvm_scope *scope_of(struct task_struct *task)
+/* This task's scope, or NULL. */
+static struct uvm_scope *my_scope(void)
 {
 	int i;
 
-	lockdep_assert_held(&scopes_lock);
 	for (i = 0; i < NR_SCOPES; i++)
-		if (scopes[i].task == task)
+		if (READ_ONCE(scopes[i].task) == current)
 			return &scopes[i];
 	return NULL;
 }
@@ -89,8 +95,9 @@ static struct uvm_scope *scope_of(struct task_struct *task)
 
 /* Saved by the scope's entry handler for its return handler. */
 struct scope_call {
-	bool opened;
-	bool no_slot;		/* a BAR1 pair's build found every scope taken */
+	struct uvm_scope *sc;	/* the slot claimed, or NULL */
+	bool no_slot;		/* a peer build found every scope taken */
+	struct OBJGPU *mapper, *owner;	/* ...for its return to judge */
 };
 static_assert(sizeof(struct scope_call) <= P2PS_RET_DATA_SIZE);
 
@@ -105,7 +112,7 @@ static u32 *caching_of(struct pt_regs *regs)
 	return (u32 *)regs_get_kernel_stack_nth(regs, 4);
 }
 
-/* In scope, with the lock held: PEER became SYS_NONCOH. */
+/* In scope, PEER became SYS_NONCOH: a default caching request becomes uncached. */
 static void force_uncached(struct uvm_scope *sc)
 {
 	u32 now;
@@ -118,36 +125,37 @@ static void force_uncached(struct uvm_scope *sc)
 	sc->caching_forced = true;
 }
 
+/* NMI context: claims and fills a slot for a build of a peer's memory. */
 static void p2ps_uvm_scope_entry(void *data, struct pt_regs *regs)
 {
 	struct OBJGPU *mapper = (struct OBJGPU *)regs_get_kernel_argument(regs, 1);
 	void *memdesc = (void *)regs_get_kernel_argument(regs, 2);
 	struct scope_call *c = data;
 	struct OBJGPU *owner;
-	struct uvm_scope *sc;
-	unsigned long flags;
-	u64 base;
+	int i;
 
-	c->opened = false;
+	c->sc = NULL;
 	c->no_slot = false;
 	if (!memdesc || copy_from_kernel_nofault(&owner, memdesc, sizeof(owner)))
 		return;
-	if (!owner || owner == mapper || !p2ps_ledger_bar1_base(mapper, owner, &base))
+	if (!owner || owner == mapper)
 		return;
-	spin_lock_irqsave(&scopes_lock, flags);
-	sc = scope_of(current) ?: scope_of(NULL);
-	if (sc) {
-		sc->task = current;
-		sc->base = base;
-		sc->caching = caching_of(regs);
-		sc->aperture_seen = false;
-		sc->aperture_changed = false;
-		sc->caching_forced = false;
-		c->opened = true;
-	} else {
+	c->mapper = mapper;
+	c->owner = owner;
+	for (i = 0; i < NR_SCOPES && !c->sc; i++)
+		if (!cmpxchg(&scopes[i].task, NULL, current))
+			c->sc = &scopes[i];
+	if (!c->sc) {
 		c->no_slot = true;
+		return;
 	}
-	spin_unlock_irqrestore(&scopes_lock, flags);
+	c->sc->mapper = mapper;
+	c->sc->owner = owner;
+	c->sc->base = 0;
+	c->sc->caching = caching_of(regs);
+	c->sc->aperture_seen = false;
+	c->sc->aperture_changed = false;
+	c->sc->caching_forced = false;
 }
 
 /*
@@ -160,70 +168,68 @@ static void p2ps_uvm_scope_entry(void *data, struct pt_regs *regs)
 static const char *p2ps_uvm_scope_return(void *data, struct pt_regs *regs)
 {
 	struct scope_call *c = data;
-	struct uvm_scope *sc;
-	unsigned long flags;
-	bool missed = false;
+	struct uvm_scope *sc = c->sc;
+	bool ok = (u32)regs_return_value(regs) == NV_OK;
+	bool missed;
+	u64 base;
 
-	if (c->no_slot && (u32)regs_return_value(regs) == NV_OK) {
+	if (c->no_slot) {
+		if (!ok || !p2ps_ledger_bar1_base(c->mapper, c->owner, &base))
+			return NULL;
 		pr_warn_ratelimited("%d concurrent UVM PTE builds for BAR1 pairs: one got the stock PEER PTEs\n",
 				    NR_SCOPES + 1);
 		return "more concurrent builds than scopes";
 	}
-	if (!c->opened)
+	if (!sc)
 		return NULL;
-	spin_lock_irqsave(&scopes_lock, flags);
-	sc = scope_of(current);
-	if (sc) {
-		if (sc->caching_forced)
-			WRITE_ONCE(*sc->caching, UVM_CACHING_DEFAULT);
-		missed = !sc->aperture_seen && (u32)regs_return_value(regs) == NV_OK;
-		sc->task = NULL;
-	}
-	spin_unlock_irqrestore(&scopes_lock, flags);
+	if (sc->caching_forced)
+		WRITE_ONCE(*sc->caching, UVM_CACHING_DEFAULT);
+	/* A BAR1 pair's build that never reached the aperture hook. */
+	missed = ok && !sc->aperture_seen && p2ps_ledger_bar1_base(sc->mapper, sc->owner, &base);
+	smp_store_release(&sc->task, NULL);
 	if (!missed)
 		return NULL;
 	pr_warn_ratelimited("a UVM PTE build for a BAR1 pair bypassed nvGpuOpsGetExternalAllocAperture (inlined?): its PTEs are the stock PEER ones\n");
 	return "bypassed the aperture hook (inlined?)";
 }
 
+/* In scope, process context: for a BAR1 pair of the ledger, PEER becomes SYS_NONCOH. */
 static const char *p2ps_uvm_aperture_return(void *data, struct pt_regs *regs)
 {
-	struct uvm_scope *sc;
-	unsigned long flags;
+	struct uvm_scope *sc = my_scope();
+	u64 base;
 
-	spin_lock_irqsave(&scopes_lock, flags);
-	sc = scope_of(current);
-	if (sc) {
-		sc->aperture_seen = true;
-		if ((u32)regs_return_value(regs) == GMMU_APERTURE_PEER) {
-			regs_set_return_value(regs, GMMU_APERTURE_SYS_NONCOH);
-			sc->aperture_changed = true;
-			force_uncached(sc);
-		}
-	}
-	spin_unlock_irqrestore(&scopes_lock, flags);
+	if (!sc)
+		return NULL;
+	sc->aperture_seen = true;
+	if ((u32)regs_return_value(regs) != GMMU_APERTURE_PEER ||
+	    !p2ps_ledger_bar1_base(sc->mapper, sc->owner, &base))
+		return NULL;
+	regs_set_return_value(regs, GMMU_APERTURE_SYS_NONCOH);
+	sc->base = base;
+	/* Seen by this task's encoder pre-handler, after this store. */
+	WRITE_ONCE(sc->aperture_changed, true);
+	force_uncached(sc);
 	return NULL;
 }
 
 /*
  * kgmmuEncodePhysAddrs_IMPL(pKernelGmmu, aperture, pAddresses,
  * fabricBaseAddress, count): the PEER path adds the fabric base to every
- * address, which is exactly base + offset.
+ * address, which is exactly base + offset.  NMI context: reads this task's
+ * slot only.
  */
 static void p2ps_uvm_encode(struct pt_regs *regs)
 {
 	struct uvm_scope *sc;
-	unsigned long flags;
 
 	if (regs_get_kernel_argument(regs, 1) != GMMU_APERTURE_SYS_NONCOH)
 		return;
-	spin_lock_irqsave(&scopes_lock, flags);
-	sc = scope_of(current);
-	if (sc && sc->aperture_changed) {
+	sc = my_scope();
+	if (sc && READ_ONCE(sc->aperture_changed)) {
 		regs->si = GMMU_APERTURE_PEER;	/* 2nd argument */
 		regs->cx = sc->base;		/* 4th argument */
 	}
-	spin_unlock_irqrestore(&scopes_lock, flags);
 }
 
 /*
@@ -277,11 +283,7 @@ static void p2ps_uvm_native_return(void *data, struct pt_regs *regs, bool create
  */
 void p2ps_uvm_reset(void)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&scopes_lock, flags);
-	memset(scopes, 0, sizeof(scopes));
-	spin_unlock_irqrestore(&scopes_lock, flags);
+	memset(scopes, 0, sizeof(scopes));	/* no hook of ours runs now */
 	p2ps_ledger_native_reset();
 }
 

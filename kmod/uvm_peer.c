@@ -154,10 +154,10 @@ static void reset_tags(void)
 {
 	unsigned long flags;
 
-	spin_lock_irqsave(&tags_lock, flags);
+	p2ps_lock(&tags_lock, flags);
 	memset(tags, 0, sizeof(tags));
 	spin_unlock_irqrestore(&tags_lock, flags);
-	spin_lock_irqsave(&created_lock, flags);
+	p2ps_lock(&created_lock, flags);
 	memset(created, 0, sizeof(created));
 	spin_unlock_irqrestore(&created_lock, flags);
 }
@@ -171,7 +171,7 @@ void p2ps_uvm_peer_created(struct OBJGPU *g0, struct OBJGPU *g1)
 
 	if (!READ_ONCE(tagging))
 		return;
-	spin_lock_irqsave(&created_lock, flags);
+	p2ps_lock(&created_lock, flags);
 	for (i = 0; i < NR_CREATED && !c; i++)
 		if (created[i].task == current)
 			c = &created[i];
@@ -207,14 +207,14 @@ void p2ps_uvm_peer_forget_gpu(struct OBJGPU *gpu)
 
 	if (!gpu)
 		return;
-	spin_lock_irqsave(&tags_lock, flags);
+	p2ps_lock(&tags_lock, flags);
 	for (i = 0; i < NR_TAGS; i++)
 		if (tags[i].used && (tags[i].mapper == gpu || tags[i].owner == gpu)) {
 			smp_store_release(&tags[i].used, false);
 			tags[i].mapper = tags[i].owner = NULL;
 		}
 	spin_unlock_irqrestore(&tags_lock, flags);
-	spin_lock_irqsave(&created_lock, flags);
+	p2ps_lock(&created_lock, flags);
 	for (i = 0; i < NR_CREATED; i++)
 		if (created[i].g0 == gpu || created[i].g1 == gpu)
 			memset(&created[i], 0, sizeof(created[i]));
@@ -228,7 +228,7 @@ static bool take_created(struct OBJGPU **g0, struct OBJGPU **g1)
 	bool found = false;
 	unsigned int i;
 
-	spin_lock_irqsave(&created_lock, flags);
+	p2ps_lock(&created_lock, flags);
 	for (i = 0; i < NR_CREATED; i++) {
 		struct created *c = &created[i];
 
@@ -262,7 +262,7 @@ static u32 tag_for(struct OBJGPU *mapper, struct OBJGPU *owner, u64 base)
 	unsigned long flags;
 	unsigned int i, pass;
 
-	spin_lock_irqsave(&tags_lock, flags);
+	p2ps_lock(&tags_lock, flags);
 	for (pass = 0; pass < 2 && !t; pass++) {
 		for (i = 0; i < NR_TAGS && !t; i++)
 			if (tags[i].used && tags[i].mapper == mapper && tags[i].owner == owner)

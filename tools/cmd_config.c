@@ -13,16 +13,25 @@
 #define CONF_PATH "/etc/modprobe.d/p2p-shim.conf"
 
 static const char help[] =
-	"Usage: p2pctl config [--write] [--root DIR] [--registry [--driver VERSION]]\n\n"
+	"Usage: p2pctl config [--write] [--root DIR] [--gpus LIST]\n"
+	"                     [--registry [--driver VERSION]]\n\n"
 	"Print the modprobe.d configuration p2p-shim wants: load p2p-shim before\n"
 	"nvidia (softdep, so that no GPU initialises before the hooks are armed),\n"
 	"arm it as soon as nvidia loads (options p2p-shim enable=1) and let nvidia\n"
 	"resize BAR1 (NVreg_EnableResizableBar=1).\n\n"
 	"  -w, --write      write it to " CONF_PATH " instead\n"
 	"  -r, --root DIR   with --write: under DIR (default /)\n"
+	"  -g, --gpus LIST  only these GPUs get p2p-shim's registry keys (PCI\n"
+	"                   addresses DDDD:BB:DD.0, comma-separated: options\n"
+	"                   p2p-shim registry_gpus=LIST); for a host that also has\n"
+	"                   GPUs that must keep the stock keys (PCIe-only Hopper).\n"
+	"                   The keys go with p2p-shim: without it, none is set\n"
 	"  -R, --registry   also set, for every GPU, the registry keys the shim\n"
 	"                   otherwise supplies at run time: its profile's for the\n"
-	"                   driver version (NVreg_RegistryDwords)\n"
+	"                   driver version (NVreg_RegistryDwords).  They stay in\n"
+	"                   the driver's options when p2p-shim is not loaded, and\n"
+	"                   the stock driver then offers GeForce pairs a mailbox\n"
+	"                   path they lack: prefer --gpus\n"
 	"  -d, --driver VERSION\n"
 	"                   with --registry: the driver version to write them for\n"
 	"                   (default: the loaded nvidia's, /sys/module/nvidia/version)\n"
@@ -40,24 +49,64 @@ static void registry_dwords(const struct p2ps_profile *p, char *buf, size_t len)
 		n += snprintf(buf + n, len - n, "%s%s=0x%x", n ? ";" : "", r->key, r->value);
 }
 
-int p2pctl_config_text(char *buf, size_t len, const struct p2ps_profile *registry);
+int p2pctl_config_text(char *buf, size_t len, const struct p2ps_profile *registry,
+		       const char *gpus);
 
-/* REGISTRY: the profile whose keys to add, or NULL for none. */
-int p2pctl_config_text(char *buf, size_t len, const struct p2ps_profile *registry)
+/*
+ * Whether @list is what registry_gpus= takes (kmod/bar1.c): PCI addresses
+ * of function 0, DDDD:BB:DD.0 or BB:DD.0, comma-separated, at most 32.
+ */
+static bool gpu_list_ok(const char *list)
 {
-	char keys[256] = "";
+	unsigned int n = 0;
+	const char *p = list;
+
+	while (*p) {
+		unsigned int dom = 0, bus, dev, fn;
+		size_t len = strcspn(p, ",");
+		char tok[32], end;
+
+		if (!len || len >= sizeof(tok) || ++n > 32)
+			return false;
+		memcpy(tok, p, len);
+		tok[len] = '\0';
+		if (strspn(tok, "0123456789abcdefABCDEF:.") != len)
+			return false;
+		if (sscanf(tok, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &end) != 4 &&
+		    (dom = 0, sscanf(tok, "%x:%x.%x%c", &bus, &dev, &fn, &end) != 3))
+			return false;
+		if (dom > 0xffff || bus > 0xff || dev > 0x1f || fn)
+			return false;
+		p += len;
+		if (*p == ',' && *++p == '\0')
+			return false;
+	}
+	return n > 0;
+}
+
+/*
+ * REGISTRY: the profile whose keys to add, or NULL for none.  GPUS: the
+ * registry_gpus= list, or NULL.
+ */
+int p2pctl_config_text(char *buf, size_t len, const struct p2ps_profile *registry,
+		       const char *gpus)
+{
+	char keys[256] = "", scope[320] = "";
 
 	if (registry)
 		registry_dwords(registry, keys, sizeof(keys));
+	if (gpus)
+		snprintf(scope, sizeof(scope), " registry_gpus=%s", gpus);
 	return snprintf(buf, len,
 		"# Written by p2pctl config: p2p-shim (PCIe BAR1 P2P on the stock open driver).\n"
 		"# Load p2p-shim before nvidia, so that no GPU initialises before arming.\n"
 		"softdep nvidia pre: p2p-shim\n"
-		"# Arm as soon as nvidia loads.\n"
-		"options p2p-shim enable=1\n"
+		"# Arm as soon as nvidia loads%s.\n"
+		"options p2p-shim enable=1%s\n"
 		"# Let nvidia resize BAR1 to cover VRAM (Resizable BAR must be on in firmware).\n"
 		"options nvidia NVreg_EnableResizableBar=1\n"
 		"%s%s%s%s%s",
+		gpus ? "; its registry keys for the GPUs named only" : "", scope,
 		registry ? "# Registry keys for BAR1 P2P, profile " : "",
 		registry ? registry->name : "",
 		registry ? " (the shim supplies them when unset).\n"
@@ -113,6 +162,7 @@ int cmd_config(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "write", no_argument, NULL, 'w' },
 		{ "root", required_argument, NULL, 'r' },
+		{ "gpus", required_argument, NULL, 'g' },
 		{ "registry", no_argument, NULL, 'R' },
 		{ "driver", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
@@ -120,16 +170,17 @@ int cmd_config(int argc, char **argv)
 	};
 	bool write = false, registry = false;
 	const struct p2ps_profile *profile = NULL;
-	const char *root = "", *driver = NULL;
+	const char *root = "", *driver = NULL, *gpus = NULL;
 	char text[1024], path[PATH_MAX];
 	FILE *f;
 	int c, err;
 
 	p2pctl_getopt_reset();
-	while ((c = getopt_long(argc, argv, "+wr:Rd:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+wr:g:Rd:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'w': write = true; break;
 		case 'r': root = optarg; break;
+		case 'g': gpus = optarg; break;
 		case 'R': registry = true; break;
 		case 'd': driver = optarg; break;
 		case 'h': fputs(help, p2pctl_out); return 0;
@@ -142,12 +193,18 @@ int cmd_config(int argc, char **argv)
 		return p2pctl_usage("config", "--root needs --write");
 	if (driver && !registry)
 		return p2pctl_usage("config", "--driver needs --registry");
+	if (gpus && !gpu_list_ok(gpus))
+		return p2pctl_usage("config", "--gpus: '%s' is not a list of PCI addresses "
+				    "(DDDD:BB:DD.0 or BB:DD.0, comma-separated)", gpus);
+	if (gpus && registry)
+		return p2pctl_usage("config", "--gpus and --registry: choose one (--gpus scopes the "
+				    "keys p2p-shim supplies; --registry writes them for every GPU)");
 	if (registry) {
 		err = registry_profile(driver, &profile);
 		if (err)
 			return err;
 	}
-	p2pctl_config_text(text, sizeof(text), profile);
+	p2pctl_config_text(text, sizeof(text), profile, gpus);
 	if (!write) {
 		fputs(text, p2pctl_out);
 		return 0;

@@ -48,7 +48,6 @@ json_object *p2pctl_event_json(const struct p2ps_event_info *ev)
 		json_object_object_add(m, "conn_type",
 				       json_object_new_string(p2ps_conn_type_name(ev->mapping.conn_type)));
 		json_object_object_add(m, "count", json_object_new_int64(ev->mapping.count));
-		json_object_object_add(m, "dma_base", json_object_new_uint64(ev->mapping.dma_base));
 		json_object_object_add(m, "dma_size", json_object_new_uint64(ev->mapping.dma_size));
 		json_object_object_add(o, "mapping", m);
 	}
@@ -76,10 +75,10 @@ static void on_event(const struct p2ps_event_info *ev, void *arg)
 			fprintf(p2pctl_out, " driver=%s", ev->driver_version);
 		if (*ev->profile)
 			fprintf(p2pctl_out, " profile=%s", ev->profile);
+		/* Events carry no DMA base (any user may listen): status shows it to root. */
 		if (ev->has_mapping)
-			fprintf(p2pctl_out, " gpus=%u,%u refs=%u base=0x%" PRIx64,
-				ev->mapping.gpu0, ev->mapping.gpu1, ev->mapping.count,
-				ev->mapping.dma_base);
+			fprintf(p2pctl_out, " gpus=%u,%u refs=%u", ev->mapping.gpu0,
+				ev->mapping.gpu1, ev->mapping.count);
 		if (ev->has_uid)
 			fprintf(p2pctl_out, " uid=%u", ev->uid);
 		if (*ev->reason)

@@ -6,6 +6,7 @@
 
 #include "p2pctl.h"
 #include <p2p-shim/profile.h>
+#include <p2p-shim/sb1rule.h>
 
 static const char help[] =
 	"Usage: p2pctl status [--json]\n\n"
@@ -16,7 +17,12 @@ static const char help[] =
 	"decided about static BAR1 (on, off, forced by p2p-shim, and why) and the\n"
 	"live BAR1 peer mappings.  \"stale GPUs:\" names GPUs initialised before\n"
 	"arming, which keep the driver's own settings until they re-initialise;\n"
-	"\"uvm peers:\" says whether nvidia-uvm's peer mappings are fixed.\n"
+	"\"uvm peers:\" says whether nvidia-uvm's peer mappings are fixed;\n"
+	"\"registry keys:\" which GPUs get p2p-shim's registry defaults (every\n"
+	"GPU, those of registry_gpus=, or none: registry_defaults=0); \"peer\n"
+	"reads:\" where BAR1 P2P is offered by NVIDIA's host rule for peer reads\n"
+	"(every pair with an AMD CPU or a Sapphire Rapids Xeon, else only GPUs\n"
+	"below one PCIe switch), or everywhere with peer_reads=1.\n"
 	"Does not need root.\n\n"
 	"  -j, --json     print JSON\n"
 	"  -h, --help     this help\n\n"
@@ -76,6 +82,85 @@ static const char *uvm_peers(const struct p2ps_status_info *st, char *buf, size_
 	return buf;
 }
 
+/*
+ * Which GPUs get the registry defaults, from the module's parameters
+ * (registry_defaults, registry_gpus): "every GPU", the list, or "none".
+ */
+static const char *registry_scope(char *buf, size_t len)
+{
+	char on[8] = "";
+	FILE *f;
+
+	f = fopen("/sys/module/p2p_shim/parameters/registry_defaults", "r");
+	if (!f)
+		return NULL;
+	if (!fgets(on, sizeof(on), f))
+		on[0] = '\0';
+	fclose(f);
+	if (on[0] == 'N')
+		return "none (registry_defaults=0)";
+	char list[P2PS_REASON_LEN] = "";
+	size_t n = 0;
+
+	f = fopen("/sys/module/p2p_shim/parameters/registry_gpus", "r");
+	if (f) {
+		if (!fgets(list, sizeof(list), f))
+			list[0] = '\0';
+		fclose(f);
+	}
+	list[strcspn(list, "\n")] = '\0';
+	if (!list[0])
+		return "every GPU";
+	buf[0] = '\0';
+	for (char *tok = strtok(list, ","); tok && n < len; tok = strtok(NULL, ","))
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", tok);
+	return buf;
+}
+
+/*
+ * Where BAR1 P2P gets peer reads (the caps guard applies NVIDIA's host rule,
+ * kmod/sb1rule.c p2ps_cpu_reads_ok): from this CPU (/proc/cpuinfo) and the
+ * module's peer_reads.  NULL when p2p-shim is not loaded.
+ */
+static const char *peer_reads(char *buf, size_t len)
+{
+	char line[256], vendor[32] = "", on[8] = "";
+	unsigned int family = 0, model = 0;
+	enum p2ps_cpu_vendor v = P2PS_CPU_OTHER;
+	FILE *f;
+
+	f = fopen("/sys/module/p2p_shim/parameters/peer_reads", "r");
+	if (!f)
+		return NULL;
+	if (!fgets(on, sizeof(on), f))
+		on[0] = '\0';
+	fclose(f);
+	if (on[0] == 'Y')
+		return "allowed for every pair (peer_reads=1: the user's opt-in)";
+	f = fopen("/proc/cpuinfo", "r");
+	while (f && fgets(line, sizeof(line), f) && strcmp(line, "\n")) {
+		if (sscanf(line, "vendor_id : %31s", vendor) == 1)
+			continue;
+		if (sscanf(line, "cpu family : %u", &family) == 1)
+			continue;
+		sscanf(line, "model : %u", &model);
+	}
+	if (f)
+		fclose(f);
+	if (!strcmp(vendor, "AuthenticAMD"))
+		v = P2PS_CPU_AMD;
+	else if (!strcmp(vendor, "GenuineIntel"))
+		v = P2PS_CPU_INTEL;
+	if (p2ps_cpu_reads_ok(v, family, model))
+		snprintf(buf, len, "allowed (%s family %u model %u: NVIDIA's host rule)",
+			 v == P2PS_CPU_AMD ? "AMD" : "Intel", family, model);
+	else
+		snprintf(buf, len, "only below a common PCIe switch (%s family %u model %u: "
+			 "NVIDIA's host rule; peer_reads=1 overrides)", *vendor ? vendor : "CPU",
+			 family, model);
+	return buf;
+}
+
 json_object *p2pctl_status_json(const struct p2ps_status_info *st, const char *modver);
 
 json_object *p2pctl_status_json(const struct p2ps_status_info *st, const char *modver)
@@ -92,6 +177,14 @@ json_object *p2pctl_status_json(const struct p2ps_status_info *st, const char *m
 	json_object_object_add(o, "live_mappings", json_object_new_int64(st->live_mappings));
 	json_object_object_add(o, "stale_gpus", json_object_new_int64(st->stale_gpus));
 	json_object_object_add(o, "hits", json_object_new_uint64(st->hits));
+	{
+		char buf[P2PS_REASON_LEN];
+
+		json_object_object_add(o, "registry_keys",
+				       p2pctl_json_str(registry_scope(buf, sizeof(buf)) ?: ""));
+		json_object_object_add(o, "peer_reads",
+				       p2pctl_json_str(peer_reads(buf, sizeof(buf)) ?: ""));
+	}
 	{
 		char buf[P2PS_REASON_LEN + 160];
 
@@ -121,7 +214,8 @@ json_object *p2pctl_status_json(const struct p2ps_status_info *st, const char *m
 		json_object_object_add(j, "gpu1", json_object_new_int64(m->gpu1));
 		json_object_object_add(j, "conn_type", json_object_new_string(p2ps_conn_type_name(m->conn_type)));
 		json_object_object_add(j, "count", json_object_new_int64(m->count));
-		json_object_object_add(j, "dma_base", json_object_new_uint64(m->dma_base));
+		json_object_object_add(j, "dma_base",
+				       m->dma_base ? json_object_new_uint64(m->dma_base) : NULL);
 		json_object_object_add(j, "dma_size", json_object_new_uint64(m->dma_size));
 		json_object_array_add(maps, j);
 	}
@@ -138,7 +232,8 @@ json_object *p2pctl_status_json(const struct p2ps_status_info *st, const char *m
 				       json_object_new_boolean(g->static_bar1 == P2PS_SB1_FORCED));
 		json_object_object_add(j, "p2p_usable", json_object_new_boolean(g->p2p_usable));
 		json_object_object_add(j, "force_p2p", json_object_new_boolean(g->force_p2p));
-		json_object_object_add(j, "bar1_addr", json_object_new_uint64(g->bar1_addr));
+		json_object_object_add(j, "bar1_addr",
+				       g->bar1_addr ? json_object_new_uint64(g->bar1_addr) : NULL);
 		json_object_object_add(j, "bar1_size", json_object_new_uint64(g->bar1_size));
 		json_object_object_add(j, "console", json_object_new_uint64(g->console));
 		json_object_object_add(j, "mailbox", json_object_new_uint64(g->mailbox));
@@ -181,6 +276,16 @@ void p2pctl_status_print(const struct p2ps_status_info *st, const char *modver, 
 
 		if (uvm_peers(st, ubuf, sizeof(ubuf)))
 			p2pctl_table_row(&t, "uvm peers:", ubuf);
+	}
+	{
+		char rbuf[P2PS_REASON_LEN];
+		const char *scope = registry_scope(rbuf, sizeof(rbuf));
+
+		if (scope)
+			p2pctl_table_row(&t, "registry keys:", scope);
+		scope = peer_reads(rbuf, sizeof(rbuf));
+		if (scope)
+			p2pctl_table_row(&t, "peer reads:", scope);
 	}
 	if (st->stale_gpus) {
 		size_t n = 0;
@@ -228,7 +333,11 @@ void p2pctl_status_print(const struct p2ps_status_info *st, const char *modver, 
 			snprintf(g0, sizeof(g0), "%u", m->gpu0);
 			snprintf(g1, sizeof(g1), "%u", m->gpu1);
 			snprintf(cnt, sizeof(cnt), "%u", m->count);
-			snprintf(base, sizeof(base), "0x%" PRIx64, m->dma_base);
+			/* 0: not given (CAP_SYS_ADMIN only), or unknown. */
+			if (m->dma_base)
+				snprintf(base, sizeof(base), "0x%" PRIx64, m->dma_base);
+			else
+				snprintf(base, sizeof(base), "-");
 			snprintf(size, sizeof(size), "%" PRIu64 " MiB", m->dma_size >> 20);
 			p2pctl_table_row(&t, g0, g1, p2ps_conn_type_name(m->conn_type), cnt, base, size);
 		}

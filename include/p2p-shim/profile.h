@@ -57,9 +57,9 @@ enum p2ps_action {
 	P2PS_ACT_UVM_APERTURE,		/* return override: PEER -> SYS_NONCOH, in scope */
 	P2PS_ACT_UVM_ENCODE,		/* argument rewrite: add the peer BAR1 base, in scope */
 	P2PS_ACT_GPU_ATTACH,		/* return override (observes): a GPU attaches */
-	P2PS_ACT_GPU_DETACH,		/* entry probe (observes): a GPU detaches */
+	P2PS_ACT_GPU_DETACH,		/* return override (observes): a GPU detaches */
 	P2PS_ACT_STATIC_BAR1,		/* return override (observes): static BAR1 enabled */
-	P2PS_ACT_STATIC_BAR1_OFF,	/* entry probe (observes): static BAR1 disabled */
+	P2PS_ACT_STATIC_BAR1_OFF,	/* return override (observes): static BAR1 disabled */
 	/* gen 0 (550.x, 560.x): static BAR1 decided and set up in stub slots */
 	P2PS_ACT_BAR1_CAPABLE,		/* redirect; "no" for a GPU we cannot place */
 	P2PS_ACT_STATIC_ENABLE,		/* redirect; ledger records the GPU's static BAR1 */
@@ -79,6 +79,7 @@ enum p2ps_action {
 	/* 565+: the per-GPU static BAR1 decision (kmod/sbar1.c) */
 	P2PS_ACT_STATIC_DECIDE,		/* return override: the decision; may turn "no" into "yes" */
 	P2PS_ACT_CLIENT_FB,		/* return override: the client FB a forced enable maps */
+	P2PS_ACT_GPU_LEAVING,		/* entry probe (observes): the OBJGPU a detach frees */
 };
 
 /*

@@ -176,18 +176,23 @@ struct p2ps_caps_set {
 	bool unusable;			/* one's static BAR1 is where BAR1 P2P cannot use it */
 	bool ioh_split;			/* they sit below root ports of two Intel I/O hubs */
 	uint64_t ioh;			/* the first hub seen; 0: none yet */
+	uint64_t sw;			/* the first GPU's PCIe switch; 0: none */
+	bool sw_split;			/* a GPU below another switch, or none */
 };
 /*
- * Add a GPU: its static BAR1 state (enum p2ps_sb1_state) and offset, and
- * @ioh, 0 if it is not below an Intel IOH root port, else the hub.
+ * Add a GPU: its static BAR1 state (enum p2ps_sb1_state) and offset,
+ * @ioh, 0 if it is not below an Intel IOH root port, else the hub, and
+ * @sw, 0 if it is below no PCIe switch, else the switch (its upstream port).
  */
-void p2ps_caps_add(struct p2ps_caps_set *s, uint32_t sb1_state, uint64_t offset, uint64_t ioh);
+void p2ps_caps_add(struct p2ps_caps_set *s, uint32_t sb1_state, uint64_t offset, uint64_t ioh,
+		   uint64_t sw);
 
 struct p2ps_caps_in {
 	uint32_t connectivity;		/* P2P_CONNECTIVITY_* the driver answered */
-	bool forced;			/* a GPU of the set got ForceP2P from p2p-shim */
+	bool forced;			/* a GPU of the set carries a ForceP2P that forces P2P */
 	bool guard_only;		/* residual state: nothing but the guard is armed */
 	bool watch_static_bar1;		/* 550-570: the driver skipped the HAL check */
+	bool reads_refused;		/* the host fails the driver's read rule, no opt-in */
 	struct p2ps_caps_set set;	/* the set's GPUs */
 };
 
@@ -195,11 +200,32 @@ enum p2ps_caps_verdict {
 	P2PS_CAPS_KEEP,			/* the driver's answer stands */
 	P2PS_CAPS_STOCK,		/* the stock answer: no P2P */
 	P2PS_CAPS_STOCK_IOH,		/* the same, for the I/O-hub split */
+	P2PS_CAPS_STOCK_READS,		/* the same: the driver's rule gives this host no peer reads */
 };
 enum p2ps_caps_verdict p2ps_caps_verdict(const struct p2ps_caps_in *in);
 /* Whether the verdict can be other than KEEP, from the answer alone (no records needed). */
 bool p2ps_caps_guarded(uint32_t connectivity, bool forced);
 /* Whether Intel root port device @dev sits on an I/O hub that forwards no P2P to another. */
 bool p2ps_intel_ioh_root_port(unsigned int dev);
+/*
+ * Whether a GPU's ForceP2P value @v (whoever set it: p2p-shim's registry
+ * default or the user's key) forces PCIe P2P on: its READ (bits 1:0) or
+ * WRITE (5:4) field says ENABLE.  Such a GPU needs the caps guard.
+ */
+bool p2ps_force_p2p_forces(uint32_t v);
+
+/* The CPU, as the driver's host rule for BAR1 peer reads tells them apart. */
+enum p2ps_cpu_vendor {
+	P2PS_CPU_OTHER,
+	P2PS_CPU_AMD,
+	P2PS_CPU_INTEL,
+};
+/*
+ * Whether NVIDIA's rule gives BAR1 P2P peer reads on a host with this CPU
+ * (family and model as /proc/cpuinfo gives them), whatever the PCIe
+ * topology; without a common PCIe switch, a host that fails it gets no
+ * BAR1 P2P from the driver.
+ */
+bool p2ps_cpu_reads_ok(enum p2ps_cpu_vendor vendor, unsigned int family, unsigned int model);
 
 #endif

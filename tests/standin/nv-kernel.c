@@ -2882,6 +2882,17 @@ static void rmFillAttachArg(GPUATTACHARG *pArg, struct nv_standin_gpu_desc *desc
 /* The memory of each instance's last detached OBJGPU, for its next attach. */
 static OBJGPU *rmSpareGpus[NV_STANDIN_MAX_GPUS];
 
+/*
+ * osDpcDetachGpu (arch/nvalloc/unix/src/osinit.c): empty on Unix, a call
+ * of its own from gpu_mgr.c in every tag from 550 to 595.  gpumgrDetachGpu
+ * calls it with the OBJGPU it is about to free; gpumgrAttachGpu's error
+ * path (gpumgrAttach_error_and_exit) calls it too, with the OBJGPU or NULL.
+ */
+RM_FN void osDpcDetachGpu(OBJGPU *pGpu)
+{
+	barrier();
+}
+
 RM_FN NV_STATUS gpumgrAttachGpu(NvU32 gpuInstance, GPUATTACHARG *pArg)
 {
 	struct nv_standin_gpu_desc *pAttachArg = pArg->pOsAttachArg;
@@ -2896,6 +2907,7 @@ RM_FN NV_STATUS gpumgrAttachGpu(NvU32 gpuInstance, GPUATTACHARG *pArg)
 		printk(KERN_ERR "NVRM: GPU %04x:%02x:%02x.%x (%s) is not supported by this driver\n",
 		       pAttachArg->domain, pAttachArg->bus, pAttachArg->dev,
 		       pAttachArg->fn, pAttachArg->chip);
+		osDpcDetachGpu(NULL);	/* gpumgrAttach_error_and_exit */
 		return NV_ERR_NOT_SUPPORTED;
 	}
 	/*
@@ -2959,6 +2971,7 @@ RM_FN NV_STATUS gpumgrDetachGpu(NvU32 gpuInstance)
 
 	if (!pGpu)
 		return NV_ERR_INVALID_ARGUMENT;
+	osDpcDetachGpu(pGpu);
 #if NV_GEN_AT_LEAST(565)
 	/* kbusStateUnload / kbusDestruct: static BAR1 goes first. */
 	if (pGpu->kernelBus.staticBar1.bStaticBar1Enabled)

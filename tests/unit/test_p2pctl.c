@@ -244,6 +244,31 @@ static void test_doctor_cli(void **state)
 	json_object_put(o);
 }
 
+/*
+ * --gpus scopes the shim's registry keys to the GPUs named (registry_gpus=
+ * of the module), instead of keys in nvidia's own options that stay, and
+ * force the stock driver's mailbox offer, when p2p-shim is not loaded.
+ */
+static void test_config_gpus(void **state)
+{
+	(void)state;
+	assert_int_equal(run("config", "--gpus", "0000:03:00.0,04:00.0", NULL), 0);
+	assert_non_null(strstr(out_text, "options p2p-shim enable=1 registry_gpus=0000:03:00.0,04:00.0\n"));
+	assert_null(strstr(out_text, "RegistryDwords"));
+	assert_null(strstr(out_text, "ForceP2P"));
+	assert_int_equal(run("config", "-g", "1:0.0", NULL), 0);
+	assert_non_null(strstr(out_text, "registry_gpus=1:0.0\n"));
+	/* Bad lists: a clear usage error, nothing printed to write. */
+	assert_int_equal(run("config", "--gpus", "0000:zz:00.0", NULL), P2PCTL_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "'0000:zz:00.0' is not a list of PCI addresses"));
+	assert_int_equal(run("config", "--gpus", "03:00.1", NULL), P2PCTL_EXIT_USAGE);
+	assert_int_equal(run("config", "--gpus", "03:00.0,", NULL), P2PCTL_EXIT_USAGE);
+	assert_int_equal(run("config", "--gpus", "", NULL), P2PCTL_EXIT_USAGE);
+	assert_int_equal(run("config", "--gpus", "03:00.0;04:00.0", NULL), P2PCTL_EXIT_USAGE);
+	assert_int_equal(run("config", "--gpus", "03:00.0", "--registry", "--driver", "580.142", NULL),
+			 P2PCTL_EXIT_USAGE);
+}
+
 static void test_config(void **state)
 {
 	char tmpl[] = "/tmp/p2pctl-config-XXXXXX", path[256], buf[1024];
@@ -355,6 +380,7 @@ int main(void)
 		cmocka_unit_test(test_check_no_nvidia),
 		cmocka_unit_test(test_doctor_cli),
 		cmocka_unit_test(test_config),
+		cmocka_unit_test(test_config_gpus),
 		cmocka_unit_test(test_man_page),
 	};
 	int rc = cmocka_run_group_tests_name("p2pctl", tests, NULL, NULL);

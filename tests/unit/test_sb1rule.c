@@ -274,10 +274,10 @@ static void test_gen0(void **state)
 	assert_int_equal(predict(560, &rtx5090, false, NULL), P2PS_PRED_UNKNOWN);
 }
 
-/* A GPU's record: static BAR1 state and offset, and its Intel I/O hub (0: none). */
+/* A GPU's record: static BAR1 state and offset, its Intel I/O hub and PCIe switch (0: none). */
 struct rec {
 	uint32_t state;
-	uint64_t offset, ioh;
+	uint64_t offset, ioh, sw;
 };
 
 /* The first @n GPUs of @g, as sbar1.c gathers them. */
@@ -287,7 +287,7 @@ static struct p2ps_caps_set set_of(const struct rec *g, unsigned int n)
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
-		p2ps_caps_add(&s, g[i].state, g[i].offset, g[i].ioh);
+		p2ps_caps_add(&s, g[i].state, g[i].offset, g[i].ioh, g[i].sw);
 	return s;
 }
 
@@ -310,13 +310,13 @@ static enum p2ps_caps_verdict caps(uint32_t conn, bool forced, bool watch,
  */
 static void test_caps(void **state)
 {
-	const struct rec both[2] = { { P2PS_SB1_ON, 0, 0 }, { P2PS_SB1_ON, 0, 0 } };
-	const struct rec mixed[2] = { { P2PS_SB1_FORCED, 0, 0 }, { P2PS_SB1_ON, 0, 0 } };
-	const struct rec disp570[2] = { { P2PS_SB1_ON, 32 * MiB, 0 }, { P2PS_SB1_ON, 0, 0 } };
-	const struct rec disp580[2] = { { P2PS_SB1_ON, 512 * MiB, 0 }, { P2PS_SB1_ON, 0, 0 } };
-	const struct rec one_off[2] = { { P2PS_SB1_OFF, 0, 0 }, { P2PS_SB1_ON, 0, 0 } };
-	const struct rec ioh2[2] = { { P2PS_SB1_ON, 0, 1 }, { P2PS_SB1_ON, 0, 0x81 } };
-	const struct rec ioh1[2] = { { P2PS_SB1_ON, 0, 1 }, { P2PS_SB1_ON, 0, 1 } };
+	const struct rec both[2] = { { P2PS_SB1_ON, 0, 0, 0 }, { P2PS_SB1_ON, 0, 0, 0 } };
+	const struct rec mixed[2] = { { P2PS_SB1_FORCED, 0, 0, 0 }, { P2PS_SB1_ON, 0, 0, 0 } };
+	const struct rec disp570[2] = { { P2PS_SB1_ON, 32 * MiB, 0, 0 }, { P2PS_SB1_ON, 0, 0, 0 } };
+	const struct rec disp580[2] = { { P2PS_SB1_ON, 512 * MiB, 0, 0 }, { P2PS_SB1_ON, 0, 0, 0 } };
+	const struct rec one_off[2] = { { P2PS_SB1_OFF, 0, 0, 0 }, { P2PS_SB1_ON, 0, 0, 0 } };
+	const struct rec ioh2[2] = { { P2PS_SB1_ON, 0, 1, 0 }, { P2PS_SB1_ON, 0, 0x81, 0 } };
+	const struct rec ioh1[2] = { { P2PS_SB1_ON, 0, 1, 0 }, { P2PS_SB1_ON, 0, 1, 0 } };
 	const uint32_t bar1 = P2P_CONNECTIVITY_PCIE_BAR1, prop = P2P_CONNECTIVITY_PCIE_PROPRIETARY;
 	struct p2ps_caps_in in;
 
@@ -350,6 +350,53 @@ static void test_caps(void **state)
 	in = (struct p2ps_caps_in){ .connectivity = bar1, .forced = true, .guard_only = true,
 				    .set = set_of(both, 2) };
 	assert_int_equal(p2ps_caps_verdict(&in), P2PS_CAPS_STOCK);
+}
+
+/*
+ * The driver's host rule for BAR1 peer reads, which every ForceP2P skips:
+ * reads (and so BAR1 P2P) only below a common PCIe switch, or with an AMD
+ * CPU or a Sapphire Rapids Xeon.  Where the host fails it and the user has
+ * not opted in (reads_refused), a forced pair not below one switch gets
+ * the stock answer.
+ */
+static void test_caps_reads(void **state)
+{
+	const struct rec apart[2] = { { P2PS_SB1_ON, 0, 0, 0 }, { P2PS_SB1_ON, 0, 0, 0 } };
+	const struct rec one_sw[2] = { { P2PS_SB1_ON, 0, 0, 0x101 }, { P2PS_SB1_ON, 0, 0, 0x101 } };
+	const struct rec two_sw[2] = { { P2PS_SB1_ON, 0, 0, 0x101 }, { P2PS_SB1_ON, 0, 0, 0x201 } };
+	const struct rec half_sw[2] = { { P2PS_SB1_ON, 0, 0, 0x101 }, { P2PS_SB1_ON, 0, 0, 0 } };
+	const uint32_t bar1 = P2P_CONNECTIVITY_PCIE_BAR1;
+	struct p2ps_caps_in in = { .connectivity = bar1, .forced = true, .reads_refused = true };
+
+	(void)state;
+	in.set = set_of(apart, 2);
+	assert_int_equal(p2ps_caps_verdict(&in), P2PS_CAPS_STOCK_READS);
+	in.set = set_of(two_sw, 2);
+	assert_int_equal(p2ps_caps_verdict(&in), P2PS_CAPS_STOCK_READS);
+	in.set = set_of(half_sw, 2);
+	assert_int_equal(p2ps_caps_verdict(&in), P2PS_CAPS_STOCK_READS);
+	in.set = set_of(one_sw, 1);
+	assert_int_equal(p2ps_caps_verdict(&in), P2PS_CAPS_STOCK_READS);
+	in.set = set_of(one_sw, 2);
+	assert_int_equal(p2ps_caps_verdict(&in), P2PS_CAPS_KEEP);
+	/* a host that passes, or the user's opt-in */
+	in.reads_refused = false;
+	in.set = set_of(apart, 2);
+	assert_int_equal(p2ps_caps_verdict(&in), P2PS_CAPS_KEEP);
+	/* not forced: the driver applied its own rule */
+	in = (struct p2ps_caps_in){ .connectivity = bar1, .reads_refused = true, .set = set_of(apart, 2) };
+	assert_int_equal(p2ps_caps_verdict(&in), P2PS_CAPS_KEEP);
+
+	/* The CPUs: any AMD (RYZEN), Intel family 6 model 143 (XEON_SPR). */
+	assert_true(p2ps_cpu_reads_ok(P2PS_CPU_AMD, 23, 49));	/* Zen 2 EPYC/Threadripper */
+	assert_true(p2ps_cpu_reads_ok(P2PS_CPU_AMD, 26, 2));	/* Zen 5 */
+	assert_true(p2ps_cpu_reads_ok(P2PS_CPU_INTEL, 6, 143));	/* Sapphire Rapids */
+	assert_false(p2ps_cpu_reads_ok(P2PS_CPU_INTEL, 6, 183));	/* Raptor Lake (i9-14900K) */
+	assert_false(p2ps_cpu_reads_ok(P2PS_CPU_INTEL, 6, 151));	/* Alder Lake (Z690) */
+	assert_false(p2ps_cpu_reads_ok(P2PS_CPU_INTEL, 6, 158));	/* Coffee Lake (i9-9900KF) */
+	assert_false(p2ps_cpu_reads_ok(P2PS_CPU_INTEL, 6, 207));	/* Emerald Rapids */
+	assert_false(p2ps_cpu_reads_ok(P2PS_CPU_INTEL, 6, 173));	/* Granite Rapids */
+	assert_false(p2ps_cpu_reads_ok(P2PS_CPU_OTHER, 6, 143));
 }
 
 /*
@@ -417,6 +464,7 @@ int main(void)
 		cmocka_unit_test(test_small_bar),
 		cmocka_unit_test(test_gen0),
 		cmocka_unit_test(test_caps),
+		cmocka_unit_test(test_caps_reads),
 		cmocka_unit_test(test_aperture_key),
 	};
 

@@ -18,8 +18,8 @@ FAULT=/lib/standin/fault-nokprobe/nvidia.ko
 SHIM=/lib/p2p-shim/p2p-shim.ko
 G='AD102@0000:01:00.0,vram=24G,bar1=0x4000000000/32G;AD102@0000:02:00.0,vram=24G,bar1=0x6000000000/32G'
 G5='GB202@0000:01:00.0,vram=32607M,fb=32G,bar1=0x4000000000/32G;GB202@0000:02:00.0,vram=32607M,fb=32G,bar1=0x4800000000/32G'
-H=19	# gen-b's hooks
-R=5	# its residual set
+H=20	# gen-b's hooks
+R=6	# its residual set
 LATE=kbusRemoveP2PMappingForBar1P2P_GH100
 
 echo "== an RTX 5090 pair: static BAR1 forced by p2p-shim"
@@ -35,7 +35,7 @@ run nvflow hold sb1	# GPU0 parked in kbusInitBar1, after the decision
 nvflow reinit 0 >reinit.out 2>&1 &
 pid=$!
 run nvflow wait-held sb1 1 30
-refused "disable while GPU0 initialises" 'initialising with static BAR1 being forced' p2pctl disable
+refused "disable while GPU0 initialises" 'initialising \(a static BAR1 decision in flight\)' p2pctl disable
 expect_state "$life_cur" armed
 expect_kprobes "$life_cur" $H
 run nvflow release sb1

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-# The lifecycle on the stand-in 580.159.04 (gen-b: 19 hooks, residual set
-# 5, the UVM peer set's hook in nvidia 1) with an AD102 pair: every state
+# The lifecycle on the stand-in 580.159.04 (gen-b: 20 hooks, residual set
+# 6, the UVM peer set's hook in nvidia 1) with an AD102 pair: every state
 # but residual by the user's events, GPUs re-initialising in each, load
 # orders, nvidia and nvidia-uvm coming and going (docs/lifecycle.md).
 # cells: not-loaded.enable not-loaded.dry-run not-loaded.disable not-loaded.rmmod
@@ -27,7 +27,7 @@ NV=/lib/standin/$V/nvidia.ko
 UVM=/lib/standin/$V/nvidia-uvm.ko
 SHIM=/lib/p2p-shim/p2p-shim.ko
 G='AD102@0000:01:00.0,vram=24G,bar1=0x4000000000/32G;AD102@0000:02:00.0,vram=24G,bar1=0x6000000000/32G'
-H=19	# gen-b's hooks
+H=20	# gen-b's hooks
 NOTLOADED='not loaded.*modprobe p2p-shim'
 
 echo "### nothing loaded"

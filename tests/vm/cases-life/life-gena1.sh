@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-# The residual cells on the stand-in 570.148.08 (gen-a1: 22 hooks, residual
-# set 5), where the driver applies ForceP2P before its BAR1 check: a forced
+# The residual cells on the stand-in 570.148.08 (gen-a1: 23 hooks, residual
+# set 6), where the driver applies ForceP2P before its BAR1 check: a forced
 # pair with static BAR1 on both GPUs is reported PCIE_BAR1 by the driver
 # itself, so in residual (no routing, no wrappers) only the guard keeps
 # the stock answer (docs/lifecycle.md).
@@ -12,8 +12,8 @@
 V=570.148.08
 SHIM=/lib/p2p-shim/p2p-shim.ko
 G='AD102@0000:01:00.0,vram=24G,bar1=0x4000000000/32G;AD102@0000:02:00.0,vram=24G,bar1=0x6000000000/32G'
-H=22	# gen-a1's hooks
-R=5	# its residual set
+H=23	# gen-a1's hooks
+R=6	# its residual set
 INUSE='in use|Resource temporarily unavailable|busy'
 
 run insmod $SHIM enable=1

@@ -18,8 +18,8 @@ NV=/lib/standin/$V/nvidia.ko
 UVM=/lib/standin/$V/nvidia-uvm.ko
 SHIM=/lib/p2p-shim/p2p-shim.ko
 G='AD102@0000:01:00.0,vram=24G,bar1=0x4000000000/32G;AD102@0000:02:00.0,vram=24G,bar1=0x6000000000/32G'
-H=19	# gen-b's hooks
-R=5	# its residual set
+H=20	# gen-b's hooks
+R=6	# its residual set
 INUSE='in use|Resource temporarily unavailable|busy'
 
 run insmod $SHIM enable=1
@@ -56,7 +56,7 @@ klog_mark
 run p2pctl disable
 expect residual $R 2 unknown
 expect_match "says the guard stays" "$(klog_since)" \
-	"the caps guard stays for GPUs 0x3 \\(they carry p2p-shim's ForceP2P\\)"
+	"the caps guard stays for GPUs 0x3 \\(they carry a ForceP2P that forces P2P"
 cell residual.load
 refused "second load" 'exists' insmod $SHIM
 expect residual $R 2 unknown
@@ -64,7 +64,7 @@ cell residual.disable
 run p2pctl disable
 expect residual $R 2 unknown
 cell residual.dry-run
-refused "dry run from residual" "GPUs 0x3 carry p2p-shim's ForceP2P.*re-initialise them first" \
+refused "dry run from residual" "GPUs 0x3 carry a ForceP2P.*re-initialise them first" \
 	p2pctl enable --dry-run
 expect residual $R 2 unknown
 cell residual.rmmod

@@ -56,3 +56,49 @@ wait_match "p2pctl status" 'state: +disabled'
 expect_match "disabled once the GPUs re-initialised" "$(p2pctl status)" 'state: +disabled'
 run rmmod nvidia
 run rmmod p2p_shim
+
+# A decision in flight holds the module (issue: Correctness III, item 3),
+# whether or not a GPU carries a ForceP2P: here none does (the user's
+# RMPcieP2PType=1 makes the P2P type BAR1, no ForceP2P is supplied), so
+# only the decision itself can refuse rmmod.
+echo "== rmmod while a forced decision is in flight, no GPU forced (580)"
+run insmod /lib/p2p-shim/p2p-shim.ko enable=1 registry_defaults=0
+run insmod /lib/standin/580.159.04/nvidia.ko gpus="$G" NVreg_RegistryDwords="RMPcieP2PType=1"
+st=$(p2pctl status)
+expect_match "GPU 0 forced at load" "$(gpu_row "$st" 0)" '^0 +forced '
+run nvflow hold sb1
+nvflow reinit 0 >reinit.out 2>&1 &
+rpid=$!
+run nvflow wait-held sb1 1 30
+expect_refused "rmmod refused mid-decision" "$RMMOD_BUSY" rmmod p2p_shim
+run nvflow release sb1
+wait $rpid || fail "reinit 0 failed: $(cat reinit.out)"
+expect_eq "GPU 0 initialised" "$(kv status "$(cat reinit.out)")" 0x0
+expect_eq "GPU 0 static BAR1" "$(kv static_bar1 "$(cat reinit.out)")" 1
+run p2pctl disable
+run rmmod p2p_shim
+run rmmod nvidia
+
+# Gen 0: static BAR1 is set up through the hooks; the wrapped "capable:
+# yes" is followed by the enable, which a disable in between would send to
+# the stub (NOT_SUPPORTED: BAR1 initialisation fails).  GPU 1 has a small
+# BAR1, so no static BAR1 of it holds the ledger (that alone refuses a
+# disable on gen 0).
+G0='AD102@0000:01:00.0,vram=24G,bar1=0x4000000000/32G;AD102@0000:02:00.0,vram=24G,bar1=0xe0000000/256M'
+echo "== gen 0: disable and rmmod between 'capable: yes' and the enable (550)"
+run insmod /lib/p2p-shim/p2p-shim.ko enable=1
+run insmod /lib/standin/550.163.01/nvidia.ko gpus="$G0"
+run nvflow hold sb1
+nvflow reinit 0 >reinit.out 2>&1 &
+rpid=$!
+run nvflow wait-held sb1 1 30
+expect_refused "disable refused mid-decision" 'GPUs? (0|0x0*1) .*initialising' p2pctl disable
+expect_match "still armed" "$(p2pctl status)" 'state: +armed'
+expect_refused "rmmod refused mid-decision" "$RMMOD_BUSY" rmmod p2p_shim
+run nvflow release sb1
+wait $rpid || fail "reinit 0 failed: $(cat reinit.out)"
+expect_eq "gen 0: GPU 0 initialised" "$(kv status "$(cat reinit.out)")" 0x0
+expect_eq "gen 0: GPU 0 static BAR1" "$(kv static_bar1 "$(cat reinit.out)")" 1
+run rmmod nvidia
+run p2pctl disable
+run rmmod p2p_shim

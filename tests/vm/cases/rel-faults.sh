@@ -43,7 +43,7 @@ for i in 1 2 3 4 5 6 7 8 9 10; do
 	expect_match "round $i: waiting" "$(raw)" '^state=1 .*hooks=0 live=0 .*driver= '
 	[ "$(nkprobes)" = 0 ] || fail "round $i: kprobes left while nvidia is away"
 	run insmod $NV gpus="$G"
-	expect_match "round $i: re-armed" "$(raw)" '^state=2 .*hooks=19 live=0'
+	expect_match "round $i: re-armed" "$(raw)" '^state=2 .*hooks=20 live=0'
 done >rounds.out
 grep -c '^ok:' rounds.out | sed 's/^/checks passed: /'
 
@@ -81,7 +81,7 @@ for ud in 1 0 1 0; do
 	expect_match "unload_destroys=$ud: waiting, ledger empty" "$(raw)" '^state=1 .*hooks=0 live=0'
 	[ "$(nkprobes)" = 0 ] || fail "kprobes left after nvidia left"
 	run insmod $NV gpus="$G" unload_destroys=$ud
-	expect_match "re-armed" "$(raw)" '^state=2 .*hooks=19 live=0'
+	expect_match "re-armed" "$(raw)" '^state=2 .*hooks=20 live=0'
 	consistent "after re-insert"
 done
 record "rmmod nvidia refused (busy) and retried $busy_retries times during churn"
@@ -95,7 +95,7 @@ if rmmod nvidia 2>rmmod.err; then
 else
 	echo "rmmod nvidia refused with ctl open: $(cat rmmod.err)"
 	exec 3<&-
-	expect_match "still armed" "$(raw)" '^state=2 .*hooks=19'
+	expect_match "still armed" "$(raw)" '^state=2 .*hooks=20'
 fi
 consistent "after the open-file unload attempt"
 
@@ -162,7 +162,7 @@ expect_match "disabled at rest" "$(raw)" '^state=0 .*hooks=0 live=0 .*driver= '
 expect_eq "no kprobes" "$(nkprobes)" 0
 run insmod $NV gpus="$G"
 run p2pctl enable
-expect_match "arms normally afterwards" "$(raw)" '^state=2 .*hooks=19 live=0'
+expect_match "arms normally afterwards" "$(raw)" '^state=2 .*hooks=20 live=0'
 run p2pctl disable
 run rmmod nvidia
 

@@ -22,7 +22,7 @@ fuzz p2ps-fuzz -s "$(seed 0x5eed0002)" -n $((6000 * scale)) -a 5
 expect_match "disabled after root fuzz" "$(st)" '^state=0 .* hooks=0 live=0'
 expect_eq "no kprobes left" "$(wc -l </sys/kernel/debug/kprobes/list)" 0
 run p2pctl enable
-expect_match "arms cleanly afterwards" "$(st)" '^state=2 flags=0 hooks=19 live=0'
+expect_match "arms cleanly afterwards" "$(st)" '^state=2 flags=0 hooks=20 live=0'
 
 echo "== uid 1000, armed"
 before=$(p2pctl status)

@@ -32,7 +32,7 @@ expect_eq "P2P at once" "$(kv connectivity "$(nvflow caps 0 1)")" pcie_bar1
 log=$(klog_since)
 echo "$log"
 expect_match "left" "$log" 'nvidia left: disarmed'
-expect_match "re-armed on arrival" "$log" "armed profile gen-b for nvidia 580.159.04 \(19 hooks\) on nvidia's arrival"
+expect_match "re-armed on arrival" "$log" "armed profile gen-b for nvidia 580.159.04 \(20 hooks\) on nvidia's arrival"
 
 echo "== nvidia leaves with live mappings, tearing them down itself"
 run rmmod nvidia

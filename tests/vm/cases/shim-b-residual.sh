@@ -17,7 +17,7 @@ echo "== disable with both GPUs forced"
 klog_mark
 run p2pctl disable
 expect_match "says the guard stays" "$(klog_since)" \
-	"the caps guard stays for GPUs 0x3 \(they carry p2p-shim's ForceP2P\) until they re-initialise"
+	"the caps guard stays for GPUs 0x3 \(they carry a ForceP2P that forces P2P, p2p-shim.s or the user.s\) until they re-initialise"
 st=$(p2pctl status)
 echo "$st"
 expect_match "residual" "$st" 'state: +residual'
@@ -28,7 +28,7 @@ expect_eq "no mailbox offer: connectivity" "$(kv connectivity "$out")" unknown
 expect_eq "no mailbox offer: read" "$(kv read "$out")" NOT_SUPPORTED
 expect_refused "rmmod refused while the guard is needed" "$RMMOD_BUSY" rmmod p2p_shim
 expect_refused "no dry run over forced GPUs" \
-	"carry p2p-shim's ForceP2P: a dry run would leave them without the caps guard" p2pctl enable --dry-run
+	"carry a ForceP2P that forces P2P .p2p-shim's or the user's.: a dry run would leave them without the caps guard" p2pctl enable --dry-run
 
 echo "== enable again takes over"
 run p2pctl enable

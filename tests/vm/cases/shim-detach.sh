@@ -41,3 +41,48 @@ expect_match "ledger empty again" "$(p2pctl status)" 'mappings: +0'
 run p2pctl disable
 run rmmod nvidia
 run rmmod p2p_shim
+
+# The same for a GPU attached before arming (Correctness III, item 2): its
+# OBJGPU was never learnt at an attach, so the purge at its detach must
+# take it from the detach itself (osDpcDetachGpu).  Before, the dead pair
+# stayed (REFS 2 at the next create, the old BAR1 base).
+echo "== a GPU attached before arming detaches after an unseen teardown"
+# GPU 0 re-initialises under the hooks (the pair's first GPU decides the
+# caps with p2p-shim's keys); GPU 1 keeps its attachment from before.
+run insmod /lib/standin/580.159.04/nvidia.ko gpus="$G"
+run insmod /lib/p2p-shim/p2p-shim.ko
+run p2pctl enable
+run nvflow reinit 0 >/dev/null
+expect_eq "BAR1 P2P with a GPU from before arming" "$(kv connectivity "$(nvflow caps 0 1)")" pcie_bar1
+expect_match "GPU1 attached before arming" "$(p2pctl status)" 'stale GPUs: +GPU1'
+out=$(nvflow create 0 1) || fail "create: $out"
+expect_match "the pair in the ledger" "$(p2pctl status)" 'mappings: +1'
+klog_mark
+out=$(nvflow reinit-unseen 1) || fail "reinit-unseen: $out"
+expect_eq "re-attached at the old OBJGPU's address" "$(kv same_address "$out")" 1
+expect_match "the purge is logged" "$(klog_since)" 'detached while the ledger held a mapping'
+expect_match "ledger empty" "$(p2pctl status)" 'mappings: +0'
+expect_eq "only the forced GPUs hold the module" "$(refcnt)" 2
+out=$(nvflow create 0 1) || fail "create again: $out"
+st=$(p2pctl status)
+echo "$st"
+expect_line "one reference, a fresh entry" "$st" '^0 +1 +pcie-bar1 +1 '
+run nvflow destroy "$(kv object "$out")" >/dev/null
+expect_match "ledger empty again" "$(p2pctl status)" 'mappings: +0'
+run p2pctl disable
+run rmmod nvidia
+run rmmod p2p_shim
+
+echo "== unrecorded references go at the detach"
+P=/sys/module/p2p_shim/parameters
+run insmod /lib/p2p-shim/faults/p2p-shim.ko enable=1
+run insmod /lib/standin/580.159.04/nvidia.ko gpus="$G"
+echo 1 >$P/fault_ledger_nomem
+out=$(nvflow create 0 1) || fail "create: $out"
+echo 0 >$P/fault_ledger_nomem
+expect_refused "disable refused: an unrecorded reference" '1 unrecorded' p2pctl disable
+out=$(nvflow reinit-unseen 0) || fail "reinit-unseen: $out"
+expect_match "nothing live" "$(p2pctl status)" 'mappings: +0'
+run p2pctl disable
+run rmmod nvidia
+run rmmod p2p_shim

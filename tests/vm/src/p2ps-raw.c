@@ -4,6 +4,7 @@
  * argument checking below what libp2pshim would ever send.
  *
  *   p2ps-raw [-u UID] version|status|disable
+ *   p2ps-raw -u UID exec CMD [ARG...]    run CMD as UID (no other change)
  *   p2ps-raw [-u UID] enable [FLAGS]
  *   p2ps-raw badsize version|status|enable|disable
  *   p2ps-raw badflags | badpad | badcmd | nullarg
@@ -57,6 +58,11 @@ int main(int argc, char **argv)
 	}
 	if (argi >= argc)
 		return 2;
+	if (!strcmp(argv[argi], "exec") && argi + 1 < argc) {
+		execvp(argv[argi + 1], argv + argi + 1);
+		perror("exec");
+		return 2;
+	}
 	fd = open("/dev/" P2PS_DEVICE_NAME, O_RDONLY);
 	if (fd < 0) {
 		perror("open /dev/" P2PS_DEVICE_NAME);
