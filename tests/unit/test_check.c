@@ -827,7 +827,7 @@ static void test_real_550(void **state)
 	assert_string_equal(r->driver_version, "550.163.01");
 	assert_true(r->supported);
 	assert_string_equal(r->profile, "gen-0");
-	assert_int_equal(r->nr_hooks, 24);
+	assert_int_equal(r->nr_hooks, 25);
 	/* the seven BAR1 P2P stubs and the four static BAR1 ones */
 	assert_int_equal(assert_all_ok(r), 11);
 	assert_string_equal(item(r, "kbusIsPcieBar1P2PMappingSupported")->symbol,
@@ -874,7 +874,7 @@ static void test_real_580(void **state)
 	assert_string_equal(r->driver_version, "580.159.04");
 	assert_true(r->supported);
 	assert_string_equal(r->profile, "gen-b");
-	assert_int_equal(r->nr_hooks, 19);
+	assert_int_equal(r->nr_hooks, 20);
 	/* the five kbus stubs: the capture kept no bytes of the two dma ones */
 	assert_int_equal(assert_all_ok(r), 5);
 	assert_string_equal(item(r, "kbusIsPcieBar1P2PMappingSupported")->symbol,
