@@ -232,7 +232,7 @@ fi
 # caps guard (and its attach/detach hooks, and the static BAR1 enable and
 # disable observers it reads) may stay, until they re-initialise; then
 # nothing.  The state says which (0 disabled, 4 residual).
-expect_match "at most the residual guard" "$(p2ps-raw status)" 'state=(0 .*hooks=0|4 .*hooks=5) '
+expect_match "at most the residual guard" "$(p2ps-raw status)" 'state=(0 .*hooks=0|4 .*hooks=6) '
 for g in 0 1 2 3; do run nvflow reinit $g >/dev/null; done
 wait_match "p2ps-raw status" 'state=0 .*hooks=0 live=0'
 expect_match "no hook after re-initialisation" "$(p2ps-raw status)" 'state=0 .*hooks=0 live=0'
