@@ -76,7 +76,7 @@ static int cfg(const struct dctx *c, const char *name)
 
 static bool kallsyms_has(struct dctx *c, const char *sym)
 {
-	char *ks = p2ps_root_read(&c->root, "/proc/kallsyms", NULL, false);
+	char *ks = p2ps_root_read_max(&c->root, "/proc/kallsyms", NULL, false, 64 << 20);
 	char pat[128];
 	bool found = false;
 

@@ -48,6 +48,12 @@ static void vllm_file(struct dctx *c, struct vllm_arg *va, const char *dir, cons
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	snprintf(visible, sizeof(visible), "%.*s", dot ? (int)(dot - list) : (int)strlen(list), list);
 	text = p2ps_root_read(&c->root, path, NULL, false);
+	if (!text && (errno == EINVAL || errno == EFBIG)) {
+		/* a FIFO or device (which would block or never end), or a huge file */
+		p2ps_dr_add(c, "vllm-cache", NULL, P2PS_V_WARN, path, "delete it: vLLM writes it again",
+			    "%s: %s, not read", path, errno == EFBIG ? "over 4 MiB" : "not a regular file");
+		return;
+	}
 	if (!text)
 		return;
 	va->files++;

@@ -3,12 +3,15 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/openat2.h>
 #include <unistd.h>
 
 #include <lzma.h>
@@ -64,55 +67,91 @@ char *p2ps_trim(char *s)
 	return s;
 }
 
-char *p2ps_read_file(const char *path, size_t *lenp, bool gz)
+int p2ps_fd_regular(int fd)
+{
+	struct stat st;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	}
+	return fd;
+}
+
+char *p2ps_read_fd(int fd, size_t *lenp, bool gz, size_t max)
 {
 	size_t cap = 4096, len = 0;
-	char *buf, *n;
+	char *buf = NULL, *n;
 	gzFile g = NULL;
-	FILE *f = NULL;
+	int err = EIO;
 
+	fd = p2ps_fd_regular(fd);
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	/* A regular file never blocks; reads go on without O_NONBLOCK. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	if (gz) {
-		g = gzopen(path, "rb");
-		if (!g)
+		g = gzdopen(fd, "rb");
+		if (!g) {
+			close(fd);
+			errno = ENOMEM;
 			return NULL;
-	} else {
-		f = fopen(path, "rb");
-		if (!f)
-			return NULL;
+		}
+		fd = -1;
 	}
 	buf = malloc(cap + 1);
-	if (!buf)
+	if (!buf) {
+		err = ENOMEM;
 		goto fail;
+	}
 	for (;;) {
 		long r;
 
 		if (len == cap) {
-			if (cap >= MAX_FILE)
+			if (cap > max) {
+				err = EFBIG;
 				goto fail;
+			}
 			cap *= 2;
 			n = realloc(buf, cap + 1);
-			if (!n)
+			if (!n) {
+				err = ENOMEM;
 				goto fail;
+			}
 			buf = n;
 		}
 		if (g) {
 			r = gzread(g, buf + len, (unsigned int)(cap - len));
 		} else {
-			r = (long)fread(buf + len, 1, cap - len, f);
-			if (r == 0 && ferror(f))
-				r = -1;
+			r = (long)read(fd, buf + len, cap - len);
+			if (r < 0 && errno == EINTR)
+				continue;
 		}
 		if (r < 0)
 			goto fail;
 		if (r == 0)
 			break;
 		len += (size_t)r;
+		if (len > max) {
+			err = EFBIG;
+			goto fail;
+		}
 	}
 	buf[len] = '\0';
 	if (g)
 		gzclose(g);
-	if (f)
-		fclose(f);
+	if (fd >= 0)
+		close(fd);
 	if (lenp)
 		*lenp = len;
 	return buf;
@@ -120,10 +159,23 @@ fail:
 	free(buf);
 	if (g)
 		gzclose(g);
-	if (f)
-		fclose(f);
+	if (fd >= 0)
+		close(fd);
+	errno = err;
 	return NULL;
 }
+
+char *p2ps_read_file_max(const char *path, size_t *lenp, bool gz, size_t max)
+{
+	return p2ps_read_fd(open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), lenp, gz, max);
+}
+
+char *p2ps_read_file(const char *path, size_t *lenp, bool gz)
+{
+	return p2ps_read_file_max(path, lenp, gz, MAX_FILE);
+}
+
+int p2ps_root_no_openat2;
 
 int p2ps_root_init(struct p2ps_root *r, const char *root)
 {
@@ -131,6 +183,7 @@ int p2ps_root_init(struct p2ps_root *r, const char *root)
 	size_t n;
 
 	memset(r, 0, sizeof(*r));
+	r->fd = -1;
 	if (!root || !*root || !strcmp(root, "/")) {
 		r->live = true;
 		return 0;
@@ -141,14 +194,11 @@ int p2ps_root_init(struct p2ps_root *r, const char *root)
 	n = strlen(r->dir);
 	while (n > 1 && r->dir[n - 1] == '/')
 		r->dir[--n] = '\0';
-	{
-		struct stat st;
-
-		if (stat(r->dir, &st) || !S_ISDIR(st.st_mode))
-			return -ENOENT;
-	}
+	r->fd = open(r->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (r->fd < 0)
+		return -ENOENT;
 	snprintf(buf, sizeof(buf), "%s/.symlinks", r->dir);
-	r->links = p2ps_read_file(buf, NULL, false);
+	r->links = p2ps_read_file_max(buf, NULL, false, P2PS_ROOT_READ_MAX);
 	return 0;
 }
 
@@ -156,6 +206,9 @@ void p2ps_root_fini(struct p2ps_root *r)
 {
 	free(r->links);
 	r->links = NULL;
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
 }
 
 const char *p2ps_root_path(const struct p2ps_root *r, const char *path, char *buf, size_t len)
@@ -174,11 +227,124 @@ const char *p2ps_root_path(const struct p2ps_root *r, const char *path, char *bu
 	return buf;
 }
 
+int p2ps_root_resolve(const struct p2ps_root *r, const char *path, bool follow_last,
+		      char *out, size_t len)
+{
+	char todo[PATH_MAX], cur[PATH_MAX] = "", full[2 * PATH_MAX], target[PATH_MAX];
+	char tmp[2 * PATH_MAX];
+	size_t cl = 0;
+	int links = 0;
+	const char *p;
+
+	if (strlen(path) >= sizeof(todo))
+		return -ENAMETOOLONG;
+	p2ps_strlcpy(todo, path, sizeof(todo));
+	p = todo;
+	while (*p) {
+		const char *e;
+		size_t n, save;
+		struct stat st;
+		ssize_t k;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		e = strchrnul(p, '/');
+		n = (size_t)(e - p);
+		if (n == 1 && p[0] == '.') {
+			p = e;
+			continue;
+		}
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			char *s = strrchr(cur, '/');
+
+			if (s) {	/* ".." stops at the root */
+				*s = '\0';
+				cl = (size_t)(s - cur);
+			}
+			p = e;
+			continue;
+		}
+		if (cl + 1 + n >= sizeof(cur))
+			return -ENAMETOOLONG;
+		save = cl;
+		cur[cl++] = '/';
+		memcpy(cur + cl, p, n);
+		cl += n;
+		cur[cl] = '\0';
+		snprintf(full, sizeof(full), "%s%s", r->dir, cur);
+		if (lstat(full, &st))
+			return -errno;
+		if (!S_ISLNK(st.st_mode) || (!follow_last && !e[strspn(e, "/")])) {
+			p = e;
+			continue;
+		}
+		if (++links > 40)
+			return -ELOOP;
+		k = readlink(full, target, sizeof(target) - 1);
+		if (k < 0)
+			return -errno;
+		target[k] = '\0';
+		/* the link's own directory, or the root for an absolute target */
+		cl = target[0] == '/' ? 0 : save;
+		cur[cl] = '\0';
+		if ((size_t)snprintf(tmp, sizeof(tmp), "%s%s", target, e) >= sizeof(todo))
+			return -ENAMETOOLONG;
+		p2ps_strlcpy(todo, tmp, sizeof(todo));
+		p = todo;
+	}
+	if (!cl) {
+		cur[0] = '/';
+		cur[1] = '\0';
+	}
+	if (strlen(cur) >= len)
+		return -ENAMETOOLONG;
+	p2ps_strlcpy(out, cur, len);
+	return 0;
+}
+
+int p2ps_root_open(const struct p2ps_root *r, const char *path, int flags)
+{
+	char canon[PATH_MAX], full[2 * PATH_MAX];
+	int err;
+
+	flags |= O_CLOEXEC;
+	if (r->live)
+		return open(path, flags);
+#ifdef SYS_openat2
+	if (!p2ps_root_no_openat2) {
+		struct open_how how;
+		const char *rel = path + strspn(path, "/");
+		long fd;
+
+		memset(&how, 0, sizeof(how));
+		how.flags = (uint64_t)flags;
+		how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+		fd = syscall(SYS_openat2, r->fd, *rel ? rel : ".", &how, sizeof(how));
+		if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
+			return (int)fd;
+	}
+#endif
+	/* No openat2 (before Linux 5.6, or a seccomp filter): walk it here. */
+	err = p2ps_root_resolve(r, path, !(flags & O_NOFOLLOW), canon, sizeof(canon));
+	if (err) {
+		errno = -err;
+		return -1;
+	}
+	snprintf(full, sizeof(full), "%s%s", r->dir, canon);
+	return open(full, flags | O_NOFOLLOW);
+}
+
+char *p2ps_root_read_max(const struct p2ps_root *r, const char *path, size_t *len, bool gz,
+			 size_t max)
+{
+	return p2ps_read_fd(p2ps_root_open(r, path, O_RDONLY | O_NONBLOCK), len, gz, max);
+}
+
 char *p2ps_root_read(const struct p2ps_root *r, const char *path, size_t *len, bool gz)
 {
-	char buf[PATH_MAX];
-
-	return p2ps_read_file(p2ps_root_path(r, path, buf, sizeof(buf)), len, gz);
+	return p2ps_root_read_max(r, path, len, gz, P2PS_ROOT_READ_MAX);
 }
 
 bool p2ps_root_line(const struct p2ps_root *r, const char *path, char *out, size_t len)
@@ -197,10 +363,12 @@ bool p2ps_root_line(const struct p2ps_root *r, const char *path, char *out, size
 
 bool p2ps_root_exists(const struct p2ps_root *r, const char *path)
 {
-	char buf[PATH_MAX];
-	struct stat st;
+	int fd = p2ps_root_open(r, path, O_PATH | O_NOFOLLOW);
 
-	return lstat(p2ps_root_path(r, path, buf, sizeof(buf)), &st) == 0;
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
 }
 
 /* Look @path up in .symlinks: the real path of the longest link prefix. */
@@ -240,7 +408,7 @@ static bool links_lookup(const struct p2ps_root *r, const char *path, char *out,
 
 bool p2ps_root_realpath(const struct p2ps_root *r, const char *path, char *out, size_t len)
 {
-	char cur[PATH_MAX], next[PATH_MAX], full[PATH_MAX], real[PATH_MAX], rootreal[PATH_MAX];
+	char cur[PATH_MAX], next[PATH_MAX], real[PATH_MAX];
 	int i;
 
 	if (r->live) {
@@ -255,15 +423,10 @@ bool p2ps_root_realpath(const struct p2ps_root *r, const char *path, char *out, 
 			break;
 		p2ps_strlcpy(cur, next, sizeof(cur));
 	}
-	/* Real links inside the tree, if any. */
-	if (realpath(p2ps_root_path(r, cur, full, sizeof(full)), real) &&
-	    realpath(r->dir, rootreal)) {
-		size_t n = strlen(rootreal);
-
-		if (!strncmp(real, rootreal, n) && real[n] == '/') {
-			p2ps_strlcpy(out, real + n, len);
-			return true;
-		}
+	/* Real links inside the tree, if any, resolved without leaving it. */
+	if (!p2ps_root_resolve(r, cur, true, real, sizeof(real))) {
+		p2ps_strlcpy(out, real, len);
+		return true;
 	}
 	if (!i && !p2ps_root_exists(r, cur))
 		return false;
@@ -300,11 +463,14 @@ int p2ps_root_list(const struct p2ps_root *r, const char *dir, char ***names, si
 	char buf[PATH_MAX];
 	struct dirent *de;
 	DIR *d;
-	int err = 0;
+	int err = 0, fd;
 
 	*names = NULL;
 	*n = 0;
-	d = opendir(p2ps_root_path(r, dir, buf, sizeof(buf)));
+	fd = p2ps_root_open(r, dir, O_RDONLY | O_DIRECTORY);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d && fd >= 0)
+		close(fd);
 	if (d) {
 		while (!err && (de = readdir(d)))
 			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))

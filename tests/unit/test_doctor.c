@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -993,6 +995,183 @@ static void test_vllm(void **state)
 	p2ps_doctor_free(r);
 }
 
+/*
+ * Run @fn(@arg) in a child process and fail unless it exits 0 within @secs
+ * seconds (a read that hangs must fail the test, not hang the suite).
+ */
+static void bounded(int (*fn)(void *), void *arg, unsigned int secs)
+{
+	pid_t pid;
+	int st = 0;
+
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		alarm(secs);
+		_exit(fn(arg));
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	if (WIFSIGNALED(st))
+		fail_msg("killed by signal %d (SIGALRM %d: over %u s)", WTERMSIG(st), SIGALRM, secs);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/* A file read: a FIFO, a link to /dev/zero, a huge sparse file. */
+static int read_fifo(void *arg)
+{
+	char *s = p2ps_read_file(arg, NULL, false);
+
+	return !s && errno == EINVAL ? 0 : 1;
+}
+
+static int read_devzero(void *arg)
+{
+	char *s = p2ps_read_file(arg, NULL, false);
+
+	return !s && errno == EINVAL ? 0 : 2;
+}
+
+static int read_huge(void *arg)
+{
+	struct p2ps_root root;
+	char *s;
+	int rc;
+
+	if (p2ps_root_init(&root, arg))
+		return 3;
+	s = p2ps_root_read(&root, "/proc/cpuinfo", NULL, false);
+	rc = !s && errno == EFBIG ? 0 : 4;
+	free(s);
+	p2ps_root_fini(&root);
+	return rc;
+}
+
+static void test_read_regular_only(void **state)
+{
+	char tmpl[] = "/tmp/p2ps-read-XXXXXX", path[512];
+	const char *dir = mkdtemp(tmpl);
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	bounded(read_fifo, path, 5);
+	snprintf(path, sizeof(path), "%s/zero", dir);
+	assert_int_equal(symlink("/dev/zero", path), 0);
+	bounded(read_devzero, path, 5);
+	/* 1 GiB of holes as /proc/cpuinfo: refused past the cap, not read whole */
+	snprintf(path, sizeof(path), "mkdir -p %s/proc && truncate -s 1G %s/proc/cpuinfo", dir, dir);
+	assert_int_equal(system(path), 0);
+	bounded(read_huge, (void *)dir, 5);
+	/* a small regular file still reads */
+	snprintf(path, sizeof(path), "echo 'vendor_id : x' >%s/proc/cpuinfo", dir);
+	assert_int_equal(system(path), 0);
+	snprintf(path, sizeof(path), "%s/proc/cpuinfo", dir);
+	{
+		char *s = p2ps_read_file(path, NULL, false);
+
+		assert_non_null(s);
+		assert_string_equal(s, "vendor_id : x\n");
+		free(s);
+	}
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	assert_int_equal(system(path), 0);
+}
+
+/* doctor on the root @arg: 0 when it ends with a report */
+static int doctor_child(void *arg)
+{
+	struct p2ps_doctor_opts o = { .root = arg };
+	struct p2ps_doctor_report *r = NULL;
+
+	if (p2ps_doctor(&o, &r) || !r)
+		return 1;
+	p2ps_doctor_free(r);
+	return 0;
+}
+
+/*
+ * A FIFO where a vLLM cache file is expected (any local user can make one
+ * in their ~/.cache/vllm): doctor must neither block on it nor drop it silently.
+ */
+static void test_vllm_fifo(void **state)
+{
+	char tmpl[] = "/tmp/p2ps-doctor-XXXXXX", cmd[2048], root[512];
+	const char *dir = mkdtemp(tmpl);
+	const char *cache = "home/ana/.cache/vllm/gpu_p2p_access_cache_for_0,1.json";
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(root, sizeof(root), "%s/root", dir);
+	snprintf(cmd, sizeof(cmd), "cp -r '%s/amd-chipset/root' '%s' && cd '%s' && rm %s && mkfifo %s",
+		 FIXTURES, root, root, cache, cache);
+	assert_int_equal(system(cmd), 0);
+	bounded(doctor_child, root, 10);
+	r = doctor_at(root, "amd-chipset", NULL);
+	f = finding(r, "vllm-cache", NULL);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->detail, "not a regular file"));
+	p2ps_doctor_free(r);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * Links inside a --root tree are followed inside it, never out of it: an
+ * absolute target starts at the root, ".." stops there.  Both ways of
+ * resolving: openat2(RESOLVE_IN_ROOT) and the walk for kernels without it.
+ */
+static void test_root_escape(void **state)
+{
+	char tmpl[] = "/tmp/p2ps-out-XXXXXX", otmpl[] = "/tmp/p2ps-doctor-XXXXXX";
+	const char *out = mkdtemp(tmpl), *dir = mkdtemp(otmpl);
+	char cmd[4096], root[512];
+	static const char *const ver = "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  %s  "
+				       "Release Build  (x@y)  Tue Sep 23 09:51:27 UTC 2025";
+	struct p2ps_doctor_report *r;
+	int pass;
+
+	(void)state;
+	assert_non_null(out);
+	assert_non_null(dir);
+	snprintf(root, sizeof(root), "%s/root", dir);
+	snprintf(cmd, sizeof(cmd), "cp -r '%s/rtx4090-pair/root' '%s' && "
+		 "printf '%s\\n' 999.99.99 >'%s/version' && mkdir -p '%s/elsewhere' && "
+		 "printf '%s\\n' 575.64.05 >'%s/elsewhere/version'",
+		 FIXTURES, root, ver, out, root, ver, root);
+	assert_int_equal(system(cmd), 0);
+	for (pass = 0; pass < 2; pass++) {
+		p2ps_root_no_openat2 = pass;
+		/* absolute, out of the tree: read as ROOT/tmp/...: absent */
+		snprintf(cmd, sizeof(cmd), "ln -sfn '%s/version' '%s/proc/driver/nvidia/version'", out, root);
+		assert_int_equal(system(cmd), 0);
+		r = doctor_at(root, "rtx4090-pair", NULL);
+		assert_string_not_equal(r->driver_version, "999.99.99");
+		assert_string_equal(r->driver_version, "");	/* absent: not loaded */
+		p2ps_doctor_free(r);
+		/* relative, climbing past the root */
+		snprintf(cmd, sizeof(cmd), "ln -sfn '../../../../../../../../../../../../..%s/version' "
+			 "'%s/proc/driver/nvidia/version'", out, root);
+		assert_int_equal(system(cmd), 0);
+		r = doctor_at(root, "rtx4090-pair", NULL);
+		assert_string_equal(r->driver_version, "");
+		p2ps_doctor_free(r);
+		/* absolute, inside the tree: followed there */
+		snprintf(cmd, sizeof(cmd), "ln -sfn /elsewhere/version '%s/proc/driver/nvidia/version'", root);
+		assert_int_equal(system(cmd), 0);
+		r = doctor_at(root, "rtx4090-pair", NULL);
+		assert_string_equal(r->driver_version, "575.64.05");
+		p2ps_doctor_free(r);
+	}
+	p2ps_root_no_openat2 = 0;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", dir, out);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* Real symlinks in a temporary tree instead of .symlinks. */
 static void test_real_symlinks(void **state)
 {
@@ -1087,6 +1266,9 @@ int main(void)
 		cmocka_unit_test(test_nccl),
 		cmocka_unit_test(test_vllm),
 		cmocka_unit_test(test_real_symlinks),
+		cmocka_unit_test(test_read_regular_only),
+		cmocka_unit_test(test_vllm_fifo),
+		cmocka_unit_test(test_root_escape),
 		cmocka_unit_test(test_bad_root),
 	};
 
