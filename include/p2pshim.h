@@ -300,6 +300,8 @@ struct p2ps_doctor_opts {
 	 * output (any columns, with a header), or NULL: measured VRAM per GPU */
 	const char *smi_query_text;
 	struct p2ps_handle *h;		/* module handle for live status, or NULL */
+	/* "nvidia-smi topo -m: timed out after 10 s (killed)" or NULL: a warning */
+	const char *smi_error;
 };
 
 /*

@@ -137,6 +137,10 @@ int p2ps_doctor(const struct p2ps_doctor_opts *opts, struct p2ps_doctor_report *
 	}
 	p2ps_dr_kernel(&c);
 	p2ps_dr_driver(&c);
+	if (opts && opts->smi_error)
+		p2ps_dr_add(&c, "nvidia-smi", NULL, P2PS_V_WARN, "nvidia-smi",
+			    "a GPU may be off the bus or hung: look for Xid in dmesg; reboot before P2P tests",
+			    "%s", opts->smi_error);
 	err = p2ps_dr_find_gpus(&c);
 	if (!err) {
 		p2ps_dr_gpus(&c);

@@ -122,6 +122,21 @@ char *p2ps_trim(char *s);
 /* Decompress a whole .xz/.zst/.gz buffer chosen by magic; or copy. */
 int p2ps_decompress(const unsigned char *in, size_t inlen, unsigned char **out, size_t *outlen);
 
+/*
+ * util.c: run a program under a deadline.  @argv[0] is looked up in PATH;
+ * stdin is /dev/null, stderr goes to /dev/null (or with stdout if
+ * @merge_err).  At most @cap bytes of its output are kept, in *@out
+ * (NUL-terminated; also set on a timeout, with what came before it).
+ * After @timeout_ms its process group is killed (SIGKILL) and -ETIMEDOUT
+ * returned; -ENOENT if it is not there; else its exit status (128 + the
+ * signal if one ended it).
+ */
+#define P2PS_RUN_TIMEOUT_MS 10000
+int p2ps_run(char *const argv[], int timeout_ms, size_t cap, bool merge_err, char **out);
+/* P2PCTL_CMD_TIMEOUT (seconds) if set and sane, else P2PS_RUN_TIMEOUT_MS. */
+int p2ps_run_timeout_ms(void);
+/* "timed out after 10 s (killed)", "not found", "exit status 6", ... for @rc */
+void p2ps_run_describe(int rc, int timeout_ms, char *buf, size_t len);
 
 /*
  * PCI config space (doctor_platform.c).  Offset of extended capability @id

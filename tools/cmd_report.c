@@ -6,6 +6,7 @@
  * lines, and says what it could not read.  GPU UUIDs and serial numbers
  * are replaced unless --full.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <regex.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "p2pctl.h"
+#include "../lib/internal.h"
 
 static const char help[] =
 	"Usage: p2pctl report [-o FILE] [--json] [--root DIR] [--full] [--no-cuda]\n\n"
@@ -99,27 +101,10 @@ static char *redact(const char *in, bool full)
 
 /* ---------------------------------------------------------------- helpers */
 
+/* A regular file of at most 8 MiB (no FIFO, no device), or NULL. */
 static char *read_file_str(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m;
-	char chunk[8192];
-	size_t n;
-
-	if (!f)
-		return NULL;
-	m = open_memstream(&buf, &len);
-	if (!m) {
-		fclose(f);
-		return NULL;
-	}
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0 && len < (8u << 20))
-		fwrite(chunk, 1, n, m);
-	fclose(f);
-	fclose(m);
-	return buf;
+	return p2ps_read_file_max(path, NULL, false, 8 << 20);
 }
 
 /* The first line of @path in @buf; empty when it cannot be read. */
@@ -131,28 +116,28 @@ static void first_line(const char *path, char *buf, size_t size)
 	free(s);
 }
 
-static char *run_popen(const char *cmd)
+/*
+ * Run @cmd (words split at spaces) under the deadline, stderr with stdout;
+ * its output (NULL if it could not run), *@why what went wrong or "".
+ */
+static char *run_cmd(const char *cmd, char *why, size_t whylen)
 {
-	FILE *p = popen(cmd, "r");
-	char *buf = NULL, chunk[8192];
-	size_t len = 0, n;
-	FILE *m;
+	char a[512], *argv[16], *save, *tok, *out = NULL;
+	int n = 0, rc, ms = p2ps_run_timeout_ms();
 
-	if (!p)
-		return NULL;
-	m = open_memstream(&buf, &len);
-	if (!m) {
-		pclose(p);
-		return NULL;
-	}
-	while ((n = fread(chunk, 1, sizeof(chunk), p)) > 0)
-		fwrite(chunk, 1, n, m);
-	fclose(m);
-	if (pclose(p) != 0) {
-		free(buf);
+	snprintf(a, sizeof(a), "%s", cmd);
+	for (tok = strtok_r(a, " ", &save); tok && n < 15; tok = strtok_r(NULL, " ", &save))
+		argv[n++] = tok;
+	argv[n] = NULL;
+	*why = '\0';
+	rc = p2ps_run(argv, ms, 8 << 20, true, &out);
+	if (rc)
+		p2ps_run_describe(rc, ms, why, whylen);
+	if (rc < 0 && rc != -ETIMEDOUT) {
+		free(out);
 		return NULL;
 	}
-	return buf;
+	return out;
 }
 
 static void missing(struct rep *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -382,21 +367,25 @@ static void status(struct rep *r)
 	with_json_twin(r, "status", "p2pctl status", cmd_status, argv, 1, rc, s);
 }
 
-/* A command's output: live by popen, or DIR/../cmd/NAME.txt from a capture. */
+/* A command's output: live under a deadline, or DIR/../cmd/NAME.txt from a capture. */
 static void command_section(struct rep *r, const char *name, const char *cmd, const char *capname)
 {
-	char path[PATH_MAX], shell[512];
+	char path[PATH_MAX], why[128] = "", note[160];
 	char *s;
 
 	if (r->root) {
 		snprintf(path, sizeof(path), "%s/../cmd/%s.txt", r->root, capname);
 		s = read_file_str(path);
 	} else {
-		snprintf(shell, sizeof(shell), "%s 2>&1", cmd);
-		s = run_popen(shell);
+		s = run_cmd(cmd, why, sizeof(why));
 	}
-	if (!s || strstr(s, "not available:")) {
-		missing(r, "%s: %s", name, r->root ? "not in the captured tree" : "command missing or failed");
+	if (strstr(why, "timed out")) {
+		missing(r, "%s: %s", name, why);
+		snprintf(note, sizeof(note), "%s; its output so far follows", why);
+		section(r, name, cmd, -1, s ? s : "", NULL, note);
+	} else if (!s || *why || strstr(s, "not available:")) {
+		missing(r, "%s: %s", name, r->root ? "not in the captured tree" :
+			*why ? why : "command missing or failed");
 		section(r, name, cmd, -1, "", NULL, "not available");
 	} else {
 		section(r, name, cmd, -1, s, NULL, NULL);
