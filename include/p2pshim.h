@@ -257,7 +257,7 @@ struct p2ps_gpu {
 	uint64_t vram;			/* bytes; 0 if unknown */
 	uint64_t bar1;			/* bytes; 0 if unknown */
 	int numa_node;			/* -1 if unknown */
-	char path[256];			/* sysfs real path, relative to the root */
+	char path[512];			/* sysfs real path, relative to the root (37 bridges) */
 	/* appended for the per-GPU verdicts */
 	char chip[8];			/* "AD102", ... (from the device id) or "" */
 	char vram_source[24];		/* "nominal" (device id) or "nvidia-smi" */

@@ -46,7 +46,12 @@ __attribute__((format(printf, 7, 8)))
 void p2ps_dr_add(struct dctx *c, const char *check, const char *subject, enum p2ps_verdict v,
 		 const char *source, const char *remedy, const char *fmt, ...);
 unsigned long p2ps_dr_read_hex(struct dctx *c, const char *dir, const char *attr, bool *ok);
-/* PCI addresses of the bridges and device on a sysfs path; its host bridge ("pci0000:00"). */
+/*
+ * PCI addresses of the bridges and device on a sysfs path; its host bridge
+ * ("pci0000:00").  A GPU's path (struct p2ps_gpu.path, 512 bytes) holds at
+ * most 37 of them: deeper GPUs are named by a "gpu" warning, not checked.
+ */
+#define P2PS_DR_MAX_DEPTH 40
 int p2ps_dr_split_path(const char *path, char comps[][16], int max, char *host, size_t hostlen);
 /* Value of @key in /proc/driver/nvidia/params, or false. */
 bool p2ps_dr_param(struct dctx *c, const char *key, char *out, size_t len);

@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,7 +168,7 @@ void p2ps_dr_fmt_size(uint64_t b, char *buf, size_t len)
 
 unsigned long p2ps_dr_read_hex(struct dctx *c, const char *dir, const char *attr, bool *ok)
 {
-	char path[512], buf[64];
+	char path[PATH_MAX + 64], buf[64];
 
 	snprintf(path, sizeof(path), "%s/%s", dir, attr);
 	*ok = p2ps_root_line(&c->root, path, buf, sizeof(buf));
@@ -238,11 +239,11 @@ int p2ps_dr_find_gpus(struct dctx *c)
 	if (err)
 		return err;
 	for (i = 0; i < n; i++) {
-		char link[256], real[256];
+		char link[PATH_MAX], real[PATH_MAX];
 		struct p2ps_gpu *g;
 		unsigned long vendor, cls, dev;
 		bool ok1, ok2, ok3;
-		char numabuf[32], path[300];
+		char numabuf[32], path[PATH_MAX + 16];
 
 		snprintf(link, sizeof(link), "/sys/bus/pci/devices/%s", names[i]);
 		if (!p2ps_root_realpath(&c->root, link, real, sizeof(real)))
@@ -253,6 +254,11 @@ int p2ps_dr_find_gpus(struct dctx *c)
 		if (!ok1 || !ok2 || !ok3 || vendor != 0x10de ||
 		    ((cls >> 8) != 0x0300 && (cls >> 8) != 0x0302))
 			continue;
+		if (strlen(real) >= sizeof(g->path)) {
+			p2ps_dr_add(c, "gpu", names[i], P2PS_V_WARN, "sysfs device path", NULL,
+				    "NVIDIA device %04lx more than 36 bridges deep: not checked", dev);
+			continue;
+		}
 		if (r->nr_gpus == cap) {
 			size_t nc = cap ? cap * 2 : 8;
 			struct p2ps_gpu *ng = realloc(r->gpus, nc * sizeof(*ng));

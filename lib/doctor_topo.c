@@ -14,7 +14,7 @@
 
 int p2ps_dr_split_path(const char *path, char comps[][16], int max, char *host, size_t hostlen)
 {
-	char buf[256], *tok, *save;
+	char buf[1024], *tok, *save;
 	int n = 0;
 
 	*host = '\0';
@@ -30,9 +30,9 @@ int p2ps_dr_split_path(const char *path, char comps[][16], int max, char *host, 
 
 static enum p2ps_pcie_path pair_path(const struct p2ps_gpu *a, const struct p2ps_gpu *b)
 {
-	char ca[16][16], cb[16][16], ha[64], hb[64];
-	int na = p2ps_dr_split_path(a->path, ca, 16, ha, sizeof(ha));
-	int nb = p2ps_dr_split_path(b->path, cb, 16, hb, sizeof(hb));
+	char ca[P2PS_DR_MAX_DEPTH][16], cb[P2PS_DR_MAX_DEPTH][16], ha[64], hb[64];
+	int na = p2ps_dr_split_path(a->path, ca, P2PS_DR_MAX_DEPTH, ha, sizeof(ha));
+	int nb = p2ps_dr_split_path(b->path, cb, P2PS_DR_MAX_DEPTH, hb, sizeof(hb));
 	int i;
 
 	if (!*ha || !*hb || na == 0 || nb == 0)
@@ -93,7 +93,7 @@ static bool datacenter_nvlink_arch(const struct p2ps_gpu *g)
 static unsigned long ioh_port(struct dctx *c, const struct p2ps_gpu *g, char *hub, size_t len)
 {
 	const char *p = strstr(g->path, "/pci"), *s, *e;
-	char dir[300];
+	char dir[600];
 	unsigned long vendor, dev;
 	bool ok1, ok2;
 
@@ -312,10 +312,10 @@ int p2ps_dr_pairs(struct dctx *c)
 				break;
 			case P2PS_PATH_HOST_BRIDGES:
 			case P2PS_PATH_CROSS_SOCKET: {
-				char ha[64], hb[64], comps[16][16];
+				char ha[64], hb[64], comps[P2PS_DR_MAX_DEPTH][16];
 
-				p2ps_dr_split_path(a->path, comps, 16, ha, sizeof(ha));
-				p2ps_dr_split_path(b->path, comps, 16, hb, sizeof(hb));
+				p2ps_dr_split_path(a->path, comps, P2PS_DR_MAX_DEPTH, ha, sizeof(ha));
+				p2ps_dr_split_path(b->path, comps, P2PS_DR_MAX_DEPTH, hb, sizeof(hb));
 				p2ps_dr_add(c, "pcie-path", subj,
 				    p->native == P2PS_NATIVE_NVLINK ? P2PS_V_OK : P2PS_V_WARN,
 				    "sysfs device path, numa_node",

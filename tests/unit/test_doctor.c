@@ -1172,6 +1172,47 @@ static void test_root_escape(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/*
+ * GPUs 20 bridges deep (two, behind 19 common ones) are found and paired;
+ * one 40 deep is named, not dropped silently.
+ */
+static void test_deep_tree(void **state)
+{
+	char tmpl[] = "/tmp/p2ps-deep-XXXXXX", cmd[8192];
+	const char *dir = mkdtemp(tmpl);
+	struct p2ps_doctor_opts o = { 0 };
+	struct p2ps_doctor_report *r = NULL;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	assert_non_null(dir);
+	/* gpu D PARENT: a GPU at sysfs path PARENT/0000:D:00.0, linked from /sys/bus/pci/devices */
+	snprintf(cmd, sizeof(cmd), "cd '%s' && mkdir -p sys/bus/pci/devices && "
+		 "gpu() { d=\"$2/0000:$1:00.0\"; mkdir -p \".$d\" && echo 0x10de >\".$d/vendor\" && "
+		 "echo 0x2684 >\".$d/device\" && echo 0x030000 >\".$d/class\" && "
+		 "printf '0xf2000000 0xf2ffffff 0x40200\\n0x4000000000 0x47ffffffff 0x14220c\\n' "
+		 ">\".$d/resource\" && ln -s \"../../../..$d\" \"sys/bus/pci/devices/0000:$1:00.0\"; } && "
+		 "p=/sys/devices/pci0000:00; for i in $(seq 1 19); do "
+		 "p=\"$p/0000:$(printf %%02x $((i - 1))):$(printf %%02x $i).0\"; done && "
+		 "gpu 41 \"$p/0000:13:01.0\" && gpu 42 \"$p/0000:13:02.0\" && "
+		 "q=/sys/devices/pci0000:80; for i in $(seq 1 40); do "
+		 "q=\"$q/0000:$(printf %%02x $((i + 128))):00.0\"; done && gpu c1 \"$q\"", dir);
+	assert_int_equal(system(cmd), 0);
+	o.root = dir;
+	assert_int_equal(p2ps_doctor(&o, &r), 0);
+	assert_int_equal(r->nr_gpus, 2);
+	assert_string_equal(r->gpus[0].bdf, "0000:41:00.0");
+	assert_non_null(strstr(r->gpus[0].path, "/0000:12:13.0/0000:13:01.0/0000:41:00.0"));
+	assert_int_equal(r->nr_pairs, 1);
+	assert_int_equal(r->pairs[0].path, P2PS_PATH_SWITCH);
+	f = finding(r, "gpu", "0000:c1:00.0");
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_string_equal(f->detail, "NVIDIA device 2684 more than 36 bridges deep: not checked");
+	p2ps_doctor_free(r);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* Real symlinks in a temporary tree instead of .symlinks. */
 static void test_real_symlinks(void **state)
 {
@@ -1269,6 +1310,7 @@ int main(void)
 		cmocka_unit_test(test_read_regular_only),
 		cmocka_unit_test(test_vllm_fifo),
 		cmocka_unit_test(test_root_escape),
+		cmocka_unit_test(test_deep_tree),
 		cmocka_unit_test(test_bad_root),
 	};
 
