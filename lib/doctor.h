@@ -76,6 +76,13 @@ int p2ps_dr_find_gpus(struct dctx *c);		/* doctor_gpus.c */
 void p2ps_dr_gpus(struct dctx *c);
 void p2ps_dr_static_bar1(struct dctx *c);	/* doctor_sbar1.c: fills c->rules */
 void p2ps_dr_iommu(struct dctx *c);		/* doctor_iommu.c */
+/* What the kernel command line says of the IOMMU (doctor_iommu.c). */
+struct p2ps_dr_cmdline_iommu {
+	int passthrough;	/* iommu=pt, iommu.passthrough=1: 1; =nopt, =0: 0; -1 not said */
+	bool off;		/* iommu=off, intel_iommu=off, amd_iommu=off */
+	bool bogus_pt;		/* amd_iommu=pt or intel_iommu=pt: not options, ignored */
+};
+void p2ps_dr_cmdline_iommu(const char *cmdline, struct p2ps_dr_cmdline_iommu *o);
 int p2ps_dr_pairs(struct dctx *c);		/* doctor_topo.c */
 /* doctor_platform.c: ACS, links, NUMA and host bridges; then doctor_host.c's VM, displays. */
 void p2ps_dr_platform(struct dctx *c);

@@ -1213,6 +1213,95 @@ static void test_deep_tree(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* The command line as the kernel reads it: whole, token by token. */
+static void test_cmdline_iommu(void **state)
+{
+	struct p2ps_dr_cmdline_iommu o;
+
+	(void)state;
+	p2ps_dr_cmdline_iommu("ro quiet amd_iommu=pt", &o);
+	assert_int_equal(o.passthrough, -1);	/* not an option: no passthrough */
+	assert_true(o.bogus_pt);
+	p2ps_dr_cmdline_iommu("ro iommu=pt", &o);
+	assert_int_equal(o.passthrough, 1);
+	assert_false(o.bogus_pt);
+	p2ps_dr_cmdline_iommu("iommu=pt iommu.passthrough=0", &o);
+	assert_int_equal(o.passthrough, 0);	/* the last one wins */
+	p2ps_dr_cmdline_iommu("iommu.passthrough=1 intel_iommu=on", &o);
+	assert_int_equal(o.passthrough, 1);
+	p2ps_dr_cmdline_iommu("xiommu=pt foo=\"a iommu=pt\"", &o);
+	assert_int_equal(o.passthrough, -1);	/* parts of other tokens */
+	p2ps_dr_cmdline_iommu("ro -- iommu=pt", &o);
+	assert_int_equal(o.passthrough, -1);	/* init's */
+	p2ps_dr_cmdline_iommu("iommu=force,pt amd_iommu=off", &o);
+	assert_int_equal(o.passthrough, 1);
+	assert_true(o.off);
+	p2ps_dr_cmdline_iommu(NULL, &o);
+	assert_int_equal(o.passthrough, -1);
+}
+
+/*
+ * The IOMMU verdict from facts (amd-chipset: one IOMMU unit): amd_iommu=pt
+ * is no passthrough; iommu=pt past byte 1024 is; a GPU group's type wins
+ * over the command line.
+ */
+static void test_iommu_facts(void **state)
+{
+	char tmpl[] = "/tmp/p2ps-doctor-XXXXXX", cmd[4096], root[512], path[2048];
+	const char *dir = mkdtemp(tmpl);
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+	size_t i;
+
+	(void)state;
+	r = doctor_edited("amd-chipset", "sed -i 's/amd_iommu=on/amd_iommu=pt/' proc/cmdline");
+	f = finding(r, "iommu", NULL);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->remedy, "amd_iommu=pt/intel_iommu=pt are not kernel options"));
+	p2ps_doctor_free(r);
+	r = doctor_edited("amd-chipset", "printf 'ro %01200d iommu=pt\\n' 0 >proc/cmdline");
+	f = finding(r, "iommu", NULL);
+	assert_int_equal(f->verdict, P2PS_V_OK);
+	assert_string_equal(f->detail, "IOMMU in passthrough mode (1 unit)");
+	p2ps_doctor_free(r);
+
+	/* groups: identity for both GPUs, though the command line says nothing */
+	assert_non_null(dir);
+	snprintf(root, sizeof(root), "%s/root", dir);
+	snprintf(cmd, sizeof(cmd), "cp -r '%s/amd-chipset/root' '%s' && mkdir -p "
+		 "'%s/sys/kernel/iommu_groups/7' '%s/sys/kernel/iommu_groups/8' && "
+		 "echo identity >'%s/sys/kernel/iommu_groups/7/type' && "
+		 "echo DMA-FQ >'%s/sys/kernel/iommu_groups/8/type'", FIXTURES, root, root, root, root, root);
+	assert_int_equal(system(cmd), 0);
+	r = doctor_at(root, "amd-chipset", NULL);
+	assert_int_equal(verdict(r, "iommu", NULL), P2PS_V_WARN);
+	assert_int_equal(r->nr_gpus, 2);
+	for (i = 0; i < r->nr_gpus; i++) {
+		snprintf(path, sizeof(path), "%s%s/iommu_group", root, r->gpus[i].path);
+		assert_int_equal(symlink("/sys/kernel/iommu_groups/7", path), 0);
+	}
+	p2ps_doctor_free(r);
+	r = doctor_at(root, "amd-chipset", NULL);
+	f = finding(r, "iommu", NULL);
+	assert_int_equal(f->verdict, P2PS_V_OK);
+	assert_string_equal(f->detail, "IOMMU passthrough for every GPU (group type identity)");
+	/* one GPU translated: a warning naming it, whatever the command line says */
+	snprintf(path, sizeof(path), "%s%s/iommu_group", root, r->gpus[1].path);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(symlink("/sys/kernel/iommu_groups/8", path), 0);
+	snprintf(cmd, sizeof(cmd), "sed -i 's/amd_iommu=on/iommu=pt/' '%s/proc/cmdline'", root);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "IOMMU translates DMA for %s (group type DMA-FQ)", r->gpus[1].bdf);
+	p2ps_doctor_free(r);
+	r = doctor_at(root, "amd-chipset", NULL);
+	f = finding(r, "iommu", NULL);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_string_equal(f->detail, cmd);
+	p2ps_doctor_free(r);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* Real symlinks in a temporary tree instead of .symlinks. */
 static void test_real_symlinks(void **state)
 {
@@ -1311,6 +1400,8 @@ int main(void)
 		cmocka_unit_test(test_vllm_fifo),
 		cmocka_unit_test(test_root_escape),
 		cmocka_unit_test(test_deep_tree),
+		cmocka_unit_test(test_cmdline_iommu),
+		cmocka_unit_test(test_iommu_facts),
 		cmocka_unit_test(test_bad_root),
 	};
 
