@@ -266,6 +266,10 @@ struct p2ps_gpu {
 	int display;			/* boot_vga: 1 boot display, 0 not, -1 unknown */
 	enum p2ps_static_bar1 static_bar1;
 	char static_bar1_why[200];
+	/* appended: the bound driver ("nvidia", "vfio-pci", "nouveau", "" none
+	 * bound) and whether that is known (a captured tree may not record it) */
+	char driver[32];
+	bool driver_known;
 };
 
 struct p2ps_pair {

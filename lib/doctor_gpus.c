@@ -233,6 +233,7 @@ int p2ps_dr_find_gpus(struct dctx *c)
 	struct p2ps_doctor_report *r = c->r;
 	char **names;
 	size_t n, i, cap = 0;
+	bool any_driver = false;
 	int err;
 
 	err = p2ps_root_list(&c->root, "/sys/bus/pci/devices", &names, &n);
@@ -243,7 +244,7 @@ int p2ps_dr_find_gpus(struct dctx *c)
 		struct p2ps_gpu *g;
 		unsigned long vendor, cls, dev;
 		bool ok1, ok2, ok3;
-		char numabuf[32], path[PATH_MAX + 16];
+		char numabuf[32], path[PATH_MAX + 16], drv[PATH_MAX];
 
 		snprintf(link, sizeof(link), "/sys/bus/pci/devices/%s", names[i]);
 		if (!p2ps_root_realpath(&c->root, link, real, sizeof(real)))
@@ -296,12 +297,24 @@ int p2ps_dr_find_gpus(struct dctx *c)
 		if (p2ps_root_line(&c->root, path, numabuf, sizeof(numabuf)))
 			g->display = numabuf[0] == '1';
 		gpu_name(c, g->bdf, g->name, sizeof(g->name));
+		snprintf(path, sizeof(path), "%s/driver", real);
+		if (p2ps_root_realpath(&c->root, path, drv, sizeof(drv))) {
+			const char *base = strrchr(drv, '/');
+
+			p2ps_strlcpy(g->driver, base ? base + 1 : drv, sizeof(g->driver));
+			g->driver_known = true;
+			any_driver = true;
+		}
 		snprintf(path, sizeof(path), "%s/numa_node", real);
 		g->numa_node = -1;
 		if (p2ps_root_line(&c->root, path, numabuf, sizeof(numabuf)))
 			g->numa_node = (int)strtol(numabuf, NULL, 10);
 	}
 	p2ps_free_list(names, n);
+	/* A tree that records driver links (or the live system): none = unbound. */
+	for (i = 0; i < r->nr_gpus; i++)
+		if (any_driver || c->root.live)
+			r->gpus[i].driver_known = true;
 	return 0;
 }
 

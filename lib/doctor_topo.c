@@ -154,6 +154,19 @@ static const struct p2ps_gpu *first_of(const struct p2ps_gpu *a, const struct p2
 	return strcmp(a->bdf, b->bdf) <= 0 ? a : b;
 }
 
+/*
+ * Is @g nvidia's?  Unknown (a tree without driver links) counts as yes; so
+ * does no driver while nvidia is not loaded (doctor then predicts).
+ */
+static bool drives(const struct dctx *c, const struct p2ps_gpu *g)
+{
+	if (!g->driver_known)
+		return true;
+	if (!*g->driver)
+		return !*c->r->driver_version;
+	return !strcmp(g->driver, "nvidia");
+}
+
 static void pair_verdict(struct dctx *c, const struct p2ps_dr_rules *k, struct p2ps_pair *p,
 			 const char *subj)
 {
@@ -164,6 +177,18 @@ static void pair_verdict(struct dctx *c, const struct p2ps_dr_rules *k, struct p
 	enum p2ps_verdict v = P2PS_V_OK;
 	long t;
 
+	/* a GPU nvidia does not drive (vfio-pci, nouveau, none) has no P2P at all */
+	if (!drives(c, a) || !drives(c, b)) {
+		bad = drives(c, a) ? b : a;
+		p->p2p = P2PS_P2P_NONE;
+		v = P2PS_V_FAIL;
+		snprintf(p->p2p_why, sizeof(p->p2p_why), "%s is bound to %s, not nvidia", bad->bdf,
+			 *bad->driver ? bad->driver : "no driver");
+		snprintf(remedy, sizeof(remedy), "bind %s to nvidia if it is meant for P2P here "
+			 "(driverctl unset-override %s, or unbind it from %s)", bad->bdf, bad->bdf,
+			 *bad->driver ? bad->driver : "its driver");
+		goto out;
+	}
 	if (p->native == P2PS_NATIVE_NVLINK && (t = nvlink_forced_off(c, k, first_of(a, b)))) {
 		p->p2p = P2PS_P2P_BAR1;
 		v = P2PS_V_WARN;

@@ -127,6 +127,8 @@ json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *
 		json_object_object_add(j, "vram_source", p2pctl_json_str(g->vram_source));
 		json_object_object_add(j, "vram_smi_mib",
 				       g->vram_mib ? json_object_new_uint64(g->vram_mib) : NULL);
+		json_object_object_add(j, "driver", !g->driver_known ? NULL :
+				       json_object_new_string(*g->driver ? g->driver : "none"));
 		json_object_object_add(j, "display", g->display < 0 ? NULL :
 				       json_object_new_boolean(g->display == 1));
 		sb = json_object_new_object();

@@ -1302,6 +1302,57 @@ static void test_iommu_facts(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/*
+ * A GPU bound to vfio-pci (or to nothing, while nvidia is loaded) has no
+ * P2P: no bar1 pair for it.  amd-chipset's tree records driver links in
+ * .symlinks once they are added.
+ */
+static void test_bound_driver(void **state)
+{
+	char tmpl[] = "/tmp/p2ps-doctor-XXXXXX", cmd[4096], root[512];
+	const char *dir = mkdtemp(tmpl);
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+	char p0[512], p1[512], b1[16], subj[48];
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(root, sizeof(root), "%s/root", dir);
+	snprintf(cmd, sizeof(cmd), "cp -r '%s/amd-chipset/root' '%s'", FIXTURES, root);
+	assert_int_equal(system(cmd), 0);
+	r = doctor_at(root, "amd-chipset", NULL);
+	assert_int_equal(r->nr_pairs, 1);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
+	p2ps_strlcpy(p0, r->gpus[0].path, sizeof(p0));
+	p2ps_strlcpy(p1, r->gpus[1].path, sizeof(p1));
+	p2ps_strlcpy(b1, r->gpus[1].bdf, sizeof(b1));
+	snprintf(subj, sizeof(subj), "%s %s", r->gpus[0].bdf, b1);
+	p2ps_doctor_free(r);
+	snprintf(cmd, sizeof(cmd), "printf '%%s/driver\\t../x\\t/sys/bus/pci/drivers/nvidia\\n"
+		 "%%s/driver\\t../x\\t/sys/bus/pci/drivers/vfio-pci\\n' '%s' '%s' >>'%s/.symlinks'",
+		 p0, p1, root);
+	assert_int_equal(system(cmd), 0);
+	r = doctor_at(root, "amd-chipset", NULL);
+	assert_string_equal(r->gpus[0].driver, "nvidia");
+	assert_string_equal(r->gpus[1].driver, "vfio-pci");
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	f = finding(r, "p2p", subj);
+	assert_int_equal(f->verdict, P2PS_V_FAIL);
+	snprintf(cmd, sizeof(cmd), "P2P: none (%s is bound to vfio-pci, not nvidia)", b1);
+	assert_string_equal(f->detail, cmd);
+	p2ps_doctor_free(r);
+	/* unbound, while nvidia is loaded */
+	snprintf(cmd, sizeof(cmd), "sed -i '/vfio-pci/d' '%s/.symlinks'", root);
+	assert_int_equal(system(cmd), 0);
+	r = doctor_at(root, "amd-chipset", NULL);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	snprintf(cmd, sizeof(cmd), "%s is bound to no driver, not nvidia", b1);
+	assert_string_equal(r->pairs[0].p2p_why, cmd);
+	p2ps_doctor_free(r);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* Real symlinks in a temporary tree instead of .symlinks. */
 static void test_real_symlinks(void **state)
 {
@@ -1402,6 +1453,7 @@ int main(void)
 		cmocka_unit_test(test_deep_tree),
 		cmocka_unit_test(test_cmdline_iommu),
 		cmocka_unit_test(test_iommu_facts),
+		cmocka_unit_test(test_bound_driver),
 		cmocka_unit_test(test_bad_root),
 	};
 
