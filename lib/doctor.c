@@ -15,6 +15,7 @@
  *   doctor_host.c      VM, displays
  *   doctor_software.c  NCCL
  *   doctor_vllm.c      the vLLM P2P cache
+ *   doctor_read.c      the driver's BAR1 peer-read rule (kmod/readrule.c)
  *   doctor_module.c    p2p-shim's state
  */
 #include <ctype.h>
@@ -149,6 +150,7 @@ int p2ps_doctor(const struct p2ps_doctor_opts *opts, struct p2ps_doctor_report *
 		err = p2ps_dr_pairs(&c);
 		if (!err) {
 			p2ps_dr_platform(&c);
+			p2ps_dr_bar1_reads(&c);
 			p2ps_dr_software(&c);
 		}
 	}

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include <p2p-shim/readrule.h>
 #include "doctor.h"
 
 /* doctor on the tree @root, with @fixture's nvidia-smi output */
@@ -1353,6 +1354,55 @@ static void test_bound_driver(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* The driver's BAR1 peer-read rule (kmod/readrule.c), shared with the module. */
+static void test_readrule(void **state)
+{
+	(void)state;
+	/* a common switch: always */
+	assert_true(p2ps_bar1_reads_allowed(P2PS_CPU_INTEL, 6, 183, true));
+	assert_true(p2ps_bar1_reads_allowed(P2PS_CPU_OTHER, 0, 0, true));
+	/* AMD: Zen (0x17) and every later family */
+	assert_false(p2ps_bar1_reads_allowed(P2PS_CPU_AMD, 0x16, 0, false));
+	assert_true(p2ps_bar1_reads_allowed(P2PS_CPU_AMD, 0x17, 1, false));
+	assert_true(p2ps_bar1_reads_allowed(P2PS_CPU_AMD, 0x19, 0x61, false));
+	assert_true(p2ps_bar1_reads_allowed(P2PS_CPU_AMD, 0x1a, 0x11, false));
+	/* Intel: Sapphire Rapids only */
+	assert_true(p2ps_bar1_reads_allowed(P2PS_CPU_INTEL, 6, 143, false));
+	assert_false(p2ps_bar1_reads_allowed(P2PS_CPU_INTEL, 6, 207, false));	/* Emerald Rapids */
+	assert_false(p2ps_bar1_reads_allowed(P2PS_CPU_INTEL, 6, 173, false));	/* Granite Rapids */
+	assert_false(p2ps_bar1_reads_allowed(P2PS_CPU_INTEL, 6, 183, false));	/* i9-14900K */
+	assert_false(p2ps_bar1_reads_allowed(P2PS_CPU_INTEL, 6, 158, false));	/* i9-9900KF */
+	assert_false(p2ps_bar1_reads_allowed(P2PS_CPU_INTEL, 7, 143, false));
+	assert_false(p2ps_bar1_reads_allowed(P2PS_CPU_OTHER, 0x18, 0, false));	/* Hygon */
+}
+
+/* doctor warns on BAR1 pairs of hosts that fail the rule (amd-chipset: no switch). */
+static void test_bar1_reads(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	r = doctor_edited("amd-chipset", "printf 'processor\\t: 0\\nvendor_id\\t: GenuineIntel\\n"
+			  "cpu family\\t: 6\\nmodel\\t\\t: 183\\n\\nprocessor\\t: 1\\nmodel\\t\\t: 143\\n' "
+			  ">proc/cpuinfo");
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
+	f = finding(r, "bar1-reads", NULL);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->detail, "(GenuineIntel family 6 model 183 here)"));
+	p2ps_doctor_free(r);
+	/* Sapphire Rapids passes */
+	r = doctor_edited("amd-chipset", "printf 'vendor_id : GenuineIntel\\ncpu family : 6\\n"
+			  "model : 143\\n' >proc/cpuinfo");
+	assert_null(p2ps_doctor_find(r, "bar1-reads", NULL));
+	p2ps_doctor_free(r);
+	/* a Ryzen 5950X (Zen 3, family 25) passes */
+	r = doctor_edited("amd-chipset", "printf 'vendor_id : AuthenticAMD\ncpu family : 25\n"
+			  "model : 33\n' >proc/cpuinfo");
+	assert_null(p2ps_doctor_find(r, "bar1-reads", NULL));
+	p2ps_doctor_free(r);
+}
+
 /* Real symlinks in a temporary tree instead of .symlinks. */
 static void test_real_symlinks(void **state)
 {
@@ -1454,6 +1504,8 @@ int main(void)
 		cmocka_unit_test(test_cmdline_iommu),
 		cmocka_unit_test(test_iommu_facts),
 		cmocka_unit_test(test_bound_driver),
+		cmocka_unit_test(test_readrule),
+		cmocka_unit_test(test_bar1_reads),
 		cmocka_unit_test(test_bad_root),
 	};
 
