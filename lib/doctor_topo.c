@@ -222,6 +222,17 @@ static void pair_verdict(struct dctx *c, const struct p2ps_dr_rules *k, struct p
 		}
 		goto out;
 	}
+	if (k->k.gen != P2PS_GEN_UNSERVED && *c->r->driver_version && !*c->r->profile) {
+		const char *why = p2ps_unsupported_reason(c->r->driver_version);
+
+		/* p2p-shim will not arm on it: the same reason as `p2pctl check` */
+		p->p2p = P2PS_P2P_NONE;
+		v = P2PS_V_FAIL;
+		snprintf(p->p2p_why, sizeof(p->p2p_why), "no profile for driver %s%s%s: p2p-shim "
+			 "does not arm", c->r->driver_version, why ? ": " : "", why ? why : "");
+		p2ps_strlcpy(remedy, "see profile", sizeof(remedy));
+		goto out;
+	}
 	if (k->k.gen == P2PS_GEN_UNSERVED) {
 		p->p2p = P2PS_P2P_NONE;
 		v = P2PS_V_FAIL;

@@ -183,8 +183,9 @@ static void test_proprietary(void **state)
 	assert_int_equal(f->verdict, P2PS_V_FAIL);
 	assert_non_null(strstr(f->detail, "proprietary"));
 	assert_non_null(strstr(f->remedy, "open"));
-	/* 550.x has a profile (gen-0); the module's flavour is what fails */
-	assert_int_equal(verdict(r, "profile", NULL), P2PS_V_OK);
+	/* no profile applies to the proprietary module: not "profile OK" beside it */
+	assert_int_equal(verdict(r, "profile", NULL), P2PS_V_SKIP);
+	assert_string_equal(r->profile, "");
 	assert_int_equal(r->nr_pairs, 0);
 	p2ps_doctor_free(r);
 }
@@ -1403,6 +1404,38 @@ static void test_bar1_reads(void **state)
 	p2ps_doctor_free(r);
 }
 
+/*
+ * A driver without a profile (555: refused on purpose; 610: not known yet)
+ * gives every pair `none` with `p2pctl check`'s reason, and --force only
+ * where check would allow it.
+ */
+static void test_no_profile(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	r = doctor_edited("rtx4090-pair", "sed -i 's/580.95.05/555.58.02/' proc/driver/nvidia/version");
+	assert_string_equal(r->driver_version, "555.58.02");
+	assert_string_equal(r->profile, "");
+	f = finding(r, "profile", NULL);
+	assert_int_equal(f->verdict, P2PS_V_FAIL);
+	assert_non_null(strstr(f->detail, "555.x is not verified"));
+	assert_null(strstr(f->remedy, "--force"));
+	assert_int_equal(r->nr_pairs, 1);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	assert_non_null(strstr(r->pairs[0].p2p_why, "no profile for driver 555.58.02: 555.x is not verified"));
+	assert_int_equal(finding(r, "p2p", NULL)->verdict, P2PS_V_FAIL);
+	p2ps_doctor_free(r);
+	r = doctor_edited("rtx4090-pair", "sed -i 's/580.95.05/610.57.04/' proc/driver/nvidia/version");
+	f = finding(r, "profile", NULL);
+	assert_int_equal(f->verdict, P2PS_V_FAIL);
+	assert_non_null(strstr(f->remedy, "p2pctl enable --force"));
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	assert_string_equal(r->pairs[0].p2p_why, "no profile for driver 610.57.04: p2p-shim does not arm");
+	p2ps_doctor_free(r);
+}
+
 /* Real symlinks in a temporary tree instead of .symlinks. */
 static void test_real_symlinks(void **state)
 {
@@ -1506,6 +1539,7 @@ int main(void)
 		cmocka_unit_test(test_bound_driver),
 		cmocka_unit_test(test_readrule),
 		cmocka_unit_test(test_bar1_reads),
+		cmocka_unit_test(test_no_profile),
 		cmocka_unit_test(test_bad_root),
 	};
 
