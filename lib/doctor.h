@@ -95,6 +95,8 @@ void p2ps_dr_vllm(struct dctx *c);		/* doctor_vllm.c */
 void p2ps_dr_each_home(struct dctx *c, const char *suffix,
 		       void (*fn)(struct dctx *, void *, const char *), void *arg);
 void p2ps_dr_module(struct dctx *c);		/* doctor_module.c */
+/* doctor_module.c: p2p-shim is loaded (/sys/module/p2p_shim, /proc/modules). */
+bool p2ps_dr_shim_loaded(struct dctx *c);
 /* doctor_read.c: the first CPU of /proc/cpuinfo; false if not known. */
 struct p2ps_dr_cpu {
 	char vendor_id[16];		/* "GenuineIntel", "AuthenticAMD", ... */

@@ -1436,6 +1436,33 @@ static void test_no_profile(void **state)
 	p2ps_doctor_free(r);
 }
 
+/*
+ * p2p-shim already loaded (DKMS signed it, the key is enrolled): lockdown,
+ * Secure Boot, sig_enforce and modules_disabled are no blockers then.
+ * h100-vm-580: lockdown forced by the config, sig_enforce Y, modules_disabled 1.
+ */
+static void test_loaded_signed(void **state)
+{
+	struct p2ps_doctor_report *r;
+
+	(void)state;
+	r = doctor("h100-vm-580", NULL);
+	assert_int_equal(verdict(r, "lockdown", NULL), P2PS_V_FAIL);
+	assert_int_equal(verdict(r, "sig-enforce", NULL), P2PS_V_FAIL);
+	assert_int_equal(verdict(r, "modules-disabled", NULL), P2PS_V_FAIL);
+	p2ps_doctor_free(r);
+	r = doctor_edited("h100-vm-580", "mkdir -p sys/module/p2p_shim");
+	assert_int_equal(verdict(r, "lockdown", NULL), P2PS_V_OK);
+	assert_int_equal(verdict(r, "secure-boot", NULL), P2PS_V_OK);
+	assert_int_equal(verdict(r, "sig-enforce", NULL), P2PS_V_OK);
+	assert_string_equal(finding(r, "sig-enforce", NULL)->detail,
+			    "p2p-shim is loaded: the kernel accepted its signature (or needs none)");
+	assert_int_equal(verdict(r, "modules-disabled", NULL), P2PS_V_OK);
+	/* kprobes missing stays a blocker, loaded or not */
+	assert_int_equal(verdict(r, "kprobes", NULL), P2PS_V_FAIL);
+	p2ps_doctor_free(r);
+}
+
 /* Real symlinks in a temporary tree instead of .symlinks. */
 static void test_real_symlinks(void **state)
 {
@@ -1540,6 +1567,7 @@ int main(void)
 		cmocka_unit_test(test_readrule),
 		cmocka_unit_test(test_bar1_reads),
 		cmocka_unit_test(test_no_profile),
+		cmocka_unit_test(test_loaded_signed),
 		cmocka_unit_test(test_bad_root),
 	};
 
