@@ -995,6 +995,17 @@ static void test_vllm(void **state)
 	r = doctor("rtx4090-pair", NULL);
 	assert_int_equal(verdict(r, "vllm-cache", NULL), P2PS_V_OK);
 	p2ps_doctor_free(r);
+	/* "P2P" cached where doctor says none: vLLM would use custom all-reduce without it */
+	r = doctor_edited("rtx4090d-48g-550", "sed -i 's/\"0->1\": false/\"0->1\": true/' "
+			  "home/ana/.cache/vllm/gpu_p2p_access_cache_for_0,1.json");
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	f = finding(r, "vllm-cache", "CUDA_VISIBLE_DEVICES=0,1");
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_string_equal(f->detail, "vLLM cached \"P2P\" for 0->1, which doctor says has none: "
+			    "vLLM would run its custom all-reduce without P2P");
+	assert_string_equal(f->remedy, "rm /home/ana/.cache/vllm/gpu_p2p_access_cache_for_0,1.json "
+			    "(vLLM tests P2P again on its next start)");
+	p2ps_doctor_free(r);
 }
 
 /*
