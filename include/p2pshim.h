@@ -294,6 +294,10 @@ struct p2ps_doctor_report {
 	struct p2ps_pair *pairs;
 	size_t nr_pairs;
 	unsigned int nr_fail, nr_warn;
+	/* appended: the answer, "P2P possible for N of M pairs (K blocked: ...)" */
+	unsigned int nr_usable_gpus;	/* GPUs nvidia drives (or may: no driver links) */
+	unsigned int nr_p2p_possible;	/* pairs with native P2P, or bar1 and no host blocker */
+	char summary[320];
 };
 
 struct p2ps_doctor_opts {

@@ -12,7 +12,9 @@
 
 static const char help[] =
 	"Usage: p2pctl doctor [--json] [--root DIR] [--topo FILE]\n\n"
-	"Check this host for everything p2p-shim needs, each with a verdict (ok,\n"
+	"First the answer: \"P2P possible for N of M pairs (K blocked: why)\"\n"
+	"(fewer than two GPUs driven by nvidia is a blocker).  Then check this\n"
+	"host for everything p2p-shim needs, each with a verdict (ok,\n"
 	"skip, warn, fail) and a one-line remedy: kprobes in the kernel; lockdown,\n"
 	"Secure Boot, module signature enforcement and modules_disabled (which would\n"
 	"refuse an unsigned module); the nvidia open kernel module, its version and\n"
@@ -94,6 +96,12 @@ json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *
 	json_object_object_add(s, "fail", json_object_new_int64(r->nr_fail));
 	json_object_object_add(s, "warn", json_object_new_int64(r->nr_warn));
 	json_object_object_add(o, "summary", s);
+	s = json_object_new_object();
+	json_object_object_add(s, "pairs", json_object_new_uint64(r->nr_pairs));
+	json_object_object_add(s, "possible", json_object_new_uint64(r->nr_p2p_possible));
+	json_object_object_add(s, "usable_gpus", json_object_new_uint64(r->nr_usable_gpus));
+	json_object_object_add(s, "text", json_object_new_string(r->summary));
+	json_object_object_add(o, "p2p_possible", s);
 	a = json_object_new_array();
 	for (i = 0; i < r->nr_findings; i++) {
 		const struct p2ps_finding *f = &r->findings[i];
@@ -176,6 +184,7 @@ static void print_human(const struct p2ps_doctor_report *r, FILE *f)
 	struct p2pctl_table t;
 	size_t i;
 
+	fprintf(f, "%s\n", r->summary);
 	fprintf(f, "kernel %s, nvidia %s%s, profile %s\n\n",
 		*r->kernel_release ? r->kernel_release : "?",
 		*r->driver_version ? r->driver_version : "not loaded",

@@ -1474,6 +1474,40 @@ static void test_loaded_signed(void **state)
 	p2ps_doctor_free(r);
 }
 
+/* The one answer: "P2P possible for N of M pairs (K blocked: ...)". */
+static void test_summary(void **state)
+{
+	struct p2ps_doctor_report *r;
+
+	(void)state;
+	r = doctor("rtx4090-pair", NULL);
+	assert_string_equal(r->summary, "P2P possible for 1 of 1 pair");
+	assert_int_equal(r->nr_p2p_possible, 1);
+	assert_int_equal(r->nr_usable_gpus, 2);
+	assert_null(p2ps_doctor_find(r, "gpus", NULL));
+	p2ps_doctor_free(r);
+	/* one GPU: a blocker, not "0 blockers" */
+	r = doctor("h100-vm-580", NULL);
+	assert_int_equal(verdict(r, "gpus", NULL), P2PS_V_FAIL);
+	assert_string_equal(r->summary, "P2P possible for 0 pairs: 1 usable GPU");
+	p2ps_doctor_free(r);
+	/* a bar1 pair on a host that can't load p2p-shim */
+	r = doctor("no-kprobes", NULL);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
+	assert_string_equal(r->summary, "P2P possible for 0 of 1 pair (1 blocked: host: kprobes)");
+	p2ps_doctor_free(r);
+	/* a pair blocked on its own, with its reason */
+	r = doctor("rtx4090-smallbar", NULL);
+	assert_int_equal(r->nr_p2p_possible, 0);
+	assert_string_equal(r->summary, "P2P possible for 0 of 1 pair (1 blocked: 0000:03:00.0: static BAR1 no "
+			    "(BAR1 P2P needs it on both GPUs))");
+	p2ps_doctor_free(r);
+	/* NVLink needs no shim: possible whatever the host */
+	r = doctor("h200-nvlink-580", H200_TOPO);
+	assert_int_equal(r->nr_p2p_possible, r->nr_pairs);
+	p2ps_doctor_free(r);
+}
+
 /* Real symlinks in a temporary tree instead of .symlinks. */
 static void test_real_symlinks(void **state)
 {
@@ -1579,6 +1613,7 @@ int main(void)
 		cmocka_unit_test(test_bar1_reads),
 		cmocka_unit_test(test_no_profile),
 		cmocka_unit_test(test_loaded_signed),
+		cmocka_unit_test(test_summary),
 		cmocka_unit_test(test_bad_root),
 	};
 
