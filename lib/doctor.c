@@ -100,6 +100,11 @@ void p2ps_dr_add(struct dctx *c, const char *check, const char *subject, enum p2
 	va_start(ap, fmt);
 	vsnprintf(f->detail, sizeof(f->detail), fmt, ap);
 	va_end(ap);
+	/* what files said reaches a terminal and JSON: no ESC, valid UTF-8 */
+	p2ps_sanitize(f->subject);
+	p2ps_sanitize(f->detail);
+	p2ps_sanitize(f->remedy);
+	p2ps_sanitize(f->source);
 	if (v == P2PS_V_FAIL)
 		r->nr_fail++;
 	else if (v == P2PS_V_WARN)
@@ -225,6 +230,19 @@ int p2ps_doctor(const struct p2ps_doctor_opts *opts, struct p2ps_doctor_report *
 		p2ps_dr_module(&c);
 	if (!err)
 		summarize(&c);
+	if (!err) {
+		size_t i;
+
+		p2ps_sanitize(c.r->kernel_release);
+		p2ps_sanitize(c.r->driver_version);
+		p2ps_sanitize(c.r->summary);
+		for (i = 0; i < c.r->nr_gpus; i++) {
+			p2ps_sanitize(c.r->gpus[i].name);
+			p2ps_sanitize(c.r->gpus[i].static_bar1_why);
+		}
+		for (i = 0; i < c.r->nr_pairs; i++)
+			p2ps_sanitize(c.r->pairs[i].p2p_why);
+	}
 	if (!err)
 		err = c.err;
 	free(c.config);

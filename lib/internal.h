@@ -119,6 +119,12 @@ void p2ps_strlcpy(char *dst, const char *src, size_t len);
 bool p2ps_catf(char *buf, size_t size, size_t *off, const char *sep, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 char *p2ps_trim(char *s);
+/*
+ * Replace, in place, every byte that is not part of valid UTF-8 and every
+ * control character (C0 but tab, DEL, C1) with '?': text from sysfs, DMI or
+ * a file that may reach a terminal or JSON.  Returns @s.
+ */
+char *p2ps_sanitize(char *s);
 /* Decompress a whole .xz/.zst/.gz buffer chosen by magic; or copy. */
 int p2ps_decompress(const unsigned char *in, size_t inlen, unsigned char **out, size_t *outlen);
 

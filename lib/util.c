@@ -59,6 +59,39 @@ void p2ps_strlcpy(char *dst, const char *src, size_t len)
 	dst[n] = '\0';
 }
 
+char *p2ps_sanitize(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+
+	while (*p) {
+		unsigned char c = *p;
+		size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
+			   (c & 0xf8) == 0xf0 ? 4 : 0;
+		uint32_t cp = n == 2 ? c & 0x1f : n == 3 ? c & 0x0f : c & 0x07;
+		size_t i;
+		bool ok = n > 0;
+
+		for (i = 1; ok && i < n; i++) {
+			if ((p[i] & 0xc0) != 0x80)
+				ok = false;
+			else
+				cp = cp << 6 | (p[i] & 0x3f);
+		}
+		/* overlong forms, surrogates, past U+10FFFF, C0/C1 controls, DEL */
+		if (ok && n > 1 && (cp < (n == 2 ? 0x80u : n == 3 ? 0x800u : 0x10000u) ||
+				    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff || (cp >= 0x80 && cp < 0xa0)))
+			ok = false;
+		if (ok && n == 1 && (c < 0x20 || c == 0x7f) && c != '\t')
+			ok = false;
+		if (!ok) {
+			*p++ = '?';	/* one byte at a time: the rest is judged again */
+			continue;
+		}
+		p += n;
+	}
+	return s;
+}
+
 char *p2ps_trim(char *s)
 {
 	char *e;

@@ -1508,6 +1508,24 @@ static void test_summary(void **state)
 	p2ps_doctor_free(r);
 }
 
+/* Control characters and invalid UTF-8 from sysfs/DMI never reach the output. */
+static void test_sanitize(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+	char s1[] = "a\x1b[2Jb\xff\xc3(\t\xc2\x9b""c\xe2\x82\xac\xed\xa0\x80\xc0\xaf\x7f";
+
+	(void)state;
+	/* ESC, a lone 0xff, a broken pair, tab kept, C1 CSI, a euro sign kept,
+	 * a surrogate, an overlong '/', DEL */
+	assert_string_equal(p2ps_sanitize(s1), "a?[2Jb?" "?(\t?" "?c\xe2\x82\xac?" "?" "?" "?" "?" "?");
+	r = doctor_edited("qemu-guest", "printf 'QEMU\\033[2J\\377' >sys/class/dmi/id/sys_vendor");
+	f = finding(r, "vm", NULL);
+	assert_null(strchr(f->detail, '\x1b'));
+	assert_non_null(strstr(f->detail, "DMI QEMU?[2J?"));
+	p2ps_doctor_free(r);
+}
+
 /* Real symlinks in a temporary tree instead of .symlinks. */
 static void test_real_symlinks(void **state)
 {
@@ -1614,6 +1632,7 @@ int main(void)
 		cmocka_unit_test(test_no_profile),
 		cmocka_unit_test(test_loaded_signed),
 		cmocka_unit_test(test_summary),
+		cmocka_unit_test(test_sanitize),
 		cmocka_unit_test(test_bad_root),
 	};
 
