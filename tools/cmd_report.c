@@ -22,15 +22,15 @@
 #include "../lib/internal.h"
 
 static const char help[] =
-	"Usage: p2pctl report [-o FILE] [--json] [--root DIR] [--full] [--no-cuda]\n\n"
+	"Usage: p2pctl report [-o FILE] [--json] [--root DIR] [--full] [--cuda]\n\n"
 	"Gather what a bug report or a hardware result needs into one text file\n"
 	"with a JSON twin: p2pctl, library and module versions; the kernel; the\n"
 	"driver and its profile; `doctor` (verdicts and remedies); `check` (the\n"
 	"profile's hooks against the running driver); `status` (module state,\n"
 	"hooks, static BAR1 per GPU, mappings); the GPUs and their topology\n"
-	"(nvidia-smi -L, nvidia-smi topo -m, lspci -tv); `verify` and `bench`\n"
-	"summaries where CUDA and two GPUs are there; and the kernel log lines of\n"
-	"p2p-shim and NVRM. Runs as a normal user: what it could not read (the\n"
+	"(nvidia-smi -L, nvidia-smi topo -m, lspci -tv); the kernel log lines of\n"
+	"p2p-shim and NVRM; and, only with --cuda and last, `verify` and `bench`\n"
+	"summaries (P2P traffic). Runs as a normal user: what it could not read (the\n"
 	"kernel log under dmesg_restrict, a module not loaded) is listed, not an\n"
 	"error. GPU UUIDs and serial numbers are replaced by placeholders.\n\n"
 	"  -o, --output FILE  write the text to FILE and the JSON to FILE.json\n"
@@ -40,7 +40,9 @@ static const char help[] =
 	"                     under DIR, command outputs from DIR/../cmd/, kallsyms\n"
 	"                     from DIR/../driver/; nothing live is run\n"
 	"  -f, --full         keep GPU UUIDs and serial numbers\n"
-	"  -n, --no-cuda      skip verify and bench (they take GPU time)\n"
+	"  -c, --cuda         run verify and bench last (P2P traffic, GPU time;\n"
+	"                     off by default)\n"
+	"  -n, --no-cuda      the default; kept for old scripts\n"
 	"  -h, --help         this help\n\n"
 	"Exit status 0 when the report was written (whatever it says).\n"
 	P2PCTL_EXIT_CODES_HELP;
@@ -489,11 +491,12 @@ int cmd_report(int argc, char **argv)
 		{ "root", required_argument, NULL, 'r' },
 		{ "full", no_argument, NULL, 'f' },
 		{ "no-cuda", no_argument, NULL, 'n' },
+		{ "cuda", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *out = NULL;
-	bool json = false, no_cuda = false;
+	bool json = false, want_cuda = false;
 	struct rep r = { 0 };
 	json_object *top;
 	char stamp[32], jpath[PATH_MAX + 8];
@@ -502,13 +505,14 @@ int cmd_report(int argc, char **argv)
 	int c, ret = 0;
 
 	p2pctl_getopt_reset();
-	while ((c = getopt_long(argc, argv, "+o:jr:fnh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:jr:fnch", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'j': json = true; break;
 		case 'r': r.root = optarg; break;
 		case 'f': r.full = true; break;
-		case 'n': no_cuda = true; break;
+		case 'n': want_cuda = false; break;
+		case 'c': want_cuda = true; break;
 		case 'h': fputs(help, p2pctl_out); return 0;
 		default: return p2pctl_usage("report", "invalid option");
 		}
@@ -540,12 +544,13 @@ int cmd_report(int argc, char **argv)
 	command_section(&r, "gpus", "nvidia-smi -L", "nvidia-smi-L");
 	command_section(&r, "topology", "nvidia-smi topo -m", "nvidia-smi-topo-m");
 	command_section(&r, "pci-tree", "lspci -tv", "lspci-tv");
-	if (!r.root && !no_cuda)
+	kernel_log(&r);
+	/* last: P2P traffic has hard-reset hosts, and all else is gathered by then */
+	if (!r.root && want_cuda)
 		cuda(&r);
 	else
 		section(&r, "verify", NULL, -1, "", NULL, r.root ? "not run on a captured tree" :
-			"not run (--no-cuda)");
-	kernel_log(&r);
+			"not run (give --cuda)");
 
 	fprintf(r.tf, "== could not read\n");
 	for (c = 0; c < (int)json_object_array_length(r.missing); c++)
