@@ -257,7 +257,7 @@ struct p2ps_gpu {
 	uint64_t vram;			/* bytes; 0 if unknown */
 	uint64_t bar1;			/* bytes; 0 if unknown */
 	int numa_node;			/* -1 if unknown */
-	char path[256];			/* sysfs real path, relative to the root */
+	char path[512];			/* sysfs real path, relative to the root (37 bridges) */
 	/* appended for the per-GPU verdicts */
 	char chip[8];			/* "AD102", ... (from the device id) or "" */
 	char vram_source[24];		/* "nominal" (device id) or "nvidia-smi" */
@@ -266,6 +266,10 @@ struct p2ps_gpu {
 	int display;			/* boot_vga: 1 boot display, 0 not, -1 unknown */
 	enum p2ps_static_bar1 static_bar1;
 	char static_bar1_why[200];
+	/* appended: the bound driver ("nvidia", "vfio-pci", "nouveau", "" none
+	 * bound) and whether that is known (a captured tree may not record it) */
+	char driver[32];
+	bool driver_known;
 };
 
 struct p2ps_pair {
@@ -290,6 +294,10 @@ struct p2ps_doctor_report {
 	struct p2ps_pair *pairs;
 	size_t nr_pairs;
 	unsigned int nr_fail, nr_warn;
+	/* appended: the answer, "P2P possible for N of M pairs (K blocked: ...)" */
+	unsigned int nr_usable_gpus;	/* GPUs nvidia drives (or may: no driver links) */
+	unsigned int nr_p2p_possible;	/* pairs with native P2P, or bar1 and no host blocker */
+	char summary[320];
 };
 
 struct p2ps_doctor_opts {
@@ -300,6 +308,8 @@ struct p2ps_doctor_opts {
 	 * output (any columns, with a header), or NULL: measured VRAM per GPU */
 	const char *smi_query_text;
 	struct p2ps_handle *h;		/* module handle for live status, or NULL */
+	/* "nvidia-smi topo -m: timed out after 10 s (killed)" or NULL: a warning */
+	const char *smi_error;
 };
 
 /*

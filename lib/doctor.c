@@ -15,6 +15,7 @@
  *   doctor_host.c      VM, displays
  *   doctor_software.c  NCCL
  *   doctor_vllm.c      the vLLM P2P cache
+ *   doctor_read.c      the driver's BAR1 peer-read rule (kmod/readrule.c)
  *   doctor_module.c    p2p-shim's state
  */
 #include <ctype.h>
@@ -99,6 +100,11 @@ void p2ps_dr_add(struct dctx *c, const char *check, const char *subject, enum p2
 	va_start(ap, fmt);
 	vsnprintf(f->detail, sizeof(f->detail), fmt, ap);
 	va_end(ap);
+	/* what files said reaches a terminal and JSON: no ESC, valid UTF-8 */
+	p2ps_sanitize(f->subject);
+	p2ps_sanitize(f->detail);
+	p2ps_sanitize(f->remedy);
+	p2ps_sanitize(f->source);
 	if (v == P2PS_V_FAIL)
 		r->nr_fail++;
 	else if (v == P2PS_V_WARN)
@@ -119,6 +125,73 @@ const struct p2ps_finding *p2ps_doctor_find(const struct p2ps_doctor_report *r,
 
 
 
+/*
+ * The one answer: usable GPUs (fewer than two: a blocker), and the pairs
+ * that can have P2P: native ones always, bar1 ones only where nothing on
+ * the host keeps p2p-shim from loading or arming (kprobes, lockdown,
+ * Secure Boot, signing, modules_disabled, the driver, its profile).
+ */
+static bool is_host_blocker(const char *check)
+{
+	static const char *const host[] = {
+		"kprobes", "lockdown", "secure-boot", "sig-enforce", "modules-disabled", "nvidia", "profile",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(host) / sizeof(host[0]); i++)
+		if (!strcmp(check, host[i]))
+			return true;
+	return false;
+}
+
+static void summarize(struct dctx *c)
+{
+	struct p2ps_doctor_report *r = c->r;
+	char host[128] = "", why[256] = "";
+	size_t i, ho = 0, wo = 0, blocked = 0;
+
+	for (i = 0; i < r->nr_gpus; i++)
+		if (!r->gpus[i].driver_known || !strcmp(r->gpus[i].driver, "nvidia") ||
+		    (!*r->gpus[i].driver && !*r->driver_version))
+			r->nr_usable_gpus++;
+	if (r->nr_usable_gpus < 2)
+		p2ps_dr_add(c, "gpus", NULL, P2PS_V_FAIL, "/sys/bus/pci/devices",
+			    "P2P needs two NVIDIA GPUs driven by nvidia on this host",
+			    "%u usable GPU%s (%zu found): no pair for P2P", r->nr_usable_gpus,
+			    r->nr_usable_gpus == 1 ? "" : "s", r->nr_gpus);
+	for (i = 0; i < r->nr_findings; i++) {
+		const struct p2ps_finding *f = &r->findings[i];
+
+		if (f->verdict == P2PS_V_FAIL && !*f->subject && is_host_blocker(f->check) &&
+		    !strstr(host, f->check))
+			p2ps_catf(host, sizeof(host), &ho, ", ", "%s", f->check);
+	}
+	for (i = 0; i < r->nr_pairs; i++) {
+		const struct p2ps_pair *p = &r->pairs[i];
+
+		if (p->p2p == P2PS_P2P_NATIVE || (p->p2p == P2PS_P2P_BAR1 && !*host)) {
+			r->nr_p2p_possible++;
+			continue;
+		}
+		blocked++;
+		if (p->p2p == P2PS_P2P_BAR1)
+			continue;	/* blocked by the host: named once below */
+		if (!strstr(why, p->p2p_why) && !p2ps_catf(why, sizeof(why), &wo, "; ", "%s", p->p2p_why))
+			p2ps_catf(why, sizeof(why), &wo, "; ", "...");
+	}
+	if (*host)
+		p2ps_catf(why, sizeof(why), &wo, "; ", "host: %s", host);
+	if (!r->nr_pairs)
+		snprintf(r->summary, sizeof(r->summary), "P2P possible for 0 pairs: %u usable GPU%s",
+			 r->nr_usable_gpus, r->nr_usable_gpus == 1 ? "" : "s");
+	else if (blocked)
+		snprintf(r->summary, sizeof(r->summary), "P2P possible for %u of %zu pair%s (%zu blocked: %s)",
+			 r->nr_p2p_possible, r->nr_pairs, r->nr_pairs == 1 ? "" : "s", blocked, why);
+	else
+		snprintf(r->summary, sizeof(r->summary), "P2P possible for %u of %zu pair%s",
+			 r->nr_p2p_possible, r->nr_pairs, r->nr_pairs == 1 ? "" : "s");
+}
+
 int p2ps_doctor(const struct p2ps_doctor_opts *opts, struct p2ps_doctor_report **out)
 {
 	struct dctx c;
@@ -137,6 +210,10 @@ int p2ps_doctor(const struct p2ps_doctor_opts *opts, struct p2ps_doctor_report *
 	}
 	p2ps_dr_kernel(&c);
 	p2ps_dr_driver(&c);
+	if (opts && opts->smi_error)
+		p2ps_dr_add(&c, "nvidia-smi", NULL, P2PS_V_WARN, "nvidia-smi",
+			    "a GPU may be off the bus or hung: look for Xid in dmesg; reboot before P2P tests",
+			    "%s", opts->smi_error);
 	err = p2ps_dr_find_gpus(&c);
 	if (!err) {
 		p2ps_dr_gpus(&c);
@@ -145,11 +222,27 @@ int p2ps_doctor(const struct p2ps_doctor_opts *opts, struct p2ps_doctor_report *
 		err = p2ps_dr_pairs(&c);
 		if (!err) {
 			p2ps_dr_platform(&c);
+			p2ps_dr_bar1_reads(&c);
 			p2ps_dr_software(&c);
 		}
 	}
 	if (!err)
 		p2ps_dr_module(&c);
+	if (!err)
+		summarize(&c);
+	if (!err) {
+		size_t i;
+
+		p2ps_sanitize(c.r->kernel_release);
+		p2ps_sanitize(c.r->driver_version);
+		p2ps_sanitize(c.r->summary);
+		for (i = 0; i < c.r->nr_gpus; i++) {
+			p2ps_sanitize(c.r->gpus[i].name);
+			p2ps_sanitize(c.r->gpus[i].static_bar1_why);
+		}
+		for (i = 0; i < c.r->nr_pairs; i++)
+			p2ps_sanitize(c.r->pairs[i].p2p_why);
+	}
 	if (!err)
 		err = c.err;
 	free(c.config);

@@ -46,7 +46,12 @@ __attribute__((format(printf, 7, 8)))
 void p2ps_dr_add(struct dctx *c, const char *check, const char *subject, enum p2ps_verdict v,
 		 const char *source, const char *remedy, const char *fmt, ...);
 unsigned long p2ps_dr_read_hex(struct dctx *c, const char *dir, const char *attr, bool *ok);
-/* PCI addresses of the bridges and device on a sysfs path; its host bridge ("pci0000:00"). */
+/*
+ * PCI addresses of the bridges and device on a sysfs path; its host bridge
+ * ("pci0000:00").  A GPU's path (struct p2ps_gpu.path, 512 bytes) holds at
+ * most 37 of them: deeper GPUs are named by a "gpu" warning, not checked.
+ */
+#define P2PS_DR_MAX_DEPTH 40
 int p2ps_dr_split_path(const char *path, char comps[][16], int max, char *host, size_t hostlen);
 /* Value of @key in /proc/driver/nvidia/params, or false. */
 bool p2ps_dr_param(struct dctx *c, const char *key, char *out, size_t len);
@@ -71,6 +76,13 @@ int p2ps_dr_find_gpus(struct dctx *c);		/* doctor_gpus.c */
 void p2ps_dr_gpus(struct dctx *c);
 void p2ps_dr_static_bar1(struct dctx *c);	/* doctor_sbar1.c: fills c->rules */
 void p2ps_dr_iommu(struct dctx *c);		/* doctor_iommu.c */
+/* What the kernel command line says of the IOMMU (doctor_iommu.c). */
+struct p2ps_dr_cmdline_iommu {
+	int passthrough;	/* iommu=pt, iommu.passthrough=1: 1; =nopt, =0: 0; -1 not said */
+	bool off;		/* iommu=off, intel_iommu=off, amd_iommu=off */
+	bool bogus_pt;		/* amd_iommu=pt or intel_iommu=pt: not options, ignored */
+};
+void p2ps_dr_cmdline_iommu(const char *cmdline, struct p2ps_dr_cmdline_iommu *o);
 int p2ps_dr_pairs(struct dctx *c);		/* doctor_topo.c */
 /* doctor_platform.c: ACS, links, NUMA and host bridges; then doctor_host.c's VM, displays. */
 void p2ps_dr_platform(struct dctx *c);
@@ -83,5 +95,17 @@ void p2ps_dr_vllm(struct dctx *c);		/* doctor_vllm.c */
 void p2ps_dr_each_home(struct dctx *c, const char *suffix,
 		       void (*fn)(struct dctx *, void *, const char *), void *arg);
 void p2ps_dr_module(struct dctx *c);		/* doctor_module.c */
+/* doctor_module.c: p2p-shim is loaded (/sys/module/p2p_shim, /proc/modules). */
+bool p2ps_dr_shim_loaded(struct dctx *c);
+/* doctor_read.c: the first CPU of /proc/cpuinfo; false if not known. */
+struct p2ps_dr_cpu {
+	char vendor_id[16];		/* "GenuineIntel", "AuthenticAMD", ... */
+	int vendor;			/* enum p2ps_cpu_vendor */
+	unsigned int family, model;
+	bool known;
+};
+bool p2ps_dr_cpu(struct dctx *c, struct p2ps_dr_cpu *cpu);
+/* doctor_read.c: BAR1 pairs on hosts that fail the driver's peer-read rule. */
+void p2ps_dr_bar1_reads(struct dctx *c);
 
 #endif

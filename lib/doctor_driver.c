@@ -80,17 +80,30 @@ void p2ps_dr_driver(struct dctx *c)
 		    "driver version not found");
 		return;
 	}
+	if (!r->open_module) {
+		/* no profile applies to it: never "profile OK" beside a proprietary module */
+		p2ps_dr_add(c, "profile", NULL, P2PS_V_SKIP, vf, NULL,
+		    "proprietary module: p2p-shim has no profile for it");
+		return;
+	}
 	p = p2ps_profile_for_version(ver);
 	if (p) {
 		p2ps_strlcpy(r->profile, p->name, sizeof(r->profile));
 		p2ps_dr_add(c, "profile", NULL, P2PS_V_OK, "p2ps_profile_for_version", NULL,
 		    "driver %s: profile %s (%s)", ver, p->name, p->versions);
 	} else {
+		const char *why = p2ps_unsupported_reason(ver);
 		char vers[128];
 
+		/* as `p2pctl check` and the module's refusal say it */
 		p2ps_supported_versions(vers, sizeof(vers));
-		p2ps_dr_add(c, "profile", NULL, P2PS_V_FAIL, "p2ps_profile_for_version",
-		    "use a supported driver branch, or check it with `p2pctl check` and arm with `p2pctl enable --force`",
-		    "no profile for driver %s (supported: %s)", ver, vers);
+		if (why)	/* refused on purpose: --force would arm what is known not to fit */
+			p2ps_dr_add(c, "profile", NULL, P2PS_V_FAIL, "p2ps_profile_for_version",
+			    "use a supported driver branch (see `p2pctl check`)",
+			    "no profile for driver %s: %s", ver, why);
+		else
+			p2ps_dr_add(c, "profile", NULL, P2PS_V_FAIL, "p2ps_profile_for_version",
+			    "use a supported driver branch, or check it with `p2pctl check` and arm with `p2pctl enable --force`",
+			    "no profile for driver %s (supported: %s)", ver, vers);
 	}
 }

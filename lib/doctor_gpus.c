@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,7 +168,7 @@ void p2ps_dr_fmt_size(uint64_t b, char *buf, size_t len)
 
 unsigned long p2ps_dr_read_hex(struct dctx *c, const char *dir, const char *attr, bool *ok)
 {
-	char path[512], buf[64];
+	char path[PATH_MAX + 64], buf[64];
 
 	snprintf(path, sizeof(path), "%s/%s", dir, attr);
 	*ok = p2ps_root_line(&c->root, path, buf, sizeof(buf));
@@ -232,17 +233,18 @@ int p2ps_dr_find_gpus(struct dctx *c)
 	struct p2ps_doctor_report *r = c->r;
 	char **names;
 	size_t n, i, cap = 0;
+	bool any_driver = false;
 	int err;
 
 	err = p2ps_root_list(&c->root, "/sys/bus/pci/devices", &names, &n);
 	if (err)
 		return err;
 	for (i = 0; i < n; i++) {
-		char link[256], real[256];
+		char link[PATH_MAX], real[PATH_MAX];
 		struct p2ps_gpu *g;
 		unsigned long vendor, cls, dev;
 		bool ok1, ok2, ok3;
-		char numabuf[32], path[300];
+		char numabuf[32], path[PATH_MAX + 16], drv[PATH_MAX];
 
 		snprintf(link, sizeof(link), "/sys/bus/pci/devices/%s", names[i]);
 		if (!p2ps_root_realpath(&c->root, link, real, sizeof(real)))
@@ -253,6 +255,11 @@ int p2ps_dr_find_gpus(struct dctx *c)
 		if (!ok1 || !ok2 || !ok3 || vendor != 0x10de ||
 		    ((cls >> 8) != 0x0300 && (cls >> 8) != 0x0302))
 			continue;
+		if (strlen(real) >= sizeof(g->path)) {
+			p2ps_dr_add(c, "gpu", names[i], P2PS_V_WARN, "sysfs device path", NULL,
+				    "NVIDIA device %04lx more than 36 bridges deep: not checked", dev);
+			continue;
+		}
 		if (r->nr_gpus == cap) {
 			size_t nc = cap ? cap * 2 : 8;
 			struct p2ps_gpu *ng = realloc(r->gpus, nc * sizeof(*ng));
@@ -290,12 +297,24 @@ int p2ps_dr_find_gpus(struct dctx *c)
 		if (p2ps_root_line(&c->root, path, numabuf, sizeof(numabuf)))
 			g->display = numabuf[0] == '1';
 		gpu_name(c, g->bdf, g->name, sizeof(g->name));
+		snprintf(path, sizeof(path), "%s/driver", real);
+		if (p2ps_root_realpath(&c->root, path, drv, sizeof(drv))) {
+			const char *base = strrchr(drv, '/');
+
+			p2ps_strlcpy(g->driver, base ? base + 1 : drv, sizeof(g->driver));
+			g->driver_known = true;
+			any_driver = true;
+		}
 		snprintf(path, sizeof(path), "%s/numa_node", real);
 		g->numa_node = -1;
 		if (p2ps_root_line(&c->root, path, numabuf, sizeof(numabuf)))
 			g->numa_node = (int)strtol(numabuf, NULL, 10);
 	}
 	p2ps_free_list(names, n);
+	/* A tree that records driver links (or the live system): none = unbound. */
+	for (i = 0; i < r->nr_gpus; i++)
+		if (any_driver || c->root.live)
+			r->gpus[i].driver_known = true;
 	return 0;
 }
 

@@ -95,7 +95,7 @@ static bool below_gpu(struct dctx *c, const char *cls, const char *name, const c
 		      char *real, size_t len)
 {
 	size_t plen = strlen(path);
-	char link[300];
+	char link[600];
 
 	snprintf(link, sizeof(link), "/sys/class/%s/%s", cls, name);
 	return p2ps_root_realpath(&c->root, link, real, len) && !strncmp(real, path, plen) &&
@@ -108,7 +108,7 @@ static void displays_of(struct dctx *c, const char *path, char *fbs, size_t fble
 {
 	char **names;
 	size_t n, i, off = 0;
-	char real[400], file[450], buf[64];
+	char real[1024], file[1100], buf[64];
 
 	*fbs = '\0';
 	*connected = 0;

@@ -76,7 +76,7 @@ static int cfg(const struct dctx *c, const char *name)
 
 static bool kallsyms_has(struct dctx *c, const char *sym)
 {
-	char *ks = p2ps_root_read(&c->root, "/proc/kallsyms", NULL, false);
+	char *ks = p2ps_root_read_max(&c->root, "/proc/kallsyms", NULL, false, 64 << 20);
 	char pat[128];
 	bool found = false;
 
@@ -91,6 +91,7 @@ static bool kallsyms_has(struct dctx *c, const char *sym)
 static void check_kernel(struct dctx *c)
 {
 	const char *src = c->config_src;
+	bool shim = p2ps_dr_shim_loaded(c);
 	char buf[256];
 	int k;
 
@@ -114,6 +115,20 @@ static void check_kernel(struct dctx *c)
 		    "make /proc/config.gz or /boot/config-$(uname -r) available",
 		    "unknown: no kernel config and no /proc/kallsyms");
 
+	/*
+	 * What would refuse an unsigned module does not matter once p2p-shim
+	 * is loaded: the kernel took it (signed by DKMS with an enrolled key,
+	 * or loaded before the gate closed).  One line each, ok.
+	 */
+	if (shim) {
+		p2ps_dr_add(c, "lockdown", NULL, P2PS_V_OK, "/sys/module/p2p_shim", NULL,
+		    "p2p-shim is loaded: lockdown did not refuse it");
+		p2ps_dr_add(c, "secure-boot", NULL, P2PS_V_OK, "/sys/module/p2p_shim", NULL,
+		    "p2p-shim is loaded: Secure Boot did not refuse it");
+		p2ps_dr_add(c, "sig-enforce", NULL, P2PS_V_OK, "/sys/module/p2p_shim", NULL,
+		    "p2p-shim is loaded: the kernel accepted its signature (or needs none)");
+		goto modules_disabled;
+	}
 	/* lockdown */
 	if (p2ps_root_line(&c->root, "/sys/kernel/security/lockdown", buf, sizeof(buf))) {
 		char *sel = strchr(buf, '['), *e = sel ? strchr(sel, ']') : NULL;
@@ -192,9 +207,13 @@ static void check_kernel(struct dctx *c)
 		p2ps_dr_add(c, "sig-enforce", NULL, P2PS_V_OK, "/sys/module/module/parameters/sig_enforce",
 		    NULL, "module signatures not enforced");
 
+modules_disabled:
 	/* modules_disabled */
 	if (p2ps_root_line(&c->root, "/proc/sys/kernel/modules_disabled", buf, sizeof(buf))) {
-		if (buf[0] == '1')
+		if (buf[0] == '1' && shim)
+			p2ps_dr_add(c, "modules-disabled", NULL, P2PS_V_OK, "/proc/sys/kernel/modules_disabled",
+			    NULL, "module loading is disabled, p2p-shim already loaded (reloading it needs a reboot)");
+		else if (buf[0] == '1')
 			p2ps_dr_add(c, "modules-disabled", NULL, P2PS_V_FAIL, "/proc/sys/kernel/modules_disabled",
 			    "load p2p-shim before kernel.modules_disabled is set (it stays 1 until reboot)",
 			    "module loading is disabled (kernel.modules_disabled=1)");

@@ -11,11 +11,9 @@
 
 #include "doctor.h"
 
-void p2ps_dr_module(struct dctx *c)
+bool p2ps_dr_shim_loaded(struct dctx *c)
 {
 	bool loaded = p2ps_root_exists(&c->root, "/sys/module/p2p_shim");
-	struct p2ps_status_info *st = NULL;
-	struct p2ps_handle *h = c->opts ? c->opts->h : NULL;
 
 	if (!loaded) {
 		char *mods = p2ps_root_read(&c->root, "/proc/modules", NULL, false);
@@ -23,6 +21,15 @@ void p2ps_dr_module(struct dctx *c)
 		loaded = mods && (!strncmp(mods, "p2p_shim ", 9) || strstr(mods, "\np2p_shim "));
 		free(mods);
 	}
+	return loaded;
+}
+
+void p2ps_dr_module(struct dctx *c)
+{
+	bool loaded = p2ps_dr_shim_loaded(c);
+	struct p2ps_status_info *st = NULL;
+	struct p2ps_handle *h = c->opts ? c->opts->h : NULL;
+
 	if (!loaded) {
 		p2ps_dr_add(c, "module", NULL, P2PS_V_WARN, "/sys/module/p2p_shim",
 		    "modprobe p2p-shim (or insmod p2p-shim.ko), then p2pctl enable",

@@ -14,7 +14,7 @@
 
 #include "doctor.h"
 
-#define MAX_DEPTH 16
+#define MAX_DEPTH P2PS_DR_MAX_DEPTH
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -59,7 +59,7 @@ int p2ps_pcie_gen(const char *speed)
 }
 
 /* sysfs directories of the bridges and the device on @path, root port first. */
-static int path_dirs(const char *path, char dirs[][300], char bdfs[][16], int max)
+static int path_dirs(const char *path, char dirs[][600], char bdfs[][16], int max)
 {
 	char comps[MAX_DEPTH][16], host[64];
 	int n = p2ps_dr_split_path(path, comps, MAX_DEPTH, host, sizeof(host)), i;
@@ -71,7 +71,7 @@ static int path_dirs(const char *path, char dirs[][300], char bdfs[][16], int ma
 		p = strstr(path, comps[i]);
 		if (!p)
 			return 0;
-		snprintf(dirs[i], 300, "%.*s", (int)(p - path + 12), path);
+		snprintf(dirs[i], 600, "%.*s", (int)(p - path + 12), path);
 		p2ps_strlcpy(bdfs[i], comps[i], 16);
 	}
 	return n;
@@ -79,7 +79,7 @@ static int path_dirs(const char *path, char dirs[][300], char bdfs[][16], int ma
 
 static bool attr_line(struct dctx *c, const char *dir, const char *attr, char *buf, size_t len)
 {
-	char path[400];
+	char path[700];
 
 	snprintf(path, sizeof(path), "%s/%s", dir, attr);
 	return p2ps_root_line(&c->root, path, buf, len) && *buf;
@@ -154,7 +154,7 @@ static void acs_bits(unsigned int ctrl, char *buf, size_t len)
  */
 static int acs_ctrl(struct dctx *c, const char *dir)
 {
-	char path[400];
+	char path[700];
 	size_t len = 0;
 	uint8_t *cfg;
 	int off, ret;
@@ -177,7 +177,7 @@ static int acs_ctrl(struct dctx *c, const char *dir)
 static void check_acs_pair(struct dctx *c, const struct p2ps_pair *p, const char *subj)
 {
 	const struct p2ps_gpu *g[2] = { &c->r->gpus[p->a], &c->r->gpus[p->b] };
-	char dirs[2][MAX_DEPTH][300], bdfs[2][MAX_DEPTH][16], ha[64], hb[64], dummy[MAX_DEPTH][16];
+	char dirs[2][MAX_DEPTH][600], bdfs[2][MAX_DEPTH][16], ha[64], hb[64], dummy[MAX_DEPTH][16];
 	char redir[200] = "", param[160] = "", ports[120] = "";
 	int n[2], common = 0, s, unreadable = 0, nports = 0;
 	size_t ro = 0, po = 0, so = 0;
@@ -245,7 +245,7 @@ static void check_acs_pair(struct dctx *c, const struct p2ps_pair *p, const char
 
 static void check_link_gpu(struct dctx *c, const struct p2ps_gpu *g)
 {
-	char dirs[MAX_DEPTH][300], bdfs[MAX_DEPTH][16];
+	char dirs[MAX_DEPTH][600], bdfs[MAX_DEPTH][16];
 	char detail[512], problems[400] = "", remedy[256] = "", id[16];
 	int n = path_dirs(g->path, dirs, bdfs, MAX_DEPTH), i;
 	struct link gl, bl;

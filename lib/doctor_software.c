@@ -8,8 +8,10 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -61,14 +63,20 @@ static bool take_version(const char *s, char *out, size_t len)
 static bool version_in_file(struct dctx *c, const char *path, char *out, size_t len)
 {
 	static const char key[] = "NCCL version ";
-	char full[4096];
 	char *buf;
 	size_t have = 0, n, total = 0;
 	bool found = false;
-	FILE *f = fopen(p2ps_root_path(&c->root, path, full, sizeof(full)), "rb");
+	int fd = p2ps_fd_regular(p2ps_root_open(&c->root, path, O_RDONLY | O_NONBLOCK));
+	FILE *f;
 
-	if (!f)
+	if (fd < 0)
 		return false;
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	f = fdopen(fd, "rb");
+	if (!f) {
+		close(fd);
+		return false;
+	}
 	buf = malloc((1 << 20) + 64);
 	while (buf && !found && total < (1UL << 30) &&
 	       (n = fread(buf + have, 1, (1 << 20), f)) > 0) {

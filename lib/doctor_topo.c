@@ -14,7 +14,7 @@
 
 int p2ps_dr_split_path(const char *path, char comps[][16], int max, char *host, size_t hostlen)
 {
-	char buf[256], *tok, *save;
+	char buf[1024], *tok, *save;
 	int n = 0;
 
 	*host = '\0';
@@ -30,9 +30,9 @@ int p2ps_dr_split_path(const char *path, char comps[][16], int max, char *host, 
 
 static enum p2ps_pcie_path pair_path(const struct p2ps_gpu *a, const struct p2ps_gpu *b)
 {
-	char ca[16][16], cb[16][16], ha[64], hb[64];
-	int na = p2ps_dr_split_path(a->path, ca, 16, ha, sizeof(ha));
-	int nb = p2ps_dr_split_path(b->path, cb, 16, hb, sizeof(hb));
+	char ca[P2PS_DR_MAX_DEPTH][16], cb[P2PS_DR_MAX_DEPTH][16], ha[64], hb[64];
+	int na = p2ps_dr_split_path(a->path, ca, P2PS_DR_MAX_DEPTH, ha, sizeof(ha));
+	int nb = p2ps_dr_split_path(b->path, cb, P2PS_DR_MAX_DEPTH, hb, sizeof(hb));
 	int i;
 
 	if (!*ha || !*hb || na == 0 || nb == 0)
@@ -93,7 +93,7 @@ static bool datacenter_nvlink_arch(const struct p2ps_gpu *g)
 static unsigned long ioh_port(struct dctx *c, const struct p2ps_gpu *g, char *hub, size_t len)
 {
 	const char *p = strstr(g->path, "/pci"), *s, *e;
-	char dir[300];
+	char dir[600];
 	unsigned long vendor, dev;
 	bool ok1, ok2;
 
@@ -154,6 +154,19 @@ static const struct p2ps_gpu *first_of(const struct p2ps_gpu *a, const struct p2
 	return strcmp(a->bdf, b->bdf) <= 0 ? a : b;
 }
 
+/*
+ * Is @g nvidia's?  Unknown (a tree without driver links) counts as yes; so
+ * does no driver while nvidia is not loaded (doctor then predicts).
+ */
+static bool drives(const struct dctx *c, const struct p2ps_gpu *g)
+{
+	if (!g->driver_known)
+		return true;
+	if (!*g->driver)
+		return !*c->r->driver_version;
+	return !strcmp(g->driver, "nvidia");
+}
+
 static void pair_verdict(struct dctx *c, const struct p2ps_dr_rules *k, struct p2ps_pair *p,
 			 const char *subj)
 {
@@ -164,6 +177,18 @@ static void pair_verdict(struct dctx *c, const struct p2ps_dr_rules *k, struct p
 	enum p2ps_verdict v = P2PS_V_OK;
 	long t;
 
+	/* a GPU nvidia does not drive (vfio-pci, nouveau, none) has no P2P at all */
+	if (!drives(c, a) || !drives(c, b)) {
+		bad = drives(c, a) ? b : a;
+		p->p2p = P2PS_P2P_NONE;
+		v = P2PS_V_FAIL;
+		snprintf(p->p2p_why, sizeof(p->p2p_why), "%s is bound to %s, not nvidia", bad->bdf,
+			 *bad->driver ? bad->driver : "no driver");
+		snprintf(remedy, sizeof(remedy), "bind %s to nvidia if it is meant for P2P here "
+			 "(driverctl unset-override %s, or unbind it from %s)", bad->bdf, bad->bdf,
+			 *bad->driver ? bad->driver : "its driver");
+		goto out;
+	}
 	if (p->native == P2PS_NATIVE_NVLINK && (t = nvlink_forced_off(c, k, first_of(a, b)))) {
 		p->p2p = P2PS_P2P_BAR1;
 		v = P2PS_V_WARN;
@@ -195,6 +220,17 @@ static void pair_verdict(struct dctx *c, const struct p2ps_dr_rules *k, struct p
 			p2ps_strlcpy(remedy, "load p2p-shim with registry_defaults=0 on this host (the stock mailbox P2P then applies)",
 				     sizeof(remedy));
 		}
+		goto out;
+	}
+	if (k->k.gen != P2PS_GEN_UNSERVED && *c->r->driver_version && !*c->r->profile) {
+		const char *why = p2ps_unsupported_reason(c->r->driver_version);
+
+		/* p2p-shim will not arm on it: the same reason as `p2pctl check` */
+		p->p2p = P2PS_P2P_NONE;
+		v = P2PS_V_FAIL;
+		snprintf(p->p2p_why, sizeof(p->p2p_why), "no profile for driver %s%s%s: p2p-shim "
+			 "does not arm", c->r->driver_version, why ? ": " : "", why ? why : "");
+		p2ps_strlcpy(remedy, "see profile", sizeof(remedy));
 		goto out;
 	}
 	if (k->k.gen == P2PS_GEN_UNSERVED) {
@@ -312,10 +348,10 @@ int p2ps_dr_pairs(struct dctx *c)
 				break;
 			case P2PS_PATH_HOST_BRIDGES:
 			case P2PS_PATH_CROSS_SOCKET: {
-				char ha[64], hb[64], comps[16][16];
+				char ha[64], hb[64], comps[P2PS_DR_MAX_DEPTH][16];
 
-				p2ps_dr_split_path(a->path, comps, 16, ha, sizeof(ha));
-				p2ps_dr_split_path(b->path, comps, 16, hb, sizeof(hb));
+				p2ps_dr_split_path(a->path, comps, P2PS_DR_MAX_DEPTH, ha, sizeof(ha));
+				p2ps_dr_split_path(b->path, comps, P2PS_DR_MAX_DEPTH, hb, sizeof(hb));
 				p2ps_dr_add(c, "pcie-path", subj,
 				    p->native == P2PS_NATIVE_NVLINK ? P2PS_V_OK : P2PS_V_WARN,
 				    "sysfs device path, numa_node",

@@ -37,17 +37,23 @@ static int pair_index(const struct p2ps_doctor_report *r, unsigned int a, unsign
 
 static void vllm_file(struct dctx *c, struct vllm_arg *va, const char *dir, const char *name)
 {
-	char path[800], visible[128], subj[48], stale[160] = "";
+	char path[800], visible[128], subj[48], stale[160] = "", wrong[160] = "";
 	const char *list = name + strlen("gpu_p2p_access_cache_for_");
 	const char *dot = strrchr(list, '.');
 	unsigned int ids[32], nids = 0, pairs_no = 0;
 	char *text, *tok, *save;
 	json_object *o;
-	size_t so = 0;
+	size_t so = 0, wo = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	snprintf(visible, sizeof(visible), "%.*s", dot ? (int)(dot - list) : (int)strlen(list), list);
 	text = p2ps_root_read(&c->root, path, NULL, false);
+	if (!text && (errno == EINVAL || errno == EFBIG)) {
+		/* a FIFO or device (which would block or never end), or a huge file */
+		p2ps_dr_add(c, "vllm-cache", NULL, P2PS_V_WARN, path, "delete it: vLLM writes it again",
+			    "%s: %s, not read", path, errno == EFBIG ? "over 4 MiB" : "not a regular file");
+		return;
+	}
 	if (!text)
 		return;
 	va->files++;
@@ -77,8 +83,17 @@ static void vllm_file(struct dctx *c, struct vllm_arg *va, const char *dir, cons
 		unsigned int i, j;
 		int pi;
 
-		if (sscanf(key, "%u->%u", &i, &j) != 2 || i == j || json_object_get_boolean(val))
+		if (sscanf(key, "%u->%u", &i, &j) != 2 || i == j)
 			continue;
+		if (json_object_get_boolean(val)) {
+			/* "P2P" cached for a pair doctor says has none: vLLM would use it */
+			if (i >= nids || j >= nids || ids[i] >= c->r->nr_gpus || ids[j] >= c->r->nr_gpus)
+				continue;
+			pi = pair_index(c->r, ids[i], ids[j]);
+			if (pi >= 0 && c->r->pairs[pi].p2p == P2PS_P2P_NONE)
+				p2ps_catf(wrong, sizeof(wrong), &wo, ", ", "%s", key);
+			continue;
+		}
 		pairs_no++;
 		if (i >= nids || j >= nids || ids[i] >= c->r->nr_gpus || ids[j] >= c->r->nr_gpus)
 			continue;
@@ -94,6 +109,14 @@ static void vllm_file(struct dctx *c, struct vllm_arg *va, const char *dir, cons
 	}
 	json_object_put(o);
 	snprintf(subj, sizeof(subj), "CUDA_VISIBLE_DEVICES=%.26s", visible);
+	if (*wrong) {
+		char remedy[256];
+
+		snprintf(remedy, sizeof(remedy), "rm %.200s (vLLM tests P2P again on its next start)", path);
+		p2ps_dr_add(c, "vllm-cache", subj, P2PS_V_WARN, path, remedy,
+			    "vLLM cached \"P2P\" for %s, which doctor says has none: vLLM would run its "
+			    "custom all-reduce without P2P", wrong);
+	}
 	if (*stale) {
 		char remedy[256];
 
@@ -101,6 +124,8 @@ static void vllm_file(struct dctx *c, struct vllm_arg *va, const char *dir, cons
 		p2ps_dr_add(c, "vllm-cache", subj, P2PS_V_WARN, path, remedy,
 			    "vLLM cached \"no P2P\" for %s, which doctor now expects to have P2P: vLLM keeps its custom all-reduce off",
 			    stale);
+	} else if (*wrong) {
+		/* said above */
 	} else if (pairs_no) {
 		p2ps_dr_add(c, "vllm-cache", subj, P2PS_V_OK, path, NULL,
 			    "vLLM cached \"no P2P\" for %u direction%s, none of them a pair doctor expects P2P on (CUDA's PCI order assumed)",

@@ -56,18 +56,41 @@ int p2ps_parse_event(struct nlattr **tb, struct p2ps_event_info *out);
 int p2ps_parse_msg(struct nl_msg *msg, struct nlattr **tb);
 void p2ps_nl_close(struct p2ps_handle *h);
 
-/* util.c: files under a root prefix. */
+/*
+ * util.c: files under a root prefix.  Every path is resolved inside the
+ * root: symlinks are followed within the tree (an absolute target starts at
+ * the root, ".." stops there), never out of it (openat2 RESOLVE_IN_ROOT, or
+ * p2ps_root_resolve() where that is missing).  Reads take regular files
+ * only, opened non-blocking (no FIFO, no device), and at most
+ * P2PS_ROOT_READ_MAX bytes (else NULL with errno EFBIG).
+ */
+#define P2PS_ROOT_READ_MAX ((size_t)4 << 20)
 struct p2ps_root {
 	char dir[4096];		/* "" for the live system */
 	bool live;
 	char *links;		/* contents of ROOT/.symlinks, or NULL */
+	int fd;			/* the root directory (O_PATH), -1 if live */
 };
+/* Tests: set to take p2ps_root_resolve() instead of openat2. */
+extern int p2ps_root_no_openat2;
 int p2ps_root_init(struct p2ps_root *r, const char *root);
 void p2ps_root_fini(struct p2ps_root *r);
-/* ROOT + path into buf. */
+/* ROOT + path into buf (for messages: open through p2ps_root_open()). */
 const char *p2ps_root_path(const struct p2ps_root *r, const char *path, char *buf, size_t len);
+/*
+ * The canonical path ("/a/b") of @path inside the root, every link followed
+ * under it (the last one only if @follow_last); 0 or -errno (-ENOENT when a
+ * component is missing, -ELOOP after 40 links).
+ */
+int p2ps_root_resolve(const struct p2ps_root *r, const char *path, bool follow_last,
+		      char *out, size_t len);
+/* open(2) @path resolved inside the root (O_CLOEXEC added); -1 with errno. */
+int p2ps_root_open(const struct p2ps_root *r, const char *path, int flags);
 /* Read a whole file (gzip transparently if @gz); NUL-terminated; NULL if absent. */
 char *p2ps_root_read(const struct p2ps_root *r, const char *path, size_t *len, bool gz);
+/* The same, with a cap of @max bytes in place of P2PS_ROOT_READ_MAX. */
+char *p2ps_root_read_max(const struct p2ps_root *r, const char *path, size_t *len, bool gz,
+			 size_t max);
 /* First line of a file, trimmed; false if absent. */
 bool p2ps_root_line(const struct p2ps_root *r, const char *path, char *buf, size_t len);
 bool p2ps_root_exists(const struct p2ps_root *r, const char *path);
@@ -77,6 +100,15 @@ bool p2ps_root_realpath(const struct p2ps_root *r, const char *path, char *buf, 
 int p2ps_root_list(const struct p2ps_root *r, const char *dir, char ***names, size_t *n);
 void p2ps_free_list(char **names, size_t n);
 
+/*
+ * Whole files, regular ones only: @fd (taken, closed) must be a regular
+ * file (a FIFO, a device, a directory: NULL with errno EINVAL/EISDIR);
+ * more than @max bytes: NULL with errno EFBIG.
+ */
+int p2ps_fd_regular(int fd);	/* @fd, or -errno (closed) */
+char *p2ps_read_fd(int fd, size_t *len, bool gz, size_t max);
+char *p2ps_read_file_max(const char *path, size_t *len, bool gz, size_t max);
+/* p2ps_read_file_max() with a cap of 1 GiB (kernel modules). */
 char *p2ps_read_file(const char *path, size_t *len, bool gz);
 void p2ps_strlcpy(char *dst, const char *src, size_t len);
 /*
@@ -87,9 +119,30 @@ void p2ps_strlcpy(char *dst, const char *src, size_t len);
 bool p2ps_catf(char *buf, size_t size, size_t *off, const char *sep, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 char *p2ps_trim(char *s);
+/*
+ * Replace, in place, every byte that is not part of valid UTF-8 and every
+ * control character (C0 but tab, DEL, C1) with '?': text from sysfs, DMI or
+ * a file that may reach a terminal or JSON.  Returns @s.
+ */
+char *p2ps_sanitize(char *s);
 /* Decompress a whole .xz/.zst/.gz buffer chosen by magic; or copy. */
 int p2ps_decompress(const unsigned char *in, size_t inlen, unsigned char **out, size_t *outlen);
 
+/*
+ * util.c: run a program under a deadline.  @argv[0] is looked up in PATH;
+ * stdin is /dev/null, stderr goes to /dev/null (or with stdout if
+ * @merge_err).  At most @cap bytes of its output are kept, in *@out
+ * (NUL-terminated; also set on a timeout, with what came before it).
+ * After @timeout_ms its process group is killed (SIGKILL) and -ETIMEDOUT
+ * returned; -ENOENT if it is not there; else its exit status (128 + the
+ * signal if one ended it).
+ */
+#define P2PS_RUN_TIMEOUT_MS 10000
+int p2ps_run(char *const argv[], int timeout_ms, size_t cap, bool merge_err, char **out);
+/* P2PCTL_CMD_TIMEOUT (seconds) if set and sane, else P2PS_RUN_TIMEOUT_MS. */
+int p2ps_run_timeout_ms(void);
+/* "timed out after 10 s (killed)", "not found", "exit status 6", ... for @rc */
+void p2ps_run_describe(int rc, int timeout_ms, char *buf, size_t len);
 
 /*
  * PCI config space (doctor_platform.c).  Offset of extended capability @id

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* p2pctl doctor */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -7,10 +8,13 @@
 #include <unistd.h>
 
 #include "p2pctl.h"
+#include "../lib/internal.h"
 
 static const char help[] =
 	"Usage: p2pctl doctor [--json] [--root DIR] [--topo FILE]\n\n"
-	"Check this host for everything p2p-shim needs, each with a verdict (ok,\n"
+	"First the answer: \"P2P possible for N of M pairs (K blocked: why)\"\n"
+	"(fewer than two GPUs driven by nvidia is a blocker).  Then check this\n"
+	"host for everything p2p-shim needs, each with a verdict (ok,\n"
 	"skip, warn, fail) and a one-line remedy: kprobes in the kernel; lockdown,\n"
 	"Secure Boot, module signature enforcement and modules_disabled (which would\n"
 	"refuse an unsigned module); the nvidia open kernel module, its version and\n"
@@ -43,61 +47,37 @@ static const char help[] =
 	"Exit status 1 when any check fails (a blocker).\n"
 	P2PCTL_EXIT_CODES_HELP;
 
-static char *read_all(FILE *f)
-{
-	size_t cap = 4096, len = 0, n;
-	char *buf = malloc(cap + 1), *nb;
-
-	while (buf && (n = fread(buf + len, 1, cap - len, f)) > 0) {
-		len += n;
-		if (len == cap) {
-			if (cap > (1 << 22))
-				break;
-			cap *= 2;
-			nb = realloc(buf, cap + 1);
-			if (!nb) {
-				free(buf);
-				return NULL;
-			}
-			buf = nb;
-		}
-	}
-	if (buf)
-		buf[len] = '\0';
-	return buf;
-}
-
+/* A regular file of at most 4 MiB (no FIFO, no device), or NULL. */
 static char *read_path(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char *s;
-
-	if (!f)
-		return NULL;
-	s = read_all(f);
-	fclose(f);
-	return s;
+	return p2ps_read_file_max(path, NULL, false, 4 << 20);
 }
 
-/* The output of nvidia-smi with @args, or NULL if it is missing or fails. */
-static char *run_nvidia_smi(const char *args)
+/*
+ * The output of nvidia-smi with @args, or NULL if it is missing, fails or
+ * does not end in time (then @err says so: a GPU off the bus can hang it).
+ */
+static char *run_nvidia_smi(const char *args, char *err, size_t errlen)
 {
-	char cmd[160];
-	FILE *p;
-	char *s;
+	char a[160], *argv[8], *save, *tok, *out = NULL;
+	int n = 0, rc, ms = p2ps_run_timeout_ms();
 
-	if (access("/usr/bin/nvidia-smi", X_OK) && system("command -v nvidia-smi >/dev/null 2>&1"))
-		return NULL;
-	snprintf(cmd, sizeof(cmd), "nvidia-smi %s 2>/dev/null", args);
-	p = popen(cmd, "r");
-	if (!p)
-		return NULL;
-	s = read_all(p);
-	if (pclose(p) != 0) {
-		free(s);
-		return NULL;
+	argv[n++] = (char *)"nvidia-smi";
+	snprintf(a, sizeof(a), "%s", args);
+	for (tok = strtok_r(a, " ", &save); tok && n < 7; tok = strtok_r(NULL, " ", &save))
+		argv[n++] = tok;
+	argv[n] = NULL;
+	rc = p2ps_run(argv, ms, 4 << 20, false, &out);
+	if (rc == 0)
+		return out;
+	free(out);
+	if (rc == -ETIMEDOUT || rc >= 128) {
+		char why[96];
+
+		p2ps_run_describe(rc, ms, why, sizeof(why));
+		snprintf(err, errlen, "nvidia-smi %s: %s", args, why);
 	}
-	return s;
+	return NULL;
 }
 
 json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *root);
@@ -116,6 +96,12 @@ json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *
 	json_object_object_add(s, "fail", json_object_new_int64(r->nr_fail));
 	json_object_object_add(s, "warn", json_object_new_int64(r->nr_warn));
 	json_object_object_add(o, "summary", s);
+	s = json_object_new_object();
+	json_object_object_add(s, "pairs", json_object_new_uint64(r->nr_pairs));
+	json_object_object_add(s, "possible", json_object_new_uint64(r->nr_p2p_possible));
+	json_object_object_add(s, "usable_gpus", json_object_new_uint64(r->nr_usable_gpus));
+	json_object_object_add(s, "text", json_object_new_string(r->summary));
+	json_object_object_add(o, "p2p_possible", s);
 	a = json_object_new_array();
 	for (i = 0; i < r->nr_findings; i++) {
 		const struct p2ps_finding *f = &r->findings[i];
@@ -149,6 +135,8 @@ json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *
 		json_object_object_add(j, "vram_source", p2pctl_json_str(g->vram_source));
 		json_object_object_add(j, "vram_smi_mib",
 				       g->vram_mib ? json_object_new_uint64(g->vram_mib) : NULL);
+		json_object_object_add(j, "driver", !g->driver_known ? NULL :
+				       json_object_new_string(*g->driver ? g->driver : "none"));
 		json_object_object_add(j, "display", g->display < 0 ? NULL :
 				       json_object_new_boolean(g->display == 1));
 		sb = json_object_new_object();
@@ -196,6 +184,7 @@ static void print_human(const struct p2ps_doctor_report *r, FILE *f)
 	struct p2pctl_table t;
 	size_t i;
 
+	fprintf(f, "%s\n", r->summary);
 	fprintf(f, "kernel %s, nvidia %s%s, profile %s\n\n",
 		*r->kernel_release ? r->kernel_release : "?",
 		*r->driver_version ? r->driver_version : "not loaded",
@@ -281,7 +270,7 @@ int cmd_doctor(int argc, char **argv)
 	struct p2ps_doctor_opts o = { 0 };
 	struct p2ps_doctor_report *r;
 	const char *root = NULL, *topo = NULL;
-	char *topo_text = NULL, *smi_text = NULL, src[PATH_MAX + 16];
+	char *topo_text = NULL, *smi_text = NULL, src[PATH_MAX + 16], smi_err[200] = "";
 	bool json = false;
 	int c, err;
 
@@ -315,7 +304,7 @@ int cmd_doctor(int argc, char **argv)
 		if (topo_text)
 			snprintf(src, sizeof(src), "nvidia-smi topo -m (captured)");
 	} else {
-		topo_text = run_nvidia_smi("topo -m");
+		topo_text = run_nvidia_smi("topo -m", smi_err, sizeof(smi_err));
 		snprintf(src, sizeof(src), "nvidia-smi topo -m");
 	}
 	if (root && strcmp(root, "/")) {
@@ -325,9 +314,11 @@ int cmd_doctor(int argc, char **argv)
 		smi_text = read_path(qp);
 	} else if (topo_text) {
 		/* Measured VRAM per GPU (live): CSV, parsed by the library. */
-		smi_text = run_nvidia_smi("--query-gpu=pci.bus_id,memory.total --format=csv");
+		smi_text = run_nvidia_smi("--query-gpu=pci.bus_id,memory.total --format=csv",
+					  smi_err, sizeof(smi_err));
 	}
 	o.smi_query_text = smi_text;
+	o.smi_error = *smi_err ? smi_err : NULL;
 	o.root = root;
 	o.topo_text = topo_text;
 	o.topo_source = src;

@@ -6,6 +6,7 @@
  * lines, and says what it could not read.  GPU UUIDs and serial numbers
  * are replaced unless --full.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <regex.h>
@@ -18,17 +19,18 @@
 #include <unistd.h>
 
 #include "p2pctl.h"
+#include "../lib/internal.h"
 
 static const char help[] =
-	"Usage: p2pctl report [-o FILE] [--json] [--root DIR] [--full] [--no-cuda]\n\n"
+	"Usage: p2pctl report [-o FILE] [--json] [--root DIR] [--full] [--cuda]\n\n"
 	"Gather what a bug report or a hardware result needs into one text file\n"
 	"with a JSON twin: p2pctl, library and module versions; the kernel; the\n"
 	"driver and its profile; `doctor` (verdicts and remedies); `check` (the\n"
 	"profile's hooks against the running driver); `status` (module state,\n"
 	"hooks, static BAR1 per GPU, mappings); the GPUs and their topology\n"
-	"(nvidia-smi -L, nvidia-smi topo -m, lspci -tv); `verify` and `bench`\n"
-	"summaries where CUDA and two GPUs are there; and the kernel log lines of\n"
-	"p2p-shim and NVRM. Runs as a normal user: what it could not read (the\n"
+	"(nvidia-smi -L, nvidia-smi topo -m, lspci -tv); the kernel log lines of\n"
+	"p2p-shim and NVRM; and, only with --cuda and last, `verify` and `bench`\n"
+	"summaries (P2P traffic). Runs as a normal user: what it could not read (the\n"
 	"kernel log under dmesg_restrict, a module not loaded) is listed, not an\n"
 	"error. GPU UUIDs and serial numbers are replaced by placeholders.\n\n"
 	"  -o, --output FILE  write the text to FILE and the JSON to FILE.json\n"
@@ -38,7 +40,9 @@ static const char help[] =
 	"                     under DIR, command outputs from DIR/../cmd/, kallsyms\n"
 	"                     from DIR/../driver/; nothing live is run\n"
 	"  -f, --full         keep GPU UUIDs and serial numbers\n"
-	"  -n, --no-cuda      skip verify and bench (they take GPU time)\n"
+	"  -c, --cuda         run verify and bench last (P2P traffic, GPU time;\n"
+	"                     off by default)\n"
+	"  -n, --no-cuda      the default; kept for old scripts\n"
 	"  -h, --help         this help\n\n"
 	"Exit status 0 when the report was written (whatever it says).\n"
 	P2PCTL_EXIT_CODES_HELP;
@@ -99,27 +103,10 @@ static char *redact(const char *in, bool full)
 
 /* ---------------------------------------------------------------- helpers */
 
+/* A regular file of at most 8 MiB (no FIFO, no device), or NULL. */
 static char *read_file_str(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m;
-	char chunk[8192];
-	size_t n;
-
-	if (!f)
-		return NULL;
-	m = open_memstream(&buf, &len);
-	if (!m) {
-		fclose(f);
-		return NULL;
-	}
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0 && len < (8u << 20))
-		fwrite(chunk, 1, n, m);
-	fclose(f);
-	fclose(m);
-	return buf;
+	return p2ps_read_file_max(path, NULL, false, 8 << 20);
 }
 
 /* The first line of @path in @buf; empty when it cannot be read. */
@@ -131,28 +118,28 @@ static void first_line(const char *path, char *buf, size_t size)
 	free(s);
 }
 
-static char *run_popen(const char *cmd)
+/*
+ * Run @cmd (words split at spaces) under the deadline, stderr with stdout;
+ * its output (NULL if it could not run), *@why what went wrong or "".
+ */
+static char *run_cmd(const char *cmd, char *why, size_t whylen)
 {
-	FILE *p = popen(cmd, "r");
-	char *buf = NULL, chunk[8192];
-	size_t len = 0, n;
-	FILE *m;
+	char a[512], *argv[16], *save, *tok, *out = NULL;
+	int n = 0, rc, ms = p2ps_run_timeout_ms();
 
-	if (!p)
-		return NULL;
-	m = open_memstream(&buf, &len);
-	if (!m) {
-		pclose(p);
-		return NULL;
-	}
-	while ((n = fread(chunk, 1, sizeof(chunk), p)) > 0)
-		fwrite(chunk, 1, n, m);
-	fclose(m);
-	if (pclose(p) != 0) {
-		free(buf);
+	snprintf(a, sizeof(a), "%s", cmd);
+	for (tok = strtok_r(a, " ", &save); tok && n < 15; tok = strtok_r(NULL, " ", &save))
+		argv[n++] = tok;
+	argv[n] = NULL;
+	*why = '\0';
+	rc = p2ps_run(argv, ms, 8 << 20, true, &out);
+	if (rc)
+		p2ps_run_describe(rc, ms, why, whylen);
+	if (rc < 0 && rc != -ETIMEDOUT) {
+		free(out);
 		return NULL;
 	}
-	return buf;
+	return out;
 }
 
 static void missing(struct rep *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -382,21 +369,25 @@ static void status(struct rep *r)
 	with_json_twin(r, "status", "p2pctl status", cmd_status, argv, 1, rc, s);
 }
 
-/* A command's output: live by popen, or DIR/../cmd/NAME.txt from a capture. */
+/* A command's output: live under a deadline, or DIR/../cmd/NAME.txt from a capture. */
 static void command_section(struct rep *r, const char *name, const char *cmd, const char *capname)
 {
-	char path[PATH_MAX], shell[512];
+	char path[PATH_MAX], why[128] = "", note[160];
 	char *s;
 
 	if (r->root) {
 		snprintf(path, sizeof(path), "%s/../cmd/%s.txt", r->root, capname);
 		s = read_file_str(path);
 	} else {
-		snprintf(shell, sizeof(shell), "%s 2>&1", cmd);
-		s = run_popen(shell);
+		s = run_cmd(cmd, why, sizeof(why));
 	}
-	if (!s || strstr(s, "not available:")) {
-		missing(r, "%s: %s", name, r->root ? "not in the captured tree" : "command missing or failed");
+	if (strstr(why, "timed out")) {
+		missing(r, "%s: %s", name, why);
+		snprintf(note, sizeof(note), "%s; its output so far follows", why);
+		section(r, name, cmd, -1, s ? s : "", NULL, note);
+	} else if (!s || *why || strstr(s, "not available:")) {
+		missing(r, "%s: %s", name, r->root ? "not in the captured tree" :
+			*why ? why : "command missing or failed");
 		section(r, name, cmd, -1, "", NULL, "not available");
 	} else {
 		section(r, name, cmd, -1, s, NULL, NULL);
@@ -500,11 +491,12 @@ int cmd_report(int argc, char **argv)
 		{ "root", required_argument, NULL, 'r' },
 		{ "full", no_argument, NULL, 'f' },
 		{ "no-cuda", no_argument, NULL, 'n' },
+		{ "cuda", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *out = NULL;
-	bool json = false, no_cuda = false;
+	bool json = false, want_cuda = false;
 	struct rep r = { 0 };
 	json_object *top;
 	char stamp[32], jpath[PATH_MAX + 8];
@@ -513,13 +505,14 @@ int cmd_report(int argc, char **argv)
 	int c, ret = 0;
 
 	p2pctl_getopt_reset();
-	while ((c = getopt_long(argc, argv, "+o:jr:fnh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:jr:fnch", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'j': json = true; break;
 		case 'r': r.root = optarg; break;
 		case 'f': r.full = true; break;
-		case 'n': no_cuda = true; break;
+		case 'n': want_cuda = false; break;
+		case 'c': want_cuda = true; break;
 		case 'h': fputs(help, p2pctl_out); return 0;
 		default: return p2pctl_usage("report", "invalid option");
 		}
@@ -551,12 +544,13 @@ int cmd_report(int argc, char **argv)
 	command_section(&r, "gpus", "nvidia-smi -L", "nvidia-smi-L");
 	command_section(&r, "topology", "nvidia-smi topo -m", "nvidia-smi-topo-m");
 	command_section(&r, "pci-tree", "lspci -tv", "lspci-tv");
-	if (!r.root && !no_cuda)
+	kernel_log(&r);
+	/* last: P2P traffic has hard-reset hosts, and all else is gathered by then */
+	if (!r.root && want_cuda)
 		cuda(&r);
 	else
 		section(&r, "verify", NULL, -1, "", NULL, r.root ? "not run on a captured tree" :
-			"not run (--no-cuda)");
-	kernel_log(&r);
+			"not run (give --cuda)");
 
 	fprintf(r.tf, "== could not read\n");
 	for (c = 0; c < (int)json_object_array_length(r.missing); c++)

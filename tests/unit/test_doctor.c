@@ -8,11 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include <p2p-shim/readrule.h>
 #include "doctor.h"
 
 /* doctor on the tree @root, with @fixture's nvidia-smi output */
@@ -180,8 +183,9 @@ static void test_proprietary(void **state)
 	assert_int_equal(f->verdict, P2PS_V_FAIL);
 	assert_non_null(strstr(f->detail, "proprietary"));
 	assert_non_null(strstr(f->remedy, "open"));
-	/* 550.x has a profile (gen-0); the module's flavour is what fails */
-	assert_int_equal(verdict(r, "profile", NULL), P2PS_V_OK);
+	/* no profile applies to the proprietary module: not "profile OK" beside it */
+	assert_int_equal(verdict(r, "profile", NULL), P2PS_V_SKIP);
+	assert_string_equal(r->profile, "");
 	assert_int_equal(r->nr_pairs, 0);
 	p2ps_doctor_free(r);
 }
@@ -991,6 +995,535 @@ static void test_vllm(void **state)
 	r = doctor("rtx4090-pair", NULL);
 	assert_int_equal(verdict(r, "vllm-cache", NULL), P2PS_V_OK);
 	p2ps_doctor_free(r);
+	/* "P2P" cached where doctor says none: vLLM would use custom all-reduce without it */
+	r = doctor_edited("rtx4090d-48g-550", "sed -i 's/\"0->1\": false/\"0->1\": true/' "
+			  "home/ana/.cache/vllm/gpu_p2p_access_cache_for_0,1.json");
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	f = finding(r, "vllm-cache", "CUDA_VISIBLE_DEVICES=0,1");
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_string_equal(f->detail, "vLLM cached \"P2P\" for 0->1, which doctor says has none: "
+			    "vLLM would run its custom all-reduce without P2P");
+	assert_string_equal(f->remedy, "rm /home/ana/.cache/vllm/gpu_p2p_access_cache_for_0,1.json "
+			    "(vLLM tests P2P again on its next start)");
+	p2ps_doctor_free(r);
+}
+
+/*
+ * Run @fn(@arg) in a child process and fail unless it exits 0 within @secs
+ * seconds (a read that hangs must fail the test, not hang the suite).
+ */
+static void bounded(int (*fn)(void *), void *arg, unsigned int secs)
+{
+	pid_t pid;
+	int st = 0;
+
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		alarm(secs);
+		_exit(fn(arg));
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	if (WIFSIGNALED(st))
+		fail_msg("killed by signal %d (SIGALRM %d: over %u s)", WTERMSIG(st), SIGALRM, secs);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/* A file read: a FIFO, a link to /dev/zero, a huge sparse file. */
+static int read_fifo(void *arg)
+{
+	char *s = p2ps_read_file(arg, NULL, false);
+
+	return !s && errno == EINVAL ? 0 : 1;
+}
+
+static int read_devzero(void *arg)
+{
+	char *s = p2ps_read_file(arg, NULL, false);
+
+	return !s && errno == EINVAL ? 0 : 2;
+}
+
+static int read_huge(void *arg)
+{
+	struct p2ps_root root;
+	char *s;
+	int rc;
+
+	if (p2ps_root_init(&root, arg))
+		return 3;
+	s = p2ps_root_read(&root, "/proc/cpuinfo", NULL, false);
+	rc = !s && errno == EFBIG ? 0 : 4;
+	free(s);
+	p2ps_root_fini(&root);
+	return rc;
+}
+
+static void test_read_regular_only(void **state)
+{
+	char tmpl[] = "/tmp/p2ps-read-XXXXXX", path[512];
+	const char *dir = mkdtemp(tmpl);
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	bounded(read_fifo, path, 5);
+	snprintf(path, sizeof(path), "%s/zero", dir);
+	assert_int_equal(symlink("/dev/zero", path), 0);
+	bounded(read_devzero, path, 5);
+	/* 1 GiB of holes as /proc/cpuinfo: refused past the cap, not read whole */
+	snprintf(path, sizeof(path), "mkdir -p %s/proc && truncate -s 1G %s/proc/cpuinfo", dir, dir);
+	assert_int_equal(system(path), 0);
+	bounded(read_huge, (void *)dir, 5);
+	/* a small regular file still reads */
+	snprintf(path, sizeof(path), "echo 'vendor_id : x' >%s/proc/cpuinfo", dir);
+	assert_int_equal(system(path), 0);
+	snprintf(path, sizeof(path), "%s/proc/cpuinfo", dir);
+	{
+		char *s = p2ps_read_file(path, NULL, false);
+
+		assert_non_null(s);
+		assert_string_equal(s, "vendor_id : x\n");
+		free(s);
+	}
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	assert_int_equal(system(path), 0);
+}
+
+/* doctor on the root @arg: 0 when it ends with a report */
+static int doctor_child(void *arg)
+{
+	struct p2ps_doctor_opts o = { .root = arg };
+	struct p2ps_doctor_report *r = NULL;
+
+	if (p2ps_doctor(&o, &r) || !r)
+		return 1;
+	p2ps_doctor_free(r);
+	return 0;
+}
+
+/*
+ * A FIFO where a vLLM cache file is expected (any local user can make one
+ * in their ~/.cache/vllm): doctor must neither block on it nor drop it silently.
+ */
+static void test_vllm_fifo(void **state)
+{
+	char tmpl[] = "/tmp/p2ps-doctor-XXXXXX", cmd[2048], root[512];
+	const char *dir = mkdtemp(tmpl);
+	const char *cache = "home/ana/.cache/vllm/gpu_p2p_access_cache_for_0,1.json";
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(root, sizeof(root), "%s/root", dir);
+	snprintf(cmd, sizeof(cmd), "cp -r '%s/amd-chipset/root' '%s' && cd '%s' && rm %s && mkfifo %s",
+		 FIXTURES, root, root, cache, cache);
+	assert_int_equal(system(cmd), 0);
+	bounded(doctor_child, root, 10);
+	r = doctor_at(root, "amd-chipset", NULL);
+	f = finding(r, "vllm-cache", NULL);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->detail, "not a regular file"));
+	p2ps_doctor_free(r);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * Links inside a --root tree are followed inside it, never out of it: an
+ * absolute target starts at the root, ".." stops there.  Both ways of
+ * resolving: openat2(RESOLVE_IN_ROOT) and the walk for kernels without it.
+ */
+static void test_root_escape(void **state)
+{
+	char tmpl[] = "/tmp/p2ps-out-XXXXXX", otmpl[] = "/tmp/p2ps-doctor-XXXXXX";
+	const char *out = mkdtemp(tmpl), *dir = mkdtemp(otmpl);
+	char cmd[4096], root[512];
+	static const char *const ver = "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  %s  "
+				       "Release Build  (x@y)  Tue Sep 23 09:51:27 UTC 2025";
+	struct p2ps_doctor_report *r;
+	int pass;
+
+	(void)state;
+	assert_non_null(out);
+	assert_non_null(dir);
+	snprintf(root, sizeof(root), "%s/root", dir);
+	snprintf(cmd, sizeof(cmd), "cp -r '%s/rtx4090-pair/root' '%s' && "
+		 "printf '%s\\n' 999.99.99 >'%s/version' && mkdir -p '%s/elsewhere' && "
+		 "printf '%s\\n' 575.64.05 >'%s/elsewhere/version'",
+		 FIXTURES, root, ver, out, root, ver, root);
+	assert_int_equal(system(cmd), 0);
+	for (pass = 0; pass < 2; pass++) {
+		p2ps_root_no_openat2 = pass;
+		/* absolute, out of the tree: read as ROOT/tmp/...: absent */
+		snprintf(cmd, sizeof(cmd), "ln -sfn '%s/version' '%s/proc/driver/nvidia/version'", out, root);
+		assert_int_equal(system(cmd), 0);
+		r = doctor_at(root, "rtx4090-pair", NULL);
+		assert_string_not_equal(r->driver_version, "999.99.99");
+		assert_string_equal(r->driver_version, "");	/* absent: not loaded */
+		p2ps_doctor_free(r);
+		/* relative, climbing past the root */
+		snprintf(cmd, sizeof(cmd), "ln -sfn '../../../../../../../../../../../../..%s/version' "
+			 "'%s/proc/driver/nvidia/version'", out, root);
+		assert_int_equal(system(cmd), 0);
+		r = doctor_at(root, "rtx4090-pair", NULL);
+		assert_string_equal(r->driver_version, "");
+		p2ps_doctor_free(r);
+		/* absolute, inside the tree: followed there */
+		snprintf(cmd, sizeof(cmd), "ln -sfn /elsewhere/version '%s/proc/driver/nvidia/version'", root);
+		assert_int_equal(system(cmd), 0);
+		r = doctor_at(root, "rtx4090-pair", NULL);
+		assert_string_equal(r->driver_version, "575.64.05");
+		p2ps_doctor_free(r);
+	}
+	p2ps_root_no_openat2 = 0;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", dir, out);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * GPUs 20 bridges deep (two, behind 19 common ones) are found and paired;
+ * one 40 deep is named, not dropped silently.
+ */
+static void test_deep_tree(void **state)
+{
+	char tmpl[] = "/tmp/p2ps-deep-XXXXXX", cmd[8192];
+	const char *dir = mkdtemp(tmpl);
+	struct p2ps_doctor_opts o = { 0 };
+	struct p2ps_doctor_report *r = NULL;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	assert_non_null(dir);
+	/* gpu D PARENT: a GPU at sysfs path PARENT/0000:D:00.0, linked from /sys/bus/pci/devices */
+	snprintf(cmd, sizeof(cmd), "cd '%s' && mkdir -p sys/bus/pci/devices && "
+		 "gpu() { d=\"$2/0000:$1:00.0\"; mkdir -p \".$d\" && echo 0x10de >\".$d/vendor\" && "
+		 "echo 0x2684 >\".$d/device\" && echo 0x030000 >\".$d/class\" && "
+		 "printf '0xf2000000 0xf2ffffff 0x40200\\n0x4000000000 0x47ffffffff 0x14220c\\n' "
+		 ">\".$d/resource\" && ln -s \"../../../..$d\" \"sys/bus/pci/devices/0000:$1:00.0\"; } && "
+		 "p=/sys/devices/pci0000:00; for i in $(seq 1 19); do "
+		 "p=\"$p/0000:$(printf %%02x $((i - 1))):$(printf %%02x $i).0\"; done && "
+		 "gpu 41 \"$p/0000:13:01.0\" && gpu 42 \"$p/0000:13:02.0\" && "
+		 "q=/sys/devices/pci0000:80; for i in $(seq 1 40); do "
+		 "q=\"$q/0000:$(printf %%02x $((i + 128))):00.0\"; done && gpu c1 \"$q\"", dir);
+	assert_int_equal(system(cmd), 0);
+	o.root = dir;
+	assert_int_equal(p2ps_doctor(&o, &r), 0);
+	assert_int_equal(r->nr_gpus, 2);
+	assert_string_equal(r->gpus[0].bdf, "0000:41:00.0");
+	assert_non_null(strstr(r->gpus[0].path, "/0000:12:13.0/0000:13:01.0/0000:41:00.0"));
+	assert_int_equal(r->nr_pairs, 1);
+	assert_int_equal(r->pairs[0].path, P2PS_PATH_SWITCH);
+	f = finding(r, "gpu", "0000:c1:00.0");
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_string_equal(f->detail, "NVIDIA device 2684 more than 36 bridges deep: not checked");
+	p2ps_doctor_free(r);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* The command line as the kernel reads it: whole, token by token. */
+static void test_cmdline_iommu(void **state)
+{
+	struct p2ps_dr_cmdline_iommu o;
+
+	(void)state;
+	p2ps_dr_cmdline_iommu("ro quiet amd_iommu=pt", &o);
+	assert_int_equal(o.passthrough, -1);	/* not an option: no passthrough */
+	assert_true(o.bogus_pt);
+	p2ps_dr_cmdline_iommu("ro iommu=pt", &o);
+	assert_int_equal(o.passthrough, 1);
+	assert_false(o.bogus_pt);
+	p2ps_dr_cmdline_iommu("iommu=pt iommu.passthrough=0", &o);
+	assert_int_equal(o.passthrough, 0);	/* the last one wins */
+	p2ps_dr_cmdline_iommu("iommu.passthrough=1 intel_iommu=on", &o);
+	assert_int_equal(o.passthrough, 1);
+	p2ps_dr_cmdline_iommu("xiommu=pt foo=\"a iommu=pt\"", &o);
+	assert_int_equal(o.passthrough, -1);	/* parts of other tokens */
+	p2ps_dr_cmdline_iommu("ro -- iommu=pt", &o);
+	assert_int_equal(o.passthrough, -1);	/* init's */
+	p2ps_dr_cmdline_iommu("iommu=force,pt amd_iommu=off", &o);
+	assert_int_equal(o.passthrough, 1);
+	assert_true(o.off);
+	p2ps_dr_cmdline_iommu(NULL, &o);
+	assert_int_equal(o.passthrough, -1);
+}
+
+/*
+ * The IOMMU verdict from facts (amd-chipset: one IOMMU unit): amd_iommu=pt
+ * is no passthrough; iommu=pt past byte 1024 is; a GPU group's type wins
+ * over the command line.
+ */
+static void test_iommu_facts(void **state)
+{
+	char tmpl[] = "/tmp/p2ps-doctor-XXXXXX", cmd[4096], root[512], path[2048];
+	const char *dir = mkdtemp(tmpl);
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+	size_t i;
+
+	(void)state;
+	r = doctor_edited("amd-chipset", "sed -i 's/amd_iommu=on/amd_iommu=pt/' proc/cmdline");
+	f = finding(r, "iommu", NULL);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->remedy, "amd_iommu=pt/intel_iommu=pt are not kernel options"));
+	p2ps_doctor_free(r);
+	r = doctor_edited("amd-chipset", "printf 'ro %01200d iommu=pt\\n' 0 >proc/cmdline");
+	f = finding(r, "iommu", NULL);
+	assert_int_equal(f->verdict, P2PS_V_OK);
+	assert_string_equal(f->detail, "IOMMU in passthrough mode (1 unit)");
+	p2ps_doctor_free(r);
+
+	/* groups: identity for both GPUs, though the command line says nothing */
+	assert_non_null(dir);
+	snprintf(root, sizeof(root), "%s/root", dir);
+	snprintf(cmd, sizeof(cmd), "cp -r '%s/amd-chipset/root' '%s' && mkdir -p "
+		 "'%s/sys/kernel/iommu_groups/7' '%s/sys/kernel/iommu_groups/8' && "
+		 "echo identity >'%s/sys/kernel/iommu_groups/7/type' && "
+		 "echo DMA-FQ >'%s/sys/kernel/iommu_groups/8/type'", FIXTURES, root, root, root, root, root);
+	assert_int_equal(system(cmd), 0);
+	r = doctor_at(root, "amd-chipset", NULL);
+	assert_int_equal(verdict(r, "iommu", NULL), P2PS_V_WARN);
+	assert_int_equal(r->nr_gpus, 2);
+	for (i = 0; i < r->nr_gpus; i++) {
+		snprintf(path, sizeof(path), "%s%s/iommu_group", root, r->gpus[i].path);
+		assert_int_equal(symlink("/sys/kernel/iommu_groups/7", path), 0);
+	}
+	p2ps_doctor_free(r);
+	r = doctor_at(root, "amd-chipset", NULL);
+	f = finding(r, "iommu", NULL);
+	assert_int_equal(f->verdict, P2PS_V_OK);
+	assert_string_equal(f->detail, "IOMMU passthrough for every GPU (group type identity)");
+	/* one GPU translated: a warning naming it, whatever the command line says */
+	snprintf(path, sizeof(path), "%s%s/iommu_group", root, r->gpus[1].path);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(symlink("/sys/kernel/iommu_groups/8", path), 0);
+	snprintf(cmd, sizeof(cmd), "sed -i 's/amd_iommu=on/iommu=pt/' '%s/proc/cmdline'", root);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "IOMMU translates DMA for %s (group type DMA-FQ)", r->gpus[1].bdf);
+	p2ps_doctor_free(r);
+	r = doctor_at(root, "amd-chipset", NULL);
+	f = finding(r, "iommu", NULL);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_string_equal(f->detail, cmd);
+	p2ps_doctor_free(r);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * A GPU bound to vfio-pci (or to nothing, while nvidia is loaded) has no
+ * P2P: no bar1 pair for it.  amd-chipset's tree records driver links in
+ * .symlinks once they are added.
+ */
+static void test_bound_driver(void **state)
+{
+	char tmpl[] = "/tmp/p2ps-doctor-XXXXXX", cmd[4096], root[512];
+	const char *dir = mkdtemp(tmpl);
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+	char p0[512], p1[512], b1[16], subj[48];
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(root, sizeof(root), "%s/root", dir);
+	snprintf(cmd, sizeof(cmd), "cp -r '%s/amd-chipset/root' '%s'", FIXTURES, root);
+	assert_int_equal(system(cmd), 0);
+	r = doctor_at(root, "amd-chipset", NULL);
+	assert_int_equal(r->nr_pairs, 1);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
+	p2ps_strlcpy(p0, r->gpus[0].path, sizeof(p0));
+	p2ps_strlcpy(p1, r->gpus[1].path, sizeof(p1));
+	p2ps_strlcpy(b1, r->gpus[1].bdf, sizeof(b1));
+	snprintf(subj, sizeof(subj), "%s %s", r->gpus[0].bdf, b1);
+	p2ps_doctor_free(r);
+	snprintf(cmd, sizeof(cmd), "printf '%%s/driver\\t../x\\t/sys/bus/pci/drivers/nvidia\\n"
+		 "%%s/driver\\t../x\\t/sys/bus/pci/drivers/vfio-pci\\n' '%s' '%s' >>'%s/.symlinks'",
+		 p0, p1, root);
+	assert_int_equal(system(cmd), 0);
+	r = doctor_at(root, "amd-chipset", NULL);
+	assert_string_equal(r->gpus[0].driver, "nvidia");
+	assert_string_equal(r->gpus[1].driver, "vfio-pci");
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	f = finding(r, "p2p", subj);
+	assert_int_equal(f->verdict, P2PS_V_FAIL);
+	snprintf(cmd, sizeof(cmd), "P2P: none (%s is bound to vfio-pci, not nvidia)", b1);
+	assert_string_equal(f->detail, cmd);
+	p2ps_doctor_free(r);
+	/* unbound, while nvidia is loaded */
+	snprintf(cmd, sizeof(cmd), "sed -i '/vfio-pci/d' '%s/.symlinks'", root);
+	assert_int_equal(system(cmd), 0);
+	r = doctor_at(root, "amd-chipset", NULL);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	snprintf(cmd, sizeof(cmd), "%s is bound to no driver, not nvidia", b1);
+	assert_string_equal(r->pairs[0].p2p_why, cmd);
+	p2ps_doctor_free(r);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* The driver's BAR1 peer-read rule (kmod/readrule.c), shared with the module. */
+static void test_readrule(void **state)
+{
+	(void)state;
+	/* a common switch: always */
+	assert_true(p2ps_bar1_reads_allowed(P2PS_CPU_INTEL, 6, 183, true));
+	assert_true(p2ps_bar1_reads_allowed(P2PS_CPU_OTHER, 0, 0, true));
+	/* AMD: Zen (0x17) and every later family */
+	assert_false(p2ps_bar1_reads_allowed(P2PS_CPU_AMD, 0x16, 0, false));
+	assert_true(p2ps_bar1_reads_allowed(P2PS_CPU_AMD, 0x17, 1, false));
+	assert_true(p2ps_bar1_reads_allowed(P2PS_CPU_AMD, 0x19, 0x61, false));
+	assert_true(p2ps_bar1_reads_allowed(P2PS_CPU_AMD, 0x1a, 0x11, false));
+	/* Intel: Sapphire Rapids only */
+	assert_true(p2ps_bar1_reads_allowed(P2PS_CPU_INTEL, 6, 143, false));
+	assert_false(p2ps_bar1_reads_allowed(P2PS_CPU_INTEL, 6, 207, false));	/* Emerald Rapids */
+	assert_false(p2ps_bar1_reads_allowed(P2PS_CPU_INTEL, 6, 173, false));	/* Granite Rapids */
+	assert_false(p2ps_bar1_reads_allowed(P2PS_CPU_INTEL, 6, 183, false));	/* i9-14900K */
+	assert_false(p2ps_bar1_reads_allowed(P2PS_CPU_INTEL, 6, 158, false));	/* i9-9900KF */
+	assert_false(p2ps_bar1_reads_allowed(P2PS_CPU_INTEL, 7, 143, false));
+	assert_false(p2ps_bar1_reads_allowed(P2PS_CPU_OTHER, 0x18, 0, false));	/* Hygon */
+}
+
+/* doctor warns on BAR1 pairs of hosts that fail the rule (amd-chipset: no switch). */
+static void test_bar1_reads(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	r = doctor_edited("amd-chipset", "printf 'processor\\t: 0\\nvendor_id\\t: GenuineIntel\\n"
+			  "cpu family\\t: 6\\nmodel\\t\\t: 183\\n\\nprocessor\\t: 1\\nmodel\\t\\t: 143\\n' "
+			  ">proc/cpuinfo");
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
+	f = finding(r, "bar1-reads", NULL);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->detail, "(GenuineIntel family 6 model 183 here)"));
+	p2ps_doctor_free(r);
+	/* Sapphire Rapids passes */
+	r = doctor_edited("amd-chipset", "printf 'vendor_id : GenuineIntel\\ncpu family : 6\\n"
+			  "model : 143\\n' >proc/cpuinfo");
+	assert_null(p2ps_doctor_find(r, "bar1-reads", NULL));
+	p2ps_doctor_free(r);
+	/* a Ryzen 5950X (Zen 3, family 25) passes */
+	r = doctor_edited("amd-chipset", "printf 'vendor_id : AuthenticAMD\ncpu family : 25\n"
+			  "model : 33\n' >proc/cpuinfo");
+	assert_null(p2ps_doctor_find(r, "bar1-reads", NULL));
+	p2ps_doctor_free(r);
+}
+
+/*
+ * A driver without a profile (555: refused on purpose; 610: not known yet)
+ * gives every pair `none` with `p2pctl check`'s reason, and --force only
+ * where check would allow it.
+ */
+static void test_no_profile(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	r = doctor_edited("rtx4090-pair", "sed -i 's/580.95.05/555.58.02/' proc/driver/nvidia/version");
+	assert_string_equal(r->driver_version, "555.58.02");
+	assert_string_equal(r->profile, "");
+	f = finding(r, "profile", NULL);
+	assert_int_equal(f->verdict, P2PS_V_FAIL);
+	assert_non_null(strstr(f->detail, "555.x is not verified"));
+	assert_null(strstr(f->remedy, "--force"));
+	assert_int_equal(r->nr_pairs, 1);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	assert_non_null(strstr(r->pairs[0].p2p_why, "no profile for driver 555.58.02: 555.x is not verified"));
+	assert_int_equal(finding(r, "p2p", NULL)->verdict, P2PS_V_FAIL);
+	p2ps_doctor_free(r);
+	r = doctor_edited("rtx4090-pair", "sed -i 's/580.95.05/610.57.04/' proc/driver/nvidia/version");
+	f = finding(r, "profile", NULL);
+	assert_int_equal(f->verdict, P2PS_V_FAIL);
+	assert_non_null(strstr(f->remedy, "p2pctl enable --force"));
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	assert_string_equal(r->pairs[0].p2p_why, "no profile for driver 610.57.04: p2p-shim does not arm");
+	p2ps_doctor_free(r);
+}
+
+/*
+ * p2p-shim already loaded (DKMS signed it, the key is enrolled): lockdown,
+ * Secure Boot, sig_enforce and modules_disabled are no blockers then.
+ * h100-vm-580: lockdown forced by the config, sig_enforce Y, modules_disabled 1.
+ */
+static void test_loaded_signed(void **state)
+{
+	struct p2ps_doctor_report *r;
+
+	(void)state;
+	r = doctor("h100-vm-580", NULL);
+	assert_int_equal(verdict(r, "lockdown", NULL), P2PS_V_FAIL);
+	assert_int_equal(verdict(r, "sig-enforce", NULL), P2PS_V_FAIL);
+	assert_int_equal(verdict(r, "modules-disabled", NULL), P2PS_V_FAIL);
+	p2ps_doctor_free(r);
+	r = doctor_edited("h100-vm-580", "mkdir -p sys/module/p2p_shim");
+	assert_int_equal(verdict(r, "lockdown", NULL), P2PS_V_OK);
+	assert_int_equal(verdict(r, "secure-boot", NULL), P2PS_V_OK);
+	assert_int_equal(verdict(r, "sig-enforce", NULL), P2PS_V_OK);
+	assert_string_equal(finding(r, "sig-enforce", NULL)->detail,
+			    "p2p-shim is loaded: the kernel accepted its signature (or needs none)");
+	assert_int_equal(verdict(r, "modules-disabled", NULL), P2PS_V_OK);
+	/* kprobes missing stays a blocker, loaded or not */
+	assert_int_equal(verdict(r, "kprobes", NULL), P2PS_V_FAIL);
+	p2ps_doctor_free(r);
+}
+
+/* The one answer: "P2P possible for N of M pairs (K blocked: ...)". */
+static void test_summary(void **state)
+{
+	struct p2ps_doctor_report *r;
+
+	(void)state;
+	r = doctor("rtx4090-pair", NULL);
+	assert_string_equal(r->summary, "P2P possible for 1 of 1 pair");
+	assert_int_equal(r->nr_p2p_possible, 1);
+	assert_int_equal(r->nr_usable_gpus, 2);
+	assert_null(p2ps_doctor_find(r, "gpus", NULL));
+	p2ps_doctor_free(r);
+	/* one GPU: a blocker, not "0 blockers" */
+	r = doctor("h100-vm-580", NULL);
+	assert_int_equal(verdict(r, "gpus", NULL), P2PS_V_FAIL);
+	assert_string_equal(r->summary, "P2P possible for 0 pairs: 1 usable GPU");
+	p2ps_doctor_free(r);
+	/* a bar1 pair on a host that can't load p2p-shim */
+	r = doctor("no-kprobes", NULL);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
+	assert_string_equal(r->summary, "P2P possible for 0 of 1 pair (1 blocked: host: kprobes)");
+	p2ps_doctor_free(r);
+	/* a pair blocked on its own, with its reason */
+	r = doctor("rtx4090-smallbar", NULL);
+	assert_int_equal(r->nr_p2p_possible, 0);
+	assert_string_equal(r->summary, "P2P possible for 0 of 1 pair (1 blocked: 0000:03:00.0: static BAR1 no "
+			    "(BAR1 P2P needs it on both GPUs))");
+	p2ps_doctor_free(r);
+	/* NVLink needs no shim: possible whatever the host */
+	r = doctor("h200-nvlink-580", H200_TOPO);
+	assert_int_equal(r->nr_p2p_possible, r->nr_pairs);
+	p2ps_doctor_free(r);
+}
+
+/* Control characters and invalid UTF-8 from sysfs/DMI never reach the output. */
+static void test_sanitize(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+	char s1[] = "a\x1b[2Jb\xff\xc3(\t\xc2\x9b""c\xe2\x82\xac\xed\xa0\x80\xc0\xaf\x7f";
+
+	(void)state;
+	/* ESC, a lone 0xff, a broken pair, tab kept, C1 CSI, a euro sign kept,
+	 * a surrogate, an overlong '/', DEL */
+	assert_string_equal(p2ps_sanitize(s1), "a?[2Jb?" "?(\t?" "?c\xe2\x82\xac?" "?" "?" "?" "?" "?");
+	r = doctor_edited("qemu-guest", "printf 'QEMU\\033[2J\\377' >sys/class/dmi/id/sys_vendor");
+	f = finding(r, "vm", NULL);
+	assert_null(strchr(f->detail, '\x1b'));
+	assert_non_null(strstr(f->detail, "DMI QEMU?[2J?"));
+	p2ps_doctor_free(r);
 }
 
 /* Real symlinks in a temporary tree instead of .symlinks. */
@@ -1087,6 +1620,19 @@ int main(void)
 		cmocka_unit_test(test_nccl),
 		cmocka_unit_test(test_vllm),
 		cmocka_unit_test(test_real_symlinks),
+		cmocka_unit_test(test_read_regular_only),
+		cmocka_unit_test(test_vllm_fifo),
+		cmocka_unit_test(test_root_escape),
+		cmocka_unit_test(test_deep_tree),
+		cmocka_unit_test(test_cmdline_iommu),
+		cmocka_unit_test(test_iommu_facts),
+		cmocka_unit_test(test_bound_driver),
+		cmocka_unit_test(test_readrule),
+		cmocka_unit_test(test_bar1_reads),
+		cmocka_unit_test(test_no_profile),
+		cmocka_unit_test(test_loaded_signed),
+		cmocka_unit_test(test_summary),
+		cmocka_unit_test(test_sanitize),
 		cmocka_unit_test(test_bad_root),
 	};
 

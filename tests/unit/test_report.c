@@ -111,7 +111,8 @@ static void test_report_full_and_usage(void **state)
 
 /*
  * Live, with the fake libcuda of tests/unit/fakecuda (two GPUs): verify and
- * bench summaries land in the twin as objects; --no-cuda leaves them out.
+ * bench summaries land in the twin as objects, only with --cuda and after
+ * the rest; without it (the default, or --no-cuda) they are left out.
  */
 static void test_report_cuda(void **state)
 {
@@ -122,7 +123,7 @@ static void test_report_cuda(void **state)
 	/* The fake NCCL (not the machine's own), and verify's ipc child. */
 	setenv("P2PCTL_LIBNCCL", TOPDIR "/tests/unit/fakecuda/nccl/libnccl.so.2", 1);
 	setenv("P2PCTL_SELF", TOPDIR "/tests/unit/obj/cuda_verify_child", 1);
-	assert_int_equal(run("report", "--json", NULL), 0);
+	assert_int_equal(run("report", "--cuda", "--json", NULL), 0);
 	j = json_tokener_parse(out_text);
 	assert_non_null(j);
 	assert_true(json_object_object_get_ex(j, "sections", &sec));
@@ -136,8 +137,15 @@ static void test_report_cuda(void **state)
 	assert_true(json_object_object_get_ex(o, "matrices", &o));
 	json_object_put(j);
 	assert_int_equal(run("report", "--no-cuda", NULL), 0);
-	assert_non_null(strstr(out_text, "== verify\n(not run (--no-cuda))"));
+	assert_non_null(strstr(out_text, "== verify\n(not run (give --cuda))"));
 	assert_null(strstr(out_text, "== bench"));
+	/* the default: no P2P traffic unless asked for */
+	assert_int_equal(run("report", NULL), 0);
+	assert_non_null(strstr(out_text, "== verify\n(not run (give --cuda))"));
+	assert_null(strstr(out_text, "== bench"));
+	/* asked for: verify and bench come after everything else */
+	assert_int_equal(run("report", "--cuda", NULL), 0);
+	assert_true(strstr(out_text, "== verify") > strstr(out_text, "== kernel-log"));
 	unsetenv("P2PCTL_LIBCUDA");
 }
 

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The driver's BAR1 peer-read host rule, as a pure function.  kmod/readrule.c
+ * is compiled into libp2pshim (lib/doctor_read.c feeds it /proc/cpuinfo and
+ * the PCIe path) and is written so that the module can compile it unchanged
+ * (feeding it boot_cpu_data and its own topology), as sb1rule.c is.
+ *
+ * _p2pCapsGetStatusOverPcieBar1 (p2p_caps.c, 595.45.04 L643-663): peer
+ * writes over BAR1 are always allowed; peer reads only with a common PCIe
+ * switch, an AMD Zen CPU (CPU_TYPE_RYZEN: family 0x17 and later) or a
+ * Sapphire Rapids Xeon (XEON_SPR: Intel family 6, model 143).  Intel Core
+ * and Emerald/Granite Rapids Xeons fail it.  ForceP2P=0x211 (p2p-shim's
+ * default) forces reads on regardless; apps that read peer memory (custom
+ * all-reduce) gave wrong data on Intel client rigs (shared/FIELD.md N1, N2).
+ */
+#ifndef _P2P_SHIM_READRULE_H
+#define _P2P_SHIM_READRULE_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#else
+#include <stdbool.h>
+#endif
+
+/* The CPU vendor, as the rule tells them apart. */
+enum p2ps_cpu_vendor {
+	P2PS_CPU_OTHER = 0,	/* unknown, Hygon, Zhaoxin, ... */
+	P2PS_CPU_INTEL,		/* GenuineIntel */
+	P2PS_CPU_AMD,		/* AuthenticAMD */
+};
+
+#define P2PS_CPU_AMD_ZEN_FAMILY		0x17	/* Zen and every later family */
+#define P2PS_CPU_INTEL_SPR_FAMILY	6
+#define P2PS_CPU_INTEL_SPR_MODEL	143	/* 0x8f, Sapphire Rapids */
+
+/*
+ * Does the driver's own rule allow BAR1 peer reads between two GPUs on this
+ * host?  @vendor, @family and @model: the CPU (x86 family and model, as
+ * /proc/cpuinfo or boot_cpu_data give them); @common_switch: both GPUs
+ * below one PCIe switch.
+ */
+bool p2ps_bar1_reads_allowed(enum p2ps_cpu_vendor vendor, unsigned int family,
+			     unsigned int model, bool common_switch);
+
+#endif
