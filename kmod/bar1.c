@@ -49,8 +49,7 @@ MODULE_PARM_DESC(registry_defaults,
 
 /*
  * NVIDIA's host rule gives BAR1 P2P only where peer reads work: a common
- * PCIe switch, an AMD CPU or a Sapphire Rapids Xeon (sb1rule.c,
- * p2ps_cpu_reads_ok).  Any ForceP2P skips that check, so the caps guard
+ * PCIe switch, an AMD CPU or a Sapphire Rapids Xeon (readrule.c).  Any ForceP2P skips that check, so the caps guard
  * applies it, unless the user has proven reads on this rig.
  */
 static bool allow_peer_reads;
@@ -69,7 +68,8 @@ static bool cpu_reads_ok(void)
 		v = P2PS_CPU_AMD;
 	else if (boot_cpu_data.x86_vendor == X86_VENDOR_INTEL)
 		v = P2PS_CPU_INTEL;
-	return p2ps_cpu_reads_ok(v, boot_cpu_data.x86, boot_cpu_data.x86_model);
+	/* The switch is the verdict's to judge, per pair (sb1rule.c). */
+	return p2ps_bar1_reads_allowed(v, boot_cpu_data.x86, boot_cpu_data.x86_model, false);
 }
 
 /* registry_gpus=: PCI functions, "DDDD:BB:DD.F" or "BB:DD.F", comma-separated. */

@@ -24,6 +24,7 @@
 #include <linux/types.h>
 
 #include <p2p-shim/profile.h>
+#include <p2p-shim/readrule.h>
 #include <p2p-shim/sb1rule.h>
 #include <p2p-shim/uapi.h>
 

@@ -14,7 +14,7 @@ bool p2ps_bar1_reads_allowed(enum p2ps_cpu_vendor vendor, unsigned int family,
 		return true;
 	switch (vendor) {
 	case P2PS_CPU_AMD:
-		return family >= P2PS_CPU_AMD_ZEN_FAMILY;
+		return family >= P2PS_CPU_AMD_RYZEN_FAMILY;
 	case P2PS_CPU_INTEL:
 		return family == P2PS_CPU_INTEL_SPR_FAMILY && model == P2PS_CPU_INTEL_SPR_MODEL;
 	default:

@@ -549,22 +549,8 @@ enum p2ps_caps_verdict p2ps_caps_verdict(const struct p2ps_caps_in *in)
 		return P2PS_CAPS_STOCK;
 	if ((in->watch_static_bar1 && (s->nr < 2 || s->unmapped)) || s->unusable)
 		return P2PS_CAPS_STOCK;
-	/* The driver's host rule, which the override skipped: reads below a common switch. */
+	/* The driver's host rule (readrule.h), which the override skipped: below one switch. */
 	if (in->reads_refused && (s->nr < 2 || !s->sw || s->sw_split))
 		return P2PS_CAPS_STOCK_READS;
 	return P2PS_CAPS_KEEP;
-}
-
-/*
- * _p2pCapsGetHostSystemStatusOverPcieBar1 (p2p_caps.c; 580.142 L643-667,
- * 595.45.04 L643-663, the same from 565): BAR1 peer writes are OK on any
- * host, reads only with a common PCIe switch or a CPU of type RYZEN (the
- * driver's cpu.c takes an AMD family it does not know for one) or
- * XEON_SPR (Intel family 6, model 143); and the driver offers BAR1 P2P
- * only where both are OK.  Every ForceP2P skips this check (the override
- * returns first), so the caps guard applies it (p2ps_caps_verdict).
- */
-bool p2ps_cpu_reads_ok(enum p2ps_cpu_vendor vendor, unsigned int family, unsigned int model)
-{
-	return vendor == P2PS_CPU_AMD || (vendor == P2PS_CPU_INTEL && family == 6 && model == 143);
 }

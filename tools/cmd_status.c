@@ -6,7 +6,7 @@
 
 #include "p2pctl.h"
 #include <p2p-shim/profile.h>
-#include <p2p-shim/sb1rule.h>
+#include <p2p-shim/readrule.h>
 
 static const char help[] =
 	"Usage: p2pctl status [--json]\n\n"
@@ -119,7 +119,7 @@ static const char *registry_scope(char *buf, size_t len)
 
 /*
  * Where BAR1 P2P gets peer reads (the caps guard applies NVIDIA's host rule,
- * kmod/sb1rule.c p2ps_cpu_reads_ok): from this CPU (/proc/cpuinfo) and the
+ * kmod/readrule.c): from this CPU (/proc/cpuinfo) and the
  * module's peer_reads.  NULL when p2p-shim is not loaded.
  */
 static const char *peer_reads(char *buf, size_t len)
@@ -151,7 +151,7 @@ static const char *peer_reads(char *buf, size_t len)
 		v = P2PS_CPU_AMD;
 	else if (!strcmp(vendor, "GenuineIntel"))
 		v = P2PS_CPU_INTEL;
-	if (p2ps_cpu_reads_ok(v, family, model))
+	if (p2ps_bar1_reads_allowed(v, family, model, false))
 		snprintf(buf, len, "allowed (%s family %u model %u: NVIDIA's host rule)",
 			 v == P2PS_CPU_AMD ? "AMD" : "Intel", family, model);
 	else

@@ -5,13 +5,16 @@
  * the PCIe path) and is written so that the module can compile it unchanged
  * (feeding it boot_cpu_data and its own topology), as sb1rule.c is.
  *
- * _p2pCapsGetStatusOverPcieBar1 (p2p_caps.c, 595.45.04 L643-663): peer
- * writes over BAR1 are always allowed; peer reads only with a common PCIe
- * switch, an AMD Zen CPU (CPU_TYPE_RYZEN: family 0x17 and later) or a
- * Sapphire Rapids Xeon (XEON_SPR: Intel family 6, model 143).  Intel Core
- * and Emerald/Granite Rapids Xeons fail it.  ForceP2P=0x211 (p2p-shim's
- * default) forces reads on regardless; apps that read peer memory (custom
- * all-reduce) gave wrong data on Intel client rigs (shared/FIELD.md N1, N2).
+ * _p2pCapsGetHostSystemStatusOverPcieBar1 (p2p_caps.c, 580.142 L643-667,
+ * 595.45.04 L643-663): peer writes over BAR1 are always allowed; peer reads
+ * only with a common PCIe switch, a CPU of type RYZEN or a Sapphire Rapids
+ * Xeon (XEON_SPR: Intel family 6, model 143), and the driver offers BAR1
+ * P2P only where both are.  cpu.c (595.45.04 L1411-1440) makes every AMD
+ * family from 0x12 on RYZEN (Zen's 0x17, 0x19, 0x1a by name, the rest as
+ * "Assuming new Ryzen"); K8, K10 and K11 (0xf-0x11) are not.  Intel Core
+ * and Emerald/Granite Rapids Xeons fail it.  Every ForceP2P skips the
+ * check, so p2p-shim's caps guard applies it (kmod/sb1rule.c
+ * p2ps_caps_verdict) and doctor predicts it (lib/doctor_read.c).
  */
 #ifndef _P2P_SHIM_READRULE_H
 #define _P2P_SHIM_READRULE_H
@@ -29,7 +32,7 @@ enum p2ps_cpu_vendor {
 	P2PS_CPU_AMD,		/* AuthenticAMD */
 };
 
-#define P2PS_CPU_AMD_ZEN_FAMILY		0x17	/* Zen and every later family */
+#define P2PS_CPU_AMD_RYZEN_FAMILY	0x12	/* cpu.c: from here on RYZEN */
 #define P2PS_CPU_INTEL_SPR_FAMILY	6
 #define P2PS_CPU_INTEL_SPR_MODEL	143	/* 0x8f, Sapphire Rapids */
 

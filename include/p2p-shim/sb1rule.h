@@ -192,7 +192,7 @@ struct p2ps_caps_in {
 	bool forced;			/* a GPU of the set carries a ForceP2P that forces P2P */
 	bool guard_only;		/* residual state: nothing but the guard is armed */
 	bool watch_static_bar1;		/* 550-570: the driver skipped the HAL check */
-	bool reads_refused;		/* the host fails the driver's read rule, no opt-in */
+	bool reads_refused;		/* the CPU fails the driver's read rule (readrule.h), no opt-in */
 	struct p2ps_caps_set set;	/* the set's GPUs */
 };
 
@@ -214,18 +214,5 @@ bool p2ps_intel_ioh_root_port(unsigned int dev);
  */
 bool p2ps_force_p2p_forces(uint32_t v);
 
-/* The CPU, as the driver's host rule for BAR1 peer reads tells them apart. */
-enum p2ps_cpu_vendor {
-	P2PS_CPU_OTHER,
-	P2PS_CPU_AMD,
-	P2PS_CPU_INTEL,
-};
-/*
- * Whether NVIDIA's rule gives BAR1 P2P peer reads on a host with this CPU
- * (family and model as /proc/cpuinfo gives them), whatever the PCIe
- * topology; without a common PCIe switch, a host that fails it gets no
- * BAR1 P2P from the driver.
- */
-bool p2ps_cpu_reads_ok(enum p2ps_cpu_vendor vendor, unsigned int family, unsigned int model);
 
 #endif

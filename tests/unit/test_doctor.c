@@ -1373,8 +1373,11 @@ static void test_readrule(void **state)
 	/* a common switch: always */
 	assert_true(p2ps_bar1_reads_allowed(P2PS_CPU_INTEL, 6, 183, true));
 	assert_true(p2ps_bar1_reads_allowed(P2PS_CPU_OTHER, 0, 0, true));
-	/* AMD: Zen (0x17) and every later family */
-	assert_false(p2ps_bar1_reads_allowed(P2PS_CPU_AMD, 0x16, 0, false));
+	/* AMD: every family from 0x12 on (cpu.c: RYZEN, or "assuming new Ryzen") */
+	assert_false(p2ps_bar1_reads_allowed(P2PS_CPU_AMD, 0x10, 2, false));	/* K10 */
+	assert_false(p2ps_bar1_reads_allowed(P2PS_CPU_AMD, 0x11, 3, false));	/* K11 */
+	assert_true(p2ps_bar1_reads_allowed(P2PS_CPU_AMD, 0x15, 2, false));	/* Bulldozer */
+	assert_true(p2ps_bar1_reads_allowed(P2PS_CPU_AMD, 0x16, 0, false));
 	assert_true(p2ps_bar1_reads_allowed(P2PS_CPU_AMD, 0x17, 1, false));
 	assert_true(p2ps_bar1_reads_allowed(P2PS_CPU_AMD, 0x19, 0x61, false));
 	assert_true(p2ps_bar1_reads_allowed(P2PS_CPU_AMD, 0x1a, 0x11, false));

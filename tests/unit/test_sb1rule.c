@@ -386,17 +386,6 @@ static void test_caps_reads(void **state)
 	/* not forced: the driver applied its own rule */
 	in = (struct p2ps_caps_in){ .connectivity = bar1, .reads_refused = true, .set = set_of(apart, 2) };
 	assert_int_equal(p2ps_caps_verdict(&in), P2PS_CAPS_KEEP);
-
-	/* The CPUs: any AMD (RYZEN), Intel family 6 model 143 (XEON_SPR). */
-	assert_true(p2ps_cpu_reads_ok(P2PS_CPU_AMD, 23, 49));	/* Zen 2 EPYC/Threadripper */
-	assert_true(p2ps_cpu_reads_ok(P2PS_CPU_AMD, 26, 2));	/* Zen 5 */
-	assert_true(p2ps_cpu_reads_ok(P2PS_CPU_INTEL, 6, 143));	/* Sapphire Rapids */
-	assert_false(p2ps_cpu_reads_ok(P2PS_CPU_INTEL, 6, 183));	/* Raptor Lake (i9-14900K) */
-	assert_false(p2ps_cpu_reads_ok(P2PS_CPU_INTEL, 6, 151));	/* Alder Lake (Z690) */
-	assert_false(p2ps_cpu_reads_ok(P2PS_CPU_INTEL, 6, 158));	/* Coffee Lake (i9-9900KF) */
-	assert_false(p2ps_cpu_reads_ok(P2PS_CPU_INTEL, 6, 207));	/* Emerald Rapids */
-	assert_false(p2ps_cpu_reads_ok(P2PS_CPU_INTEL, 6, 173));	/* Granite Rapids */
-	assert_false(p2ps_cpu_reads_ok(P2PS_CPU_OTHER, 6, 143));
 }
 
 /*
