@@ -35,6 +35,7 @@
 #include "cuda_cmds.h"
 #include "cuda_int.h"
 #include "engine.h"
+#include "linkrate.h"
 
 #define GUARD 256		/* guard bytes before and after every destination */
 #define POISON 0xa5a5a5a5u	/* destinations and their guards */
@@ -48,18 +49,21 @@ int verify_exit_on_hang = 1;
 extern char **environ;
 
 enum {
-	V_CE, V_SM_READ, V_SM_WRITE, V_FLAGS, V_FLAGS_POLL, V_GRAPH, V_IPC,
+	V_PATH, V_CE, V_SM_READ, V_SM_WRITE, V_FLAGS, V_FLAGS_POLL, V_GRAPH, V_IPC,
 	V_UM_READ, V_UM_WRITE, V_UM_PREFETCH, V_UM_FAULT, V_CONCURRENT, V_NCCL, V_COUNT
 };
 #define V_DEV_COUNT V_UM_READ	/* the device-memory tests of a pair come first */
 #define V_UM_COUNT (V_CONCURRENT - V_UM_READ)
 static const char *const vnames[V_COUNT] = {
-	"ce", "sm-read", "sm-write", "flags", "flags-poll", "graph", "ipc",
+	"path", "ce", "sm-read", "sm-write", "flags", "flags-poll", "graph", "ipc",
 	"um-read", "um-write", "um-prefetch", "um-fault", "concurrent", "nccl",
 };
 
 /* What a failure of each test usually means, and where doctor looks. */
 static const char *const vhint[V_COUNT] = {
+	"the copies between these GPUs take no direct peer path at peer speed (the driver stages "
+	"them through host memory, an IOMMU or ACS detour, or they never crossed the link): check "
+	"`p2pctl doctor` (ACS, IOMMU, BAR1, link width)",
 	"copy-engine peer copies are broken: check `p2pctl doctor` (peer mappings, BAR1)",
 	"SM peer loads are broken (stale or wrong data): check `p2pctl doctor` (BAR1, IOMMU/ACS)",
 	"SM peer stores are lost or misrouted: check `p2pctl doctor` (BAR1, IOMMU/ACS)",
@@ -145,6 +149,7 @@ struct vtest {
 	double gbps;
 	int proven;		/* the path was shown (path says how), else path says why not */
 	char label[64];		/* nccl: the GPU set */
+	double off_gbps, on_us, off_us;	/* path: peer access off/on */
 	char path[512];
 	int rounds;
 };
@@ -164,6 +169,9 @@ struct vstate {
 	uint64_t padbytes[P2P_MAX_GPUS];
 	int hung;
 	char hang[768];
+	struct linkrate link;	/* of the pair under test */
+	struct { int done, ok; double on_gbps, off_gbps, on_us, off_us; }
+		pm[P2P_MAX_GPUS][P2P_MAX_GPUS];	/* the path test of a -> b */
 };
 
 /* The managed-memory part of one pair. */
@@ -383,12 +391,20 @@ static int dev_path(struct vstate *v, struct vtest *t)
 				 "copies between these GPUs through host memory", a, b);
 			return -1;
 		}
-		t->proven = att == 1;
-		snprintf(t->path, sizeof(t->path), att == 1 ?
-			 "peer copy: GPU %d maps GPU %d's buffer read-write and "
-			 "CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED = 1, so the driver does not stage it" :
-			 "GPU %d maps GPU %d's buffer, but the driver lacks cuDeviceGetP2PAttribute, "
-			 "so staging is not excluded", a, b);
+		if (att == 1 && v->pm[a][b].done && v->pm[a][b].ok) {
+			t->proven = 1;
+			snprintf(t->path, sizeof(t->path), "peer copy measured (path test): %.1f GB/s with "
+				 "peer access on against %.1f GB/s staged with it off, and GPU %d maps GPU %d's "
+				 "buffer read-write", v->pm[a][b].on_gbps, v->pm[a][b].off_gbps, a, b);
+		} else {
+			snprintf(t->path, sizeof(t->path), att == 1 ?
+				 "the driver reports a peer mapping (GPU %d maps GPU %d's buffer read-write, "
+				 "CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED = 1); no measurement backs it (the "
+				 "path test %s)" :
+				 "GPU %d maps GPU %d's buffer, but the driver lacks cuDeviceGetP2PAttribute, "
+				 "so staging is not excluded%s", a, b,
+				 att != 1 ? "" : !v->pm[a][b].done ? "did not run" : "failed");
+		}
 		return 0;
 	}
 	/* An SM load or store reaches another GPU's memory only through a mapping. */
@@ -398,6 +414,194 @@ static int dev_path(struct vstate *v, struct vtest *t)
 		 t->method == V_SM_READ ? "loads" : "stores", t->engine, t->engine == a ? b : a,
 		 m == 1 ? "; access flags read-write" : "");
 	return 0;
+}
+
+#define PATH_MIN (4ULL << 20)	/* bytes per timed copy of the path test */
+#define PATH_MAX_BYTES (32ULL << 20)
+#define PATH_REPS 3
+#define PATH_LAT_COPIES 100
+#define PATH_STAGING_MARGIN 1.1	/* peer copies must beat staging by this */
+#define PATH_LINK_MARGIN 1.05	/* and may not beat the line rate by more */
+
+/*
+ * One side of the path test: copies a -> b with cuMemcpyPeerAsync on a's
+ * stream, the destination poisoned first and checked after: the best of
+ * PATH_REPS timed copies of n bytes, then PATH_LAT_COPIES 4-byte copies for
+ * the latency. 0, or -1 with t failed.
+ */
+static int path_time(struct vstate *v, struct vtest *t, CUdeviceptr ps, CUdeviceptr pd, size_t n,
+		     const uint8_t *want, uint8_t *got, int on, double *gbps, double *us)
+{
+	struct rig *r = &v->r;
+	int a = t->src, b = t->dst;
+	struct gpu *ga = &r->g[a], *gb = &r->g[b];
+	CUstream s = ga->s[0];
+	float ms = 0;
+	uint64_t off, nbad;
+	uint8_t e, g8;
+
+	*gbps = 0;
+	VT(rig_cur(r, b), "cuCtxSetCurrent");
+	VT(cu.cuMemsetD32Async(pd, POISON, n / 4, gb->s[1]), "poison destination (cuMemsetD32Async)");
+	VW(b, gb->s[1], "poisoning of the destination");
+	VT(rig_cur(r, a), "cuCtxSetCurrent");
+	/* a warm-up, then the timed copies */
+	VT(cu.cuMemcpyPeerAsync(pd, gb->ctx, ps, ga->ctx, n, s), "cuMemcpyPeerAsync");
+	VW(a, s, on ? "the copy with peer access on" : "the copy with peer access off");
+	for (int k = 0; k < PATH_REPS; k++) {
+		VT(cu.cuEventRecord(ga->ev_start, s), "cuEventRecord");
+		VT(cu.cuMemcpyPeerAsync(pd, gb->ctx, ps, ga->ctx, n, s), "cuMemcpyPeerAsync");
+		VT(cu.cuEventRecord(ga->ev_stop, s), "cuEventRecord");
+		VW(a, s, on ? "the copy with peer access on" : "the copy with peer access off");
+		if (cu.cuEventElapsedTime(&ms, ga->ev_start, ga->ev_stop) == CUDA_SUCCESS && ms > 0 &&
+		    n / 1e9 / (ms / 1e3) > *gbps)
+			*gbps = n / 1e9 / (ms / 1e3);
+	}
+	VT(cu.cuEventRecord(ga->ev_start, s), "cuEventRecord");
+	for (int k = 0; k < PATH_LAT_COPIES; k++)
+		VT(cu.cuMemcpyPeerAsync(pd, gb->ctx, ps, ga->ctx, 4, s), "cuMemcpyPeerAsync");
+	VT(cu.cuEventRecord(ga->ev_stop, s), "cuEventRecord");
+	VW(a, s, "the small copies");
+	*us = cu.cuEventElapsedTime(&ms, ga->ev_start, ga->ev_stop) == CUDA_SUCCESS ?
+	      ms * 1e3 / PATH_LAT_COPIES : 0;
+	VT(rig_cur(r, b), "cuCtxSetCurrent");
+	VT(cu.cuMemcpyDtoH(got, pd, n), "read back (cuMemcpyDtoH)");
+	if (verify_compare(got, want, n, &off, &e, &g8, &nbad)) {
+		t->ok = 0;
+		t->mismatch = 1;
+		t->offset = off;
+		t->expected = e;
+		t->got = g8;
+		t->nbad = nbad;
+		snprintf(t->error, sizeof(t->error), "GPU %d -> GPU %d, peer access %s: first mismatch "
+			 "at offset %" PRIu64 ": expected 0x%02x, got 0x%02x%s (%" PRIu64 " of %zu bytes "
+			 "differ)", a, b, on ? "on" : "off", off, e, g8,
+			 g8 == (POISON & 0xff) ? ", the poison: the write never landed" : "", nbad, n);
+		return -1;
+	}
+	t->bytes += n;
+	t->rounds++;
+	return 0;
+}
+
+/*
+ * path a -> b: the same copy timed with peer access off (the driver stages
+ * it through host memory) and on; the data checked both times. Peer copies
+ * no faster than staging, or faster than the link's line rate, fail.
+ */
+static int run_path(struct vstate *v, struct vtest *t)
+{
+	struct rig *r = &v->r;
+	int a = t->src, b = t->dst, rc = -1;
+	size_t n = v->size < PATH_MIN ? PATH_MIN : v->size > PATH_MAX_BYTES ? PATH_MAX_BYTES : v->size;
+	CUdeviceptr ps = 0, pd = 0;
+	uint8_t *want = NULL, *got = NULL;
+	double on_gbps = 0, on_us = 0, off_gbps = 0, off_us = 0;
+	CUresult cr;
+	const struct linkrate *l = &v->link;
+	char rate[160];
+
+	t->ok = 1;
+	t->engine = a;
+	n &= ~(size_t)15;
+	want = malloc(n);
+	got = malloc(n);
+	if (!want || !got) {
+		t->ok = 0;
+		snprintf(t->error, sizeof(t->error), "cannot allocate 2 x %zu bytes of host memory", n);
+		goto out;
+	}
+	verify_pattern(want, n, v->seed ^ 0x7061746800000000ULL);
+	cr = rig_cur(r, a);
+	if (cr == CUDA_SUCCESS)
+		cr = cu.cuMemAlloc(&ps, n);
+	if (cr == CUDA_SUCCESS)
+		cr = rig_cur(r, b);
+	if (cr == CUDA_SUCCESS)
+		cr = cu.cuMemAlloc(&pd, n);
+	if (cr != CUDA_SUCCESS) {
+		fail(t, "cuMemAlloc (the path test's buffers)", cr);
+		goto out;
+	}
+	cr = rig_cur(r, a);
+	if (cr == CUDA_SUCCESS)
+		cr = cu.cuMemcpyHtoDAsync(ps, want, n, r->g[a].s[1]);
+	if (cr != CUDA_SUCCESS) {
+		fail(t, "upload pattern (cuMemcpyHtoDAsync)", cr);
+		goto out;
+	}
+	if (vwait(v, t, a, r->g[a].s[1], NULL, "upload of the pattern") != CUDA_SUCCESS) {
+		if (!t->hung)
+			snprintf(t->error, sizeof(t->error), "upload of the pattern failed on GPU %d", a);
+		t->ok = 0;
+		goto out;
+	}
+	/* Peer access off both ways: cuMemcpyPeerAsync stages through host memory. */
+	cr = rig_peer(r, a, b, 0);
+	if (cr == CUDA_SUCCESS)
+		cr = rig_peer(r, b, a, 0);
+	if (cr != CUDA_SUCCESS) {
+		fail(t, "cuCtxDisablePeerAccess", cr);
+		goto on;
+	}
+	if (path_time(v, t, ps, pd, n, want, got, 0, &off_gbps, &off_us) && v->hung)
+		goto out;	/* a stuck context: touch nothing more */
+on:
+	cr = rig_peer(r, a, b, 1);
+	if (cr == CUDA_SUCCESS)
+		cr = rig_peer(r, b, a, 1);
+	if (cr != CUDA_SUCCESS) {
+		if (t->ok)
+			fail(t, "cuCtxEnablePeerAccess (again, after the copy with peer access off)", cr);
+		goto out;
+	}
+	if (!t->ok || path_time(v, t, ps, pd, n, want, got, 1, &on_gbps, &on_us))
+		goto out;
+	t->gbps = on_gbps;
+	t->off_gbps = off_gbps;
+	t->on_us = on_us;
+	t->off_us = off_us;
+	if (l->kind != LINK_UNKNOWN)
+		snprintf(rate, sizeof(rate), "%.0f%% of %s, %.1f GB/s", 100 * on_gbps / l->gbps, l->label,
+			 l->gbps);
+	else
+		snprintf(rate, sizeof(rate), "line rate unknown: %.120s", l->why);
+	if (on_gbps < PATH_STAGING_MARGIN * off_gbps) {
+		t->ok = 0;
+		snprintf(t->error, sizeof(t->error), "P2P works at staging speed: GPU %d -> GPU %d copies "
+			 "%.1f GB/s with peer access on, %.1f GB/s with it off (%s); latency %.1f us on, "
+			 "%.1f us off: the copies take no direct path", a, b, on_gbps, off_gbps, rate,
+			 on_us, off_us);
+		goto out;
+	}
+	if (l->kind != LINK_UNKNOWN && on_gbps > PATH_LINK_MARGIN * l->gbps) {
+		t->ok = 0;
+		snprintf(t->error, sizeof(t->error), "faster than the link: GPU %d -> GPU %d copied "
+			 "%.1f GB/s over %s (%.1f GB/s): the data did not cross it (it stayed in one "
+			 "GPU's memory, or the link is misreported)", a, b, on_gbps, l->label, l->gbps);
+		goto out;
+	}
+	t->proven = 1;
+	snprintf(t->path, sizeof(t->path), "GPU %d -> GPU %d: %.1f GB/s with peer access on (%s), "
+		 "%.1f GB/s off (%.1fx); latency %.1f us on, %.1f us off", a, b, on_gbps, rate, off_gbps,
+		 off_gbps > 0 ? on_gbps / off_gbps : 0, on_us, off_us);
+	rc = 0;
+out:
+	if (!v->hung) {
+		if (pd && rig_cur(r, b) == CUDA_SUCCESS)
+			cu.cuMemFree(pd);
+		if (ps && rig_cur(r, a) == CUDA_SUCCESS)
+			cu.cuMemFree(ps);
+	}
+	v->pm[a][b].done = 1;
+	v->pm[a][b].ok = t->ok;
+	v->pm[a][b].on_gbps = on_gbps;
+	v->pm[a][b].off_gbps = off_gbps;
+	v->pm[a][b].on_us = on_us;
+	v->pm[a][b].off_us = off_us;
+	free(want);
+	free(got);
+	return rc;
 }
 
 /* ce, sm-read, sm-write a -> b: two rounds (full size, then a byte tail). */
@@ -1726,8 +1930,8 @@ static void vusage(FILE *f)
 		"                     [--no-managed] [--json]\n"
 		"  --size BYTES     bytes per copy (default 64M = 64 MiB; any size >= 1)\n"
 		"  --pairs LIST     only these GPU pairs (default: every pair)\n"
-		"  --tests LIST     only these tests (default all): ce, sm-read, sm-write, sm,\n"
-		"                   flags, flags-poll, graph, ipc, um-read, um-write,\n"
+		"  --tests LIST     only these tests (default all): path, ce, sm-read, sm-write,\n"
+		"                   sm, flags, flags-poll, graph, ipc, um-read, um-write,\n"
 		"                   um-prefetch, um-fault, um, concurrent, nccl\n"
 		"  --seed N         pattern seed (default: random, printed)\n"
 		"  --seconds S      how long the concurrent test runs (default 3)\n"
@@ -1738,7 +1942,8 @@ static void vusage(FILE *f)
 		"                   P2P path, checks the tool, the kernels and the GPU)\n"
 		"  --no-managed     skip the managed-memory (cuMemAllocManaged) tests\n"
 		"  --json           JSON on stdout\n"
-		"tests, both ways for each pair: ce, sm-read, sm-write (device memory);\n"
+		"tests, both ways for each pair: path (the same copy timed with peer access\n"
+		"  off and on, against the link's line rate); ce, sm-read, sm-write;\n"
 		"  flags, flags-poll (payload + release flag, polled with acquire loads);\n"
 		"  graph (ce, sm-write and sm-read captured in CUDA graphs, replayed);\n"
 		"  ipc (a second process opens the buffers with cuIpcOpenMemHandle);\n"
@@ -1766,7 +1971,12 @@ static json_object *test_json(const struct vtest *t)
 		json_object_object_add(o, "reason", json_object_new_string(t->error));
 		return o;
 	}
-	json_object_object_add(o, "path_proven", json_object_new_boolean(t->proven));
+	json_object_object_add(o, "path_proven", json_object_new_boolean(t->proven && t->ok));
+	if (t->method == V_PATH && (t->ok || t->off_gbps > 0)) {
+		json_object_object_add(o, "off_gbps", json_object_new_double((double)(int64_t)(t->off_gbps * 100) / 100));
+		json_object_object_add(o, "on_latency_us", json_object_new_double((double)(int64_t)(t->on_us * 100) / 100));
+		json_object_object_add(o, "off_latency_us", json_object_new_double((double)(int64_t)(t->off_us * 100) / 100));
+	}
 	if (t->path[0])
 		json_object_object_add(o, "path", json_object_new_string(t->path));
 	json_object_object_add(o, "rounds", json_object_new_int(t->rounds));
@@ -1855,6 +2065,8 @@ static void test_print(FILE *out, const struct vtest *t)
 			t->skipped ? "SKIP" : t->ok ? "OK" : "FAIL");
 	if (t->skipped) {
 		fprintf(out, "  %s\n", t->error);
+	} else if (t->ok && t->method == V_PATH) {
+		fprintf(out, "  %s\n", t->path);
 	} else if (t->ok) {
 		fprintf(out, "  %" PRIu64 " bytes, %s", t->bytes, test_how(t, how, sizeof(how)));
 		if (t->gbps > 0)
@@ -1985,11 +2197,17 @@ static int pair_tests(struct vstate *v, int a, int b, struct vtest *tests)
 		for (int d = 0; d < (a == b ? 1 : 2) && !v->hung; d++) {
 			struct vtest *t = &tests[nt++];
 
+			if (m == V_PATH && a == b) {
+				nt--;
+				break;
+			}
 			memset(t, 0, sizeof(*t));
 			t->src = d ? b : a;
 			t->dst = d ? a : b;
 			t->method = m;
-			if (m == V_FLAGS || m == V_FLAGS_POLL)
+			if (m == V_PATH)
+				run_path(v, t);
+			else if (m == V_FLAGS || m == V_FLAGS_POLL)
 				run_flags(v, t);
 			else if (m == V_GRAPH)
 				run_graph(v, t);
@@ -2000,6 +2218,65 @@ static int pair_tests(struct vstate *v, int a, int b, struct vtest *tests)
 		}
 	}
 	return nt;
+}
+
+/* What a pair's results add up to. */
+struct pverdict {
+	int a, b, peer_ok, nfail, staging, measured;
+	double gbps, us;
+	char failed[160];	/* the failed tests' names */
+	struct linkrate link;
+};
+
+static void pv_add(struct pverdict *pv, const struct vtest *t)
+{
+	if (t->skipped || t->ok || t->method == V_NCCL)
+		return;
+	if (t->method == V_PATH && strstr(t->error, "staging speed"))
+		pv->staging = 1;
+	if (!strstr(pv->failed, vnames[t->method]) && strlen(pv->failed) < sizeof(pv->failed) - 16)
+		snprintf(pv->failed + strlen(pv->failed), sizeof(pv->failed) - strlen(pv->failed), "%s%s",
+			 pv->failed[0] ? ", " : "", vnames[t->method]);
+	pv->nfail++;
+}
+
+/* Fold the pair's path tests (both ways) into pv. */
+static void pv_path(struct pverdict *pv, const struct vstate *v)
+{
+	int a = pv->a, b = pv->b;
+
+	pv->measured = v->pm[a][b].done && v->pm[a][b].ok && v->pm[b][a].done && v->pm[b][a].ok;
+	if (pv->measured) {
+		pv->gbps = v->pm[a][b].on_gbps < v->pm[b][a].on_gbps ? v->pm[a][b].on_gbps :
+			   v->pm[b][a].on_gbps;
+		pv->us = v->pm[a][b].on_us > v->pm[b][a].on_us ? v->pm[a][b].on_us : v->pm[b][a].on_us;
+	}
+}
+
+/* "0<->1: P2P verified, 25.1 GB/s (80% of PCIe Gen4 x16), 0.9 us" */
+static void pv_text(const struct pverdict *pv, char *buf, size_t len)
+{
+	int l = snprintf(buf, len, "%d<->%d: ", pv->a, pv->b);
+
+	if (l < 0 || (size_t)l >= len)
+		return;
+	buf += l;
+	len -= (size_t)l;
+	if (!pv->peer_ok)
+		snprintf(buf, len, "P2P not available (peer access could not be enabled)");
+	else if (pv->staging)
+		snprintf(buf, len, "P2P works at staging speed (FAIL: %s)", pv->failed);
+	else if (pv->nfail)
+		snprintf(buf, len, "P2P FAILED (%d test%s: %s)", pv->nfail, pv->nfail == 1 ? "" : "s",
+			 pv->failed);
+	else if (!pv->measured)
+		snprintf(buf, len, "tests OK, path not measured (the path test did not run)");
+	else if (pv->link.kind != LINK_UNKNOWN)
+		snprintf(buf, len, "P2P verified, %.1f GB/s (%.0f%% of %s), %.1f us", pv->gbps,
+			 100 * pv->gbps / pv->link.gbps, pv->link.label, pv->us);
+	else
+		snprintf(buf, len, "P2P verified, %.1f GB/s (line rate unknown), %.1f us", pv->gbps,
+			 pv->us);
 }
 
 static void pair_json(struct vstate *v, json_object *jpairs, int a, int b, int pfail, const char *perr,
@@ -2043,6 +2320,9 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 	};
 	static int sel[P2P_MAX_GPUS][P2P_MAX_GPUS];
 	static struct vtest tests[2 * V_COUNT * 2], ctests[P2P_MAX_GPUS * P2P_MAX_GPUS];
+	static struct pverdict pvs[P2P_MAX_GPUS * P2P_MAX_GPUS];
+	int npv = 0, pvjson[P2P_MAX_GPUS * P2P_MAX_GPUS];
+	char nccl_verdict[640] = "";
 	struct vstate *v;
 	const char *pairs = NULL, *tlist = NULL;
 	char emsg[512], *end;
@@ -2208,10 +2488,20 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			struct umpair um = { .status = UM_SKIPPED };
 			int nt = 0, peer_ok, pfail = 0;
 			char perr[512] = "";
+			struct pverdict *pv = NULL;
 
 			if (v->loopback ? a != b || !use[a] : !sel[a][b])
 				continue;
 			peer_ok = a == b || (v->r.can_peer[a][b] && v->r.can_peer[b][a]);
+			if (a != b) {
+				pv = &pvs[npv];
+				memset(pv, 0, sizeof(*pv));
+				pv->a = a;
+				pv->b = b;
+				link_rate(v->r.g[a].busid, v->r.g[b].busid, &v->link);
+				pv->link = v->link;
+				pvjson[npv++] = json ? (int)json_object_array_length(jpairs) : -1;
+			}
 			if (!peer_ok) {
 				snprintf(perr, sizeof(perr),
 					 "peer access not supported (cuDeviceCanAccessPeer %d->%d = %d, %d->%d = %d)",
@@ -2252,6 +2542,12 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 				pfail++;
 			}
 			nfail += pfail;
+			if (pv) {
+				pv->peer_ok = peer_ok;
+				for (int k = 0; k < nt; k++)
+					pv_add(pv, &tests[k]);
+				pv_path(pv, v);
+			}
 			if (json) {
 				pair_json(v, jpairs, a, b, pfail, perr, tests, nt, &um);
 				continue;
@@ -2275,6 +2571,10 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			nfail += !ctests[k].ok;
 			nok += ctests[k].ok && !ctests[k].skipped;
 			nskip += ctests[k].skipped;
+			for (int q = 0; q < npv; q++)
+				if ((pvs[q].a == ctests[k].src && pvs[q].b == ctests[k].dst) ||
+				    (pvs[q].b == ctests[k].src && pvs[q].a == ctests[k].dst))
+					pv_add(&pvs[q], &ctests[k]);
 		}
 		if (nct && !json) {
 			fprintf(out, "concurrent: every directed pair at once, %.3g s\n", v->seconds);
@@ -2322,10 +2622,16 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			run_nccl(v, t, sets[k], setn[k]);
 		}
 		for (int k = first; k < nct; k++) {
-			nfail += !ctests[k].ok;
-			nok += ctests[k].ok && !ctests[k].skipped;
-			nskip += ctests[k].skipped;
-			nunproven += ctests[k].ok && !ctests[k].skipped;
+			const struct vtest *t = &ctests[k];
+			size_t l = strlen(nccl_verdict);
+
+			nfail += !t->ok;
+			nok += t->ok && !t->skipped;
+			nskip += t->skipped;
+			nunproven += t->ok && !t->skipped;
+			if (t->skipped || !t->ok)
+				snprintf(nccl_verdict + l, sizeof(nccl_verdict) - l, "%snccl %s: %s: %.200s",
+					 l ? "; " : "", t->label, t->skipped ? "SKIPPED" : "FAIL", t->error);
 		}
 		if (nct > first && !json) {
 			fprintf(out, "nccl: all-reduce with libnccl.so.2\n");
@@ -2350,6 +2656,34 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 		json_object_object_add(o, "devices", cuda_devices_json(&v->r));
 		json_object_object_add(o, "pairs", jpairs);
 		json_object_object_add(o, "concurrent", jc);
+		{
+			json_object *jv = json_object_new_array();
+			char line[512];
+
+			for (int q = 0; q < npv; q++) {
+				pv_text(&pvs[q], line, sizeof(line));
+				json_object_array_add(jv, json_object_new_string(line));
+				if (pvjson[q] >= 0) {
+					json_object *jp = json_object_array_get_idx(jpairs, pvjson[q]);
+
+					json_object_object_add(jp, "verdict", json_object_new_string(line));
+					json_object_object_add(jp, "path_proven", json_object_new_boolean(
+						pvs[q].measured && !pvs[q].nfail && pvs[q].peer_ok));
+					if (pvs[q].link.kind != LINK_UNKNOWN) {
+						json_object *jl = json_object_new_object();
+
+						json_object_object_add(jl, "link", json_object_new_string(
+							pvs[q].link.label));
+						json_object_object_add(jl, "gbps", json_object_new_double(
+							(double)(int64_t)(pvs[q].link.gbps * 100) / 100));
+						json_object_object_add(jp, "line_rate", jl);
+					}
+				}
+			}
+			if (nccl_verdict[0])
+				json_object_array_add(jv, json_object_new_string(nccl_verdict));
+			json_object_object_add(o, "verdicts", jv);
+		}
 		json_object_object_add(o, "ok_tests", json_object_new_int(nok));
 		json_object_object_add(o, "unproven_paths", json_object_new_int(nunproven));
 		json_object_object_add(o, "failures", json_object_new_int(nfail));
@@ -2362,6 +2696,16 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 								      JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(o);
 	} else {
+		char line[512];
+
+		if (npv || nccl_verdict[0])
+			fprintf(out, "verdict:\n");
+		for (int q = 0; q < npv; q++) {
+			pv_text(&pvs[q], line, sizeof(line));
+			fprintf(out, "  %s\n", line);
+		}
+		if (nccl_verdict[0])
+			fprintf(out, "  %s\n", nccl_verdict);
 		fprintf(out, "verify: %s (%d OK, %d FAIL", v->hung ? "HUNG" : nfail ? "FAIL" : "OK", nok,
 			nfail);
 		if (nskip)

@@ -52,6 +52,11 @@
  *     wrong    an SM-issued peer load reaches the reading GPU's own memory
  *              at the same VRAM offset (zeros where it has none), for
  *              allocations at VRAM offset >= FAKECUDA_WRONG_ABOVE (default 0)
+ *     staged   copy-engine copies between the GPUs move at
+ *              FAKECUDA_NOPEER_GBPS even with peer access on, while the
+ *              access flags and CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED
+ *              still claim a peer mapping (a driver staging them through
+ *              host memory behind a lying attribute)
  *     ipcwrong cuIpcOpenMemHandle maps other (zeroed) memory, not the
  *              exporter's allocation
  *     graphdrop  from the second launch of a CUDA graph on, its last node
@@ -133,7 +138,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	int inited, ndev, peer, enable_error, jit_error, copy_error, overrun, underrun, drop_tail;
 	int managed, concurrent_managed;
-	int f_stale, f_lost, f_nomap, f_wrong, f_hang, f_graphdrop, f_ipcwrong;
+	int f_stale, f_lost, f_nomap, f_wrong, f_hang, f_graphdrop, f_ipcwrong, f_staged;
 	char hang_kind[8];
 	int hung;			/* the hang has been used */
 	unsigned long long wrong_above;
@@ -533,6 +538,7 @@ static void execute(struct qop *o)
 	switch (o->kind) {
 	case Q_COPY: {
 		double bw = o->sdev == o->ddev ? F.local_bw :
+			    F.f_staged ? F.nopeer_bw :
 			    mapped(o->sdev, o->ddev) || mapped(o->ddev, o->sdev) ? F.bw : F.nopeer_bw;
 
 		memmove((void *)(uintptr_t)o->dst, (const void *)(uintptr_t)o->src, o->n);
@@ -647,7 +653,7 @@ static void set_faults(void)
 	const char *f = getenv("FAKECUDA_FAULT"), *k = getenv("FAKECUDA_HANG_KIND");
 	char buf[128], *save = NULL;
 
-	F.f_stale = F.f_lost = F.f_nomap = F.f_wrong = F.f_hang = F.f_graphdrop = F.f_ipcwrong = F.hung = 0;
+	F.f_stale = F.f_lost = F.f_nomap = F.f_wrong = F.f_hang = F.f_graphdrop = F.f_ipcwrong = F.f_staged = F.hung = 0;
 	snprintf(F.hang_kind, sizeof(F.hang_kind), "%s", k ? k : "");
 	F.wrong_above = (unsigned long long)envd("FAKECUDA_WRONG_ABOVE", 0);
 	snprintf(buf, sizeof(buf), "%s", f ? f : "");
@@ -664,6 +670,8 @@ static void set_faults(void)
 			F.f_hang = 1;
 		else if (!strcmp(t, "graphdrop"))
 			F.f_graphdrop = 1;
+		else if (!strcmp(t, "staged"))
+			F.f_staged = 1;
 		else if (!strcmp(t, "ipcwrong"))
 			F.f_ipcwrong = 1;
 		else
