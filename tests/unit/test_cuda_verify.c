@@ -807,7 +807,7 @@ static void nccl_allreduce(void **st)
 
 	(void)st;
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "nccl"), 0);
-	assert_non_null(strstr(out, "nccl: all-reduce with libnccl.so.2\n  nccl        0,1   OK    102984 "
+	assert_non_null(strstr(out, "libnccl.so.2\n  nccl        0,1   OK    102984 "
 				    "bytes, int32 sum all-reduce over 2 GPUs, 6 sizes from 8 bytes; path not "
 				    "proven: NCCL chose its own transport"));
 	free(out);
@@ -1096,9 +1096,76 @@ static void failed_not_proven_json(void **st)
 	free(err);
 }
 
+/* libnccl.so.2 only in a pip wheel (~/.local/.../nvidia/nccl/lib): found and run. */
+static void nccl_pip_wheel(void **st)
+{
+	char home[64], dir[256], cmd[768], *out, *err;
+	const char *fake = getenv("P2PCTL_LIBNCCL");
+	const char *oldhome = getenv("HOME");
+	char *saved = oldhome ? strdup(oldhome) : NULL;
+
+	(void)st;
+	/* the wheel wins over a libnccl.so.2 on this host's linker path */
+	unsetenv("VIRTUAL_ENV");
+	unsetenv("CONDA_PREFIX");
+	assert_non_null(fake);
+	snprintf(home, sizeof(home), "/tmp/p2pctl-home-XXXXXX");
+	assert_non_null(mkdtemp(home));
+	snprintf(dir, sizeof(dir), "%s/.local/lib/python3.11/site-packages/nvidia/nccl/lib", home);
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s && cp %s %s/libnccl.so.2", dir, fake, dir);
+	assert_int_equal(system(cmd), 0);
+	unsetenv("P2PCTL_LIBNCCL");
+	setenv("HOME", home, 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl"), 0);
+	if (saved)
+		setenv("HOME", saved, 1);
+	free(saved);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", home);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "nccl: all-reduce with %s/libnccl.so.2", dir);
+	assert_non_null(strstr(out, cmd));
+	assert_non_null(strstr(out, "  nccl        0,1   OK"));
+	free(out);
+	free(err);
+	fake_setup();
+}
+
+/* NCCL's init never returns: a deadline, HUNG, the pair named. */
+static void nccl_init_hang(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKENCCL_HANG_INIT", "1", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl"), 1);
+	assert_non_null(strstr(out, "  nccl        0,1   FAIL  8 bytes: ncclCommInitAll over 2 GPUs did not "
+				    "return within 0.5 s: NCCL's init hangs"));
+	assert_non_null(strstr(out, "verify: HUNG ("));
+	assert_non_null(strstr(err, "nccl 0,1 hung: ncclCommInitAll over 2 GPUs"));
+	free(out);
+	free(err);
+}
+
+/* A skipped nccl test is in the final verdict, not hidden behind OK. */
+static void nccl_skip_in_verdict(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("P2PCTL_LIBNCCL", "/nonexistent/libnccl.so.2", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "path,nccl"), 0);
+	assert_non_null(strstr(out, "verdict:\n  0<->1: P2P verified, 95.4 GB/s (line rate unknown), 2.0 us\n"
+				    "  nccl -: SKIPPED: cannot load /nonexistent/libnccl.so.2"));
+	free(out);
+	free(err);
+	fake_setup();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		/* first: before any test has loaded the fake libnccl.so.2 */
+		cmocka_unit_test_setup_teardown(nccl_pip_wheel, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(all_ok, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(path_staged, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(path_slow_peer, fake_test_setup, fake_test_teardown),
@@ -1134,10 +1201,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fault_graph_drop, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(fault_ipc_wrong, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(nccl_allreduce, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(nccl_skip_in_verdict, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(byte_tail, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(seeds, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(loopback, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(tests_option, fake_test_setup, fake_test_teardown),
+		/* last: a hung NCCL init leaves its thread and the library behind */
+		cmocka_unit_test_setup_teardown(nccl_init_hang, fake_test_setup, fake_test_teardown),
 	};
 
 	verify_exit_on_hang = 0;

@@ -452,6 +452,9 @@ int bench_main(int argc, char **argv, FILE *out, FILE *err)
 	int use[P2P_MAX_GPUS] = { 0 }, rc = P2P_EXIT_OK, opt;
 	double t0 = now_s();
 
+	for (int k = 1; k < argc; k++)
+		if (!strcmp(argv[k], "--nccl"))
+			return bench_nccl_main(argc, argv, out, err);
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return P2P_EXIT_FAIL;

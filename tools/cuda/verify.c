@@ -36,6 +36,7 @@
 #include "cuda_int.h"
 #include "engine.h"
 #include "linkrate.h"
+#include "ncclx.h"
 
 #define GUARD 256		/* guard bytes before and after every destination */
 #define POISON 0xa5a5a5a5u	/* destinations and their guards */
@@ -1201,53 +1202,14 @@ static int run_ipc(struct vstate *v, struct vtest *t)
  * (ncclCommInitAll + a group call); every wait has the deadline, and a hung
  * all-reduce aborts the communicators.
  */
-typedef struct ncclComm *ncclComm_t;
-static struct {
-	void *h;
-	int (*GetVersion)(int *);
-	int (*CommInitAll)(ncclComm_t *, int, const int *);
-	int (*CommDestroy)(ncclComm_t);
-	int (*CommAbort)(ncclComm_t);
-	int (*AllReduce)(const void *, void *, size_t, int, int, ncclComm_t, CUstream);
-	int (*GroupStart)(void);
-	int (*GroupEnd)(void);
-	const char *(*GetErrorString)(int);
-} nccl;
-
-#define NCCL_INT32 2
-#define NCCL_SUM 0
+#define nccl nx
+#define NCCL_INT32 NCCLX_INT32
+#define NCCL_SUM NCCLX_SUM
 #define NCCL_MAX_BYTES (64ULL << 20)
 
 static int nccl_open(char *why, size_t len)
 {
-	const char *path = getenv("P2PCTL_LIBNCCL");
-
-	if (nccl.h)
-		return 0;
-	if (!path || !*path)
-		path = "libnccl.so.2";
-	nccl.h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!nccl.h) {
-		snprintf(why, len, "cannot load %s (%s)", path, dlerror());
-		return -1;
-	}
-	*(void **)&nccl.GetVersion = dlsym(nccl.h, "ncclGetVersion");
-	*(void **)&nccl.CommInitAll = dlsym(nccl.h, "ncclCommInitAll");
-	*(void **)&nccl.CommDestroy = dlsym(nccl.h, "ncclCommDestroy");
-	*(void **)&nccl.CommAbort = dlsym(nccl.h, "ncclCommAbort");
-	*(void **)&nccl.AllReduce = dlsym(nccl.h, "ncclAllReduce");
-	*(void **)&nccl.GroupStart = dlsym(nccl.h, "ncclGroupStart");
-	*(void **)&nccl.GroupEnd = dlsym(nccl.h, "ncclGroupEnd");
-	*(void **)&nccl.GetErrorString = dlsym(nccl.h, "ncclGetErrorString");
-	if (!nccl.GetVersion || !nccl.CommInitAll || !nccl.CommDestroy || !nccl.CommAbort ||
-	    !nccl.AllReduce || !nccl.GroupStart || !nccl.GroupEnd || !nccl.GetErrorString) {
-		snprintf(why, len, "%s lacks an entry point p2pctl needs (ncclCommInitAll, "
-			 "ncclAllReduce, ncclCommAbort, ...)", path);
-		dlclose(nccl.h);
-		nccl.h = NULL;
-		return -1;
-	}
-	return 0;
+	return ncclx_open(why, len);
 }
 
 /* Element k of GPU g's input: small, so the int32 sums cannot overflow. */
@@ -1291,10 +1253,15 @@ static int nccl_once(struct vstate *v, struct vtest *t, const int *gs, int ng, s
 		VT(cu.cuMemsetD32Async(r->g[g].dst, POISON, count, r->g[g].s[1]), "cuMemsetD32Async");
 		VW(g, r->g[g].s[1], "upload of the all-reduce input");
 	}
-	nr = nccl.CommInitAll(comm, ng, devs);
+	nr = ncclx_init_all(comm, ng, devs, v->timeout, t->error, sizeof(t->error));
 	if (nr) {
 		t->ok = 0;
-		snprintf(t->error, sizeof(t->error), "ncclCommInitAll: %s", nccl.GetErrorString(nr));
+		if (nr == 2) {
+			/* NCCL is stuck in init: nothing more can be trusted to return */
+			t->hung = 1;
+			v->hung = 1;
+			snprintf(v->hang, sizeof(v->hang), "nccl %.60s hung: %.600s", t->label, t->error);
+		}
 		return -1;
 	}
 	nr = nccl.GroupStart();
@@ -2634,7 +2601,7 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 					 l ? "; " : "", t->label, t->skipped ? "SKIPPED" : "FAIL", t->error);
 		}
 		if (nct > first && !json) {
-			fprintf(out, "nccl: all-reduce with libnccl.so.2\n");
+			fprintf(out, "nccl: all-reduce with %s\n", nx.h ? nx.path : "libnccl.so.2");
 			for (int k = first; k < nct; k++)
 				test_print(out, &ctests[k]);
 		}
@@ -2729,9 +2696,7 @@ rig:
 	free_buffers(v);
 	rig_close(&v->r);
 close:
-	if (nccl.h)
-		dlclose(nccl.h);
-	memset(&nccl, 0, sizeof(nccl));
+	ncclx_close();
 	cu_close();
 done:
 	free(v->want);
