@@ -1694,6 +1694,70 @@ static void um_pair(struct vstate *v, int a, int b, struct vtest *tests, int *nt
 }
 
 /* The load of the concurrent test: 0, or -1 with the failing test's error set. */
+/* Round seed of GPU g's source in the concurrent test. */
+static uint64_t conc_seed(uint64_t seed, int g)
+{
+	return seed + ((uint64_t)g << 40);
+}
+
+/*
+ * One round's check: every destination read back, each directed pair's
+ * three slices compared with its source's pattern of this round. 0, or -1
+ * (a test failed, or a CUDA error on *failed).
+ */
+static int conc_check(struct vstate *v, struct vtest *tests, int first, int nt, const int *idx,
+		      size_t slice, uint64_t seed, int round, struct vtest **failed)
+{
+	struct rig *r = &v->r;
+	static const char *const part[3] = { "copy-engine", "SM-store", "SM-load" };
+	int bad = 0;
+
+	for (int b = 0; b < r->n; b++) {
+		int have = 0;
+		struct vtest *t;
+
+		for (int k = first; k < nt; k++)
+			have |= tests[k].dst == b;
+		if (!have)
+			continue;
+		*failed = t = &tests[first];
+		if (readback(v, t, b, r->g[b].dst))
+			return -1;
+		for (int k = first; k < nt; k++) {
+			struct vtest *p = &tests[k];
+			int a = p->src, j = idx[a] - (idx[a] > idx[b]);
+			size_t off = GUARD + (size_t)j * 3 * slice;
+
+			if (p->dst != b || !p->ok)
+				continue;
+			verify_pattern(v->want, v->size, conc_seed(seed, a));
+			p->rounds = round;
+			p->bytes += 3 * slice;
+			for (int q = 0; q < 3 && p->ok; q++)
+				if (verify_compare(v->got + off + q * slice, v->want + off - GUARD + q * slice,
+						   slice, &p->offset, &p->expected, &p->got, &p->nbad)) {
+					p->ok = 0;
+					p->mismatch = 1;
+					bad = 1;
+					snprintf(p->error, sizeof(p->error),
+						 "%s slice: first mismatch at offset %" PRIu64 " (0x%" PRIx64
+						 "): expected 0x%02x, got 0x%02x%s (%" PRIu64 " of %zu bytes "
+						 "differ) in round %d of all pairs at once", part[q],
+						 p->offset, p->offset, p->expected, p->got,
+						 p->got == (POISON & 0xff) ? ", the poison: the write never landed" : "",
+						 p->nbad, slice, round);
+				}
+		}
+	}
+	return bad ? -1 : 0;
+}
+
+/*
+ * Rounds until v->seconds have passed or a round fails: each round gives
+ * every source a new pattern (a new seed) and poisons every destination,
+ * runs every directed pair at once, and checks everything, so a loss in any
+ * round shows and a later round cannot repair it.
+ */
 static int conc_loop(struct vstate *v, struct vtest *tests, int first, int nt, const int *idx,
 		     size_t slice, int *iters, struct vtest **failed)
 {
@@ -1703,6 +1767,22 @@ static int conc_loop(struct vstate *v, struct vtest *tests, int first, int nt, c
 
 	*failed = t;
 	do {
+		uint64_t seed = v->seed;
+
+		v->seed += 0x100000000ULL;
+		for (int g = 0; g < r->n; g++) {
+			if (idx[g] < 0)
+				continue;
+			memset(v->img, SRC_TAIL, v->total);
+			verify_pattern(v->img + GUARD, v->size, conc_seed(seed, g));
+			*failed = t = &tests[first];
+			VT(rig_cur(r, g), "cuCtxSetCurrent");
+			VT(cu.cuMemcpyHtoDAsync(r->g[g].src, v->img, v->total, r->g[g].s[1]),
+			   "upload pattern (cuMemcpyHtoDAsync)");
+			VT(cu.cuMemsetD32Async(r->g[g].dst, POISON, v->total / 4, r->g[g].s[1]),
+			   "poison destination (cuMemsetD32Async)");
+			VW(g, r->g[g].s[1], "upload of the pattern");
+		}
 		for (int k = first; k < nt; k++) {
 			struct vtest *p = &tests[k];
 			int a = p->src, b = p->dst, j = idx[a] - (idx[a] > idx[b]);
@@ -1725,6 +1805,8 @@ static int conc_loop(struct vstate *v, struct vtest *tests, int first, int nt, c
 			VW(t->dst, r->g[t->dst].s[3], "the concurrent SM loads");
 		}
 		(*iters)++;
+		if (conc_check(v, tests, first, nt, idx, slice, seed, *iters, failed))
+			return (*failed)->ok ? 0 : 1;
 	} while (now_s() < end);
 	return 0;
 }
@@ -1733,13 +1815,13 @@ static int conc_loop(struct vstate *v, struct vtest *tests, int first, int nt, c
  * concurrent: every directed pair of the selected pairs at once, both ways,
  * for v->seconds: into GPU b's destination, each source a has three slices,
  * one written by a's copy engine, one by a's SM stores, one read by b's SM
- * loads. Checked at the end; one result per directed pair.
+ * loads. Every round is checked; one result per directed pair.
  */
 static int run_concurrent(struct vstate *v, int sel[P2P_MAX_GPUS][P2P_MAX_GPUS], struct vtest *tests,
 			  int *nt, int maxt)
 {
 	struct rig *r = &v->r;
-	int n = r->n, idx[P2P_MAX_GPUS], ng = 0, first = *nt, iters = 0;
+	int n = r->n, idx[P2P_MAX_GPUS], ng = 0, first = *nt, iters = 0, rc;
 	size_t slice;
 	struct vtest dummy = { .method = V_CONCURRENT }, *t = &dummy;
 
@@ -1788,20 +1870,8 @@ static int run_concurrent(struct vstate *v, int sel[P2P_MAX_GPUS][P2P_MAX_GPUS],
 			}
 			return -1;
 		}
-	/* Each GPU's source: its own pattern (seed + GPU); destinations poisoned. */
-	for (int g = 0; g < n; g++) {
-		if (idx[g] < 0)
-			continue;
-		memset(v->img, SRC_TAIL, v->total);
-		verify_pattern(v->img + GUARD, v->size, v->seed + ((uint64_t)g << 40));
-		VT(rig_cur(r, g), "cuCtxSetCurrent");
-		VT(cu.cuMemcpyHtoDAsync(r->g[g].src, v->img, v->total, r->g[g].s[1]),
-		   "upload pattern (cuMemcpyHtoDAsync)");
-		VT(cu.cuMemsetD32Async(r->g[g].dst, POISON, v->total / 4, r->g[g].s[1]),
-		   "poison destination (cuMemsetD32Async)");
-		VW(g, r->g[g].s[1], "upload of the pattern");
-	}
-	if (conc_loop(v, tests, first, *nt, idx, slice, &iters, &t)) {
+	rc = conc_loop(v, tests, first, *nt, idx, slice, &iters, &t);
+	if (rc < 0) {
 		struct vtest w = *t;
 
 		/* Let what is still queued finish before anything else runs. */
@@ -1818,42 +1888,9 @@ static int run_concurrent(struct vstate *v, int sel[P2P_MAX_GPUS][P2P_MAX_GPUS],
 			}
 		return -1;
 	}
-	for (int b = 0; b < n; b++) {
-		int have = 0;
-
-		for (int k = first; k < *nt; k++)
-			have |= tests[k].dst == b;
-		if (!have)
-			continue;
-		t = &tests[first];
-		if (readback(v, t, b, r->g[b].dst))
-			return -1;
-		for (int k = first; k < *nt; k++) {
-			struct vtest *p = &tests[k];
-			int a = p->src, j = idx[a] - (idx[a] > idx[b]);
-			size_t off = GUARD + (size_t)j * 3 * slice;
-			static const char *const part[3] = { "copy-engine", "SM-store", "SM-load" };
-
-			if (p->dst != b)
-				continue;
-			verify_pattern(v->want, v->size, v->seed + ((uint64_t)a << 40));
-			p->rounds = iters;
-			p->bytes = 3 * slice;
-			for (int s = 0; s < 3 && p->ok; s++)
-				if (verify_compare(v->got + off + s * slice, v->want + off - GUARD + s * slice,
-						   slice, &p->offset, &p->expected, &p->got, &p->nbad)) {
-					p->ok = 0;
-					p->mismatch = 1;
-					snprintf(p->error, sizeof(p->error),
-						 "%s slice: first mismatch at offset %" PRIu64 " (0x%" PRIx64
-						 "): expected 0x%02x, got 0x%02x (%" PRIu64 " of %zu bytes "
-						 "differ) after %d rounds of all pairs at once", part[s],
-						 p->offset, p->offset, p->expected, p->got, p->nbad, slice,
-						 iters);
-				}
-		}
-	}
-	return 0;
+	for (int k = first; k < *nt; k++)
+		tests[k].rounds = iters;
+	return rc ? -1 : 0;
 }
 
 static unsigned parse_tests(const char *s, char *msg, size_t len)

@@ -37,6 +37,9 @@
  *   FAKECUDA_UM_BUG=copy       a migration of managed pages from one GPU to
  *                              the other flips byte 256 (the first data
  *                              byte after verify's guard)
+ *   FAKECUDA_FLAKY=K           the K-th kernel (1-based, counted from cuInit)
+ *                              storing into another GPU's memory loses
+ *                              its stores: an occasional loss, once
  *   FAKECUDA_FAULT=LIST        P2P faults (comma-separated), all of them
  *                              broken-but-advertised P2P (issue 26):
  *     stale    an SM-issued peer load (kernel on GPU g reading another GPU's
@@ -139,6 +142,7 @@ static struct {
 	int inited, ndev, peer, enable_error, jit_error, copy_error, overrun, underrun, drop_tail;
 	int managed, concurrent_managed;
 	int f_stale, f_lost, f_nomap, f_wrong, f_hang, f_graphdrop, f_ipcwrong, f_staged;
+	long long flaky, peer_stores;
 	char hang_kind[8];
 	int hung;			/* the hang has been used */
 	unsigned long long wrong_above;
@@ -413,6 +417,8 @@ static void load_bytes(char *out, CUdeviceptr p, size_t n, int g, int owner)
 static void store_bytes(CUdeviceptr p, const char *in, size_t n, int g, int owner)
 {
 	if (owner >= 0 && owner != g && F.f_lost)
+		return;
+	if (owner >= 0 && owner != g && ++F.peer_stores == F.flaky)
 		return;
 	memmove((void *)(uintptr_t)p, in, n);
 }
@@ -697,6 +703,8 @@ CUresult cuInit(unsigned int flags)
 	F.overrun = (int)envd("FAKECUDA_OVERRUN", 0);
 	F.underrun = (int)envd("FAKECUDA_UNDERRUN", 0);
 	F.drop_tail = (int)envd("FAKECUDA_DROP_TAIL", 0);
+	F.flaky = (long long)envd("FAKECUDA_FLAKY", 0);
+	F.peer_stores = 0;
 	F.corrupt_off = (long long)envd("FAKECUDA_CORRUPT_OFFSET", -1);
 	k = getenv("FAKECUDA_CORRUPT_KIND");
 	snprintf(F.corrupt_kind, sizeof(F.corrupt_kind), "%s", k ? k : "");
