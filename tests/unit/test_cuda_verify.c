@@ -1053,6 +1053,8 @@ static void path_verified(void **st)
 				    "on (78% of PCIe Gen4 x16, 31.5 GB/s), 19.8 GB/s off (1.2x); "
 				    "latency 2.0 us on, 2.0 us off"));
 	assert_non_null(strstr(out, "0<->1: P2P verified, 24.7 GB/s (78% of PCIe Gen4 x16), 2.0 us\n"));
+	assert_non_null(strstr(out, "  link: PCIe Gen4 x16, 31.5 GB/s per direction (sysfs, slowest hop to the "
+				    "root port); NVLink: NVML not loaded"));
 	assert_non_null(strstr(out, "path: peer copy measured"));
 	free(out);
 	free(err);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "linkrate.h"
 
@@ -115,55 +116,110 @@ typedef struct {
 } nvmlPciInfo_t;
 #define NVML_NVLINK_MAX_LINKS 18
 
+#define NVML_P2P_CAPS_INDEX_NVLINK 2
+
+/*
+ * NVLink per link and direction, GB/s, from nvmlDeviceGetNvLinkVersion's
+ * answer. Drivers up to about 535 answered the generation (1 to 4); newer
+ * ones answer nvmlNvlinkVersion_t (1 1.0, 2 2.0, 3 2.2, 4 3.0, 5 3.1, 6 4.0,
+ * 7 5.0; 580 answered 6 on a lent H200 pair of NVLink4). 2 to 5 differ by
+ * at most 6% between the two readings.
+ */
+static double nvlink_gbps(unsigned ver, int *gen)
+{
+	static const struct { double gbps; int gen; } t[] = {
+		{ 25.0, 0 }, { 20.0, 1 }, { 25.78125, 2 }, { 25.78125, 0 }, { 25.0, 0 },
+		{ 25.0, 3 }, { 26.5625, 4 }, { 50.0, 5 },
+	};
+
+	if (ver < sizeof(t) / sizeof(t[0])) {
+		*gen = t[ver].gen;
+		return t[ver].gbps;
+	}
+	*gen = 0;
+	return 50.0;
+}
+
+/*
+ * NVLink links from GPU a to GPU b. A link counts when NVML's remote PCI
+ * info names b (as NVML itself reports b's PCI address: inside a VM that can
+ * differ from the guest's); when none does but NVML's P2P status says the
+ * pair is NVLink-connected, every active link of a counts. 0, or -1 with
+ * l->nvml saying why not.
+ */
 static int nvlink_rate(const char *a, const char *b, struct linkrate *l)
 {
 	const char *lib = getenv("P2PCTL_LIBNVML");
 	void *h = dlopen(lib && *lib ? lib : "libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
 	int (*init)(void), (*shutdown)(void), (*byid)(const char *, nvmlDevice_t *);
 	int (*state)(nvmlDevice_t, unsigned, int *), (*remote)(nvmlDevice_t, unsigned, nvmlPciInfo_t *);
-	int (*version)(nvmlDevice_t, unsigned, unsigned *);
-	nvmlDevice_t da;
-	unsigned bd, bb, bdev, bfn, ver = 0;
-	int links = 0;
+	int (*version)(nvmlDevice_t, unsigned, unsigned *), (*pci)(nvmlDevice_t, nvmlPciInfo_t *);
+	int (*p2p)(nvmlDevice_t, nvmlDevice_t, int, int *);
+	nvmlDevice_t da, db;
+	nvmlPciInfo_t pb;
+	unsigned ver = 0;
+	int links = 0, active = 0, st = -1, r;
 
-	if (!h)
+	if (!h) {
+		snprintf(l->nvml, sizeof(l->nvml), "NVML not loaded (%.100s)", dlerror());
 		return -1;
+	}
 	*(void **)&init = dlsym(h, "nvmlInit_v2");
 	*(void **)&shutdown = dlsym(h, "nvmlShutdown");
 	*(void **)&byid = dlsym(h, "nvmlDeviceGetHandleByPciBusId_v2");
 	*(void **)&state = dlsym(h, "nvmlDeviceGetNvLinkState");
 	*(void **)&remote = dlsym(h, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
 	*(void **)&version = dlsym(h, "nvmlDeviceGetNvLinkVersion");
-	if (!init || !shutdown || !byid || !state || !remote || init()) {
+	*(void **)&pci = dlsym(h, "nvmlDeviceGetPciInfo_v3");
+	*(void **)&p2p = dlsym(h, "nvmlDeviceGetP2PStatus");
+	if (!init || !shutdown || !byid || !state || !remote || (r = init())) {
+		snprintf(l->nvml, sizeof(l->nvml), "NVML lacks the NVLink queries or did not start");
 		dlclose(h);
 		return -1;
 	}
-	if (sscanf(b, "%x:%x:%x.%x", &bd, &bb, &bdev, &bfn) == 4 && !byid(a, &da)) {
-		for (unsigned k = 0; k < NVML_NVLINK_MAX_LINKS; k++) {
-			nvmlPciInfo_t pi;
-			int on = 0;
-
-			memset(&pi, 0, sizeof(pi));
-			if (state(da, k, &on) || !on || remote(da, k, &pi))
-				continue;
-			if (pi.domain == bd && pi.bus == bb && pi.device == bdev) {
-				links++;
-				if (!ver && version)
-					version(da, k, &ver);
-			}
-		}
+	if ((r = byid(a, &da)) || (r = byid(b, &db))) {
+		snprintf(l->nvml, sizeof(l->nvml), "NVML does not know GPU %s or %s (error %d)", a, b, r);
+		goto out;
 	}
+	memset(&pb, 0, sizeof(pb));
+	if (pci && pci(db, &pb))
+		memset(&pb, 0, sizeof(pb));
+	for (unsigned k = 0; k < NVML_NVLINK_MAX_LINKS; k++) {
+		nvmlPciInfo_t pi;
+		int on = 0;
+
+		memset(&pi, 0, sizeof(pi));
+		if (state(da, k, &on) || !on)
+			continue;
+		active++;
+		if (!ver && version)
+			version(da, k, &ver);
+		if (remote(da, k, &pi))
+			continue;
+		if ((pb.busId[0] && !strcasecmp(pi.busId, pb.busId)) ||
+		    (pb.busId[0] && pi.domain == pb.domain && pi.bus == pb.bus && pi.device == pb.device))
+			links++;
+	}
+	if (!links && active && p2p && !p2p(da, db, NVML_P2P_CAPS_INDEX_NVLINK, &st) && st == 0)
+		links = active;
+	if (!links)
+		snprintf(l->nvml, sizeof(l->nvml), active ? "no NVLink to this peer (NVML)" :
+			 "no active NVLink (NVML)");
+out:
 	shutdown();
 	dlclose(h);
 	if (!links)
 		return -1;
 	l->kind = LINK_NVLINK;
-	/* per link and direction: NVLink 1 20 GB/s, 2 to 4 25 GB/s, 5 50 GB/s */
-	l->gbps = links * (ver == 1 ? 20.0 : ver >= 5 ? 50.0 : 25.0);
-	if (ver)
-		snprintf(l->label, sizeof(l->label), "NVLink%u x%d", ver, links);
-	else
-		snprintf(l->label, sizeof(l->label), "NVLink x%d", links);
+	{
+		int gen;
+
+		l->gbps = links * nvlink_gbps(ver, &gen);
+		if (gen)
+			snprintf(l->label, sizeof(l->label), "NVLink%d x%d", gen, links);
+		else
+			snprintf(l->label, sizeof(l->label), "NVLink x%d", links);
+	}
 	return 0;
 }
 
@@ -171,16 +227,17 @@ void link_rate(const char *a, const char *b, struct linkrate *l)
 {
 	struct linkrate la, lb;
 
+	char nvml[128];
+
 	memset(l, 0, sizeof(*l));
 	if (!nvlink_rate(a, b, l))
 		return;
-	if (link_pcie_path(a, &la)) {
+	snprintf(nvml, sizeof(nvml), "%s", l->nvml);
+	if (link_pcie_path(a, &la))
 		*l = la;
-		return;
-	}
-	if (link_pcie_path(b, &lb)) {
+	else if (link_pcie_path(b, &lb))
 		*l = lb;
-		return;
-	}
-	*l = la.gbps <= lb.gbps ? la : lb;
+	else
+		*l = la.gbps <= lb.gbps ? la : lb;
+	snprintf(l->nvml, sizeof(l->nvml), "%s", nvml);
 }

@@ -10,6 +10,7 @@ struct linkrate {
 	double gbps;		/* data rate per direction, 1e9 bytes/s */
 	char label[64];		/* "PCIe Gen4 x16", "NVLink4 x18" */
 	char why[256];		/* LINK_UNKNOWN: why */
+	char nvml[128];		/* not NVLink: what NVML said */
 };
 
 /*

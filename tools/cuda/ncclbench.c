@@ -7,6 +7,7 @@
  * iterations), with every result checked and a deadline on every wait.
  */
 #include <errno.h>
+#include <sched.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -20,6 +21,15 @@
 #include "ncclx.h"
 
 int bench_nccl_exit_on_hang = 1;
+
+#define NB_BATCHES 5
+
+static int dcmp(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
 
 struct nb {
 	struct rig r;
@@ -41,7 +51,8 @@ static void nb_usage(FILE *f)
 		"                    [--warmup N] [--gpus LIST] [--timeout S] [--json]\n"
 		"  --min-bytes B    smallest size (default 8)\n"
 		"  --max-bytes B    largest size (default 256M); sizes double from the smallest\n"
-		"  --iters N        timed iterations per size (default 20)\n"
+		"  --iters N        timed iterations per batch (default 20); 5 batches per\n"
+		"                   size, the median batch reported\n"
 		"  --warmup N       untimed iterations first (default 5)\n"
 		"  --gpus LIST      these GPUs, e.g. 0,1 (default: all)\n"
 		"  --timeout S      deadline of NCCL's init and of every wait (default 30)\n"
@@ -80,6 +91,8 @@ static int nb_wait(struct nb *b, const char *what)
 				struct timespec ts = { 0, 20000 };
 
 				nanosleep(&ts, NULL);
+			} else {
+				sched_yield();
 			}
 		}
 		if (cr != CUDA_SUCCESS) {
@@ -120,7 +133,7 @@ static int nb_launch(struct nb *b, int coll, size_t count)
 static int nb_size(struct nb *b, int coll, uint64_t bytes, double *sec, char *msg, size_t len)
 {
 	size_t total = (size_t)(bytes / 4), count = coll == NCCLX_ALLREDUCE ? total : total / b->n;
-	double t0;
+	double t0, bt[NB_BATCHES];
 	int nr, w;
 
 	*sec = 0;
@@ -141,16 +154,23 @@ static int nb_size(struct nb *b, int coll, uint64_t bytes, double *sec, char *ms
 		}
 	if ((w = nb_wait(b, "the warm-up")))
 		return w == -1 ? -3 : -2;
-	t0 = now_s();
-	for (int i = 0; i < b->iters; i++)
-		if ((nr = nb_launch(b, coll, count))) {
-			snprintf(msg, len, "%s: %s", coll == NCCLX_ALLREDUCE ? "ncclAllReduce" : "ncclAllGather",
-				 nx.GetErrorString(nr));
-			return -2;
-		}
-	if ((w = nb_wait(b, coll == NCCLX_ALLREDUCE ? "an all-reduce" : "an all-gather")))
-		return w == -1 ? -3 : -2;
-	*sec = (now_s() - t0) / b->iters;
+	/* NB_BATCHES batches of iters, each timed as nccl-tests times its one
+	 * batch (host time from the first launch to the end of the last); the
+	 * median batch is reported, so one disturbed batch does not decide */
+	for (int k = 0; k < NB_BATCHES; k++) {
+		t0 = now_s();
+		for (int i = 0; i < b->iters; i++)
+			if ((nr = nb_launch(b, coll, count))) {
+				snprintf(msg, len, "%s: %s", coll == NCCLX_ALLREDUCE ? "ncclAllReduce" :
+					 "ncclAllGather", nx.GetErrorString(nr));
+				return -2;
+			}
+		if ((w = nb_wait(b, coll == NCCLX_ALLREDUCE ? "an all-reduce" : "an all-gather")))
+			return w == -1 ? -3 : -2;
+		bt[k] = (now_s() - t0) / b->iters;
+	}
+	qsort(bt, NB_BATCHES, sizeof(bt[0]), dcmp);
+	*sec = bt[NB_BATCHES / 2];
 	/* the check: every element of every rank's result */
 	for (size_t e = 0; e < total; e++) {
 		if (coll == NCCLX_ALLREDUCE) {
@@ -367,8 +387,9 @@ int bench_nccl_main(int argc, char **argv, FILE *out, FILE *err)
 		fprintf(out, "# p2pctl bench --nccl: %d GPUs (", b->n);
 		for (int k = 0; k < b->n; k++)
 			fprintf(out, "%s%d", k ? "," : "", b->gs[k]);
-		fprintf(out, "), %s, NCCL %d; float32, out of place, %d warm-up + %d timed "
-			"iterations per size\n", nx.path, nx.version, b->warmup, b->iters);
+		fprintf(out, "), %s, NCCL %d; float32, out of place, %d warm-up + %d x %d timed "
+			"iterations per size (median batch)\n", nx.path, nx.version, b->warmup, NB_BATCHES,
+			b->iters);
 		fprintf(out, "# busbw as nccl-tests: all_reduce algbw*2(n-1)/n, all_gather algbw*(n-1)/n\n");
 		fflush(out);
 	}

@@ -2562,6 +2562,13 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 				fprintf(out, "pair %d-%d: can-access-peer %d->%d %s, %d->%d %s\n", a, b,
 					a, b, v->r.can_peer[a][b] ? "yes" : "no", b, a,
 					v->r.can_peer[b][a] ? "yes" : "no");
+			if (pv && pv->link.kind != LINK_UNKNOWN)
+				fprintf(out, "  link: %s, %.1f GB/s per direction (%s)%s%s\n", pv->link.label,
+					pv->link.gbps, pv->link.kind == LINK_NVLINK ? "NVML" : "sysfs, slowest "
+					"hop to the root port", pv->link.nvml[0] ? "; NVLink: " : "", pv->link.nvml);
+			else if (pv)
+				fprintf(out, "  link: line rate unknown: %s%s%s\n", pv->link.why,
+					pv->link.nvml[0] ? "; NVLink: " : "", pv->link.nvml);
 			if (perr[0])
 				fprintf(out, "  FAIL  %s\n", perr);
 			for (int k = 0; k < nt; k++)
