@@ -1946,6 +1946,7 @@ static void vusage(FILE *f)
 		"                   P2P path, checks the tool, the kernels and the GPU)\n"
 		"  --no-managed     skip the managed-memory (cuMemAllocManaged) tests\n"
 		"  --json           JSON on stdout\n"
+		"  --help           this text\n"
 		"tests, both ways for each pair: path (the same copy timed with peer access\n"
 		"  off and on, against the link's line rate); ce, sm-read, sm-write;\n"
 		"  flags, flags-poll (payload + release flag, polled with acquire loads);\n"
