@@ -270,7 +270,9 @@ static void enable_fails(void **st)
 	(void)st;
 	setenv("FAKECUDA_ENABLE_ERROR", "217", 1);
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
-	assert_non_null(strstr(out, "cuCtxEnablePeerAccess: CUDA_ERROR_PEER_ACCESS_UNSUPPORTED"));
+	assert_non_null(strstr(out, "cuCtxEnablePeerAccess 0->1 (GPU 0 mapping GPU 1's memory): "
+				    "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED"));
+	assert_non_null(strstr(out, "; 1->0 failed too\n"));
 	free(out);
 	free(err);
 }
@@ -1181,6 +1183,38 @@ static void concurrent_transient_loss(void **st)
 	free(err);
 }
 
+/* Peer access that fails one way only: the direction is named. */
+static void one_way_enable(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_ENABLE_ERROR", "217", 1);
+	setenv("FAKECUDA_ENABLE_FROM", "1", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
+	assert_non_null(strstr(out, "  FAIL  cuCtxEnablePeerAccess 1->0 (GPU 1 mapping GPU 0's memory): "
+				    "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED"));
+	assert_non_null(strstr(out, "; 0->1 was enabled\n"));
+	assert_non_null(strstr(out, "0<->1: P2P not available (1->0: peer access could not be enabled)"));
+	free(out);
+	free(err);
+}
+
+/* A hung graph replay names the GPU, not "GPU a". */
+static void graph_hang_names_gpu(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "hang", 1);
+	setenv("FAKECUDA_HANG_KIND", "ce", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "graph"), 1);
+	assert_non_null(strstr(err, "graph 0->1 hung: the replay of GPU 0's graph did not finish within 0.5 s"));
+	assert_null(strstr(out, "GPU a's"));
+	free(out);
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1200,6 +1234,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(copy_error, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(no_peer, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(enable_fails, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(one_way_enable, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(graph_hang_names_gpu, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(jit_fails, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(three_gpus_pairs, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(no_driver, fake_test_setup, fake_test_teardown),

@@ -842,8 +842,14 @@ static int graph_replays(struct vstate *v, struct vtest *t, struct graphs *G, si
 		VT(cu.cuGraphLaunch(G->x[0], r->g[a].s[0]), "cuGraphLaunch");
 		VT(rig_cur(r, b), "cuCtxSetCurrent");
 		VT(cu.cuGraphLaunch(G->x[1], r->g[b].s[0]), "cuGraphLaunch");
-		VW(a, r->g[a].s[0], "the replay of GPU a's graph");
-		VW(b, r->g[b].s[0], "the replay of GPU b's graph");
+		{
+			char wa[64], wb[64];
+
+			snprintf(wa, sizeof(wa), "the replay of GPU %d's graph", a);
+			snprintf(wb, sizeof(wb), "the replay of GPU %d's graph", b);
+			VW(a, r->g[a].s[0], wa);
+			VW(b, r->g[b].s[0], wb);
+		}
 		if (readback(v, t, b, r->g[b].dst))
 			return -1;
 		if (check_got(v, t, n)) {
@@ -2228,6 +2234,7 @@ static int pair_tests(struct vstate *v, int a, int b, struct vtest *tests)
 /* What a pair's results add up to. */
 struct pverdict {
 	int a, b, peer_ok, nfail, staging, measured;
+	char noway[48];		/* the direction whose peer access could not be enabled */
 	double gbps, us;
 	char failed[160];	/* the failed tests' names */
 	struct linkrate link;
@@ -2267,8 +2274,10 @@ static void pv_text(const struct pverdict *pv, char *buf, size_t len)
 		return;
 	buf += l;
 	len -= (size_t)l;
-	if (!pv->peer_ok)
-		snprintf(buf, len, "P2P not available (peer access could not be enabled)");
+	if (!pv->peer_ok && pv->noway[0])
+		snprintf(buf, len, "P2P not available (%s: peer access could not be enabled)", pv->noway);
+	else if (!pv->peer_ok)
+		snprintf(buf, len, "P2P not available (cuDeviceCanAccessPeer says no)");
 	else if (pv->staging)
 		snprintf(buf, len, "P2P works at staging speed (FAIL: %s)", pv->failed);
 	else if (pv->nfail)
@@ -2512,13 +2521,21 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 					 "peer access not supported (cuDeviceCanAccessPeer %d->%d = %d, %d->%d = %d)",
 					 a, b, v->r.can_peer[a][b], b, a, v->r.can_peer[b][a]);
 			} else if (a != b) {
-				CUresult cr = rig_peer(&v->r, a, b, 1);
+				CUresult ab = rig_peer(&v->r, a, b, 1), ba = rig_peer(&v->r, b, a, 1);
 
-				if (cr == CUDA_SUCCESS)
-					cr = rig_peer(&v->r, b, a, 1);
-				if (cr != CUDA_SUCCESS) {
+				if (ab != CUDA_SUCCESS || ba != CUDA_SUCCESS) {
+					int x = ab != CUDA_SUCCESS ? a : b, y = ab != CUDA_SUCCESS ? b : a;
+
 					peer_ok = 0;
-					snprintf(perr, sizeof(perr), "cuCtxEnablePeerAccess: %s", cu_errstr(cr));
+					snprintf(perr, sizeof(perr), "cuCtxEnablePeerAccess %d->%d (GPU %d mapping GPU "
+						 "%d's memory): %s%s%d->%d %s", x, y, x, y,
+						 cu_errstr(ab != CUDA_SUCCESS ? ab : ba), "; ", y, x,
+						 ab != CUDA_SUCCESS && ba != CUDA_SUCCESS ? "failed too" :
+						 "was enabled");
+					if (pv)
+						snprintf(pv->noway, sizeof(pv->noway), "%s%d->%d",
+							 ab != CUDA_SUCCESS && ba != CUDA_SUCCESS ? "both ways, " : "",
+							 x, y);
 				}
 			}
 			if (peer_ok) {

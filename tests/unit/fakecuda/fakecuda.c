@@ -8,6 +8,7 @@
  *   FAKECUDA_DEVICES=N         number of GPUs (default 2)
  *   FAKECUDA_PEER=0|1          cuDeviceCanAccessPeer answer (default 1)
  *   FAKECUDA_ENABLE_ERROR=N    cuCtxEnablePeerAccess returns N
+ *   FAKECUDA_ENABLE_FROM=G     ... only in GPU G's context (one way)
  *   FAKECUDA_JIT_ERROR=1       cuModuleLoadDataEx fails with a JIT log
  *   FAKECUDA_COPY_ERROR=K      the K-th device-to-device copy (1-based,
  *                              copy-engine or kernel) fails with
@@ -139,6 +140,7 @@ typedef struct CUfunc_st *CUfunction;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
+	int enable_from;
 	int inited, ndev, peer, enable_error, jit_error, copy_error, overrun, underrun, drop_tail;
 	int managed, concurrent_managed;
 	int f_stale, f_lost, f_nomap, f_wrong, f_hang, f_graphdrop, f_ipcwrong, f_staged;
@@ -698,6 +700,7 @@ CUresult cuInit(unsigned int flags)
 		F.ndev = MAXDEV;
 	F.peer = (int)envd("FAKECUDA_PEER", 1);
 	F.enable_error = (int)envd("FAKECUDA_ENABLE_ERROR", 0);
+	F.enable_from = (int)envd("FAKECUDA_ENABLE_FROM", -1);
 	F.jit_error = (int)envd("FAKECUDA_JIT_ERROR", 0);
 	F.copy_error = (int)envd("FAKECUDA_COPY_ERROR", 0);
 	F.overrun = (int)envd("FAKECUDA_OVERRUN", 0);
@@ -877,7 +880,7 @@ CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
 	(void)flags;
 	if (!current)
 		return 201;
-	if (F.enable_error)
+	if (F.enable_error && (F.enable_from < 0 || current->dev == F.enable_from))
 		return F.enable_error;
 	if (!F.peer)
 		return 217;
