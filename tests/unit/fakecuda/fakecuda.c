@@ -207,6 +207,39 @@ struct CUgraph_st { struct qop **op; int n; long long launches; };
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraph_st *CUgraphExec;
 
+/* Graphs not yet destroyed: freed at the next cuInit (a run that stopped
+ * on a hang leaves its graphs alone, as it must with a real driver). */
+static struct CUgraph_st *live_graphs[256];
+
+static void graph_track(struct CUgraph_st *g, int on)
+{
+	for (int i = 0; i < 256; i++)
+		if (on ? !live_graphs[i] : live_graphs[i] == g) {
+			live_graphs[i] = on ? g : NULL;
+			return;
+		}
+}
+
+static void graph_free(struct CUgraph_st *g)
+{
+	for (int i = 0; i < g->n; i++) {
+		free(g->op[i]->data);
+		free(g->op[i]);
+	}
+	free(g->op);
+	free(g);
+}
+
+/* ... and when the library is unloaded. */
+__attribute__((destructor)) static void graphs_fini(void)
+{
+	for (int i = 0; i < 256; i++)
+		if (live_graphs[i]) {
+			graph_free(live_graphs[i]);
+			live_graphs[i] = NULL;
+		}
+}
+
 static double envd(const char *n, double d)
 {
 	const char *s = getenv(n);
@@ -695,6 +728,11 @@ CUresult cuInit(unsigned int flags)
 	LOCK();
 	if ((int)envd("FAKECUDA_INIT_ERROR", 0))
 		UNLOCK_RET((int)envd("FAKECUDA_INIT_ERROR", 0));
+	for (int i = 0; i < 256; i++)
+		if (live_graphs[i]) {
+			graph_free(live_graphs[i]);
+			live_graphs[i] = NULL;
+		}
 	F.ndev = (int)envd("FAKECUDA_DEVICES", 2);
 	if (F.ndev > MAXDEV)
 		F.ndev = MAXDEV;
@@ -1520,6 +1558,7 @@ CUresult cuStreamBeginCapture_v2(CUstream s, int mode)
 		return 1;
 	LOCK();
 	s->capture = calloc(1, sizeof(*s->capture));
+	graph_track(s->capture, 1);
 	UNLOCK_RET(0);
 }
 
@@ -1576,12 +1615,8 @@ CUresult cuGraphExecDestroy(CUgraphExec e)
 CUresult cuGraphDestroy(CUgraph g)
 {
 	LOCK();
-	for (int i = 0; i < g->n; i++) {
-		free(g->op[i]->data);
-		free(g->op[i]);
-	}
-	free(g->op);
-	free(g);
+	graph_track(g, 0);
+	graph_free(g);
 	UNLOCK_RET(0);
 }
 
