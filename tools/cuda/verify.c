@@ -2088,6 +2088,7 @@ static void test_print(FILE *out, const struct vtest *t)
 		fprintf(out, "  %s\n", t->error);
 		fprintf(out, "              usually: %s\n", vhint[t->method]);
 	}
+	fflush(out);	/* a line per test as it ends, also into a pipe */
 }
 
 static json_object *um_json(const struct vstate *v, int a, int b, const struct umpair *u)

@@ -23,7 +23,17 @@ static int depth;
 static struct group *pending[64];
 static int npending;
 
-int ncclGetVersion(int *v) { *v = 22703; return 0; }
+/* FAKENCCL_HANG_INIT as it was when the library was opened (p2pctl asks for
+ * the version then, in its own thread): the init thread may start only
+ * after the test has reset the environment. */
+static int hang_init;
+
+int ncclGetVersion(int *v)
+{
+	hang_init = getenv("FAKENCCL_HANG_INIT") && atoi(getenv("FAKENCCL_HANG_INIT"));
+	*v = 22703;
+	return 0;
+}
 
 const char *ncclGetErrorString(int r)
 {
@@ -35,7 +45,7 @@ int ncclCommInitAll(ncclComm_t *comm, int n, const int *devs)
 	struct group *g;
 
 	(void)devs;
-	if (getenv("FAKENCCL_HANG_INIT") && atoi(getenv("FAKENCCL_HANG_INIT")))
+	if (hang_init)
 		for (;;)
 			pause();
 	if (n < 1 || n > 16)
