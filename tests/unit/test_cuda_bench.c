@@ -13,6 +13,7 @@
 
 #include "cuda_int.h"
 #include "harness.h"
+#include "ncclx.h"
 
 
 static json_object *get(json_object *o, const char *path)
@@ -376,10 +377,84 @@ static void staged_cells_marked(void **st)
 	free(err);
 }
 
+/* nccl-tests' busbw: all-reduce algbw*2(n-1)/n, all-gather algbw*(n-1)/n. */
+static void nccl_busbw_formula(void **st)
+{
+	double a;
+
+	(void)st;
+	assert_true(fabs(ncclx_busbw(NCCLX_ALLREDUCE, 1e9, 1.0, 2, &a) - 1.0) < 1e-12);
+	assert_true(fabs(a - 1.0) < 1e-12);
+	assert_true(fabs(ncclx_busbw(NCCLX_ALLREDUCE, 2e9, 1.0, 4, &a) - 3.0) < 1e-12);
+	assert_true(fabs(ncclx_busbw(NCCLX_ALLGATHER, 2e9, 1.0, 4, &a) - 1.5) < 1e-12);
+	assert_true(fabs(ncclx_busbw(NCCLX_ALLGATHER, 1e9, 0.5, 2, &a) - 1.0) < 1e-12);
+	assert_true(fabs(a - 2.0) < 1e-12);
+}
+
+/* bench --nccl: one checked row per size and collective, 8 B up. */
+static void nccl_bench_table(void **st)
+{
+	char *out, *err, line[128];
+
+	(void)st;
+	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--nccl", "--max-bytes", "1M", "--iters", "2",
+			     "--warmup", "1"), 0);
+	assert_non_null(strstr(out, "# p2pctl bench --nccl: 2 GPUs (0,1), "));
+	assert_non_null(strstr(out, "# all_reduce\n"));
+	assert_non_null(strstr(out, "# all_gather\n"));
+	for (unsigned long long b = 8; b <= (1 << 20); b *= 2) {
+		snprintf(line, sizeof(line), "  %12llu %12llu ", b, b / 4);
+		assert_non_null(strstr(out, line));	/* all-reduce: count = bytes / 4 */
+		snprintf(line, sizeof(line), "  %12llu %12llu ", b, b / 8);
+		assert_non_null(strstr(out, line));	/* all-gather: per rank */
+	}
+	assert_null(strstr(out, "FAIL"));
+	assert_string_equal(err, "");
+	free(out);
+	free(err);
+	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--nccl", "--max-bytes", "64k", "--iters", "1",
+			     "--json"), 0);
+	assert_non_null(strstr(out, "\"busbw_gbps\""));
+	assert_non_null(strstr(out, "\"result\":\"OK\"") ? out : strstr(out, "\"result\": \"OK\""));
+	free(out);
+	free(err);
+}
+
+/* Wrong data from NCCL fails the run, naming GPU, element and size. */
+static void nccl_bench_wrong(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKENCCL_WRONG", "1", 1);
+	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--nccl", "--max-bytes", "1k", "--iters", "1"), 1);
+	assert_non_null(strstr(out, "bench --nccl: FAIL: all_reduce 8 bytes: GPU 0's result: element 1 is "));
+	free(out);
+	free(err);
+}
+
+/* NCCL's init hangs: reported within the deadline. */
+static void nccl_bench_hang(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKENCCL_HANG_INIT", "1", 1);
+	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--nccl", "--max-bytes", "1k", "--timeout", "0.3"), 1);
+	assert_non_null(strstr(out, "bench --nccl: HUNG: ncclCommInitAll over 2 GPUs did not return within "
+				    "0.3 s"));
+	free(out);
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(json_shape, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(nccl_busbw_formula, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(nccl_bench_table, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(nccl_bench_wrong, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(nccl_bench_hang, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(values_follow_fake, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(spread, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(pairs_subset, fake_test_setup, fake_test_teardown),
@@ -394,5 +469,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(staged_cells_marked, fake_test_setup, fake_test_teardown),
 	};
 
+	bench_nccl_exit_on_hang = 0;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

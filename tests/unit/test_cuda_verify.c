@@ -30,8 +30,12 @@ static void all_ok(void **st)
 	assert_non_null(strstr(out, "pair 0-1: can-access-peer 0->1 yes, 1->0 yes"));
 	/* two rounds: 1 MiB, then 5 bytes less (the byte tail) */
 	assert_non_null(strstr(out, "  ce          0->1  OK    2097147 bytes, copy engine on GPU 0, 84.0 GB/s; "
-				    "path: peer copy: GPU 0 maps GPU 1's buffer read-write and "
-				    "CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED = 1, so the driver does not stage it\n"));
+				    "path: peer copy measured (path test): 95.4 GB/s with peer access on against "
+				    "19.8 GB/s staged with it off, and GPU 0 maps GPU 1's buffer read-write\n"));
+	assert_non_null(strstr(out, "  path        0->1  OK    GPU 0 -> GPU 1: 95.4 GB/s with peer access on "
+				    "(line rate unknown: no 0000:10:00.0 in sysfs), 19.8 GB/s off (4.8x); latency "
+				    "2.0 us on, 2.0 us off\n"));
+	assert_non_null(strstr(out, "verdict:\n  0<->1: P2P verified, 95.4 GB/s (line rate unknown), 2.0 us\n"));
 	assert_non_null(strstr(out, "  sm-read     1->0  OK    2097147 bytes, kernel on GPU 0, 84.0 GB/s; "
 				    "path: SM loads by GPU 0 through its peer mapping of GPU 1's memory"));
 	assert_non_null(strstr(out, "  sm-write    0->1  OK    2097147 bytes, kernel on GPU 0, 84.0 GB/s; "
@@ -62,7 +66,7 @@ static void all_ok(void **st)
 				    "1048576 bytes)\n"));
 	assert_non_null(strstr(out, "concurrent: every directed pair at once, 0.01 s\n"));
 	assert_non_null(strstr(out, "  concurrent  1->0  OK    1048560 bytes, "));
-	assert_non_null(strstr(out, "verify: OK (25 OK, 0 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: OK (27 OK, 0 FAIL); 5 OK without a proven path\n"));
 	assert_null(strstr(out, "FAIL  "));
 	assert_string_equal(err, "");
 	free(out);
@@ -78,8 +82,8 @@ static void odd_sizes(void **st)
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", (char *)sizes[i]), 0);
 		/* below 48 bytes the concurrent test has no room */
-		assert_non_null(strstr(out, i == 0 ? "(22 OK, 0 FAIL, 3 skipped)" :
-					    i < 3 ? "(23 OK, 0 FAIL, 2 skipped)" : "(25 OK, 0 FAIL)"));
+		assert_non_null(strstr(out, i == 0 ? "(24 OK, 0 FAIL, 3 skipped)" :
+					    i < 3 ? "(25 OK, 0 FAIL, 2 skipped)" : "(27 OK, 0 FAIL)"));
 		free(out);
 		free(err);
 	}
@@ -144,7 +148,7 @@ static void corruption_reported(void **st)
 				    "first mismatch at offset 4097"));
 	assert_null(strstr(out, "um-read"));
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: --no-managed\n"));
-	assert_non_null(strstr(out, "verify: FAIL (9 OK, 8 FAIL, 8 skipped)"));
+	assert_non_null(strstr(out, "verify: FAIL (11 OK, 8 FAIL, 8 skipped)"));
 	free(out);
 	free(err);
 }
@@ -163,12 +167,12 @@ static void corruption_json(void **st)
 	assert_true(json_object_object_get_ex(o, "result", &v));
 	assert_string_equal(json_object_get_string(v), "FAIL");
 	assert_true(json_object_object_get_ex(o, "failures", &v));
-	assert_int_equal(json_object_get_int(v), 8);	/* ce, graph (its ce node), ipc, concurrent */
+	assert_int_equal(json_object_get_int(v), 10);	/* path (both ways), ce, graph (its ce node), ipc, concurrent */
 	assert_true(json_object_object_get_ex(o, "pairs", &pairs));
 	assert_int_equal(json_object_array_length(pairs), 1);
 	assert_true(json_object_object_get_ex(json_object_array_get_idx(pairs, 0), "tests", &t));
-	assert_int_equal(json_object_array_length(t), 22);
-	v = json_object_array_get_idx(t, 0);
+	assert_int_equal(json_object_array_length(t), 24);
+	v = json_object_array_get_idx(t, 2);
 	assert_true(json_object_object_get_ex(v, "method", &m));
 	assert_string_equal(json_object_get_string(m), "ce");
 	assert_true(json_object_object_get_ex(v, "status", &m));
@@ -180,7 +184,7 @@ static void corruption_json(void **st)
 	assert_true(json_object_object_get_ex(m, "got", &v));
 	assert_true(json_object_object_get_ex(json_object_array_get_idx(t, 0), "hint", &m));
 	assert_non_null(strstr(json_object_get_string(m), "p2pctl doctor"));
-	v = json_object_array_get_idx(t, 2);	/* sm-read: untouched */
+	v = json_object_array_get_idx(t, 4);	/* sm-read: untouched */
 	assert_true(json_object_object_get_ex(v, "status", &m));
 	assert_string_equal(json_object_get_string(m), "OK");
 	assert_true(json_object_object_get_ex(v, "gbps", &m));
@@ -266,7 +270,9 @@ static void enable_fails(void **st)
 	(void)st;
 	setenv("FAKECUDA_ENABLE_ERROR", "217", 1);
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
-	assert_non_null(strstr(out, "cuCtxEnablePeerAccess: CUDA_ERROR_PEER_ACCESS_UNSUPPORTED"));
+	assert_non_null(strstr(out, "cuCtxEnablePeerAccess 0->1 (GPU 0 mapping GPU 1's memory): "
+				    "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED"));
+	assert_non_null(strstr(out, "; 1->0 failed too\n"));
 	free(out);
 	free(err);
 }
@@ -296,7 +302,7 @@ static void three_gpus_pairs(void **st)
 	assert_non_null(strstr(out, "pair 0-1"));
 	assert_non_null(strstr(out, "pair 0-2"));
 	assert_non_null(strstr(out, "pair 1-2"));
-	assert_non_null(strstr(out, "(76 OK, 0 FAIL); 16 OK without a proven path"));
+	assert_non_null(strstr(out, "(82 OK, 0 FAIL); 16 OK without a proven path"));
 	assert_non_null(strstr(out, "  concurrent  2->1  OK"));
 	assert_non_null(strstr(out, "  managed memory 1-2: OK (8 OK"));
 	free(out);
@@ -416,7 +422,7 @@ static void um_wrong_mapping(void **st)
 	assert_non_null(strstr(out, "  um-fault    1->0  SKIP  not run: um-read failed\n"));
 	assert_non_null(strstr(out, "  managed memory 0-1: FAIL (0 OK, 2 FAIL, 6 not run; cuMemAllocManaged, "
 				    "8192 bytes): um-read failed, so the other managed tests were not run"));
-	assert_non_null(strstr(out, "verify: FAIL (17 OK, 2 FAIL, 6 skipped); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (19 OK, 2 FAIL, 6 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 	/* Without peer access enabled UVM migrates instead of mapping: the
@@ -456,8 +462,8 @@ static void um_wrong_mapping_json(void **st)
 	assert_true(json_object_object_get_ex(m, "reason", &v));
 	assert_non_null(strstr(json_object_get_string(v), "um-read failed"));
 	assert_true(json_object_object_get_ex(p, "tests", &t));
-	assert_int_equal(json_object_array_length(t), 22);
-	v = json_object_array_get_idx(t, 14);
+	assert_int_equal(json_object_array_length(t), 24);
+	v = json_object_array_get_idx(t, 16);
 	assert_true(json_object_object_get_ex(v, "method", &m));
 	assert_string_equal(json_object_get_string(m), "um-read");
 	assert_true(json_object_object_get_ex(v, "status", &m));
@@ -467,7 +473,7 @@ static void um_wrong_mapping_json(void **st)
 	assert_true(json_object_object_get_ex(v, "first_mismatch", &m));
 	assert_true(json_object_object_get_ex(m, "where", &v));
 	assert_string_equal(json_object_get_string(v), "data");
-	v = json_object_array_get_idx(t, 21);
+	v = json_object_array_get_idx(t, 23);
 	assert_true(json_object_object_get_ex(v, "method", &m));
 	assert_string_equal(json_object_get_string(m), "um-fault");
 	assert_true(json_object_object_get_ex(v, "status", &m));
@@ -504,7 +510,7 @@ static void um_bad_migration(void **st)
 		 pat[0], (uint8_t)~pat[0]);
 	assert_non_null(strstr(out, line));
 	assert_non_null(strstr(out, "  managed memory 0-1: FAIL (4 OK, 4 FAIL, 0 not run;"));
-	assert_non_null(strstr(out, "verify: FAIL (21 OK, 4 FAIL); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (23 OK, 4 FAIL); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -521,7 +527,7 @@ static void um_not_supported(void **st)
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: GPU 0 cannot share managed memory with "
 				    "another processor (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 0)\n"));
 	assert_null(strstr(out, "um-read"));
-	assert_non_null(strstr(out, "verify: OK (17 OK, 0 FAIL, 8 skipped); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: OK (19 OK, 0 FAIL, 8 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--json"), 0);
@@ -562,7 +568,7 @@ static void um_old_driver(void **st)
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 0);
 	assert_non_null(strstr(out, "  sm-write    1->0  OK"));
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: the CUDA driver lacks cuMemAllocManaged\n"));
-	assert_non_null(strstr(out, "verify: OK (17 OK, 0 FAIL, 8 skipped); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: OK (19 OK, 0 FAIL, 8 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 	fake_setup();
@@ -609,7 +615,7 @@ static void fault_stale_read(void **st)
 	assert_non_null(strstr(out, "  flags       1->0  OK"));
 	assert_non_null(strstr(out, "  graph       0->1  FAIL  replay 0: first mismatch at offset 2720 (0xaa0)"));
 	assert_non_null(strstr(out, "(the SM-load node)\n"));
-	assert_non_null(strstr(out, "verify: FAIL (17 OK, 8 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (19 OK, 8 FAIL); 5 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -634,7 +640,7 @@ static void fault_lost_store(void **st)
 	assert_non_null(strstr(out, "  sm-read     0->1  OK"));
 	assert_non_null(strstr(out, "  flags-poll  0->1  OK"));
 	assert_non_null(strstr(out, "  um-read     0->1  OK"));
-	assert_non_null(strstr(out, "verify: FAIL (13 OK, 12 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (15 OK, 12 FAIL); 5 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -658,13 +664,13 @@ static void fault_no_mapping(void **st)
 				    "stage the pages\n"));
 	assert_non_null(strstr(out, "  um-write    0->1  SKIP  not run: um-read failed\n"));
 	assert_non_null(strstr(out, "  concurrent  0->1  FAIL"));
-	assert_non_null(strstr(out, "verify: FAIL (1 OK, 18 FAIL, 6 skipped); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (1 OK, 20 FAIL, 6 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 	/* The ce check alone, without the knob: proven. */
 	fake_reset();
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "ce"), 0);
-	assert_non_null(strstr(out, "verify: OK (2 OK, 0 FAIL)\n"));
+	assert_non_null(strstr(out, "verify: OK (2 OK, 0 FAIL); 2 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -682,7 +688,7 @@ static void fault_wrong_gpu(void **st)
 	assert_non_null(strstr(out, "its peer loads reached the wrong memory"));
 	assert_non_null(strstr(out, "  concurrent  0->1  FAIL  SM-load slice"));
 	assert_non_null(strstr(out, "  sm-write    0->1  OK"));
-	assert_non_null(strstr(out, "verify: FAIL (7 OK, 10 FAIL, 8 skipped); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (9 OK, 10 FAIL, 8 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -719,7 +725,7 @@ static void fault_high_offset(void **st)
 static void fault_hang(void **st)
 {
 	static const char *const kinds[] = { "ce", "sm", "flag" };
-	static const char *const first[] = { "ce 0->1 hung: the copy did not finish within 0.5 s on GPU 0",
+	static const char *const first[] = { "path 0->1 hung: the copy with peer access off did not finish within 0.5 s on GPU 0",
 		"sm-read 0->1 hung: the copy did not finish within 0.5 s on GPU 1",
 		"flags 0->1 hung: the flag store did not finish within 0.5 s on GPU 0" };
 	char *out, *err;
@@ -763,7 +769,7 @@ static void fault_graph_drop(void **st)
 	assert_non_null(strstr(out, "got 0xa5 (2725 of 4096 bytes differ) (the SM-store node)\n"
 				    "              usually: copies replayed from a CUDA graph are lost"));
 	assert_non_null(strstr(out, "  graph       1->0  FAIL  replay 1:"));
-	assert_non_null(strstr(out, "verify: FAIL (23 OK, 2 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (25 OK, 2 FAIL); 5 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -781,7 +787,7 @@ static void fault_ipc_wrong(void **st)
 				    "first mismatch at offset 0 (0x0): expected 0x"));
 	assert_non_null(strstr(out, "              usually: buffers shared between processes"));
 	assert_non_null(strstr(out, "  ipc         1->0  FAIL  second process on GPU 0, ce of GPU 1's buffer"));
-	assert_non_null(strstr(out, "verify: FAIL (23 OK, 2 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (25 OK, 2 FAIL); 5 OK without a proven path\n"));
 	free(out);
 	free(err);
 	/* no second process to run: a clear failure, no hang */
@@ -803,7 +809,7 @@ static void nccl_allreduce(void **st)
 
 	(void)st;
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "nccl"), 0);
-	assert_non_null(strstr(out, "nccl: all-reduce with libnccl.so.2\n  nccl        0,1   OK    102984 "
+	assert_non_null(strstr(out, "libnccl.so.2\n  nccl        0,1   OK    102984 "
 				    "bytes, int32 sum all-reduce over 2 GPUs, 6 sizes from 8 bytes; path not "
 				    "proven: NCCL chose its own transport"));
 	free(out);
@@ -927,10 +933,300 @@ static void tests_option(void **st)
 	free(err);
 }
 
+/*
+ * A fake sysfs under a temporary folder: root port 0000:00:01.0 and the
+ * fake's GPUs 0000:10:00.0 and 0000:11:00.0 below it, every link at speed
+ * (sysfs's current_link_speed) and width; P2PCTL_SYSFS points at it.
+ */
+static char sysfs_dir[64];
+
+static void put(const char *dir, const char *name, const char *val)
+{
+	char p[512];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	f = fopen(p, "w");
+	assert_non_null(f);
+	fprintf(f, "%s\n", val);
+	fclose(f);
+}
+
+static void fake_sysfs(const char *speed, const char *width, const char *root_width)
+{
+	char d[512], cmd[1024];
+
+	snprintf(sysfs_dir, sizeof(sysfs_dir), "/tmp/p2pctl-sysfs-XXXXXX");
+	assert_non_null(mkdtemp(sysfs_dir));
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/bus/pci/devices %s/devices/pci0000:00/0000:00:01.0/"
+		 "0000:10:00.0 %s/devices/pci0000:00/0000:00:01.0/0000:11:00.0", sysfs_dir, sysfs_dir,
+		 sysfs_dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(d, sizeof(d), "%s/devices/pci0000:00/0000:00:01.0", sysfs_dir);
+	put(d, "current_link_speed", speed);
+	put(d, "current_link_width", root_width);
+	for (int g = 0; g < 2; g++) {
+		snprintf(d, sizeof(d), "%s/devices/pci0000:00/0000:00:01.0/0000:%02x:00.0", sysfs_dir,
+			 0x10 + g);
+		put(d, "current_link_speed", speed);
+		put(d, "current_link_width", width);
+		snprintf(cmd, sizeof(cmd), "ln -s ../../../devices/pci0000:00/0000:00:01.0/0000:%02x:00.0 "
+			 "%s/bus/pci/devices/0000:%02x:00.0", 0x10 + g, sysfs_dir, 0x10 + g);
+		assert_int_equal(system(cmd), 0);
+	}
+	setenv("P2PCTL_SYSFS", sysfs_dir, 1);
+}
+
+static void fake_sysfs_rm(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", sysfs_dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Copies staged through host memory behind a lying attribute: the
+ * measurement shows staging speed, and the ce test alone proves nothing. */
+static void path_staged(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "staged", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "1M"), 1);
+	assert_non_null(strstr(out, "  path        0->1  FAIL  P2P works at staging speed: GPU 0 -> GPU 1 "
+				    "copies 19.8 GB/s with peer access on, 19.8 GB/s with it off"));
+	assert_non_null(strstr(out, "  path        1->0  FAIL  P2P works at staging speed: GPU 1 -> GPU 0 "));
+	assert_non_null(strstr(out, "0<->1: P2P works at staging speed"));
+	assert_non_null(strstr(out, "  ce          0->1  OK    2097147 bytes, copy engine on GPU 0, 19."));
+	assert_non_null(strstr(out, "path not proven: the driver reports a peer mapping"));
+	free(out);
+	free(err);
+	/* --tests ce alone: OK, but only the driver's word, so not proven */
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "ce"), 0);
+	assert_non_null(strstr(out, "verify: OK (2 OK, 0 FAIL); 2 OK without a proven path\n"));
+	free(out);
+	free(err);
+}
+
+/* All peer traffic at 3 GB/s (an ACS/IOMMU detour), below staging's 20. */
+static void path_slow_peer(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_BW_GBPS", "3", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "1M"), 1);
+	assert_non_null(strstr(out, "  path        0->1  FAIL  P2P works at staging speed: GPU 0 -> GPU 1 "
+				    "copies 3.0 GB/s with peer access on, 19.8 GB/s with it off"));
+	assert_non_null(strstr(out, "0<->1: P2P works at staging speed"));
+	assert_non_null(strstr(out, "verify: FAIL ("));
+	free(out);
+	free(err);
+}
+
+/* 100 GB/s over a PCIe Gen3 x4 path (3.9 GB/s): the copy did not cross it. */
+static void path_faster_than_link(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	fake_sysfs("8.0 GT/s PCIe", "16", "4");
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "1M"), 1);
+	fake_sysfs_rm();
+	assert_non_null(strstr(out, "  path        0->1  FAIL  faster than the link: GPU 0 -> GPU 1 copied "));
+	assert_non_null(strstr(out, "GB/s over PCIe Gen3 x4 (3.9 GB/s): the data did not cross it"));
+	assert_non_null(strstr(out, "0<->1: P2P FAILED"));
+	free(out);
+	free(err);
+}
+
+/* The one-line verdict, with the share of the line rate. */
+static void path_verified(void **st)
+{
+	char *out, *err;
+	json_object *o, *pairs, *p, *v;
+
+	(void)st;
+	setenv("FAKECUDA_BW_GBPS", "25", 1);
+	fake_sysfs("16.0 GT/s PCIe", "16", "16");
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "1M"), 0);
+	assert_non_null(strstr(out, "  path        0->1  OK    GPU 0 -> GPU 1: 24.7 GB/s with peer access "
+				    "on (78% of PCIe Gen4 x16, 31.5 GB/s), 19.8 GB/s off (1.2x); "
+				    "latency 2.0 us on, 2.0 us off"));
+	assert_non_null(strstr(out, "0<->1: P2P verified, 24.7 GB/s (78% of PCIe Gen4 x16), 2.0 us\n"));
+	assert_non_null(strstr(out, "  link: PCIe Gen4 x16, 31.5 GB/s per direction (sysfs, slowest hop to the "
+				    "root port); NVLink: NVML not loaded"));
+	assert_non_null(strstr(out, "path: peer copy measured"));
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "1M", "--json"), 0);
+	fake_sysfs_rm();
+	o = json_tokener_parse(out);
+	assert_non_null(o);
+	assert_true(json_object_object_get_ex(o, "pairs", &pairs));
+	p = json_object_array_get_idx(pairs, 0);
+	assert_true(json_object_object_get_ex(p, "verdict", &v));
+	assert_string_equal(json_object_get_string(v), "0<->1: P2P verified, 24.7 GB/s (78% of PCIe Gen4 x16), 2.0 us");
+	assert_true(json_object_object_get_ex(p, "path_proven", &v));
+	assert_true(json_object_get_boolean(v));
+	json_object_put(o);
+	free(out);
+	free(err);
+}
+
+/* A failed test never says its path was proven. */
+static void failed_not_proven_json(void **st)
+{
+	char *out, *err;
+	json_object *o, *pairs, *t, *v;
+
+	(void)st;
+	setenv("FAKECUDA_CORRUPT_OFFSET", "0", 1);
+	setenv("FAKECUDA_CORRUPT_KIND", "sm", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "sm-read",
+			     "--json"), 1);
+	o = json_tokener_parse(out);
+	assert_non_null(o);
+	assert_true(json_object_object_get_ex(o, "pairs", &pairs));
+	assert_true(json_object_object_get_ex(json_object_array_get_idx(pairs, 0), "tests", &t));
+	v = json_object_array_get_idx(t, 0);
+	assert_true(json_object_object_get_ex(v, "status", &t));
+	assert_string_equal(json_object_get_string(t), "FAIL");
+	assert_true(json_object_object_get_ex(v, "path_proven", &t));
+	assert_false(json_object_get_boolean(t));
+	json_object_put(o);
+	free(out);
+	free(err);
+}
+
+/* libnccl.so.2 only in a pip wheel (~/.local/.../nvidia/nccl/lib): found and run. */
+static void nccl_pip_wheel(void **st)
+{
+	char home[64], dir[256], cmd[768], *out, *err;
+	const char *fake = getenv("P2PCTL_LIBNCCL");
+	const char *oldhome = getenv("HOME");
+	char *saved = oldhome ? strdup(oldhome) : NULL;
+
+	(void)st;
+	/* the wheel wins over a libnccl.so.2 on this host's linker path */
+	unsetenv("VIRTUAL_ENV");
+	unsetenv("CONDA_PREFIX");
+	assert_non_null(fake);
+	snprintf(home, sizeof(home), "/tmp/p2pctl-home-XXXXXX");
+	assert_non_null(mkdtemp(home));
+	snprintf(dir, sizeof(dir), "%s/.local/lib/python3.11/site-packages/nvidia/nccl/lib", home);
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s && cp %s %s/libnccl.so.2", dir, fake, dir);
+	assert_int_equal(system(cmd), 0);
+	unsetenv("P2PCTL_LIBNCCL");
+	setenv("HOME", home, 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl"), 0);
+	if (saved)
+		setenv("HOME", saved, 1);
+	free(saved);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", home);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "nccl: all-reduce with %s/libnccl.so.2", dir);
+	assert_non_null(strstr(out, cmd));
+	assert_non_null(strstr(out, "  nccl        0,1   OK"));
+	free(out);
+	free(err);
+	fake_setup();
+}
+
+/* NCCL's init never returns: a deadline, HUNG, the pair named. */
+static void nccl_init_hang(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKENCCL_HANG_INIT", "1", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl"), 1);
+	assert_non_null(strstr(out, "  nccl        0,1   FAIL  8 bytes: ncclCommInitAll over 2 GPUs did not "
+				    "return within 0.5 s: NCCL's init hangs"));
+	assert_non_null(strstr(out, "verify: HUNG ("));
+	assert_non_null(strstr(err, "nccl 0,1 hung: ncclCommInitAll over 2 GPUs"));
+	free(out);
+	free(err);
+}
+
+/* A skipped nccl test is in the final verdict, not hidden behind OK. */
+static void nccl_skip_in_verdict(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("P2PCTL_LIBNCCL", "/nonexistent/libnccl.so.2", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "path,nccl"), 0);
+	assert_non_null(strstr(out, "verdict:\n  0<->1: P2P verified, 95.4 GB/s (line rate unknown), 2.0 us\n"
+				    "  nccl -: SKIPPED: cannot load /nonexistent/libnccl.so.2"));
+	free(out);
+	free(err);
+	fake_setup();
+}
+
+/* One lost batch of SM stores in round 2 of the concurrent test: a later
+ * round must not repair it (every round has its own seed and poison). */
+static void concurrent_transient_loss(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FLAKY", "3", 1);	/* round 2, 0->1's SM stores */
+	/* a long --seconds: the test ends at the bad round, however slow the host */
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "concurrent",
+			     "--seconds", "30"), 1);
+	assert_non_null(strstr(out, "  concurrent  0->1  FAIL  SM-store slice: first mismatch at offset "));
+	assert_non_null(strstr(out, "got 0xa5, the poison: the write never landed"));
+	assert_non_null(strstr(out, "in round 2 of all pairs at once"));
+	assert_non_null(strstr(out, "  concurrent  1->0  OK"));
+	free(out);
+	free(err);
+}
+
+/* Peer access that fails one way only: the direction is named. */
+static void one_way_enable(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_ENABLE_ERROR", "217", 1);
+	setenv("FAKECUDA_ENABLE_FROM", "1", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
+	assert_non_null(strstr(out, "  FAIL  cuCtxEnablePeerAccess 1->0 (GPU 1 mapping GPU 0's memory): "
+				    "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED"));
+	assert_non_null(strstr(out, "; 0->1 was enabled\n"));
+	assert_non_null(strstr(out, "0<->1: P2P not available (1->0: peer access could not be enabled)"));
+	free(out);
+	free(err);
+}
+
+/* A hung graph replay names the GPU, not "GPU a". */
+static void graph_hang_names_gpu(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "hang", 1);
+	setenv("FAKECUDA_HANG_KIND", "ce", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "graph"), 1);
+	assert_non_null(strstr(err, "graph 0->1 hung: the replay of GPU 0's graph did not finish within 0.5 s"));
+	assert_null(strstr(out, "GPU a's"));
+	free(out);
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		/* first: before any test has loaded the fake libnccl.so.2 */
+		cmocka_unit_test_setup_teardown(nccl_pip_wheel, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(all_ok, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(path_staged, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(path_slow_peer, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(path_faster_than_link, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(path_verified, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(failed_not_proven_json, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(odd_sizes, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(pattern_and_compare, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(corruption_reported, fake_test_setup, fake_test_teardown),
@@ -939,6 +1235,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(copy_error, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(no_peer, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(enable_fails, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(one_way_enable, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(graph_hang_names_gpu, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(jit_fails, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(three_gpus_pairs, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(no_driver, fake_test_setup, fake_test_teardown),
@@ -960,10 +1258,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fault_graph_drop, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(fault_ipc_wrong, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(nccl_allreduce, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(nccl_skip_in_verdict, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(byte_tail, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(seeds, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(loopback, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(tests_option, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(concurrent_transient_loss, fake_test_setup, fake_test_teardown),
+		/* last: a hung NCCL init leaves its thread and the library behind */
+		cmocka_unit_test_setup_teardown(nccl_init_hang, fake_test_setup, fake_test_teardown),
 	};
 
 	verify_exit_on_hang = 0;

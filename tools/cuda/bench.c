@@ -331,6 +331,8 @@ static void usage(FILE *f)
 		"                    [--plot FILE.svg] [--plot-matrix KEY] [--no-p2p-off]\n"
 		"                    [--method auto|ce|ce-pull|ce-split|ce-multi|sm-write|sm-read|sm-split|staged]\n"
 		"                    [--copies N] [--lat-copies N] [--off-method sample|fastest]\n"
+		"       p2pctl bench --nccl [--min-bytes B] [--max-bytes B] [--iters N] [--warmup N]\n"
+		"                    [--gpus LIST] [--timeout S] [--json]\n"
 		"  --size BYTES     bytes per transfer (default 160000000, the sample's 40M ints;\n"
 		"                   suffixes k, M, G = KiB, MiB, GiB; kB, MB, GB decimal)\n"
 		"  --reps N         timed runs per cell; median and spread over them (default 5)\n"
@@ -344,6 +346,10 @@ static void usage(FILE *f)
 		"                   staged pipeline; the matrices say so)\n"
 		"  --json           JSON on stdout instead of the text matrices\n"
 		"  --plot FILE      write an SVG heatmap of one matrix (default uni_p2p_on)\n"
+		"  --plot-matrix KEY  the matrix --plot draws (uni_p2p_on, bi_p2p_off, ...)\n"
+		"  --help           this text\n"
+		"  --nccl           NCCL all-reduce and all-gather bus bandwidth per size, as\n"
+		"                   nccl-tests measures it (p2pctl bench --nccl --help)\n"
 		"exit status: 0 ok, 1 CUDA error, 2 usage, 3 no driver or no GPU\n");
 }
 
@@ -443,6 +449,8 @@ int bench_main(int argc, char **argv, FILE *out, FILE *err)
 		{ "no-p2p-off", no_argument, NULL, 'n' },
 		{ "method", required_argument, NULL, 'm' },
 		{ "off-method", required_argument, NULL, 'o' },
+		/* handed to bench_nccl_main before parsing: see above */
+		{ "nccl", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -452,6 +460,9 @@ int bench_main(int argc, char **argv, FILE *out, FILE *err)
 	int use[P2P_MAX_GPUS] = { 0 }, rc = P2P_EXIT_OK, opt;
 	double t0 = now_s();
 
+	for (int k = 1; k < argc; k++)
+		if (!strcmp(argv[k], "--nccl"))
+			return bench_nccl_main(argc, argv, out, err);
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return P2P_EXIT_FAIL;

@@ -35,6 +35,8 @@
 #include "cuda_cmds.h"
 #include "cuda_int.h"
 #include "engine.h"
+#include "linkrate.h"
+#include "ncclx.h"
 
 #define GUARD 256		/* guard bytes before and after every destination */
 #define POISON 0xa5a5a5a5u	/* destinations and their guards */
@@ -48,18 +50,21 @@ int verify_exit_on_hang = 1;
 extern char **environ;
 
 enum {
-	V_CE, V_SM_READ, V_SM_WRITE, V_FLAGS, V_FLAGS_POLL, V_GRAPH, V_IPC,
+	V_PATH, V_CE, V_SM_READ, V_SM_WRITE, V_FLAGS, V_FLAGS_POLL, V_GRAPH, V_IPC,
 	V_UM_READ, V_UM_WRITE, V_UM_PREFETCH, V_UM_FAULT, V_CONCURRENT, V_NCCL, V_COUNT
 };
 #define V_DEV_COUNT V_UM_READ	/* the device-memory tests of a pair come first */
 #define V_UM_COUNT (V_CONCURRENT - V_UM_READ)
 static const char *const vnames[V_COUNT] = {
-	"ce", "sm-read", "sm-write", "flags", "flags-poll", "graph", "ipc",
+	"path", "ce", "sm-read", "sm-write", "flags", "flags-poll", "graph", "ipc",
 	"um-read", "um-write", "um-prefetch", "um-fault", "concurrent", "nccl",
 };
 
 /* What a failure of each test usually means, and where doctor looks. */
 static const char *const vhint[V_COUNT] = {
+	"the copies between these GPUs take no direct peer path at peer speed (the driver stages "
+	"them through host memory, an IOMMU or ACS detour, or they never crossed the link): check "
+	"`p2pctl doctor` (ACS, IOMMU, BAR1, link width)",
 	"copy-engine peer copies are broken: check `p2pctl doctor` (peer mappings, BAR1)",
 	"SM peer loads are broken (stale or wrong data): check `p2pctl doctor` (BAR1, IOMMU/ACS)",
 	"SM peer stores are lost or misrouted: check `p2pctl doctor` (BAR1, IOMMU/ACS)",
@@ -145,6 +150,7 @@ struct vtest {
 	double gbps;
 	int proven;		/* the path was shown (path says how), else path says why not */
 	char label[64];		/* nccl: the GPU set */
+	double off_gbps, on_us, off_us;	/* path: peer access off/on */
 	char path[512];
 	int rounds;
 };
@@ -164,6 +170,9 @@ struct vstate {
 	uint64_t padbytes[P2P_MAX_GPUS];
 	int hung;
 	char hang[768];
+	struct linkrate link;	/* of the pair under test */
+	struct { int done, ok; double on_gbps, off_gbps, on_us, off_us; }
+		pm[P2P_MAX_GPUS][P2P_MAX_GPUS];	/* the path test of a -> b */
 };
 
 /* The managed-memory part of one pair. */
@@ -383,12 +392,20 @@ static int dev_path(struct vstate *v, struct vtest *t)
 				 "copies between these GPUs through host memory", a, b);
 			return -1;
 		}
-		t->proven = att == 1;
-		snprintf(t->path, sizeof(t->path), att == 1 ?
-			 "peer copy: GPU %d maps GPU %d's buffer read-write and "
-			 "CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED = 1, so the driver does not stage it" :
-			 "GPU %d maps GPU %d's buffer, but the driver lacks cuDeviceGetP2PAttribute, "
-			 "so staging is not excluded", a, b);
+		if (att == 1 && v->pm[a][b].done && v->pm[a][b].ok) {
+			t->proven = 1;
+			snprintf(t->path, sizeof(t->path), "peer copy measured (path test): %.1f GB/s with "
+				 "peer access on against %.1f GB/s staged with it off, and GPU %d maps GPU %d's "
+				 "buffer read-write", v->pm[a][b].on_gbps, v->pm[a][b].off_gbps, a, b);
+		} else {
+			snprintf(t->path, sizeof(t->path), att == 1 ?
+				 "the driver reports a peer mapping (GPU %d maps GPU %d's buffer read-write, "
+				 "CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED = 1); no measurement backs it (the "
+				 "path test %s)" :
+				 "GPU %d maps GPU %d's buffer, but the driver lacks cuDeviceGetP2PAttribute, "
+				 "so staging is not excluded%s", a, b,
+				 att != 1 ? "" : !v->pm[a][b].done ? "did not run" : "failed");
+		}
 		return 0;
 	}
 	/* An SM load or store reaches another GPU's memory only through a mapping. */
@@ -398,6 +415,194 @@ static int dev_path(struct vstate *v, struct vtest *t)
 		 t->method == V_SM_READ ? "loads" : "stores", t->engine, t->engine == a ? b : a,
 		 m == 1 ? "; access flags read-write" : "");
 	return 0;
+}
+
+#define PATH_MIN (4ULL << 20)	/* bytes per timed copy of the path test */
+#define PATH_MAX_BYTES (32ULL << 20)
+#define PATH_REPS 3
+#define PATH_LAT_COPIES 100
+#define PATH_STAGING_MARGIN 1.1	/* peer copies must beat staging by this */
+#define PATH_LINK_MARGIN 1.05	/* and may not beat the line rate by more */
+
+/*
+ * One side of the path test: copies a -> b with cuMemcpyPeerAsync on a's
+ * stream, the destination poisoned first and checked after: the best of
+ * PATH_REPS timed copies of n bytes, then PATH_LAT_COPIES 4-byte copies for
+ * the latency. 0, or -1 with t failed.
+ */
+static int path_time(struct vstate *v, struct vtest *t, CUdeviceptr ps, CUdeviceptr pd, size_t n,
+		     const uint8_t *want, uint8_t *got, int on, double *gbps, double *us)
+{
+	struct rig *r = &v->r;
+	int a = t->src, b = t->dst;
+	struct gpu *ga = &r->g[a], *gb = &r->g[b];
+	CUstream s = ga->s[0];
+	float ms = 0;
+	uint64_t off, nbad;
+	uint8_t e, g8;
+
+	*gbps = 0;
+	VT(rig_cur(r, b), "cuCtxSetCurrent");
+	VT(cu.cuMemsetD32Async(pd, POISON, n / 4, gb->s[1]), "poison destination (cuMemsetD32Async)");
+	VW(b, gb->s[1], "poisoning of the destination");
+	VT(rig_cur(r, a), "cuCtxSetCurrent");
+	/* a warm-up, then the timed copies */
+	VT(cu.cuMemcpyPeerAsync(pd, gb->ctx, ps, ga->ctx, n, s), "cuMemcpyPeerAsync");
+	VW(a, s, on ? "the copy with peer access on" : "the copy with peer access off");
+	for (int k = 0; k < PATH_REPS; k++) {
+		VT(cu.cuEventRecord(ga->ev_start, s), "cuEventRecord");
+		VT(cu.cuMemcpyPeerAsync(pd, gb->ctx, ps, ga->ctx, n, s), "cuMemcpyPeerAsync");
+		VT(cu.cuEventRecord(ga->ev_stop, s), "cuEventRecord");
+		VW(a, s, on ? "the copy with peer access on" : "the copy with peer access off");
+		if (cu.cuEventElapsedTime(&ms, ga->ev_start, ga->ev_stop) == CUDA_SUCCESS && ms > 0 &&
+		    n / 1e9 / (ms / 1e3) > *gbps)
+			*gbps = n / 1e9 / (ms / 1e3);
+	}
+	VT(cu.cuEventRecord(ga->ev_start, s), "cuEventRecord");
+	for (int k = 0; k < PATH_LAT_COPIES; k++)
+		VT(cu.cuMemcpyPeerAsync(pd, gb->ctx, ps, ga->ctx, 4, s), "cuMemcpyPeerAsync");
+	VT(cu.cuEventRecord(ga->ev_stop, s), "cuEventRecord");
+	VW(a, s, "the small copies");
+	*us = cu.cuEventElapsedTime(&ms, ga->ev_start, ga->ev_stop) == CUDA_SUCCESS ?
+	      ms * 1e3 / PATH_LAT_COPIES : 0;
+	VT(rig_cur(r, b), "cuCtxSetCurrent");
+	VT(cu.cuMemcpyDtoH(got, pd, n), "read back (cuMemcpyDtoH)");
+	if (verify_compare(got, want, n, &off, &e, &g8, &nbad)) {
+		t->ok = 0;
+		t->mismatch = 1;
+		t->offset = off;
+		t->expected = e;
+		t->got = g8;
+		t->nbad = nbad;
+		snprintf(t->error, sizeof(t->error), "GPU %d -> GPU %d, peer access %s: first mismatch "
+			 "at offset %" PRIu64 ": expected 0x%02x, got 0x%02x%s (%" PRIu64 " of %zu bytes "
+			 "differ)", a, b, on ? "on" : "off", off, e, g8,
+			 g8 == (POISON & 0xff) ? ", the poison: the write never landed" : "", nbad, n);
+		return -1;
+	}
+	t->bytes += n;
+	t->rounds++;
+	return 0;
+}
+
+/*
+ * path a -> b: the same copy timed with peer access off (the driver stages
+ * it through host memory) and on; the data checked both times. Peer copies
+ * no faster than staging, or faster than the link's line rate, fail.
+ */
+static int run_path(struct vstate *v, struct vtest *t)
+{
+	struct rig *r = &v->r;
+	int a = t->src, b = t->dst, rc = -1;
+	size_t n = v->size < PATH_MIN ? PATH_MIN : v->size > PATH_MAX_BYTES ? PATH_MAX_BYTES : v->size;
+	CUdeviceptr ps = 0, pd = 0;
+	uint8_t *want = NULL, *got = NULL;
+	double on_gbps = 0, on_us = 0, off_gbps = 0, off_us = 0;
+	CUresult cr;
+	const struct linkrate *l = &v->link;
+	char rate[160];
+
+	t->ok = 1;
+	t->engine = a;
+	n &= ~(size_t)15;
+	want = malloc(n);
+	got = malloc(n);
+	if (!want || !got) {
+		t->ok = 0;
+		snprintf(t->error, sizeof(t->error), "cannot allocate 2 x %zu bytes of host memory", n);
+		goto out;
+	}
+	verify_pattern(want, n, v->seed ^ 0x7061746800000000ULL);
+	cr = rig_cur(r, a);
+	if (cr == CUDA_SUCCESS)
+		cr = cu.cuMemAlloc(&ps, n);
+	if (cr == CUDA_SUCCESS)
+		cr = rig_cur(r, b);
+	if (cr == CUDA_SUCCESS)
+		cr = cu.cuMemAlloc(&pd, n);
+	if (cr != CUDA_SUCCESS) {
+		fail(t, "cuMemAlloc (the path test's buffers)", cr);
+		goto out;
+	}
+	cr = rig_cur(r, a);
+	if (cr == CUDA_SUCCESS)
+		cr = cu.cuMemcpyHtoDAsync(ps, want, n, r->g[a].s[1]);
+	if (cr != CUDA_SUCCESS) {
+		fail(t, "upload pattern (cuMemcpyHtoDAsync)", cr);
+		goto out;
+	}
+	if (vwait(v, t, a, r->g[a].s[1], NULL, "upload of the pattern") != CUDA_SUCCESS) {
+		if (!t->hung)
+			snprintf(t->error, sizeof(t->error), "upload of the pattern failed on GPU %d", a);
+		t->ok = 0;
+		goto out;
+	}
+	/* Peer access off both ways: cuMemcpyPeerAsync stages through host memory. */
+	cr = rig_peer(r, a, b, 0);
+	if (cr == CUDA_SUCCESS)
+		cr = rig_peer(r, b, a, 0);
+	if (cr != CUDA_SUCCESS) {
+		fail(t, "cuCtxDisablePeerAccess", cr);
+		goto on;
+	}
+	if (path_time(v, t, ps, pd, n, want, got, 0, &off_gbps, &off_us) && v->hung)
+		goto out;	/* a stuck context: touch nothing more */
+on:
+	cr = rig_peer(r, a, b, 1);
+	if (cr == CUDA_SUCCESS)
+		cr = rig_peer(r, b, a, 1);
+	if (cr != CUDA_SUCCESS) {
+		if (t->ok)
+			fail(t, "cuCtxEnablePeerAccess (again, after the copy with peer access off)", cr);
+		goto out;
+	}
+	if (!t->ok || path_time(v, t, ps, pd, n, want, got, 1, &on_gbps, &on_us))
+		goto out;
+	t->gbps = on_gbps;
+	t->off_gbps = off_gbps;
+	t->on_us = on_us;
+	t->off_us = off_us;
+	if (l->kind != LINK_UNKNOWN)
+		snprintf(rate, sizeof(rate), "%.0f%% of %s, %.1f GB/s", 100 * on_gbps / l->gbps, l->label,
+			 l->gbps);
+	else
+		snprintf(rate, sizeof(rate), "line rate unknown: %.120s", l->why);
+	if (on_gbps < PATH_STAGING_MARGIN * off_gbps) {
+		t->ok = 0;
+		snprintf(t->error, sizeof(t->error), "P2P works at staging speed: GPU %d -> GPU %d copies "
+			 "%.1f GB/s with peer access on, %.1f GB/s with it off (%s); latency %.1f us on, "
+			 "%.1f us off: the copies take no direct path", a, b, on_gbps, off_gbps, rate,
+			 on_us, off_us);
+		goto out;
+	}
+	if (l->kind != LINK_UNKNOWN && on_gbps > PATH_LINK_MARGIN * l->gbps) {
+		t->ok = 0;
+		snprintf(t->error, sizeof(t->error), "faster than the link: GPU %d -> GPU %d copied "
+			 "%.1f GB/s over %s (%.1f GB/s): the data did not cross it (it stayed in one "
+			 "GPU's memory, or the link is misreported)", a, b, on_gbps, l->label, l->gbps);
+		goto out;
+	}
+	t->proven = 1;
+	snprintf(t->path, sizeof(t->path), "GPU %d -> GPU %d: %.1f GB/s with peer access on (%s), "
+		 "%.1f GB/s off (%.1fx); latency %.1f us on, %.1f us off", a, b, on_gbps, rate, off_gbps,
+		 off_gbps > 0 ? on_gbps / off_gbps : 0, on_us, off_us);
+	rc = 0;
+out:
+	if (!v->hung) {
+		if (pd && rig_cur(r, b) == CUDA_SUCCESS)
+			cu.cuMemFree(pd);
+		if (ps && rig_cur(r, a) == CUDA_SUCCESS)
+			cu.cuMemFree(ps);
+	}
+	v->pm[a][b].done = 1;
+	v->pm[a][b].ok = t->ok;
+	v->pm[a][b].on_gbps = on_gbps;
+	v->pm[a][b].off_gbps = off_gbps;
+	v->pm[a][b].on_us = on_us;
+	v->pm[a][b].off_us = off_us;
+	free(want);
+	free(got);
+	return rc;
 }
 
 /* ce, sm-read, sm-write a -> b: two rounds (full size, then a byte tail). */
@@ -637,8 +842,14 @@ static int graph_replays(struct vstate *v, struct vtest *t, struct graphs *G, si
 		VT(cu.cuGraphLaunch(G->x[0], r->g[a].s[0]), "cuGraphLaunch");
 		VT(rig_cur(r, b), "cuCtxSetCurrent");
 		VT(cu.cuGraphLaunch(G->x[1], r->g[b].s[0]), "cuGraphLaunch");
-		VW(a, r->g[a].s[0], "the replay of GPU a's graph");
-		VW(b, r->g[b].s[0], "the replay of GPU b's graph");
+		{
+			char wa[64], wb[64];
+
+			snprintf(wa, sizeof(wa), "the replay of GPU %d's graph", a);
+			snprintf(wb, sizeof(wb), "the replay of GPU %d's graph", b);
+			VW(a, r->g[a].s[0], wa);
+			VW(b, r->g[b].s[0], wb);
+		}
 		if (readback(v, t, b, r->g[b].dst))
 			return -1;
 		if (check_got(v, t, n)) {
@@ -997,53 +1208,14 @@ static int run_ipc(struct vstate *v, struct vtest *t)
  * (ncclCommInitAll + a group call); every wait has the deadline, and a hung
  * all-reduce aborts the communicators.
  */
-typedef struct ncclComm *ncclComm_t;
-static struct {
-	void *h;
-	int (*GetVersion)(int *);
-	int (*CommInitAll)(ncclComm_t *, int, const int *);
-	int (*CommDestroy)(ncclComm_t);
-	int (*CommAbort)(ncclComm_t);
-	int (*AllReduce)(const void *, void *, size_t, int, int, ncclComm_t, CUstream);
-	int (*GroupStart)(void);
-	int (*GroupEnd)(void);
-	const char *(*GetErrorString)(int);
-} nccl;
-
-#define NCCL_INT32 2
-#define NCCL_SUM 0
+#define nccl nx
+#define NCCL_INT32 NCCLX_INT32
+#define NCCL_SUM NCCLX_SUM
 #define NCCL_MAX_BYTES (64ULL << 20)
 
 static int nccl_open(char *why, size_t len)
 {
-	const char *path = getenv("P2PCTL_LIBNCCL");
-
-	if (nccl.h)
-		return 0;
-	if (!path || !*path)
-		path = "libnccl.so.2";
-	nccl.h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!nccl.h) {
-		snprintf(why, len, "cannot load %s (%s)", path, dlerror());
-		return -1;
-	}
-	*(void **)&nccl.GetVersion = dlsym(nccl.h, "ncclGetVersion");
-	*(void **)&nccl.CommInitAll = dlsym(nccl.h, "ncclCommInitAll");
-	*(void **)&nccl.CommDestroy = dlsym(nccl.h, "ncclCommDestroy");
-	*(void **)&nccl.CommAbort = dlsym(nccl.h, "ncclCommAbort");
-	*(void **)&nccl.AllReduce = dlsym(nccl.h, "ncclAllReduce");
-	*(void **)&nccl.GroupStart = dlsym(nccl.h, "ncclGroupStart");
-	*(void **)&nccl.GroupEnd = dlsym(nccl.h, "ncclGroupEnd");
-	*(void **)&nccl.GetErrorString = dlsym(nccl.h, "ncclGetErrorString");
-	if (!nccl.GetVersion || !nccl.CommInitAll || !nccl.CommDestroy || !nccl.CommAbort ||
-	    !nccl.AllReduce || !nccl.GroupStart || !nccl.GroupEnd || !nccl.GetErrorString) {
-		snprintf(why, len, "%s lacks an entry point p2pctl needs (ncclCommInitAll, "
-			 "ncclAllReduce, ncclCommAbort, ...)", path);
-		dlclose(nccl.h);
-		nccl.h = NULL;
-		return -1;
-	}
-	return 0;
+	return ncclx_open(why, len);
 }
 
 /* Element k of GPU g's input: small, so the int32 sums cannot overflow. */
@@ -1087,10 +1259,15 @@ static int nccl_once(struct vstate *v, struct vtest *t, const int *gs, int ng, s
 		VT(cu.cuMemsetD32Async(r->g[g].dst, POISON, count, r->g[g].s[1]), "cuMemsetD32Async");
 		VW(g, r->g[g].s[1], "upload of the all-reduce input");
 	}
-	nr = nccl.CommInitAll(comm, ng, devs);
+	nr = ncclx_init_all(comm, ng, devs, v->timeout, t->error, sizeof(t->error));
 	if (nr) {
 		t->ok = 0;
-		snprintf(t->error, sizeof(t->error), "ncclCommInitAll: %s", nccl.GetErrorString(nr));
+		if (nr == 2) {
+			/* NCCL is stuck in init: nothing more can be trusted to return */
+			t->hung = 1;
+			v->hung = 1;
+			snprintf(v->hang, sizeof(v->hang), "nccl %.60s hung: %.600s", t->label, t->error);
+		}
 		return -1;
 	}
 	nr = nccl.GroupStart();
@@ -1523,6 +1700,70 @@ static void um_pair(struct vstate *v, int a, int b, struct vtest *tests, int *nt
 }
 
 /* The load of the concurrent test: 0, or -1 with the failing test's error set. */
+/* Round seed of GPU g's source in the concurrent test. */
+static uint64_t conc_seed(uint64_t seed, int g)
+{
+	return seed + ((uint64_t)g << 40);
+}
+
+/*
+ * One round's check: every destination read back, each directed pair's
+ * three slices compared with its source's pattern of this round. 0, or -1
+ * (a test failed, or a CUDA error on *failed).
+ */
+static int conc_check(struct vstate *v, struct vtest *tests, int first, int nt, const int *idx,
+		      size_t slice, uint64_t seed, int round, struct vtest **failed)
+{
+	struct rig *r = &v->r;
+	static const char *const part[3] = { "copy-engine", "SM-store", "SM-load" };
+	int bad = 0;
+
+	for (int b = 0; b < r->n; b++) {
+		int have = 0;
+		struct vtest *t;
+
+		for (int k = first; k < nt; k++)
+			have |= tests[k].dst == b;
+		if (!have)
+			continue;
+		*failed = t = &tests[first];
+		if (readback(v, t, b, r->g[b].dst))
+			return -1;
+		for (int k = first; k < nt; k++) {
+			struct vtest *p = &tests[k];
+			int a = p->src, j = idx[a] - (idx[a] > idx[b]);
+			size_t off = GUARD + (size_t)j * 3 * slice;
+
+			if (p->dst != b || !p->ok)
+				continue;
+			verify_pattern(v->want, v->size, conc_seed(seed, a));
+			p->rounds = round;
+			p->bytes += 3 * slice;
+			for (int q = 0; q < 3 && p->ok; q++)
+				if (verify_compare(v->got + off + q * slice, v->want + off - GUARD + q * slice,
+						   slice, &p->offset, &p->expected, &p->got, &p->nbad)) {
+					p->ok = 0;
+					p->mismatch = 1;
+					bad = 1;
+					snprintf(p->error, sizeof(p->error),
+						 "%s slice: first mismatch at offset %" PRIu64 " (0x%" PRIx64
+						 "): expected 0x%02x, got 0x%02x%s (%" PRIu64 " of %zu bytes "
+						 "differ) in round %d of all pairs at once", part[q],
+						 p->offset, p->offset, p->expected, p->got,
+						 p->got == (POISON & 0xff) ? ", the poison: the write never landed" : "",
+						 p->nbad, slice, round);
+				}
+		}
+	}
+	return bad ? -1 : 0;
+}
+
+/*
+ * Rounds until v->seconds have passed or a round fails: each round gives
+ * every source a new pattern (a new seed) and poisons every destination,
+ * runs every directed pair at once, and checks everything, so a loss in any
+ * round shows and a later round cannot repair it.
+ */
 static int conc_loop(struct vstate *v, struct vtest *tests, int first, int nt, const int *idx,
 		     size_t slice, int *iters, struct vtest **failed)
 {
@@ -1532,6 +1773,22 @@ static int conc_loop(struct vstate *v, struct vtest *tests, int first, int nt, c
 
 	*failed = t;
 	do {
+		uint64_t seed = v->seed;
+
+		v->seed += 0x100000000ULL;
+		for (int g = 0; g < r->n; g++) {
+			if (idx[g] < 0)
+				continue;
+			memset(v->img, SRC_TAIL, v->total);
+			verify_pattern(v->img + GUARD, v->size, conc_seed(seed, g));
+			*failed = t = &tests[first];
+			VT(rig_cur(r, g), "cuCtxSetCurrent");
+			VT(cu.cuMemcpyHtoDAsync(r->g[g].src, v->img, v->total, r->g[g].s[1]),
+			   "upload pattern (cuMemcpyHtoDAsync)");
+			VT(cu.cuMemsetD32Async(r->g[g].dst, POISON, v->total / 4, r->g[g].s[1]),
+			   "poison destination (cuMemsetD32Async)");
+			VW(g, r->g[g].s[1], "upload of the pattern");
+		}
 		for (int k = first; k < nt; k++) {
 			struct vtest *p = &tests[k];
 			int a = p->src, b = p->dst, j = idx[a] - (idx[a] > idx[b]);
@@ -1554,6 +1811,8 @@ static int conc_loop(struct vstate *v, struct vtest *tests, int first, int nt, c
 			VW(t->dst, r->g[t->dst].s[3], "the concurrent SM loads");
 		}
 		(*iters)++;
+		if (conc_check(v, tests, first, nt, idx, slice, seed, *iters, failed))
+			return (*failed)->ok ? 0 : 1;
 	} while (now_s() < end);
 	return 0;
 }
@@ -1562,13 +1821,13 @@ static int conc_loop(struct vstate *v, struct vtest *tests, int first, int nt, c
  * concurrent: every directed pair of the selected pairs at once, both ways,
  * for v->seconds: into GPU b's destination, each source a has three slices,
  * one written by a's copy engine, one by a's SM stores, one read by b's SM
- * loads. Checked at the end; one result per directed pair.
+ * loads. Every round is checked; one result per directed pair.
  */
 static int run_concurrent(struct vstate *v, int sel[P2P_MAX_GPUS][P2P_MAX_GPUS], struct vtest *tests,
 			  int *nt, int maxt)
 {
 	struct rig *r = &v->r;
-	int n = r->n, idx[P2P_MAX_GPUS], ng = 0, first = *nt, iters = 0;
+	int n = r->n, idx[P2P_MAX_GPUS], ng = 0, first = *nt, iters = 0, rc;
 	size_t slice;
 	struct vtest dummy = { .method = V_CONCURRENT }, *t = &dummy;
 
@@ -1617,20 +1876,8 @@ static int run_concurrent(struct vstate *v, int sel[P2P_MAX_GPUS][P2P_MAX_GPUS],
 			}
 			return -1;
 		}
-	/* Each GPU's source: its own pattern (seed + GPU); destinations poisoned. */
-	for (int g = 0; g < n; g++) {
-		if (idx[g] < 0)
-			continue;
-		memset(v->img, SRC_TAIL, v->total);
-		verify_pattern(v->img + GUARD, v->size, v->seed + ((uint64_t)g << 40));
-		VT(rig_cur(r, g), "cuCtxSetCurrent");
-		VT(cu.cuMemcpyHtoDAsync(r->g[g].src, v->img, v->total, r->g[g].s[1]),
-		   "upload pattern (cuMemcpyHtoDAsync)");
-		VT(cu.cuMemsetD32Async(r->g[g].dst, POISON, v->total / 4, r->g[g].s[1]),
-		   "poison destination (cuMemsetD32Async)");
-		VW(g, r->g[g].s[1], "upload of the pattern");
-	}
-	if (conc_loop(v, tests, first, *nt, idx, slice, &iters, &t)) {
+	rc = conc_loop(v, tests, first, *nt, idx, slice, &iters, &t);
+	if (rc < 0) {
 		struct vtest w = *t;
 
 		/* Let what is still queued finish before anything else runs. */
@@ -1647,42 +1894,9 @@ static int run_concurrent(struct vstate *v, int sel[P2P_MAX_GPUS][P2P_MAX_GPUS],
 			}
 		return -1;
 	}
-	for (int b = 0; b < n; b++) {
-		int have = 0;
-
-		for (int k = first; k < *nt; k++)
-			have |= tests[k].dst == b;
-		if (!have)
-			continue;
-		t = &tests[first];
-		if (readback(v, t, b, r->g[b].dst))
-			return -1;
-		for (int k = first; k < *nt; k++) {
-			struct vtest *p = &tests[k];
-			int a = p->src, j = idx[a] - (idx[a] > idx[b]);
-			size_t off = GUARD + (size_t)j * 3 * slice;
-			static const char *const part[3] = { "copy-engine", "SM-store", "SM-load" };
-
-			if (p->dst != b)
-				continue;
-			verify_pattern(v->want, v->size, v->seed + ((uint64_t)a << 40));
-			p->rounds = iters;
-			p->bytes = 3 * slice;
-			for (int s = 0; s < 3 && p->ok; s++)
-				if (verify_compare(v->got + off + s * slice, v->want + off - GUARD + s * slice,
-						   slice, &p->offset, &p->expected, &p->got, &p->nbad)) {
-					p->ok = 0;
-					p->mismatch = 1;
-					snprintf(p->error, sizeof(p->error),
-						 "%s slice: first mismatch at offset %" PRIu64 " (0x%" PRIx64
-						 "): expected 0x%02x, got 0x%02x (%" PRIu64 " of %zu bytes "
-						 "differ) after %d rounds of all pairs at once", part[s],
-						 p->offset, p->offset, p->expected, p->got, p->nbad, slice,
-						 iters);
-				}
-		}
-	}
-	return 0;
+	for (int k = first; k < *nt; k++)
+		tests[k].rounds = iters;
+	return rc ? -1 : 0;
 }
 
 static unsigned parse_tests(const char *s, char *msg, size_t len)
@@ -1726,8 +1940,8 @@ static void vusage(FILE *f)
 		"                     [--no-managed] [--json]\n"
 		"  --size BYTES     bytes per copy (default 64M = 64 MiB; any size >= 1)\n"
 		"  --pairs LIST     only these GPU pairs (default: every pair)\n"
-		"  --tests LIST     only these tests (default all): ce, sm-read, sm-write, sm,\n"
-		"                   flags, flags-poll, graph, ipc, um-read, um-write,\n"
+		"  --tests LIST     only these tests (default all): path, ce, sm-read, sm-write,\n"
+		"                   sm, flags, flags-poll, graph, ipc, um-read, um-write,\n"
 		"                   um-prefetch, um-fault, um, concurrent, nccl\n"
 		"  --seed N         pattern seed (default: random, printed)\n"
 		"  --seconds S      how long the concurrent test runs (default 3)\n"
@@ -1738,7 +1952,9 @@ static void vusage(FILE *f)
 		"                   P2P path, checks the tool, the kernels and the GPU)\n"
 		"  --no-managed     skip the managed-memory (cuMemAllocManaged) tests\n"
 		"  --json           JSON on stdout\n"
-		"tests, both ways for each pair: ce, sm-read, sm-write (device memory);\n"
+		"  --help           this text\n"
+		"tests, both ways for each pair: path (the same copy timed with peer access\n"
+		"  off and on, against the link's line rate); ce, sm-read, sm-write;\n"
 		"  flags, flags-poll (payload + release flag, polled with acquire loads);\n"
 		"  graph (ce, sm-write and sm-read captured in CUDA graphs, replayed);\n"
 		"  ipc (a second process opens the buffers with cuIpcOpenMemHandle);\n"
@@ -1766,7 +1982,12 @@ static json_object *test_json(const struct vtest *t)
 		json_object_object_add(o, "reason", json_object_new_string(t->error));
 		return o;
 	}
-	json_object_object_add(o, "path_proven", json_object_new_boolean(t->proven));
+	json_object_object_add(o, "path_proven", json_object_new_boolean(t->proven && t->ok));
+	if (t->method == V_PATH && (t->ok || t->off_gbps > 0)) {
+		json_object_object_add(o, "off_gbps", json_object_new_double((double)(int64_t)(t->off_gbps * 100) / 100));
+		json_object_object_add(o, "on_latency_us", json_object_new_double((double)(int64_t)(t->on_us * 100) / 100));
+		json_object_object_add(o, "off_latency_us", json_object_new_double((double)(int64_t)(t->off_us * 100) / 100));
+	}
 	if (t->path[0])
 		json_object_object_add(o, "path", json_object_new_string(t->path));
 	json_object_object_add(o, "rounds", json_object_new_int(t->rounds));
@@ -1855,6 +2076,8 @@ static void test_print(FILE *out, const struct vtest *t)
 			t->skipped ? "SKIP" : t->ok ? "OK" : "FAIL");
 	if (t->skipped) {
 		fprintf(out, "  %s\n", t->error);
+	} else if (t->ok && t->method == V_PATH) {
+		fprintf(out, "  %s\n", t->path);
 	} else if (t->ok) {
 		fprintf(out, "  %" PRIu64 " bytes, %s", t->bytes, test_how(t, how, sizeof(how)));
 		if (t->gbps > 0)
@@ -1865,6 +2088,7 @@ static void test_print(FILE *out, const struct vtest *t)
 		fprintf(out, "  %s\n", t->error);
 		fprintf(out, "              usually: %s\n", vhint[t->method]);
 	}
+	fflush(out);	/* a line per test as it ends, also into a pipe */
 }
 
 static json_object *um_json(const struct vstate *v, int a, int b, const struct umpair *u)
@@ -1985,11 +2209,17 @@ static int pair_tests(struct vstate *v, int a, int b, struct vtest *tests)
 		for (int d = 0; d < (a == b ? 1 : 2) && !v->hung; d++) {
 			struct vtest *t = &tests[nt++];
 
+			if (m == V_PATH && a == b) {
+				nt--;
+				break;
+			}
 			memset(t, 0, sizeof(*t));
 			t->src = d ? b : a;
 			t->dst = d ? a : b;
 			t->method = m;
-			if (m == V_FLAGS || m == V_FLAGS_POLL)
+			if (m == V_PATH)
+				run_path(v, t);
+			else if (m == V_FLAGS || m == V_FLAGS_POLL)
 				run_flags(v, t);
 			else if (m == V_GRAPH)
 				run_graph(v, t);
@@ -2000,6 +2230,68 @@ static int pair_tests(struct vstate *v, int a, int b, struct vtest *tests)
 		}
 	}
 	return nt;
+}
+
+/* What a pair's results add up to. */
+struct pverdict {
+	int a, b, peer_ok, nfail, staging, measured;
+	char noway[48];		/* the direction whose peer access could not be enabled */
+	double gbps, us;
+	char failed[160];	/* the failed tests' names */
+	struct linkrate link;
+};
+
+static void pv_add(struct pverdict *pv, const struct vtest *t)
+{
+	if (t->skipped || t->ok || t->method == V_NCCL)
+		return;
+	if (t->method == V_PATH && strstr(t->error, "staging speed"))
+		pv->staging = 1;
+	if (!strstr(pv->failed, vnames[t->method]) && strlen(pv->failed) < sizeof(pv->failed) - 16)
+		snprintf(pv->failed + strlen(pv->failed), sizeof(pv->failed) - strlen(pv->failed), "%s%s",
+			 pv->failed[0] ? ", " : "", vnames[t->method]);
+	pv->nfail++;
+}
+
+/* Fold the pair's path tests (both ways) into pv. */
+static void pv_path(struct pverdict *pv, const struct vstate *v)
+{
+	int a = pv->a, b = pv->b;
+
+	pv->measured = v->pm[a][b].done && v->pm[a][b].ok && v->pm[b][a].done && v->pm[b][a].ok;
+	if (pv->measured) {
+		pv->gbps = v->pm[a][b].on_gbps < v->pm[b][a].on_gbps ? v->pm[a][b].on_gbps :
+			   v->pm[b][a].on_gbps;
+		pv->us = v->pm[a][b].on_us > v->pm[b][a].on_us ? v->pm[a][b].on_us : v->pm[b][a].on_us;
+	}
+}
+
+/* "0<->1: P2P verified, 25.1 GB/s (80% of PCIe Gen4 x16), 0.9 us" */
+static void pv_text(const struct pverdict *pv, char *buf, size_t len)
+{
+	int l = snprintf(buf, len, "%d<->%d: ", pv->a, pv->b);
+
+	if (l < 0 || (size_t)l >= len)
+		return;
+	buf += l;
+	len -= (size_t)l;
+	if (!pv->peer_ok && pv->noway[0])
+		snprintf(buf, len, "P2P not available (%s: peer access could not be enabled)", pv->noway);
+	else if (!pv->peer_ok)
+		snprintf(buf, len, "P2P not available (cuDeviceCanAccessPeer says no)");
+	else if (pv->staging)
+		snprintf(buf, len, "P2P works at staging speed (FAIL: %s)", pv->failed);
+	else if (pv->nfail)
+		snprintf(buf, len, "P2P FAILED (%d test%s: %s)", pv->nfail, pv->nfail == 1 ? "" : "s",
+			 pv->failed);
+	else if (!pv->measured)
+		snprintf(buf, len, "tests OK, path not measured (the path test did not run)");
+	else if (pv->link.kind != LINK_UNKNOWN)
+		snprintf(buf, len, "P2P verified, %.1f GB/s (%.0f%% of %s), %.1f us", pv->gbps,
+			 100 * pv->gbps / pv->link.gbps, pv->link.label, pv->us);
+	else
+		snprintf(buf, len, "P2P verified, %.1f GB/s (line rate unknown), %.1f us", pv->gbps,
+			 pv->us);
 }
 
 static void pair_json(struct vstate *v, json_object *jpairs, int a, int b, int pfail, const char *perr,
@@ -2043,6 +2335,9 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 	};
 	static int sel[P2P_MAX_GPUS][P2P_MAX_GPUS];
 	static struct vtest tests[2 * V_COUNT * 2], ctests[P2P_MAX_GPUS * P2P_MAX_GPUS];
+	static struct pverdict pvs[P2P_MAX_GPUS * P2P_MAX_GPUS];
+	int npv = 0, pvjson[P2P_MAX_GPUS * P2P_MAX_GPUS];
+	char nccl_verdict[640] = "";
 	struct vstate *v;
 	const char *pairs = NULL, *tlist = NULL;
 	char emsg[512], *end;
@@ -2208,22 +2503,40 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			struct umpair um = { .status = UM_SKIPPED };
 			int nt = 0, peer_ok, pfail = 0;
 			char perr[512] = "";
+			struct pverdict *pv = NULL;
 
 			if (v->loopback ? a != b || !use[a] : !sel[a][b])
 				continue;
 			peer_ok = a == b || (v->r.can_peer[a][b] && v->r.can_peer[b][a]);
+			if (a != b) {
+				pv = &pvs[npv];
+				memset(pv, 0, sizeof(*pv));
+				pv->a = a;
+				pv->b = b;
+				link_rate(v->r.g[a].busid, v->r.g[b].busid, &v->link);
+				pv->link = v->link;
+				pvjson[npv++] = json ? (int)json_object_array_length(jpairs) : -1;
+			}
 			if (!peer_ok) {
 				snprintf(perr, sizeof(perr),
 					 "peer access not supported (cuDeviceCanAccessPeer %d->%d = %d, %d->%d = %d)",
 					 a, b, v->r.can_peer[a][b], b, a, v->r.can_peer[b][a]);
 			} else if (a != b) {
-				CUresult cr = rig_peer(&v->r, a, b, 1);
+				CUresult ab = rig_peer(&v->r, a, b, 1), ba = rig_peer(&v->r, b, a, 1);
 
-				if (cr == CUDA_SUCCESS)
-					cr = rig_peer(&v->r, b, a, 1);
-				if (cr != CUDA_SUCCESS) {
+				if (ab != CUDA_SUCCESS || ba != CUDA_SUCCESS) {
+					int x = ab != CUDA_SUCCESS ? a : b, y = ab != CUDA_SUCCESS ? b : a;
+
 					peer_ok = 0;
-					snprintf(perr, sizeof(perr), "cuCtxEnablePeerAccess: %s", cu_errstr(cr));
+					snprintf(perr, sizeof(perr), "cuCtxEnablePeerAccess %d->%d (GPU %d mapping GPU "
+						 "%d's memory): %s%s%d->%d %s", x, y, x, y,
+						 cu_errstr(ab != CUDA_SUCCESS ? ab : ba), "; ", y, x,
+						 ab != CUDA_SUCCESS && ba != CUDA_SUCCESS ? "failed too" :
+						 "was enabled");
+					if (pv)
+						snprintf(pv->noway, sizeof(pv->noway), "%s%d->%d",
+							 ab != CUDA_SUCCESS && ba != CUDA_SUCCESS ? "both ways, " : "",
+							 x, y);
 				}
 			}
 			if (peer_ok) {
@@ -2252,6 +2565,12 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 				pfail++;
 			}
 			nfail += pfail;
+			if (pv) {
+				pv->peer_ok = peer_ok;
+				for (int k = 0; k < nt; k++)
+					pv_add(pv, &tests[k]);
+				pv_path(pv, v);
+			}
 			if (json) {
 				pair_json(v, jpairs, a, b, pfail, perr, tests, nt, &um);
 				continue;
@@ -2262,6 +2581,13 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 				fprintf(out, "pair %d-%d: can-access-peer %d->%d %s, %d->%d %s\n", a, b,
 					a, b, v->r.can_peer[a][b] ? "yes" : "no", b, a,
 					v->r.can_peer[b][a] ? "yes" : "no");
+			if (pv && pv->link.kind != LINK_UNKNOWN)
+				fprintf(out, "  link: %s, %.1f GB/s per direction (%s)%s%s\n", pv->link.label,
+					pv->link.gbps, pv->link.kind == LINK_NVLINK ? "NVML" : "sysfs, slowest "
+					"hop to the root port", pv->link.nvml[0] ? "; NVLink: " : "", pv->link.nvml);
+			else if (pv)
+				fprintf(out, "  link: line rate unknown: %s%s%s\n", pv->link.why,
+					pv->link.nvml[0] ? "; NVLink: " : "", pv->link.nvml);
 			if (perr[0])
 				fprintf(out, "  FAIL  %s\n", perr);
 			for (int k = 0; k < nt; k++)
@@ -2275,6 +2601,10 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			nfail += !ctests[k].ok;
 			nok += ctests[k].ok && !ctests[k].skipped;
 			nskip += ctests[k].skipped;
+			for (int q = 0; q < npv; q++)
+				if ((pvs[q].a == ctests[k].src && pvs[q].b == ctests[k].dst) ||
+				    (pvs[q].b == ctests[k].src && pvs[q].a == ctests[k].dst))
+					pv_add(&pvs[q], &ctests[k]);
 		}
 		if (nct && !json) {
 			fprintf(out, "concurrent: every directed pair at once, %.3g s\n", v->seconds);
@@ -2322,13 +2652,19 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			run_nccl(v, t, sets[k], setn[k]);
 		}
 		for (int k = first; k < nct; k++) {
-			nfail += !ctests[k].ok;
-			nok += ctests[k].ok && !ctests[k].skipped;
-			nskip += ctests[k].skipped;
-			nunproven += ctests[k].ok && !ctests[k].skipped;
+			const struct vtest *t = &ctests[k];
+			size_t l = strlen(nccl_verdict);
+
+			nfail += !t->ok;
+			nok += t->ok && !t->skipped;
+			nskip += t->skipped;
+			nunproven += t->ok && !t->skipped;
+			if (t->skipped || !t->ok)
+				snprintf(nccl_verdict + l, sizeof(nccl_verdict) - l, "%snccl %s: %s: %.200s",
+					 l ? "; " : "", t->label, t->skipped ? "SKIPPED" : "FAIL", t->error);
 		}
 		if (nct > first && !json) {
-			fprintf(out, "nccl: all-reduce with libnccl.so.2\n");
+			fprintf(out, "nccl: all-reduce with %s\n", nx.h ? nx.path : "libnccl.so.2");
 			for (int k = first; k < nct; k++)
 				test_print(out, &ctests[k]);
 		}
@@ -2350,6 +2686,34 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 		json_object_object_add(o, "devices", cuda_devices_json(&v->r));
 		json_object_object_add(o, "pairs", jpairs);
 		json_object_object_add(o, "concurrent", jc);
+		{
+			json_object *jv = json_object_new_array();
+			char line[512];
+
+			for (int q = 0; q < npv; q++) {
+				pv_text(&pvs[q], line, sizeof(line));
+				json_object_array_add(jv, json_object_new_string(line));
+				if (pvjson[q] >= 0) {
+					json_object *jp = json_object_array_get_idx(jpairs, pvjson[q]);
+
+					json_object_object_add(jp, "verdict", json_object_new_string(line));
+					json_object_object_add(jp, "path_proven", json_object_new_boolean(
+						pvs[q].measured && !pvs[q].nfail && pvs[q].peer_ok));
+					if (pvs[q].link.kind != LINK_UNKNOWN) {
+						json_object *jl = json_object_new_object();
+
+						json_object_object_add(jl, "link", json_object_new_string(
+							pvs[q].link.label));
+						json_object_object_add(jl, "gbps", json_object_new_double(
+							(double)(int64_t)(pvs[q].link.gbps * 100) / 100));
+						json_object_object_add(jp, "line_rate", jl);
+					}
+				}
+			}
+			if (nccl_verdict[0])
+				json_object_array_add(jv, json_object_new_string(nccl_verdict));
+			json_object_object_add(o, "verdicts", jv);
+		}
 		json_object_object_add(o, "ok_tests", json_object_new_int(nok));
 		json_object_object_add(o, "unproven_paths", json_object_new_int(nunproven));
 		json_object_object_add(o, "failures", json_object_new_int(nfail));
@@ -2362,6 +2726,16 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 								      JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(o);
 	} else {
+		char line[512];
+
+		if (npv || nccl_verdict[0])
+			fprintf(out, "verdict:\n");
+		for (int q = 0; q < npv; q++) {
+			pv_text(&pvs[q], line, sizeof(line));
+			fprintf(out, "  %s\n", line);
+		}
+		if (nccl_verdict[0])
+			fprintf(out, "  %s\n", nccl_verdict);
 		fprintf(out, "verify: %s (%d OK, %d FAIL", v->hung ? "HUNG" : nfail ? "FAIL" : "OK", nok,
 			nfail);
 		if (nskip)
@@ -2385,9 +2759,7 @@ rig:
 	free_buffers(v);
 	rig_close(&v->r);
 close:
-	if (nccl.h)
-		dlclose(nccl.h);
-	memset(&nccl, 0, sizeof(nccl));
+	ncclx_close();
 	cu_close();
 done:
 	free(v->want);

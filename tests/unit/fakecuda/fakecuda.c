@@ -8,6 +8,7 @@
  *   FAKECUDA_DEVICES=N         number of GPUs (default 2)
  *   FAKECUDA_PEER=0|1          cuDeviceCanAccessPeer answer (default 1)
  *   FAKECUDA_ENABLE_ERROR=N    cuCtxEnablePeerAccess returns N
+ *   FAKECUDA_ENABLE_FROM=G     ... only in GPU G's context (one way)
  *   FAKECUDA_JIT_ERROR=1       cuModuleLoadDataEx fails with a JIT log
  *   FAKECUDA_COPY_ERROR=K      the K-th device-to-device copy (1-based,
  *                              copy-engine or kernel) fails with
@@ -37,6 +38,9 @@
  *   FAKECUDA_UM_BUG=copy       a migration of managed pages from one GPU to
  *                              the other flips byte 256 (the first data
  *                              byte after verify's guard)
+ *   FAKECUDA_FLAKY=K           the K-th kernel (1-based, counted from cuInit)
+ *                              storing into another GPU's memory loses
+ *                              its stores: an occasional loss, once
  *   FAKECUDA_FAULT=LIST        P2P faults (comma-separated), all of them
  *                              broken-but-advertised P2P (issue 26):
  *     stale    an SM-issued peer load (kernel on GPU g reading another GPU's
@@ -52,6 +56,11 @@
  *     wrong    an SM-issued peer load reaches the reading GPU's own memory
  *              at the same VRAM offset (zeros where it has none), for
  *              allocations at VRAM offset >= FAKECUDA_WRONG_ABOVE (default 0)
+ *     staged   copy-engine copies between the GPUs move at
+ *              FAKECUDA_NOPEER_GBPS even with peer access on, while the
+ *              access flags and CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED
+ *              still claim a peer mapping (a driver staging them through
+ *              host memory behind a lying attribute)
  *     ipcwrong cuIpcOpenMemHandle maps other (zeroed) memory, not the
  *              exporter's allocation
  *     graphdrop  from the second launch of a CUDA graph on, its last node
@@ -131,9 +140,11 @@ typedef struct CUfunc_st *CUfunction;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
+	int enable_from;
 	int inited, ndev, peer, enable_error, jit_error, copy_error, overrun, underrun, drop_tail;
 	int managed, concurrent_managed;
-	int f_stale, f_lost, f_nomap, f_wrong, f_hang, f_graphdrop, f_ipcwrong;
+	int f_stale, f_lost, f_nomap, f_wrong, f_hang, f_graphdrop, f_ipcwrong, f_staged;
+	long long flaky, peer_stores;
 	char hang_kind[8];
 	int hung;			/* the hang has been used */
 	unsigned long long wrong_above;
@@ -195,6 +206,39 @@ static int qn, qcap, depth;
 struct CUgraph_st { struct qop **op; int n; long long launches; };
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraph_st *CUgraphExec;
+
+/* Graphs not yet destroyed: freed at the next cuInit (a run that stopped
+ * on a hang leaves its graphs alone, as it must with a real driver). */
+static struct CUgraph_st *live_graphs[256];
+
+static void graph_track(struct CUgraph_st *g, int on)
+{
+	for (int i = 0; i < 256; i++)
+		if (on ? !live_graphs[i] : live_graphs[i] == g) {
+			live_graphs[i] = on ? g : NULL;
+			return;
+		}
+}
+
+static void graph_free(struct CUgraph_st *g)
+{
+	for (int i = 0; i < g->n; i++) {
+		free(g->op[i]->data);
+		free(g->op[i]);
+	}
+	free(g->op);
+	free(g);
+}
+
+/* ... and when the library is unloaded. */
+__attribute__((destructor)) static void graphs_fini(void)
+{
+	for (int i = 0; i < 256; i++)
+		if (live_graphs[i]) {
+			graph_free(live_graphs[i]);
+			live_graphs[i] = NULL;
+		}
+}
 
 static double envd(const char *n, double d)
 {
@@ -409,6 +453,8 @@ static void store_bytes(CUdeviceptr p, const char *in, size_t n, int g, int owne
 {
 	if (owner >= 0 && owner != g && F.f_lost)
 		return;
+	if (owner >= 0 && owner != g && ++F.peer_stores == F.flaky)
+		return;
 	memmove((void *)(uintptr_t)p, in, n);
 }
 
@@ -533,6 +579,7 @@ static void execute(struct qop *o)
 	switch (o->kind) {
 	case Q_COPY: {
 		double bw = o->sdev == o->ddev ? F.local_bw :
+			    F.f_staged ? F.nopeer_bw :
 			    mapped(o->sdev, o->ddev) || mapped(o->ddev, o->sdev) ? F.bw : F.nopeer_bw;
 
 		memmove((void *)(uintptr_t)o->dst, (const void *)(uintptr_t)o->src, o->n);
@@ -647,7 +694,7 @@ static void set_faults(void)
 	const char *f = getenv("FAKECUDA_FAULT"), *k = getenv("FAKECUDA_HANG_KIND");
 	char buf[128], *save = NULL;
 
-	F.f_stale = F.f_lost = F.f_nomap = F.f_wrong = F.f_hang = F.f_graphdrop = F.f_ipcwrong = F.hung = 0;
+	F.f_stale = F.f_lost = F.f_nomap = F.f_wrong = F.f_hang = F.f_graphdrop = F.f_ipcwrong = F.f_staged = F.hung = 0;
 	snprintf(F.hang_kind, sizeof(F.hang_kind), "%s", k ? k : "");
 	F.wrong_above = (unsigned long long)envd("FAKECUDA_WRONG_ABOVE", 0);
 	snprintf(buf, sizeof(buf), "%s", f ? f : "");
@@ -664,6 +711,8 @@ static void set_faults(void)
 			F.f_hang = 1;
 		else if (!strcmp(t, "graphdrop"))
 			F.f_graphdrop = 1;
+		else if (!strcmp(t, "staged"))
+			F.f_staged = 1;
 		else if (!strcmp(t, "ipcwrong"))
 			F.f_ipcwrong = 1;
 		else
@@ -679,16 +728,24 @@ CUresult cuInit(unsigned int flags)
 	LOCK();
 	if ((int)envd("FAKECUDA_INIT_ERROR", 0))
 		UNLOCK_RET((int)envd("FAKECUDA_INIT_ERROR", 0));
+	for (int i = 0; i < 256; i++)
+		if (live_graphs[i]) {
+			graph_free(live_graphs[i]);
+			live_graphs[i] = NULL;
+		}
 	F.ndev = (int)envd("FAKECUDA_DEVICES", 2);
 	if (F.ndev > MAXDEV)
 		F.ndev = MAXDEV;
 	F.peer = (int)envd("FAKECUDA_PEER", 1);
 	F.enable_error = (int)envd("FAKECUDA_ENABLE_ERROR", 0);
+	F.enable_from = (int)envd("FAKECUDA_ENABLE_FROM", -1);
 	F.jit_error = (int)envd("FAKECUDA_JIT_ERROR", 0);
 	F.copy_error = (int)envd("FAKECUDA_COPY_ERROR", 0);
 	F.overrun = (int)envd("FAKECUDA_OVERRUN", 0);
 	F.underrun = (int)envd("FAKECUDA_UNDERRUN", 0);
 	F.drop_tail = (int)envd("FAKECUDA_DROP_TAIL", 0);
+	F.flaky = (long long)envd("FAKECUDA_FLAKY", 0);
+	F.peer_stores = 0;
 	F.corrupt_off = (long long)envd("FAKECUDA_CORRUPT_OFFSET", -1);
 	k = getenv("FAKECUDA_CORRUPT_KIND");
 	snprintf(F.corrupt_kind, sizeof(F.corrupt_kind), "%s", k ? k : "");
@@ -861,7 +918,7 @@ CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
 	(void)flags;
 	if (!current)
 		return 201;
-	if (F.enable_error)
+	if (F.enable_error && (F.enable_from < 0 || current->dev == F.enable_from))
 		return F.enable_error;
 	if (!F.peer)
 		return 217;
@@ -1501,6 +1558,7 @@ CUresult cuStreamBeginCapture_v2(CUstream s, int mode)
 		return 1;
 	LOCK();
 	s->capture = calloc(1, sizeof(*s->capture));
+	graph_track(s->capture, 1);
 	UNLOCK_RET(0);
 }
 
@@ -1557,12 +1615,8 @@ CUresult cuGraphExecDestroy(CUgraphExec e)
 CUresult cuGraphDestroy(CUgraph g)
 {
 	LOCK();
-	for (int i = 0; i < g->n; i++) {
-		free(g->op[i]->data);
-		free(g->op[i]);
-	}
-	free(g->op);
-	free(g);
+	graph_track(g, 0);
+	graph_free(g);
 	UNLOCK_RET(0);
 }
 

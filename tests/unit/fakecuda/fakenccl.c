@@ -5,21 +5,35 @@
  * memory). An int32/float32 sum all-reduce runs when the group ends (or when
  * every rank has called, outside a group). FAKENCCL_WRONG=1 makes rank 0's
  * result wrong in one element (count / 2), as a broken transport would.
+ * ncclAllGather gathers every rank's input in rank order.
+ * FAKENCCL_HANG_INIT=1: ncclCommInitAll never returns (NCCL's init hanging
+ * on a broken P2P path).
  */
+#include <unistd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct ncclComm { int rank, n; struct group *g; };
-struct group { int n, called; struct call { const void *s; void *r; size_t count; int type; } c[16]; };
+struct group { int n, called; struct call { const void *s; void *r; size_t count; int type, gather; } c[16]; };
 typedef struct ncclComm *ncclComm_t;
 
 static int depth;
 static struct group *pending[64];
 static int npending;
 
-int ncclGetVersion(int *v) { *v = 22703; return 0; }
+/* FAKENCCL_HANG_INIT as it was when the library was opened (p2pctl asks for
+ * the version then, in its own thread): the init thread may start only
+ * after the test has reset the environment. */
+static int hang_init;
+
+int ncclGetVersion(int *v)
+{
+	hang_init = getenv("FAKENCCL_HANG_INIT") && atoi(getenv("FAKENCCL_HANG_INIT"));
+	*v = 22703;
+	return 0;
+}
 
 const char *ncclGetErrorString(int r)
 {
@@ -31,6 +45,9 @@ int ncclCommInitAll(ncclComm_t *comm, int n, const int *devs)
 	struct group *g;
 
 	(void)devs;
+	if (hang_init)
+		for (;;)
+			pause();
 	if (n < 1 || n > 16)
 		return 4;	/* ncclInvalidArgument */
 	g = calloc(1, sizeof(*g));
@@ -48,15 +65,30 @@ static void run(struct group *g)
 {
 	size_t count = g->c[0].count;
 	int32_t *sum = calloc(count ? count : 1, 4);
+	float *fsum = calloc(count ? count : 1, 4);
+	size_t out = g->c[0].gather ? count * g->n : count;
 
-	for (int i = 0; i < g->n; i++)
-		for (size_t e = 0; e < count; e++)
-			sum[e] += ((const int32_t *)g->c[i].s)[e];
-	for (int i = 0; i < g->n; i++)
-		memcpy(g->c[i].r, sum, count * 4);
-	if (getenv("FAKENCCL_WRONG") && atoi(getenv("FAKENCCL_WRONG")) && count)
-		((int32_t *)g->c[0].r)[count / 2] += 1;
+	if (g->c[0].gather) {
+		for (int i = 0; i < g->n; i++)
+			for (int k = 0; k < g->n; k++)
+				memcpy((char *)g->c[i].r + (size_t)k * count * 4, g->c[k].s, count * 4);
+	} else if (g->c[0].type == 7) {
+		for (int i = 0; i < g->n; i++)
+			for (size_t e = 0; e < count; e++)
+				fsum[e] += ((const float *)g->c[i].s)[e];
+		for (int i = 0; i < g->n; i++)
+			memcpy(g->c[i].r, fsum, count * 4);
+	} else {
+		for (int i = 0; i < g->n; i++)
+			for (size_t e = 0; e < count; e++)
+				sum[e] += ((const int32_t *)g->c[i].s)[e];
+		for (int i = 0; i < g->n; i++)
+			memcpy(g->c[i].r, sum, count * 4);
+	}
+	if (getenv("FAKENCCL_WRONG") && atoi(getenv("FAKENCCL_WRONG")) && out)
+		((int32_t *)g->c[0].r)[out / 2] += 1;
 	free(sum);
+	free(fsum);
 	g->called = 0;
 }
 
@@ -67,7 +99,25 @@ int ncclAllReduce(const void *s, void *r, size_t count, int type, int op, ncclCo
 	(void)stream;
 	if (op != 0 || (type != 2 && type != 7))
 		return 4;
-	g->c[comm->rank] = (struct call){ s, r, count, type };
+	g->c[comm->rank] = (struct call){ s, r, count, type, 0 };
+	if (++g->called < g->n)
+		return 0;
+	if (depth) {
+		pending[npending++] = g;
+		return 0;
+	}
+	run(g);
+	return 0;
+}
+
+int ncclAllGather(const void *s, void *r, size_t count, int type, ncclComm_t comm, void *stream)
+{
+	struct group *g = comm->g;
+
+	(void)stream;
+	if (type != 2 && type != 7)
+		return 4;
+	g->c[comm->rank] = (struct call){ s, r, count, type, 1 };
 	if (++g->called < g->n)
 		return 0;
 	if (depth) {

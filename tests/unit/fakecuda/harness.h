@@ -17,7 +17,7 @@ static const char *const fake_vars[] = {
 	"FAKECUDA_LOCAL_GBPS", "FAKECUDA_SM_GBPS", "FAKECUDA_LAT_US", "FAKECUDA_JITTER",
 	"FAKECUDA_MANAGED", "FAKECUDA_CONCURRENT_MANAGED", "FAKECUDA_FREE_BYTES", "FAKECUDA_UM_BUG",
 	"FAKECUDA_FAULT", "FAKECUDA_HANG_KIND", "FAKECUDA_WRONG_ABOVE", "FAKECUDA_UNDERRUN",
-	"FAKECUDA_DROP_TAIL", "FAKENCCL_WRONG",
+	"FAKECUDA_DROP_TAIL", "FAKENCCL_WRONG", "FAKENCCL_HANG_INIT", "FAKECUDA_FLAKY", "FAKECUDA_ENABLE_FROM",
 };
 
 /* Point the loader at fakecuda/libcuda.so.1 beside the test binary (a
@@ -37,6 +37,9 @@ static inline void fake_setup_variant(const char *sub)
 	setenv("P2PCTL_LIBCUDA", path, 1);
 	snprintf(path, sizeof(path), "%s/fakecuda/nccl/libnccl.so.2", dir);
 	setenv("P2PCTL_LIBNCCL", path, 1);
+	/* No host's sysfs or NVML: the line rate is what a test sets up. */
+	setenv("P2PCTL_SYSFS", "/nonexistent/p2pctl-test-sysfs", 1);
+	setenv("P2PCTL_LIBNVML", "/nonexistent/libnvidia-ml.so.1", 1);
 	/* verify's ipc test: the second process */
 	snprintf(path, sizeof(path), "%s/obj/cuda_verify_child", dir);
 	setenv("P2PCTL_SELF", path, 1);
