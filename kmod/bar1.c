@@ -57,6 +57,9 @@ module_param_named(peer_reads, allow_peer_reads, bool, 0644);
 MODULE_PARM_DESC(peer_reads,
 		 "Offer BAR1 P2P also where NVIDIA's host rule gives no peer reads (no common PCIe switch, a CPU other than AMD or Sapphire Rapids): only after p2pctl verify has shown reads right on this rig (default: no)");
 
+/* The bound driver's major version (the rule differs before 570). */
+static unsigned int bound_major;
+
 /* Whether this host's CPU gets peer reads by the driver's rule. */
 static bool cpu_reads_ok(void)
 {
@@ -69,7 +72,8 @@ static bool cpu_reads_ok(void)
 	else if (boot_cpu_data.x86_vendor == X86_VENDOR_INTEL)
 		v = P2PS_CPU_INTEL;
 	/* The switch is the verdict's to judge, per pair (sb1rule.c). */
-	return p2ps_bar1_reads_allowed(v, boot_cpu_data.x86, boot_cpu_data.x86_model, false);
+	return p2ps_bar1_reads_allowed(READ_ONCE(bound_major), v, boot_cpu_data.x86,
+				       boot_cpu_data.x86_model, false);
 }
 
 /* registry_gpus=: PCI functions, "DDDD:BB:DD.F" or "BB:DD.F", comma-separated. */
@@ -89,7 +93,7 @@ static int parse_bdf(const char *s, u64 *dbd)
 	if (sscanf(s, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &end) != 4 &&
 	    (dom = 0, sscanf(s, "%x:%x.%x%c", &bus, &dev, &fn, &end) != 3))
 		return -EINVAL;
-	if (dom > 0xffff || bus > 0xff || dev > 0x1f || fn != 0 || strspn(s, "0123456789abcdefABCDEF:.") != strlen(s))
+	if (bus > 0xff || dev > 0x1f || fn != 0 || strspn(s, "0123456789abcdefABCDEF:.") != strlen(s))
 		return -EINVAL;
 	*dbd = (u64)dom << 32 | bus << 8 | dev;
 	return 0;
@@ -155,7 +159,13 @@ module_param_cb(registry_gpus, &registry_gpus_ops, NULL, 0644);
 MODULE_PARM_DESC(registry_gpus,
 		 "The GPUs (DDDD:BB:DD.0, comma-separated) the registry defaults apply to (default: every GPU)");
 
-/* Whether the registry defaults apply to the GPU this thread is attaching. */
+/*
+ * Whether the GPU this thread is attaching is one of p2p-shim's: every GPU,
+ * or those registry_gpus= names.  Only those get the registry defaults,
+ * and only their own ForceP2P (the user's) is p2p-shim's to guard: on a
+ * host that names its GeForce GPUs, the others (a pro or datacenter card
+ * whose mailbox P2P works) keep the stock driver's answer.
+ */
 static bool in_scope(void)
 {
 	u64 dbd = p2ps_sb1_dbd(p2ps_gpu_attaching());
@@ -501,7 +511,7 @@ static const char *p2ps_registry_return(void *data, struct pt_regs *regs)
 	const struct p2ps_registry_default *d = NULL, *r;
 	/* NV_STATUS is 32 bits: the register's upper half is undefined. */
 	u32 st = regs_return_value(regs);
-	bool forcing, supply;
+	bool forcing, supply, ours;
 
 	if (!c->gpu || !c->key || !c->data)
 		return NULL;
@@ -522,8 +532,8 @@ static const char *p2ps_registry_return(void *data, struct pt_regs *regs)
 	 * on stays true until its hooks are gone.
 	 */
 	wrapper_enter();
-	supply = st != NV_OK && READ_ONCE(use_registry_defaults) && !READ_ONCE(closing) &&
-		 in_scope();
+	ours = in_scope();
+	supply = st != NV_OK && READ_ONCE(use_registry_defaults) && !READ_ONCE(closing) && ours;
 	/*
 	 * ForceP2P only for a GPU whose attach we see: the caps guard must be
 	 * able to tell which GPUs carry it.  Whoever set it, a ForceP2P that
@@ -533,7 +543,7 @@ static const char *p2ps_registry_return(void *data, struct pt_regs *regs)
 	 * value (ours), or keeps the user's unguarded (the module is going).
 	 */
 	if (!strcmp(d->key, "ForceP2P")) {
-		forcing = st == NV_OK ? p2ps_force_p2p_forces(*c->data) :
+		forcing = st == NV_OK ? ours && p2ps_force_p2p_forces(*c->data) :
 					supply && p2ps_force_p2p_forces(d->value);
 		if (!p2ps_gpu_bind(c->gpu) || !p2ps_gpu_set_forced(c->gpu, forcing))
 			supply = false;
@@ -691,6 +701,13 @@ int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 
 	memset(&nv, 0, sizeof(nv));
 	bound_profile = profile;
+	{
+		unsigned int major = 0, minor, patch;
+
+		if (!mod->version || p2ps_parse_version(mod->version, &major, &minor, &patch))
+			major = 0;
+		WRITE_ONCE(bound_major, major);
+	}
 	WRITE_ONCE(watch_static_bar1, false);
 	for (i = 0; i < n; i++) {
 		/* gen A's UVM fix learns native-slot pairs (issue 13): sbar1.c */

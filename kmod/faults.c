@@ -26,9 +26,15 @@ static bool fault_cpu_no_reads;
 module_param(fault_cpu_no_reads, bool, 0644);
 MODULE_PARM_DESC(fault_cpu_no_reads, "Test build: the CPU is one the driver's host rule gives no peer reads");
 
+static bool fault_any_switch;
+module_param(fault_any_switch, bool, 0644);
+MODULE_PARM_DESC(fault_any_switch, "Test build: any PCIe switch counts as one the driver knows (QEMU has none it knows)");
+
 bool p2ps_fault(enum p2ps_fault f, unsigned int index)
 {
 	switch (f) {
+	case P2PS_FAULT_ANY_SWITCH:
+		return READ_ONCE(fault_any_switch);
 	case P2PS_FAULT_CPU_NO_READS:
 		return READ_ONCE(fault_cpu_no_reads);
 	case P2PS_FAULT_LEDGER_NOMEM:

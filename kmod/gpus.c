@@ -46,6 +46,7 @@ struct p2ps_gpu {
 	bool fresh;		/* ...entered, the old attachment not yet forgotten */
 	struct task_struct *detaching;	/* the thread inside gpumgrDetachGpu */
 	struct OBJGPU *leaving;	/* ...the OBJGPU osDpcDetachGpu named in it */
+	bool attach_freed;	/* osDpcDetachGpu ran inside its attach: the error path freed it */
 	/* Under the lock only: */
 	bool forced;		/* it carries a ForceP2P that forces P2P */
 	bool stale;		/* asked about, but attached before arming */
@@ -90,6 +91,7 @@ static void forget(struct p2ps_gpu *g)
 	g->attach_arg = NULL;
 	g->fresh = false;
 	g->leaving = NULL;
+	g->attach_freed = false;
 	g->forced = false;
 	g->stale = false;
 	WRITE_ONCE(g->attaching, NULL);
@@ -130,6 +132,7 @@ static void p2ps_gpu_attach_entry(void *data, struct pt_regs *regs)
 	for (i = 0; i < NV_MAX_DEVICES; i++)
 		cmpxchg(&gpus[i].attaching, current, NULL);
 	g = &gpus[c->instance];
+	WRITE_ONCE(g->attach_freed, false);
 	WRITE_ONCE(g->attach_arg, (const void *)regs_get_kernel_argument(regs, 1));
 	WRITE_ONCE(g->fresh, true);
 	/* The thread itself reads these later, in program order. */
@@ -195,16 +198,22 @@ static const char *p2ps_gpu_attach_return(void *data, struct pt_regs *regs)
 	settle(g);
 	WRITE_ONCE(g->attaching, NULL);
 	/*
-	 * A failed attach keeps its ForceP2P mark (and the module reference):
-	 * one late error return of gpumgrAttachGpu leaves the GPU attached
-	 * with a ForceP2P and never detached, so forgetting it could let
-	 * its pairs past the guard, which works by instance.  But the others
-	 * (gpumgrAttach_error_and_exit) free the OBJGPU without a detach: its
-	 * pointer must not stay here for another GPU to be mistaken for it.
-	 * The next attach of this instance, or nvidia's exit, clears the rest.
+	 * A failed attach that went through gpumgrAttach_error_and_exit
+	 * (osDpcDetachGpu named it) freed the OBJGPU and left nothing
+	 * attached: forget it all, its module reference too.  Any other
+	 * failed attach keeps its ForceP2P mark (and the reference): one late
+	 * error return of gpumgrAttachGpu leaves the GPU attached with a
+	 * ForceP2P and never detached, so forgetting it could let its pairs
+	 * past the guard, which works by instance; but its pointer must not
+	 * stay here for another GPU to be mistaken for it.  The next attach of
+	 * this instance, or nvidia's exit, clears the rest.
 	 */
-	if ((u32)regs_return_value(regs) != NV_OK)
-		g->gpu = NULL;
+	if ((u32)regs_return_value(regs) != NV_OK) {
+		if (READ_ONCE(g->attach_freed))
+			forget(g);
+		else
+			g->gpu = NULL;
+	}
 	spin_unlock_irqrestore(&gpus_lock, flags);
 	return NULL;
 }
@@ -238,9 +247,13 @@ static void p2ps_gpu_leaving(struct pt_regs *regs)
 	struct OBJGPU *gpu = (struct OBJGPU *)regs_get_kernel_argument(regs, 0);
 	int i;
 
-	for (i = 0; gpu && i < NV_MAX_DEVICES; i++)
-		if (READ_ONCE(gpus[i].detaching) == current)
+	for (i = 0; i < NV_MAX_DEVICES; i++) {
+		if (gpu && READ_ONCE(gpus[i].detaching) == current)
 			WRITE_ONCE(gpus[i].leaving, gpu);
+		/* gpumgrAttach_error_and_exit: the OBJGPU is freed, no detach follows. */
+		if (READ_ONCE(gpus[i].attaching) == current)
+			WRITE_ONCE(gpus[i].attach_freed, true);
+	}
 }
 
 /*

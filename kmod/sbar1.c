@@ -227,7 +227,9 @@ static u64 ioh_of(u64 dbd)
 /*
  * The PCIe switch right above the GPU at @dbd, as the driver's read rule
  * asks for a common one: the upstream port above the GPU's nearest switch
- * downstream port, plus one; 0 if none.
+ * downstream port, plus one; 0 if none, or one the driver does not know
+ * (readrule.c).  Nested switches: only the nearest counts (the driver
+ * looks further up; such GPUs are refused here, which is safe).
  */
 static u64 switch_of(u64 dbd)
 {
@@ -243,7 +245,9 @@ static u64 switch_of(u64 dbd)
 		if (pci_pcie_type(br) != PCI_EXP_TYPE_DOWNSTREAM)
 			continue;
 		up = pci_upstream_bridge(br);
-		if (up && pci_is_pcie(up) && pci_pcie_type(up) == PCI_EXP_TYPE_UPSTREAM)
+		if (up && pci_is_pcie(up) && pci_pcie_type(up) == PCI_EXP_TYPE_UPSTREAM &&
+		    (p2ps_pcie_switch_known(up->vendor, up->device) ||
+		     p2ps_fault(P2PS_FAULT_ANY_SWITCH, 0)))
 			sw = ((u64)pci_domain_nr(up->bus) << 16 | up->bus->number << 8 | up->devfn) + 1;
 		break;
 	}

@@ -122,10 +122,10 @@ static const char *registry_scope(char *buf, size_t len)
  * kmod/readrule.c): from this CPU (/proc/cpuinfo) and the
  * module's peer_reads.  NULL when p2p-shim is not loaded.
  */
-static const char *peer_reads(char *buf, size_t len)
+static const char *peer_reads(const char *driver, char *buf, size_t len)
 {
 	char line[256], vendor[32] = "", on[8] = "";
-	unsigned int family = 0, model = 0;
+	unsigned int family = 0, model = 0, major = 0, minor, patch;
 	enum p2ps_cpu_vendor v = P2PS_CPU_OTHER;
 	FILE *f;
 
@@ -151,7 +151,9 @@ static const char *peer_reads(char *buf, size_t len)
 		v = P2PS_CPU_AMD;
 	else if (!strcmp(vendor, "GenuineIntel"))
 		v = P2PS_CPU_INTEL;
-	if (p2ps_bar1_reads_allowed(v, family, model, false))
+	if (p2ps_parse_version(driver, &major, &minor, &patch))
+		major = 0;
+	if (p2ps_bar1_reads_allowed(major, v, family, model, false))
 		snprintf(buf, len, "allowed (%s family %u model %u: NVIDIA's host rule)",
 			 v == P2PS_CPU_AMD ? "AMD" : "Intel", family, model);
 	else
@@ -183,7 +185,7 @@ json_object *p2pctl_status_json(const struct p2ps_status_info *st, const char *m
 		json_object_object_add(o, "registry_keys",
 				       p2pctl_json_str(registry_scope(buf, sizeof(buf)) ?: ""));
 		json_object_object_add(o, "peer_reads",
-				       p2pctl_json_str(peer_reads(buf, sizeof(buf)) ?: ""));
+				       p2pctl_json_str(peer_reads(st->driver_version, buf, sizeof(buf)) ?: ""));
 	}
 	{
 		char buf[P2PS_REASON_LEN + 160];
@@ -283,7 +285,7 @@ void p2pctl_status_print(const struct p2ps_status_info *st, const char *modver, 
 
 		if (scope)
 			p2pctl_table_row(&t, "registry keys:", scope);
-		scope = peer_reads(rbuf, sizeof(rbuf));
+		scope = peer_reads(st->driver_version, rbuf, sizeof(rbuf));
 		if (scope)
 			p2pctl_table_row(&t, "peer reads:", scope);
 	}

@@ -32,17 +32,27 @@ enum p2ps_cpu_vendor {
 	P2PS_CPU_AMD,		/* AuthenticAMD */
 };
 
-#define P2PS_CPU_AMD_RYZEN_FAMILY	0x12	/* cpu.c: from here on RYZEN */
+#define P2PS_CPU_AMD_RYZEN_FAMILY	0x12	/* cpu.c 570+: from here on RYZEN */
 #define P2PS_CPU_INTEL_SPR_FAMILY	6
 #define P2PS_CPU_INTEL_SPR_MODEL	143	/* 0x8f, Sapphire Rapids */
 
 /*
- * Does the driver's own rule allow BAR1 peer reads between two GPUs on this
- * host?  @vendor, @family and @model: the CPU (x86 family and model, as
- * /proc/cpuinfo or boot_cpu_data give them); @common_switch: both GPUs
- * below one PCIe switch.
+ * Does driver @major's own rule allow BAR1 peer reads between two GPUs on
+ * this host?  @vendor, @family and @model: the CPU (x86 family and model,
+ * as /proc/cpuinfo or boot_cpu_data give them); @common_switch: both GPUs
+ * below one PCIe switch the driver knows (p2ps_pcie_switch_known()).
+ * 550-565 know AMD families 0x17 and 0x19 as RYZEN only; 570 and later
+ * every family from 0x12 on.
  */
-bool p2ps_bar1_reads_allowed(enum p2ps_cpu_vendor vendor, unsigned int family,
-			     unsigned int model, bool common_switch);
+bool p2ps_bar1_reads_allowed(unsigned int major, enum p2ps_cpu_vendor vendor,
+			     unsigned int family, unsigned int model, bool common_switch);
+
+/*
+ * Whether the driver counts a PCIe switch port @vendor:@device as a switch
+ * for that rule (pcie_switch_ref.h IS_SUPPORTED_PCIE_SWITCH, every tag
+ * 550-595): NVIDIA BR03/BR04, PLX 87xx/97xx, PMC-Sierra 85xx/40xx,
+ * Mellanox 0x1976.  Any other switch is no common switch to it.
+ */
+bool p2ps_pcie_switch_known(unsigned int vendor, unsigned int device);
 
 #endif

@@ -1371,24 +1371,37 @@ static void test_readrule(void **state)
 {
 	(void)state;
 	/* a common switch: always */
-	assert_true(p2ps_bar1_reads_allowed(P2PS_CPU_INTEL, 6, 183, true));
-	assert_true(p2ps_bar1_reads_allowed(P2PS_CPU_OTHER, 0, 0, true));
+	assert_true(p2ps_bar1_reads_allowed(580, P2PS_CPU_INTEL, 6, 183, true));
+	assert_true(p2ps_bar1_reads_allowed(580, P2PS_CPU_OTHER, 0, 0, true));
 	/* AMD: every family from 0x12 on (cpu.c: RYZEN, or "assuming new Ryzen") */
-	assert_false(p2ps_bar1_reads_allowed(P2PS_CPU_AMD, 0x10, 2, false));	/* K10 */
-	assert_false(p2ps_bar1_reads_allowed(P2PS_CPU_AMD, 0x11, 3, false));	/* K11 */
-	assert_true(p2ps_bar1_reads_allowed(P2PS_CPU_AMD, 0x15, 2, false));	/* Bulldozer */
-	assert_true(p2ps_bar1_reads_allowed(P2PS_CPU_AMD, 0x16, 0, false));
-	assert_true(p2ps_bar1_reads_allowed(P2PS_CPU_AMD, 0x17, 1, false));
-	assert_true(p2ps_bar1_reads_allowed(P2PS_CPU_AMD, 0x19, 0x61, false));
-	assert_true(p2ps_bar1_reads_allowed(P2PS_CPU_AMD, 0x1a, 0x11, false));
+	assert_false(p2ps_bar1_reads_allowed(580, P2PS_CPU_AMD, 0x10, 2, false));	/* K10 */
+	assert_false(p2ps_bar1_reads_allowed(580, P2PS_CPU_AMD, 0x11, 3, false));	/* K11 */
+	assert_true(p2ps_bar1_reads_allowed(580, P2PS_CPU_AMD, 0x15, 2, false));	/* Bulldozer */
+	assert_true(p2ps_bar1_reads_allowed(580, P2PS_CPU_AMD, 0x16, 0, false));
+	assert_true(p2ps_bar1_reads_allowed(580, P2PS_CPU_AMD, 0x17, 1, false));
+	assert_true(p2ps_bar1_reads_allowed(580, P2PS_CPU_AMD, 0x19, 0x61, false));
+	assert_true(p2ps_bar1_reads_allowed(580, P2PS_CPU_AMD, 0x1a, 0x11, false));
+	/* 550-565 name AMD families 0x17 and 0x19 only (no "new Ryzen" default) */
+	assert_true(p2ps_bar1_reads_allowed(565, P2PS_CPU_AMD, 0x19, 0x21, false));
+	assert_false(p2ps_bar1_reads_allowed(565, P2PS_CPU_AMD, 0x1a, 0x44, false));	/* Zen 5 */
+	assert_false(p2ps_bar1_reads_allowed(550, P2PS_CPU_AMD, 0x15, 2, false));
+	assert_true(p2ps_bar1_reads_allowed(570, P2PS_CPU_AMD, 0x1a, 0x44, false));
+	/* the switches the driver knows (pcie_switch_ref.h) */
+	assert_true(p2ps_pcie_switch_known(0x10b5, 0x8747));	/* PLX PEX 8747 */
+	assert_true(p2ps_pcie_switch_known(0x10b5, 0x9797));
+	assert_true(p2ps_pcie_switch_known(0x11f8, 0x4052));	/* Microchip Switchtec */
+	assert_true(p2ps_pcie_switch_known(0x10de, 0x05b7));	/* BR04 */
+	assert_false(p2ps_pcie_switch_known(0x1000, 0xc010));	/* Broadcom PEX88000 */
+	assert_false(p2ps_pcie_switch_known(0x1b21, 0x1182));	/* ASMedia */
+	assert_false(p2ps_pcie_switch_known(0x104c, 0x8232));	/* TI XIO3130 (QEMU's) */
 	/* Intel: Sapphire Rapids only */
-	assert_true(p2ps_bar1_reads_allowed(P2PS_CPU_INTEL, 6, 143, false));
-	assert_false(p2ps_bar1_reads_allowed(P2PS_CPU_INTEL, 6, 207, false));	/* Emerald Rapids */
-	assert_false(p2ps_bar1_reads_allowed(P2PS_CPU_INTEL, 6, 173, false));	/* Granite Rapids */
-	assert_false(p2ps_bar1_reads_allowed(P2PS_CPU_INTEL, 6, 183, false));	/* i9-14900K */
-	assert_false(p2ps_bar1_reads_allowed(P2PS_CPU_INTEL, 6, 158, false));	/* i9-9900KF */
-	assert_false(p2ps_bar1_reads_allowed(P2PS_CPU_INTEL, 7, 143, false));
-	assert_false(p2ps_bar1_reads_allowed(P2PS_CPU_OTHER, 0x18, 0, false));	/* Hygon */
+	assert_true(p2ps_bar1_reads_allowed(580, P2PS_CPU_INTEL, 6, 143, false));
+	assert_false(p2ps_bar1_reads_allowed(580, P2PS_CPU_INTEL, 6, 207, false));	/* Emerald Rapids */
+	assert_false(p2ps_bar1_reads_allowed(580, P2PS_CPU_INTEL, 6, 173, false));	/* Granite Rapids */
+	assert_false(p2ps_bar1_reads_allowed(580, P2PS_CPU_INTEL, 6, 183, false));	/* i9-14900K */
+	assert_false(p2ps_bar1_reads_allowed(580, P2PS_CPU_INTEL, 6, 158, false));	/* i9-9900KF */
+	assert_false(p2ps_bar1_reads_allowed(580, P2PS_CPU_INTEL, 7, 143, false));
+	assert_false(p2ps_bar1_reads_allowed(580, P2PS_CPU_OTHER, 0x18, 0, false));	/* Hygon */
 }
 
 /* doctor warns on BAR1 pairs of hosts that fail the rule (amd-chipset: no switch). */
@@ -1401,10 +1414,21 @@ static void test_bar1_reads(void **state)
 	r = doctor_edited("amd-chipset", "printf 'processor\\t: 0\\nvendor_id\\t: GenuineIntel\\n"
 			  "cpu family\\t: 6\\nmodel\\t\\t: 183\\n\\nprocessor\\t: 1\\nmodel\\t\\t: 143\\n' "
 			  ">proc/cpuinfo");
-	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
+	/* p2p-shim's caps guard follows the rule: no P2P for the pair */
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	assert_non_null(strstr(r->pairs[0].p2p_why, "no BAR1 peer reads"));
 	f = finding(r, "bar1-reads", NULL);
 	assert_int_equal(f->verdict, P2PS_V_WARN);
 	assert_non_null(strstr(f->detail, "(GenuineIntel family 6 model 183 here)"));
+	assert_non_null(strstr(f->remedy, "peer_reads=1"));
+	p2ps_doctor_free(r);
+	/* the user's opt-in: BAR1 P2P, with the warning */
+	r = doctor_edited("amd-chipset", "printf 'vendor_id : GenuineIntel\ncpu family : 6\n"
+			  "model : 183\n' >proc/cpuinfo; mkdir -p sys/module/p2p_shim/parameters; "
+			  "echo Y >sys/module/p2p_shim/parameters/peer_reads");
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
+	f = finding(r, "bar1-reads", NULL);
+	assert_non_null(strstr(f->detail, "peer_reads=1 offers BAR1 P2P anyway"));
 	p2ps_doctor_free(r);
 	/* Sapphire Rapids passes */
 	r = doctor_edited("amd-chipset", "printf 'vendor_id : GenuineIntel\\ncpu family : 6\\n"
