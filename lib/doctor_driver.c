@@ -38,6 +38,29 @@ static bool parse_nv_version(const char *s, char *out, size_t len)
 	return false;
 }
 
+/*
+ * The driver's own lock inversion (docs/support.md, known limits): from
+ * 580.65.06, nvGpuOpsRmDeviceDestroy holds nvidia-uvm's devicesLock for
+ * writing across an RM free that needs the UVM session's client lock,
+ * while an external mapping of a BAR1 peer's memory takes devicesLock for
+ * reading with that client lock held (nv_gpu_ops.c 595.45.04 L1135-1154,
+ * L2125-2135, L4586).  Reported fixed in 610.57.04.
+ */
+static void devices_lock(struct dctx *c, const char *ver)
+{
+	unsigned int a, b, d;
+
+	if (p2ps_parse_version(ver, &a, &b, &d) ||
+	    !((a == 580 && (b > 65 || (b == 65 && d >= 6))) || (a > 580 && a < 610) ||
+	      (a == 610 && (b < 57 || (b == 57 && d < 4)))))
+		return;
+	p2ps_dr_add(c, "driver-lock", NULL, P2PS_V_WARN, "the driver version (nv_gpu_ops.c)",
+		    "start and stop multi-GPU jobs one at a time; 610.57.04 is reported to fix it",
+		    "driver %s can hang BAR1 peer mappings: one process tearing a GPU down while "
+		    "another maps a BAR1 peer's memory deadlock on nvidia-uvm's devicesLock "
+		    "(580.65.06 to 610.57.03)", ver);
+}
+
 void p2ps_dr_driver(struct dctx *c)
 {
 	struct p2ps_doctor_report *r = c->r;
@@ -91,6 +114,7 @@ void p2ps_dr_driver(struct dctx *c)
 		p2ps_strlcpy(r->profile, p->name, sizeof(r->profile));
 		p2ps_dr_add(c, "profile", NULL, P2PS_V_OK, "p2ps_profile_for_version", NULL,
 		    "driver %s: profile %s (%s)", ver, p->name, p->versions);
+		devices_lock(c, ver);
 	} else {
 		const char *why = p2ps_unsupported_reason(ver);
 		char vers[128];

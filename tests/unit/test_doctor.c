@@ -118,10 +118,14 @@ static void test_4090_pair(void **state)
 	assert_int_equal(r->nr_pairs, 1);
 	assert_int_equal(r->pairs[0].path, P2PS_PATH_ROOT_COMPLEX);
 	assert_int_equal(r->pairs[0].native, P2PS_NATIVE_NONE);
-	/* all ok except "module not loaded" (and the check that needs it) */
+	/*
+	 * all ok except "module not loaded" (and the check that needs it) and
+	 * 580.95.05's devicesLock inversion
+	 */
 	assert_int_equal(r->nr_fail, 0);
-	assert_int_equal(r->nr_warn, 1);
+	assert_int_equal(r->nr_warn, 2);
 	assert_int_equal(verdict(r, "module", NULL), P2PS_V_WARN);
+	assert_int_equal(verdict(r, "driver-lock", NULL), P2PS_V_WARN);
 	assert_non_null(strstr(p2ps_doctor_find(r, "module", NULL)->remedy, "modprobe"));
 	for (i = 0; i < r->nr_findings; i++) {
 		const struct p2ps_finding *f = &r->findings[i];
@@ -130,7 +134,8 @@ static void test_4090_pair(void **state)
 		if (!strcmp(f->check, "link") || !strcmp(f->check, "display") || !strcmp(f->check, "vm") ||
 		    !strcmp(f->check, "nccl"))
 			assert_int_equal(f->verdict, P2PS_V_SKIP);
-		else if (strcmp(f->check, "module") && strcmp(f->check, "stale-gpus"))
+		else if (strcmp(f->check, "module") && strcmp(f->check, "stale-gpus") &&
+			 strcmp(f->check, "driver-lock"))
 			assert_int_equal(f->verdict, P2PS_V_OK);
 		if (f->verdict == P2PS_V_OK)
 			assert_string_equal(f->remedy, "");
@@ -1366,6 +1371,32 @@ static void test_bound_driver(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/*
+ * The driver's devicesLock inversion (580.65.06 up to the 610.57.04 fix):
+ * a warning on those versions, none before.
+ */
+static void test_driver_lock(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	r = doctor_edited("rtx4090-pair", "sed -i 's/580.95.05/595.45.04/' proc/driver/nvidia/version");
+	f = finding(r, "driver-lock", NULL);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->detail, "devicesLock"));
+	p2ps_doctor_free(r);
+	r = doctor_edited("rtx4090-pair", "sed -i 's/580.95.05/580.65.06/' proc/driver/nvidia/version");
+	assert_non_null(p2ps_doctor_find(r, "driver-lock", NULL));
+	p2ps_doctor_free(r);
+	r = doctor_edited("rtx4090-pair", "sed -i 's/580.95.05/580.65.05/' proc/driver/nvidia/version");
+	assert_null(p2ps_doctor_find(r, "driver-lock", NULL));
+	p2ps_doctor_free(r);
+	r = doctor_edited("rtx4090-pair", "sed -i 's/580.95.05/570.148.08/' proc/driver/nvidia/version");
+	assert_null(p2ps_doctor_find(r, "driver-lock", NULL));
+	p2ps_doctor_free(r);
+}
+
 /* The driver's BAR1 peer-read rule (kmod/readrule.c), shared with the module. */
 static void test_readrule(void **state)
 {
@@ -1655,6 +1686,7 @@ int main(void)
 		cmocka_unit_test(test_iommu_facts),
 		cmocka_unit_test(test_bound_driver),
 		cmocka_unit_test(test_readrule),
+		cmocka_unit_test(test_driver_lock),
 		cmocka_unit_test(test_bar1_reads),
 		cmocka_unit_test(test_no_profile),
 		cmocka_unit_test(test_loaded_signed),

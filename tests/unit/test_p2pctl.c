@@ -185,7 +185,7 @@ static void test_doctor_cli(void **state)
 	(void)state;
 	assert_int_equal(run("doctor", "--root", FIXTURES "/rtx4090-pair/root", NULL), 0);
 	assert_non_null(strstr(out_text, "VERDICT"));
-	assert_non_null(strstr(out_text, "0 blockers, 1 warning"));
+	assert_non_null(strstr(out_text, "0 blockers, 2 warnings"));
 	assert_int_equal(run("doctor", "--root", FIXTURES "/h200-nvlink-580/root", "--json", NULL),
 			 P2PCTL_EXIT_NOT_MET);
 	o = parse_json();

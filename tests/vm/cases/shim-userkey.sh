@@ -68,12 +68,30 @@ out=$(nvflow caps 0 1)
 expect_eq "0-1 (not named): the stock driver's own no" "$(kv read "$out")" GPU_NOT_SUPPORTED
 expect_eq "0-1 (not named): connectivity" "$(kv connectivity "$out")" unknown
 expect_match "status names the scope" "$(p2pctl status)" 'registry keys: +0000:03:00.0, 0000:04:00.0'
+klog_mark
 run p2pctl disable
 run nvflow reinit 2 >/dev/null
 run nvflow reinit 3 >/dev/null
 wait_match klog_since 'caps guard removed'
 run rmmod nvidia
 run rmmod p2p_shim
+
+echo "== registry_gpus= also says which GPUs' own ForceP2P is p2p-shim's to guard"
+# The user named GPUs 2 and 3; GPUs 0 and 1 (a pro card's pair, say) keep
+# the stock driver's answer to the user's own key, and hold nothing.
+run insmod /lib/p2p-shim/p2p-shim.ko enable=1 registry_gpus=0000:03:00.0,0000:04:00.0
+run insmod /lib/standin/580.159.04/nvidia.ko gpus="$SMALL;$BIG" \
+	NVreg_RegistryDwordsPerDevice="pci=0000:01:00.0;ForceP2P=0x11;pci=0000:02:00.0;ForceP2P=0x11"
+expect_eq "0-1 (not named): the stock driver's answer to the user's key" \
+	"$(kv connectivity "$(nvflow caps 0 1)")" pcie
+expect_eq "2-3 (named): BAR1 P2P" "$(kv connectivity "$(nvflow caps 2 3)")" pcie_bar1
+klog_mark
+run p2pctl disable
+run nvflow reinit 2 >/dev/null
+run nvflow reinit 3 >/dev/null
+wait_match klog_since 'caps guard removed'
+run rmmod p2p_shim	# GPUs 0 and 1 hold nothing
+run rmmod nvidia
 
 echo "== registry_gpus= with a bad address is refused at load"
 expect_fail "bad address" insmod /lib/p2p-shim/p2p-shim.ko registry_gpus=0000:zz:00.0
