@@ -72,6 +72,15 @@ run() {
 	"$@" || fail "'$*' exited $?"
 }
 
+# guarded WHAT A B: the caps guard gave GPUs A and B the stock "no P2P"
+# (the answer p2p-shim writes; the driver's own refusals differ).
+guarded() {
+	out=$(nvflow caps "$2" "$3")
+	expect_eq "$1: connectivity" "$(kv connectivity "$out")" unknown
+	expect_eq "$1: read" "$(kv read "$out")" NOT_SUPPORTED
+	expect_eq "$1: write" "$(kv write "$out")" NOT_SUPPORTED
+}
+
 # Kernel log lines written since the last call of klog_mark.
 klog_mark() { dmesg -c >/dev/null; }
 klog_since() { dmesg; }

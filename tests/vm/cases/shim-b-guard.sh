@@ -13,13 +13,6 @@
 G='AD102@0000:01:00.0,vram=24G,bar1=0xf0000000/256M;AD102@0000:02:00.0,vram=24G,bar1=0xe0000000/256M'
 G="$G;AD102@0000:03:00.0,vram=24G,bar1=0x4000000000/32G;AD102@0000:04:00.0,vram=24G,bar1=0x6000000000/32G"
 
-guarded() {	# guarded WHAT A B: the pair gets the stock "no P2P"
-	out=$(nvflow caps "$2" "$3")
-	expect_eq "$1: connectivity" "$(kv connectivity "$out")" unknown
-	expect_eq "$1: read" "$(kv read "$out")" NOT_SUPPORTED
-	expect_eq "$1: write" "$(kv write "$out")" NOT_SUPPORTED
-}
-
 run insmod /lib/standin/580.159.04/nvidia.ko gpus="$G"
 run insmod /lib/p2p-shim/p2p-shim.ko
 run p2pctl enable

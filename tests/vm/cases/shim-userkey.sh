@@ -16,13 +16,6 @@ BIG='AD102@0000:03:00.0,vram=24G,bar1=0x4000000000/32G;AD102@0000:04:00.0,vram=2
 KEYS='ForceP2P=0x211;RMPcieP2PType=1'
 PERDEV="pci=0000:01:00.0;$KEYS;pci=0000:02:00.0;$KEYS"
 
-guarded() {	# guarded WHAT A B: the pair gets the stock "no P2P"
-	out=$(nvflow caps "$2" "$3")
-	expect_eq "$1: connectivity" "$(kv connectivity "$out")" unknown
-	expect_eq "$1: read" "$(kv read "$out")" NOT_SUPPORTED
-	expect_eq "$1: write" "$(kv write "$out")" NOT_SUPPORTED
-}
-
 echo "== registry_defaults=0, the user's keys per device, small BARs"
 run insmod /lib/p2p-shim/p2p-shim.ko enable=1 registry_defaults=0
 run insmod /lib/standin/580.159.04/nvidia.ko gpus="$SMALL" NVreg_RegistryDwordsPerDevice="$PERDEV"
