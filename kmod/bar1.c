@@ -640,6 +640,11 @@ static const char *p2ps_caps_return(void *data, struct pt_regs *regs)
 				    c->mask);
 		refuse(c);
 		break;
+	case P2PS_CAPS_STOCK_MIXED:
+		pr_info_ratelimited("GPUs 0x%x: of different generations, no P2P (the driver's BAR1 atomics and coherence follow the memory owner's; libcuda refuses such pairs too)\n",
+				    c->mask);
+		refuse(c);
+		break;
 	case P2PS_CAPS_STOCK:
 		refuse(c);
 		break;

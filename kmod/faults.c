@@ -30,6 +30,16 @@ static bool fault_any_switch;
 module_param(fault_any_switch, bool, 0644);
 MODULE_PARM_DESC(fault_any_switch, "Test build: any PCIe switch counts as one the driver knows (QEMU has none it knows)");
 
+static unsigned int fault_pci_id[8];
+module_param_array(fault_pci_id, uint, NULL, 0644);
+MODULE_PARM_DESC(fault_pci_id, "Test build: GPU instance N's PCI vendor << 16 | device (0: the real one; QEMU has no NVIDIA function)");
+
+/* The PCI ID GPU @instance is said to have, 0 if not faked. */
+u32 p2ps_fault_pci_id(unsigned int instance)
+{
+	return instance < ARRAY_SIZE(fault_pci_id) ? READ_ONCE(fault_pci_id[instance]) : 0;
+}
+
 bool p2ps_fault(enum p2ps_fault f, unsigned int index)
 {
 	switch (f) {

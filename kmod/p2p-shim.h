@@ -131,10 +131,16 @@ enum p2ps_fault {
 };
 #ifdef P2PS_FAULTS
 bool p2ps_fault(enum p2ps_fault f, unsigned int index);
+u32 p2ps_fault_pci_id(unsigned int instance);
 #else
 static inline bool p2ps_fault(enum p2ps_fault f, unsigned int index)
 {
 	return false;
+}
+
+static inline u32 p2ps_fault_pci_id(unsigned int instance)
+{
+	return 0;
 }
 #endif
 

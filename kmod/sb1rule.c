@@ -25,6 +25,7 @@
 #endif
 
 #include <p2p-shim/sb1rule.h>
+#include <p2p-shim/gpurule.h>
 
 #define SZ2M		(2 * P2PS_MiB)
 #define SZ512M		(512 * P2PS_MiB)
@@ -518,14 +519,19 @@ bool p2ps_sb1_mapped(uint32_t sb1_state)
 }
 
 void p2ps_caps_add(struct p2ps_caps_set *s, uint32_t sb1_state, uint64_t offset, uint64_t ioh,
-		   uint64_t sw)
+		   uint64_t sw, uint32_t pci_id)
 {
 	bool on = p2ps_sb1_mapped(sb1_state);
 
-	if (!s->nr)
+	if (!s->nr) {
 		s->sw = sw;
-	else if (!sw || sw != s->sw)
-		s->sw_split = true;
+		s->pci_id = pci_id;
+	} else {
+		if (!sw || sw != s->sw)
+			s->sw_split = true;
+		if (p2ps_gpus_mixed(s->pci_id >> 16, s->pci_id & 0xffff, pci_id >> 16, pci_id & 0xffff))
+			s->mixed = true;
+	}
 	s->nr++;
 	s->unmapped |= !on;
 	s->unusable |= on && !p2ps_sb1_p2p_usable(offset);
@@ -545,6 +551,8 @@ enum p2ps_caps_verdict p2ps_caps_verdict(const struct p2ps_caps_in *in)
 		return P2PS_CAPS_KEEP;
 	if (s->ioh_split)
 		return P2PS_CAPS_STOCK_IOH;
+	if (s->mixed)
+		return P2PS_CAPS_STOCK_MIXED;
 	if (in->connectivity == P2P_CONNECTIVITY_PCIE_PROPRIETARY || in->guard_only)
 		return P2PS_CAPS_STOCK;
 	if ((in->watch_static_bar1 && (s->nr < 2 || s->unmapped)) || s->unusable)

@@ -96,6 +96,7 @@ struct sb1_gpu {
 	bool topo_pending;		/* its I/O hub is still to be looked up */
 	u64 ioh;			/* 0: not below an Intel IOH root port; else its root bus + 1 */
 	u64 sw;				/* 0: below no PCIe switch; else its upstream port + 1 */
+	u32 pci_id;			/* vendor << 16 | device; 0: unknown (gpurule.h) */
 	u32 state;			/* enum p2ps_sb1_state */
 	char reason[P2PS_REASON_LEN];
 };
@@ -255,12 +256,30 @@ static u64 switch_of(u64 dbd)
 	return sw;
 }
 
+/* The GPU's PCI vendor << 16 | device, for the generation rule; 0 if unknown. */
+static u32 pci_id_of(unsigned int instance, u64 dbd)
+{
+	struct pci_dev *pdev;
+	u32 id;
+
+	id = p2ps_fault_pci_id(instance);
+	if (id)
+		return id;
+	pdev = pci_get_domain_bus_and_slot(dbd >> 32, (dbd >> 8) & 0xff, PCI_DEVFN(dbd & 0xff, 0));
+	if (!pdev)
+		return 0;
+	id = (u32)pdev->vendor << 16 | pdev->device;
+	pci_dev_put(pdev);
+	return id;
+}
+
 /* The PCI lookups run here, in process context, not in a probe handler. */
 static void topo_work_fn(struct work_struct *work)
 {
 	unsigned long flags;
 	bool pending;
 	u64 dbd, ioh, sw;
+	u32 pci_id;
 	int i;
 
 	for (i = 0; i < NV_MAX_DEVICES; i++) {
@@ -272,10 +291,12 @@ static void topo_work_fn(struct work_struct *work)
 			continue;
 		ioh = ioh_of(dbd);
 		sw = switch_of(dbd);
+		pci_id = pci_id_of(i, dbd);
 		p2ps_lock(&sb1_lock, flags);
 		if (sb1[i].topo_pending && sb1[i].dbd == dbd) {
 			sb1[i].ioh = ioh;
 			sb1[i].sw = sw;
+			sb1[i].pci_id = pci_id;
 			sb1[i].topo_pending = false;
 		}
 		spin_unlock_irqrestore(&sb1_lock, flags);
@@ -302,7 +323,8 @@ void p2ps_sb1_gather(u32 mask, struct p2ps_caps_set *set)
 
 	p2ps_lock(&sb1_lock, flags);
 	for_each_set_bit(i, &bits, NV_MAX_DEVICES)
-		p2ps_caps_add(set, sb1[i].state, sb1[i].offset, sb1[i].ioh, sb1[i].sw);
+		p2ps_caps_add(set, sb1[i].state, sb1[i].offset, sb1[i].ioh, sb1[i].sw,
+			      sb1[i].pci_id);
 	spin_unlock_irqrestore(&sb1_lock, flags);
 }
 

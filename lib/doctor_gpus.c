@@ -10,24 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <p2p-shim/gpurule.h>
+
 #include "doctor.h"
-
-struct gpu_id {
-	uint16_t lo, hi;
-	const char *arch;
-};
-
-/* Approximate PCI device id ranges of NVIDIA chip families. */
-static const struct gpu_id arch_ids[] = {
-	{ 0x1e00, 0x1fff, "Turing" },
-	{ 0x2180, 0x21ff, "Turing" },
-	{ 0x20b0, 0x20ff, "Ampere" },	/* GA100 */
-	{ 0x2200, 0x22ff, "Ampere" },	/* GA102 */
-	{ 0x2300, 0x23ff, "Hopper" },	/* GH100 */
-	{ 0x2400, 0x25ff, "Ampere" },	/* GA103-GA107 */
-	{ 0x2600, 0x28ff, "Ada" },	/* AD102-AD107 */
-	{ 0x2900, 0x2fff, "Blackwell" },	/* GB100, GB20x */
-};
 
 struct gpu_mem {
 	uint16_t device;
@@ -134,14 +119,10 @@ static uint64_t smi_vram_mib(const char *text, const char *bdf)
 	return 0;
 }
 
+/* The module's own table (kmod/gpurule.c), as the caps guard reads it. */
 static const char *arch_of(uint16_t dev)
 {
-	size_t i;
-
-	for (i = 0; i < sizeof(arch_ids) / sizeof(arch_ids[0]); i++)
-		if (dev >= arch_ids[i].lo && dev <= arch_ids[i].hi)
-			return arch_ids[i].arch;
-	return "unknown";
+	return p2ps_gpu_arch_name(p2ps_gpu_arch(0x10de, dev));
 }
 
 static uint64_t vram_of(uint16_t dev)

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <p2p-shim/gpurule.h>
+
 #include "doctor.h"
 
 int p2ps_dr_split_path(const char *path, char comps[][16], int max, char *host, size_t hostlen)
@@ -251,6 +253,17 @@ static void pair_verdict(struct dctx *c, const struct p2ps_dr_rules *k, struct p
 			 "root ports on different Intel I/O hubs (8086:%04lx on %s, 8086:%04lx on %s): they don't forward P2P; the stock check (IOH_TOPOLOGY_NOT_SUPPORTED) is skipped under ForceP2P",
 			 ra, hub_a, rb, hub_b);
 		p2ps_strlcpy(remedy, "put both GPUs below root ports of one I/O hub (one CPU socket)",
+			     sizeof(remedy));
+		goto out;
+	}
+	/* the caps guard's generation rule (kmod/gpurule.c) */
+	if (p2ps_gpus_mixed(0x10de, a->device, 0x10de, b->device)) {
+		p->p2p = P2PS_P2P_NONE;
+		v = P2PS_V_FAIL;
+		snprintf(p->p2p_why, sizeof(p->p2p_why),
+			 "GPUs of two generations (%s %04x + %s %04x): p2p-shim refuses the pair (BAR1 atomics follow the memory owner's), as libcuda does",
+			 a->arch, a->device, b->arch, b->device);
+		p2ps_strlcpy(remedy, "run P2P work on GPUs of one generation (CUDA_VISIBLE_DEVICES)",
 			     sizeof(remedy));
 		goto out;
 	}

@@ -178,14 +178,17 @@ struct p2ps_caps_set {
 	uint64_t ioh;			/* the first hub seen; 0: none yet */
 	uint64_t sw;			/* the first GPU's PCIe switch; 0: none */
 	bool sw_split;			/* a GPU below another switch, or none */
+	uint32_t pci_id;		/* the first GPU's vendor << 16 | device; 0: unknown */
+	bool mixed;			/* GPUs of different generations (gpurule.h) */
 };
 /*
  * Add a GPU: its static BAR1 state (enum p2ps_sb1_state) and offset,
  * @ioh, 0 if it is not below an Intel IOH root port, else the hub, and
- * @sw, 0 if it is below no PCIe switch, else the switch (its upstream port).
+ * @sw, 0 if it is below no PCIe switch, else the switch (its upstream port),
+ * and @pci_id, its PCI vendor << 16 | device, 0 if unknown.
  */
 void p2ps_caps_add(struct p2ps_caps_set *s, uint32_t sb1_state, uint64_t offset, uint64_t ioh,
-		   uint64_t sw);
+		   uint64_t sw, uint32_t pci_id);
 
 struct p2ps_caps_in {
 	uint32_t connectivity;		/* P2P_CONNECTIVITY_* the driver answered */
@@ -201,6 +204,7 @@ enum p2ps_caps_verdict {
 	P2PS_CAPS_STOCK,		/* the stock answer: no P2P */
 	P2PS_CAPS_STOCK_IOH,		/* the same, for the I/O-hub split */
 	P2PS_CAPS_STOCK_READS,		/* the same: the driver's rule gives this host no peer reads */
+	P2PS_CAPS_STOCK_MIXED,		/* the same: GPUs of different generations (gpurule.h) */
 };
 enum p2ps_caps_verdict p2ps_caps_verdict(const struct p2ps_caps_in *in);
 /* Whether the verdict can be other than KEEP, from the answer alone (no records needed). */

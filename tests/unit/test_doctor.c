@@ -639,7 +639,11 @@ static void test_4090d_48g(void **state)
 	p2ps_doctor_free(r);
 }
 
-/* RTX 3090 + RTX 4090: static BAR1 on both, mixed chips. */
+/*
+ * RTX 3090 + RTX 4090: static BAR1 on both, but two generations: the
+ * module's caps guard refuses the pair (kmod/gpurule.c, Correctness III
+ * item 6), so doctor says none.
+ */
 static void test_3090_4090(void **state)
 {
 	struct p2ps_doctor_report *r = doctor("rtx3090-4090", NULL);
@@ -648,14 +652,15 @@ static void test_3090_4090(void **state)
 	(void)state;
 	assert_string_equal(r->gpus[0].chip, "GA102");
 	assert_string_equal(r->gpus[1].chip, "AD102");
+	assert_string_equal(r->gpus[0].arch, "Ampere");
+	assert_string_equal(r->gpus[1].arch, "Ada");
 	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_YES);
 	assert_int_equal(r->gpus[1].static_bar1, P2PS_SB_YES);
-	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
 	f = finding(r, "p2p", PAIR);
-	assert_int_equal(f->verdict, P2PS_V_WARN);
-	assert_non_null(strstr(f->detail, "mixed chips"));
-	assert_non_null(strstr(f->remedy, "verify"));
-	assert_int_equal(r->nr_fail, 0);
+	assert_int_equal(f->verdict, P2PS_V_FAIL);
+	assert_non_null(strstr(f->detail, "two generations (Ampere 2204 + Ada 2684)"));
+	assert_non_null(strstr(f->remedy, "CUDA_VISIBLE_DEVICES"));
 	p2ps_doctor_free(r);
 }
 
@@ -714,12 +719,12 @@ static void test_550_cards(void **state)
 	assert_int_equal(verdict(r, "p2p", PAIR), P2PS_V_FAIL);
 	p2ps_doctor_free(r);
 
-	/* 3090 + 4090: static BAR1 on both, mixed chips: BAR1 P2P (warn) */
+	/* 3090 + 4090: static BAR1 on both, two generations: none (kmod/gpurule.c) */
 	r = doctor("rtx3090-4090-550", NULL);
 	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_YES);
 	assert_int_equal(r->gpus[1].static_bar1, P2PS_SB_YES);
-	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
-	assert_int_equal(verdict(r, "p2p", PAIR), P2PS_V_WARN);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	assert_int_equal(verdict(r, "p2p", PAIR), P2PS_V_FAIL);
 	p2ps_doctor_free(r);
 
 	/* 256 MiB BAR1: no static BAR1, the ReBAR remedy */

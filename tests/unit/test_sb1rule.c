@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include <p2p-shim/sb1rule.h>
+#include <p2p-shim/gpurule.h>
 #include <p2p-shim/uapi.h>
 
 #define MiB P2PS_MiB
@@ -278,6 +279,7 @@ static void test_gen0(void **state)
 struct rec {
 	uint32_t state;
 	uint64_t offset, ioh, sw;
+	uint32_t pci_id;
 };
 
 /* The first @n GPUs of @g, as sbar1.c gathers them. */
@@ -287,7 +289,7 @@ static struct p2ps_caps_set set_of(const struct rec *g, unsigned int n)
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
-		p2ps_caps_add(&s, g[i].state, g[i].offset, g[i].ioh, g[i].sw);
+		p2ps_caps_add(&s, g[i].state, g[i].offset, g[i].ioh, g[i].sw, g[i].pci_id);
 	return s;
 }
 
@@ -310,13 +312,13 @@ static enum p2ps_caps_verdict caps(uint32_t conn, bool forced, bool watch,
  */
 static void test_caps(void **state)
 {
-	const struct rec both[2] = { { P2PS_SB1_ON, 0, 0, 0 }, { P2PS_SB1_ON, 0, 0, 0 } };
-	const struct rec mixed[2] = { { P2PS_SB1_FORCED, 0, 0, 0 }, { P2PS_SB1_ON, 0, 0, 0 } };
-	const struct rec disp570[2] = { { P2PS_SB1_ON, 32 * MiB, 0, 0 }, { P2PS_SB1_ON, 0, 0, 0 } };
-	const struct rec disp580[2] = { { P2PS_SB1_ON, 512 * MiB, 0, 0 }, { P2PS_SB1_ON, 0, 0, 0 } };
-	const struct rec one_off[2] = { { P2PS_SB1_OFF, 0, 0, 0 }, { P2PS_SB1_ON, 0, 0, 0 } };
-	const struct rec ioh2[2] = { { P2PS_SB1_ON, 0, 1, 0 }, { P2PS_SB1_ON, 0, 0x81, 0 } };
-	const struct rec ioh1[2] = { { P2PS_SB1_ON, 0, 1, 0 }, { P2PS_SB1_ON, 0, 1, 0 } };
+	const struct rec both[2] = { { P2PS_SB1_ON, 0, 0, 0, 0 }, { P2PS_SB1_ON, 0, 0, 0, 0 } };
+	const struct rec mixed[2] = { { P2PS_SB1_FORCED, 0, 0, 0, 0 }, { P2PS_SB1_ON, 0, 0, 0, 0 } };
+	const struct rec disp570[2] = { { P2PS_SB1_ON, 32 * MiB, 0, 0, 0 }, { P2PS_SB1_ON, 0, 0, 0, 0 } };
+	const struct rec disp580[2] = { { P2PS_SB1_ON, 512 * MiB, 0, 0, 0 }, { P2PS_SB1_ON, 0, 0, 0, 0 } };
+	const struct rec one_off[2] = { { P2PS_SB1_OFF, 0, 0, 0, 0 }, { P2PS_SB1_ON, 0, 0, 0, 0 } };
+	const struct rec ioh2[2] = { { P2PS_SB1_ON, 0, 1, 0, 0 }, { P2PS_SB1_ON, 0, 0x81, 0, 0 } };
+	const struct rec ioh1[2] = { { P2PS_SB1_ON, 0, 1, 0, 0 }, { P2PS_SB1_ON, 0, 1, 0, 0 } };
 	const uint32_t bar1 = P2P_CONNECTIVITY_PCIE_BAR1, prop = P2P_CONNECTIVITY_PCIE_PROPRIETARY;
 	struct p2ps_caps_in in;
 
@@ -361,10 +363,10 @@ static void test_caps(void **state)
  */
 static void test_caps_reads(void **state)
 {
-	const struct rec apart[2] = { { P2PS_SB1_ON, 0, 0, 0 }, { P2PS_SB1_ON, 0, 0, 0 } };
-	const struct rec one_sw[2] = { { P2PS_SB1_ON, 0, 0, 0x101 }, { P2PS_SB1_ON, 0, 0, 0x101 } };
-	const struct rec two_sw[2] = { { P2PS_SB1_ON, 0, 0, 0x101 }, { P2PS_SB1_ON, 0, 0, 0x201 } };
-	const struct rec half_sw[2] = { { P2PS_SB1_ON, 0, 0, 0x101 }, { P2PS_SB1_ON, 0, 0, 0 } };
+	const struct rec apart[2] = { { P2PS_SB1_ON, 0, 0, 0, 0 }, { P2PS_SB1_ON, 0, 0, 0, 0 } };
+	const struct rec one_sw[2] = { { P2PS_SB1_ON, 0, 0, 0x101, 0 }, { P2PS_SB1_ON, 0, 0, 0x101, 0 } };
+	const struct rec two_sw[2] = { { P2PS_SB1_ON, 0, 0, 0x101, 0 }, { P2PS_SB1_ON, 0, 0, 0x201, 0 } };
+	const struct rec half_sw[2] = { { P2PS_SB1_ON, 0, 0, 0x101, 0 }, { P2PS_SB1_ON, 0, 0, 0, 0 } };
 	const uint32_t bar1 = P2P_CONNECTIVITY_PCIE_BAR1;
 	struct p2ps_caps_in in = { .connectivity = bar1, .forced = true, .reads_refused = true };
 
@@ -386,6 +388,71 @@ static void test_caps_reads(void **state)
 	/* not forced: the driver applied its own rule */
 	in = (struct p2ps_caps_in){ .connectivity = bar1, .reads_refused = true, .set = set_of(apart, 2) };
 	assert_int_equal(p2ps_caps_verdict(&in), P2PS_CAPS_KEEP);
+}
+
+/*
+ * kmod/gpurule.c's table, on IDs from open-gpu-kernel-modules' README
+ * (595.45.04): by chip, not by name (an RTX 2050 is a GA107, an RTX 3050 A
+ * laptop GPU an AD106), and nothing for another vendor.
+ */
+static void test_gpu_arch(void **state)
+{
+	static const struct {
+		unsigned int device;
+		enum p2ps_gpu_arch arch;
+	} ids[] = {
+		{ 0x1e04, P2PS_ARCH_TURING },		/* RTX 2080 Ti */
+		{ 0x2182, P2PS_ARCH_TURING },		/* GTX 1660 Ti */
+		{ 0x2204, P2PS_ARCH_AMPERE },		/* RTX 3090 */
+		{ 0x20b0, P2PS_ARCH_AMPERE },		/* A100 */
+		{ 0x25a9, P2PS_ARCH_AMPERE },		/* RTX 2050 */
+		{ 0x2330, P2PS_ARCH_HOPPER },		/* H100 SXM5 */
+		{ 0x2335, P2PS_ARCH_HOPPER },		/* H200 */
+		{ 0x2684, P2PS_ARCH_ADA },		/* RTX 4090 */
+		{ 0x2822, P2PS_ARCH_ADA },		/* RTX 3050 A Laptop */
+		{ 0x2b85, P2PS_ARCH_BLACKWELL },	/* RTX 5090 */
+		{ 0x2f04, P2PS_ARCH_BLACKWELL },	/* RTX 5070 */
+		{ 0x2901, P2PS_ARCH_BLACKWELL },	/* B200 */
+		{ 0x1b06, P2PS_ARCH_UNKNOWN },		/* GTX 1080 Ti: Pascal, not in the table */
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+		assert_int_equal(p2ps_gpu_arch(0x10de, ids[i].device), ids[i].arch);
+	assert_int_equal(p2ps_gpu_arch(0x8086, 0x2684), P2PS_ARCH_UNKNOWN);
+	assert_string_equal(p2ps_gpu_arch_name(p2ps_gpu_arch(0x10de, 0x2b85)), "Blackwell");
+	assert_true(p2ps_gpus_mixed(0x10de, 0x2684, 0x10de, 0x2b85));
+	assert_false(p2ps_gpus_mixed(0x10de, 0x2684, 0x10de, 0x2704));
+	assert_false(p2ps_gpus_mixed(0x10de, 0x1b06, 0x10de, 0x1b80));
+	assert_false(p2ps_gpus_mixed(0x10de, 0x2684, 0x8086, 0x10d3));
+}
+
+/*
+ * Correctness III item 6: a forced pair of two generations (an RTX 4090,
+ * 0x2684, with an RTX 5090, 0x2b85) gets the stock answer, in either
+ * order and before the other rules; two of one generation, or a GPU whose
+ * ID is unknown (not NVIDIA's, or not yet looked up), do not.
+ */
+static void test_caps_mixed(void **state)
+{
+	const uint32_t ada = 0x10de2684, blackwell = 0x10de2b85, ada2 = 0x10de2704;
+	const struct rec mixed[2] = { { P2PS_SB1_ON, 0, 0, 0, ada }, { P2PS_SB1_ON, 0, 0, 0, blackwell } };
+	const struct rec rev[2] = { { P2PS_SB1_ON, 0, 0, 0, blackwell }, { P2PS_SB1_ON, 0, 0, 0, ada } };
+	const struct rec same[2] = { { P2PS_SB1_ON, 0, 0, 0, ada }, { P2PS_SB1_ON, 0, 0, 0, ada2 } };
+	const struct rec unknown[2] = { { P2PS_SB1_ON, 0, 0, 0, ada }, { P2PS_SB1_ON, 0, 0, 0, 0 } };
+	const struct rec newer[2] = { { P2PS_SB1_ON, 0, 0, 0, ada }, { P2PS_SB1_ON, 0, 0, 0, 0x10de3f00 } };
+	const uint32_t bar1 = P2P_CONNECTIVITY_PCIE_BAR1;
+
+	(void)state;
+	assert_int_equal(caps(bar1, true, false, mixed, 2), P2PS_CAPS_STOCK_MIXED);
+	assert_int_equal(caps(bar1, true, false, rev, 2), P2PS_CAPS_STOCK_MIXED);
+	assert_int_equal(caps(bar1, true, false, newer, 2), P2PS_CAPS_STOCK_MIXED);
+	assert_int_equal(caps(bar1, true, false, same, 2), P2PS_CAPS_KEEP);
+	assert_int_equal(caps(bar1, true, false, unknown, 2), P2PS_CAPS_KEEP);
+	assert_int_equal(caps(bar1, true, false, mixed, 1), P2PS_CAPS_KEEP);
+	/* the driver's own answer, not forced, stands */
+	assert_int_equal(caps(bar1, false, false, mixed, 2), P2PS_CAPS_KEEP);
 }
 
 /*
@@ -454,6 +521,8 @@ int main(void)
 		cmocka_unit_test(test_gen0),
 		cmocka_unit_test(test_caps),
 		cmocka_unit_test(test_caps_reads),
+		cmocka_unit_test(test_gpu_arch),
+		cmocka_unit_test(test_caps_mixed),
 		cmocka_unit_test(test_aperture_key),
 	};
 

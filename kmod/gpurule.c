@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The GPU generation rule (include/p2p-shim/gpurule.h), as pure functions:
+ * no state, no libc, no kernel-only calls.  Compiled into libp2pshim
+ * (lib/Makefile) and into the module unchanged.
+ */
+#include <p2p-shim/gpurule.h>
+
+#define PCI_VENDOR_NVIDIA	0x10de
+
+/*
+ * NVIDIA allots device IDs by chip: the ranges below cover every ID of the
+ * supported-GPU list in open-gpu-kernel-modules' README (595.45.04, 827
+ * entries) by the chip's architecture, whatever the marketing name (an RTX
+ * 2050 is a GA107, an "RTX 3050 A" laptop GPU an AD106/AD107).
+ */
+static const struct {
+	unsigned short first, last;
+	enum p2ps_gpu_arch arch;
+} ranges[] = {
+	{ 0x1e00, 0x1fff, P2PS_ARCH_TURING },		/* TU102, TU104, TU106, TU117 */
+	{ 0x2080, 0x20ff, P2PS_ARCH_AMPERE },		/* GA100 */
+	{ 0x2180, 0x21ff, P2PS_ARCH_TURING },		/* TU116 */
+	{ 0x2200, 0x227f, P2PS_ARCH_AMPERE },		/* GA102 */
+	{ 0x2300, 0x237f, P2PS_ARCH_HOPPER },		/* GH100 */
+	{ 0x2400, 0x25ff, P2PS_ARCH_AMPERE },		/* GA103, GA104, GA106, GA107 */
+	{ 0x2680, 0x28ff, P2PS_ARCH_ADA },		/* AD102-AD107 */
+	{ 0x2900, 0x29ff, P2PS_ARCH_BLACKWELL },	/* GB100, GB102 */
+	{ 0x2b80, 0x2fff, P2PS_ARCH_BLACKWELL },	/* GB202-GB207, GB10 */
+	{ 0x3180, 0x31ff, P2PS_ARCH_BLACKWELL },	/* B300, GB300 */
+};
+
+enum p2ps_gpu_arch p2ps_gpu_arch(unsigned int vendor, unsigned int device)
+{
+	unsigned int i;
+
+	if (vendor != PCI_VENDOR_NVIDIA)
+		return P2PS_ARCH_UNKNOWN;
+	for (i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
+		if (device >= ranges[i].first && device <= ranges[i].last)
+			return ranges[i].arch;
+	return P2PS_ARCH_UNKNOWN;
+}
+
+const char *p2ps_gpu_arch_name(enum p2ps_gpu_arch arch)
+{
+	switch (arch) {
+	case P2PS_ARCH_TURING:
+		return "Turing";
+	case P2PS_ARCH_AMPERE:
+		return "Ampere";
+	case P2PS_ARCH_HOPPER:
+		return "Hopper";
+	case P2PS_ARCH_ADA:
+		return "Ada";
+	case P2PS_ARCH_BLACKWELL:
+		return "Blackwell";
+	default:
+		return "unknown";
+	}
+}
+
+bool p2ps_gpus_mixed(unsigned int vendor_a, unsigned int device_a,
+		     unsigned int vendor_b, unsigned int device_b)
+{
+	enum p2ps_gpu_arch a = p2ps_gpu_arch(vendor_a, device_a);
+	enum p2ps_gpu_arch b = p2ps_gpu_arch(vendor_b, device_b);
+
+	if (vendor_a != PCI_VENDOR_NVIDIA || vendor_b != PCI_VENDOR_NVIDIA)
+		return false;
+	if (a == P2PS_ARCH_UNKNOWN && b == P2PS_ARCH_UNKNOWN)
+		return false;
+	return a != b;
+}
