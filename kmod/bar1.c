@@ -31,6 +31,8 @@
 #include <linux/string.h>
 #include <linux/wait.h>
 
+#include <p2p-shim/bdf.h>
+
 #include "p2p-shim.h"
 
 /*
@@ -84,21 +86,6 @@ static struct {
 } scoped;
 static DEFINE_SPINLOCK(scoped_lock);
 
-/* "DDDD:BB:DD.F" or "BB:DD.F" of a function 0 into @dbd. */
-static int parse_bdf(const char *s, u64 *dbd)
-{
-	unsigned int dom = 0, bus, dev, fn;
-	char end;
-
-	if (sscanf(s, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &end) != 4 &&
-	    (dom = 0, sscanf(s, "%x:%x.%x%c", &bus, &dev, &fn, &end) != 3))
-		return -EINVAL;
-	if (bus > 0xff || dev > 0x1f || fn != 0 || strspn(s, "0123456789abcdefABCDEF:.") != strlen(s))
-		return -EINVAL;
-	*dbd = (u64)dom << 32 | bus << 8 | dev;
-	return 0;
-}
-
 static int registry_gpus_set(const char *val, const struct kernel_param *kp)
 {
 	char *buf, *cur, *tok;
@@ -120,7 +107,7 @@ static int registry_gpus_set(const char *val, const struct kernel_param *kp)
 			ret = -EINVAL;
 			break;
 		}
-		if (parse_bdf(tok, &dbd[n])) {
+		if (p2ps_parse_bdf(tok, strlen(tok), &dbd[n])) {
 			pr_err("registry_gpus: '%s' is not a PCI address (DDDD:BB:DD.0 or BB:DD.0)\n", tok);
 			ret = -EINVAL;
 			break;
@@ -132,7 +119,7 @@ static int registry_gpus_set(const char *val, const struct kernel_param *kp)
 		return ret;
 	p2ps_lock(&scoped_lock, flags);
 	memcpy(scoped.dbd, dbd, n * sizeof(dbd[0]));
-	scoped.nr = n;
+	WRITE_ONCE(scoped.nr, n);
 	spin_unlock_irqrestore(&scoped_lock, flags);
 	return 0;
 }
@@ -168,11 +155,15 @@ MODULE_PARM_DESC(registry_gpus,
  */
 static bool in_scope(void)
 {
-	u64 dbd = p2ps_sb1_dbd(p2ps_gpu_attaching());
 	unsigned long flags;
 	bool in = false;
 	unsigned int i;
+	u64 dbd;
 
+	/* The common case, every GPU: no lookup, no lock. */
+	if (!READ_ONCE(scoped.nr))
+		return true;
+	dbd = p2ps_sb1_dbd(p2ps_gpu_attaching());
 	p2ps_lock(&scoped_lock, flags);
 	if (!scoped.nr)
 		in = true;

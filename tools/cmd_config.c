@@ -3,9 +3,11 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include <p2p-shim/bdf.h>
 #include <p2p-shim/profile.h>
 
 #include "p2pctl.h"
@@ -62,20 +64,11 @@ static bool gpu_list_ok(const char *list)
 	const char *p = list;
 
 	while (*p) {
-		unsigned int dom = 0, bus, dev, fn;
 		size_t len = strcspn(p, ",");
-		char tok[32], end;
+		uint64_t dbd;
 
-		if (!len || len >= sizeof(tok) || ++n > 32)
-			return false;
-		memcpy(tok, p, len);
-		tok[len] = '\0';
-		if (strspn(tok, "0123456789abcdefABCDEF:.") != len)
-			return false;
-		if (sscanf(tok, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &end) != 4 &&
-		    (dom = 0, sscanf(tok, "%x:%x.%x%c", &bus, &dev, &fn, &end) != 3))
-			return false;
-		if (dom > 0xffff || bus > 0xff || dev > 0x1f || fn)
+		/* the module's parser (kmod/bdf.c) and its limit (NR_SCOPED, kmod/bar1.c) */
+		if (!len || ++n > 32 || p2ps_parse_bdf(p, len, &dbd))
 			return false;
 		p += len;
 		if (*p == ',' && *++p == '\0')

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include <p2p-shim/bdf.h>
 #include <json-c/json.h>
 
 #include "p2pctl.h"
@@ -267,6 +269,40 @@ static void test_config_gpus(void **state)
 	assert_int_equal(run("config", "--gpus", "03:00.0;04:00.0", NULL), P2PCTL_EXIT_USAGE);
 	assert_int_equal(run("config", "--gpus", "03:00.0", "--registry", "--driver", "580.142", NULL),
 			 P2PCTL_EXIT_USAGE);
+	/* A VMD domain (10000 and above): the module takes it (kmod/bdf.c), so p2pctl does. */
+	assert_int_equal(run("config", "--gpus", "10000:01:00.0", NULL), 0);
+	assert_non_null(strstr(out_text, "registry_gpus=10000:01:00.0\n"));
+	/* What libc's sscanf let through: a 0x prefix, a sign, a space, a bus of three digits. */
+	assert_int_equal(run("config", "--gpus", "0x0000:03:00.0", NULL), P2PCTL_EXIT_USAGE);
+	assert_int_equal(run("config", "--gpus", "0000:+3:00.0", NULL), P2PCTL_EXIT_USAGE);
+	assert_int_equal(run("config", "--gpus", "0000: 3:00.0", NULL), P2PCTL_EXIT_USAGE);
+	assert_int_equal(run("config", "--gpus", "0000:103:00.0", NULL), P2PCTL_EXIT_USAGE);
+	assert_int_equal(run("config", "--gpus", "123456789:03:00.0", NULL), P2PCTL_EXIT_USAGE);
+}
+
+/* kmod/bdf.c, the one parser of a GPU address (module and p2pctl). */
+static void test_parse_bdf(void **state)
+{
+	static const struct {
+		const char *s;
+		int ret;
+		uint64_t dbd;
+	} cases[] = {
+		{ "0000:03:00.0", 0, 0x0300 }, { "3:1f.0", 0, 0x031f }, { "0001:c1:00.0", 0, 0x10000c100 },
+		{ "10000:01:00.0", 0, 0x1000000000100 }, { "ffffffff:ff:1f.0", 0, 0xffffffff0000ff1f },
+		{ "03:00.1", -1, 0 }, { "03:20.0", -1, 0 }, { "03:00", -1, 0 }, { "0:0:0:0.0", -1, 0 },
+		{ "03:00.0 ", -1, 0 }, { "", -1, 0 }, { ":03:00.0", -1, 0 }, { "03::00.0", -1, 0 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t dbd = 0;
+
+		assert_int_equal(p2ps_parse_bdf(cases[i].s, strlen(cases[i].s), &dbd), cases[i].ret);
+		if (!cases[i].ret)
+			assert_int_equal(dbd, cases[i].dbd);
+	}
 }
 
 static void test_config(void **state)
@@ -381,6 +417,7 @@ int main(void)
 		cmocka_unit_test(test_doctor_cli),
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_config_gpus),
+		cmocka_unit_test(test_parse_bdf),
 		cmocka_unit_test(test_man_page),
 	};
 	int rc = cmocka_run_group_tests_name("p2pctl", tests, NULL, NULL);
