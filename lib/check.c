@@ -26,7 +26,7 @@ struct sym {
 	const unsigned char *code;	/* NULL: names only */
 	size_t len;
 	size_t shndx;			/* module file: section and offset */
-	unsigned long long value;
+	unsigned long long value;	/* (kallsyms: shndx 0, the address; 0 if hidden) */
 	bool sealed;			/* in .ibt_endbr_seal */
 };
 
@@ -125,8 +125,9 @@ static size_t find_stubs(const struct symset *s, const char *base, const struct 
 	return n;
 }
 
-static void resolve_hook(const struct symset *s, const struct p2ps_hook_desc *d, bool fp,
-			 struct p2ps_check_item *it)
+/* Resolve one hook into @it; returns the target's symbol where it is ok, else NULL. */
+static const struct sym *resolve_hook(const struct symset *s, const struct p2ps_hook_desc *d,
+				      bool fp, struct p2ps_check_item *it)
 {
 	const struct sym *sy = NULL;
 	size_t n;
@@ -142,12 +143,12 @@ static void resolve_hook(const struct symset *s, const struct p2ps_hook_desc *d,
 		if (n == 0) {
 			snprintf(it->status, sizeof(it->status),
 				 "missing symbol: no stub %s_<6 hex>", d->target);
-			return;
+			return NULL;
 		}
 		if (n > 1) {
 			snprintf(it->status, sizeof(it->status),
 				 "ambiguous: %zu stubs (%s, %s)", n, sy->name, second);
-			return;
+			return NULL;
 		}
 	} else {
 		char dotted[160];
@@ -156,7 +157,7 @@ static void resolve_hook(const struct symset *s, const struct p2ps_hook_desc *d,
 		n = count_exact(s, d->target, &sy);
 		if (n == 0) {
 			snprintf(it->status, sizeof(it->status), "missing symbol %s", d->target);
-			return;
+			return NULL;
 		}
 		/* A compiler clone "<target>.isra.0": its callers bypass the hook. */
 		snprintf(dotted, sizeof(dotted), "%s.", d->target);
@@ -167,12 +168,12 @@ static void resolve_hook(const struct symset *s, const struct p2ps_hook_desc *d,
 			snprintf(it->status, sizeof(it->status),
 				 "compiler clone %s exists: its callers would bypass the hook",
 				 s->v[i].name);
-			return;
+			return NULL;
 		}
 		if (n > 1) {
 			snprintf(it->status, sizeof(it->status),
 				 "ambiguous: %zu symbols named %s", n, d->target);
-			return;
+			return NULL;
 		}
 	}
 	p2ps_strlcpy(it->symbol, sy->name, sizeof(it->symbol));
@@ -182,7 +183,7 @@ static void resolve_hook(const struct symset *s, const struct p2ps_hook_desc *d,
 		it->fingerprint_checked = true;
 		if (p2ps_match_code(sy->code, sy->len, d->expect, why, sizeof(why))) {
 			snprintf(it->status, sizeof(it->status), "changed stub %s: %s", sy->name, why);
-			return;
+			return NULL;
 		}
 	}
 	if (d->dest) {
@@ -192,21 +193,28 @@ static void resolve_hook(const struct symset *s, const struct p2ps_hook_desc *d,
 		n = count_exact(s, d->dest, &ds);
 		if (n == 0) {
 			snprintf(it->status, sizeof(it->status), "missing destination %s", d->dest);
-			return;
+			return NULL;
 		}
 		if (n > 1) {
 			snprintf(it->status, sizeof(it->status),
 				 "ambiguous destination: %zu symbols named %s", n, d->dest);
-			return;
+			return NULL;
 		}
 		why = p2ps_action_calls_dest(d->action) ? not_callable(ds) : NULL;
 		if (why) {
 			snprintf(it->status, sizeof(it->status), "destination %s %s", d->dest, why);
-			return;
+			return NULL;
 		}
 	}
 	it->ok = true;
 	p2ps_strlcpy(it->status, "ok", sizeof(it->status));
+	return sy;
+}
+
+/* One function: the same place in the file, or the same (known) address. */
+static bool same_place(const struct sym *a, const struct sym *b)
+{
+	return a->shndx == b->shndx && a->value == b->value && (a->shndx || a->value);
 }
 
 /* Resolve @p; returns true if every hook and call resolved. */
@@ -225,10 +233,35 @@ static bool resolve(const struct symset *s, const struct p2ps_profile *p, bool f
 	r->nr_hooks = r->nr_calls = 0;
 	if (!r->hooks || !r->calls)
 		return false;
+	const struct sym **at = calloc(p->nr_hooks ? p->nr_hooks : 1, sizeof(*at));
+
+	if (!at)
+		return false;
 	for (i = 0; i < p->nr_hooks; i++) {
-		resolve_hook(s, &p->hooks[i], fp, &r->hooks[i]);
+		at[i] = resolve_hook(s, &p->hooks[i], fp, &r->hooks[i]);
 		all &= r->hooks[i].ok;
 	}
+	/*
+	 * Identical-code folding, as the module refuses it (kmod/driver.c
+	 * check_folded): two targets at one address, a hook on it acting on
+	 * both.
+	 */
+	for (i = 0; i < p->nr_hooks; i++) {
+		size_t j;
+
+		for (j = 0; j < i && at[i]; j++) {
+			if (!at[j] || !same_place(at[i], at[j]) ||
+			    !strcmp(p->hooks[i].target, p->hooks[j].target))
+				continue;
+			r->hooks[i].ok = false;
+			snprintf(r->hooks[i].status, sizeof(r->hooks[i].status),
+				 "%s and %s are one function (identical code folded): a hook on it "
+				 "would act on both", at[j]->name, at[i]->name);
+			all = false;
+			break;
+		}
+	}
+	free(at);
 	r->nr_hooks = p->nr_hooks;
 	for (i = 0; i < nc; i++) {
 		struct p2ps_check_item *it = &r->calls[i];
@@ -543,6 +576,8 @@ int p2ps_check_kallsyms(const char *path, const char *version, unsigned int flag
 		if (f[1][0] != 't' && f[1][0] != 'T' && f[1][0] != 'w' && f[1][0] != 'W')
 			continue;
 		err = symset_add(&s, f[2], NULL, 0);
+		if (!err)
+			s.v[s.n - 1].value = strtoull(f[0], NULL, 16);
 	}
 	if (!err && s.n == 0)
 		err = -P2PS_E_FORMAT;

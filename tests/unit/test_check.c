@@ -974,6 +974,51 @@ static void test_kallsyms_fixture(void **state)
 	p2ps_check_free(r);
 }
 
+/*
+ * Identical-code folding: two targets at one address.  The module refuses
+ * it (kmod/driver.c check_folded), so check does.  The real 580.159.04
+ * kallsyms, with kbusHasPcieBar1P2PMapping_d69453 moved onto
+ * kbusIsPcieBar1P2PMappingSupported_d69453's address; then both at 0, as
+ * an unprivileged reader sees every address: no evidence, no refusal.
+ */
+static void test_kallsyms_folded(void **state)
+{
+	const char *has = "ffffffffc0447f70 t kbusHasPcieBar1P2PMapping_d69453";
+	const char *is = "ffffffffc044bde0 t kbusIsPcieBar1P2PMappingSupported_d69453";
+	struct p2ps_check_report *r = NULL;
+	char *text = p2ps_read_file(KALLSYMS, NULL, true), *at, *path;
+	const struct p2ps_check_item *it;
+
+	(void)state;
+	assert_non_null(text);
+	at = strstr(text, has);
+	assert_non_null(at);
+	memcpy(at, "ffffffffc044bde0", 16);
+	path = write_tmp(text, strlen(text), ".txt");
+	assert_int_equal(p2ps_check_kallsyms(path, "580.159.04", 0, &r), 0);
+	assert_false(r->supported);
+	it = item(r, "kbusHasPcieBar1P2PMapping");
+	if (it->ok)
+		it = item(r, "kbusIsPcieBar1P2PMappingSupported");
+	assert_false(it->ok);
+	assert_non_null(strstr(it->status, "are one function (identical code folded)"));
+	p2ps_check_free(r);
+	unlink(path);
+	free(path);
+
+	memset(at, '0', 16);
+	at = strstr(text, is);
+	assert_non_null(at);
+	memset(at, '0', 16);
+	path = write_tmp(text, strlen(text), ".txt");
+	assert_int_equal(p2ps_check_kallsyms(path, "580.159.04", 0, &r), 0);
+	assert_true(r->supported);
+	p2ps_check_free(r);
+	unlink(path);
+	free(path);
+	free(text);
+}
+
 static void test_kallsyms_synthetic(void **state)
 {
 	static const char text[] =
@@ -1008,6 +1053,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_elf_ok),
 		cmocka_unit_test(test_uvm_sets),
+		cmocka_unit_test(test_kallsyms_folded),
 		cmocka_unit_test(test_elf_missing_stub),
 		cmocka_unit_test(test_elf_missing_dest),
 		cmocka_unit_test(test_elf_missing_call),
