@@ -371,6 +371,21 @@ int p2ps_check_kallsyms(const char *path, const char *version, unsigned int flag
 			struct p2ps_check_report **out);
 void p2ps_check_free(struct p2ps_check_report *r);
 
+/*
+ * The first CPU of /proc/cpuinfo, as NVIDIA's BAR1 peer-read host rule
+ * (p2p-shim/readrule.h) sees it: `p2pctl status` and doctor read it alike.
+ */
+struct p2ps_host_cpu {
+	char vendor_id[16];		/* "GenuineIntel", "AuthenticAMD", ... */
+	int vendor;			/* enum p2ps_cpu_vendor (readrule.h) */
+	unsigned int family, model;
+	bool known;			/* vendor, family and model all found */
+};
+/* Parse a /proc/cpuinfo text; returns cpu->known. */
+bool p2ps_host_cpu_parse(const char *text, struct p2ps_host_cpu *cpu);
+/* This host's (/proc/cpuinfo); returns cpu->known. */
+bool p2ps_host_cpu(struct p2ps_host_cpu *cpu);
+
 #ifdef __cplusplus
 }
 #endif

@@ -97,14 +97,8 @@ void p2ps_dr_each_home(struct dctx *c, const char *suffix,
 void p2ps_dr_module(struct dctx *c);		/* doctor_module.c */
 /* doctor_module.c: p2p-shim is loaded (/sys/module/p2p_shim, /proc/modules). */
 bool p2ps_dr_shim_loaded(struct dctx *c);
-/* doctor_read.c: the first CPU of /proc/cpuinfo; false if not known. */
-struct p2ps_dr_cpu {
-	char vendor_id[16];		/* "GenuineIntel", "AuthenticAMD", ... */
-	int vendor;			/* enum p2ps_cpu_vendor */
-	unsigned int family, model;
-	bool known;
-};
-bool p2ps_dr_cpu(struct dctx *c, struct p2ps_dr_cpu *cpu);
+/* doctor_read.c: the first CPU of the root's /proc/cpuinfo; false if not known. */
+bool p2ps_dr_cpu(struct dctx *c, struct p2ps_host_cpu *cpu);
 /* doctor_read.c: BAR1 pairs on hosts that fail the driver's peer-read rule. */
 void p2ps_dr_bar1_reads(struct dctx *c);
 

@@ -14,9 +14,8 @@
 #include <p2p-shim/readrule.h>
 #include "doctor.h"
 
-bool p2ps_dr_cpu(struct dctx *c, struct p2ps_dr_cpu *cpu)
+bool p2ps_host_cpu_parse(const char *text, struct p2ps_host_cpu *cpu)
 {
-	char *text = p2ps_root_read(&c->root, "/proc/cpuinfo", NULL, false);
 	const char *line;
 	bool fam = false, mod = false;
 
@@ -45,11 +44,28 @@ bool p2ps_dr_cpu(struct dctx *c, struct p2ps_dr_cpu *cpu)
 		}
 		line = *eol ? eol + 1 : eol;
 	}
-	free(text);
 	cpu->vendor = !strcmp(cpu->vendor_id, "GenuineIntel") ? P2PS_CPU_INTEL :
 		      !strcmp(cpu->vendor_id, "AuthenticAMD") ? P2PS_CPU_AMD : P2PS_CPU_OTHER;
 	cpu->known = *cpu->vendor_id && fam && mod;
 	return cpu->known;
+}
+
+bool p2ps_host_cpu(struct p2ps_host_cpu *cpu)
+{
+	char *text = p2ps_read_file_max("/proc/cpuinfo", NULL, false, 4 << 20);
+	bool known = p2ps_host_cpu_parse(text, cpu);
+
+	free(text);
+	return known;
+}
+
+bool p2ps_dr_cpu(struct dctx *c, struct p2ps_host_cpu *cpu)
+{
+	char *text = p2ps_root_read(&c->root, "/proc/cpuinfo", NULL, false);
+	bool known = p2ps_host_cpu_parse(text, cpu);
+
+	free(text);
+	return known;
 }
 
 /*
@@ -82,7 +98,7 @@ void p2ps_dr_bar1_reads(struct dctx *c)
 {
 	struct p2ps_doctor_report *r = c->r;
 	unsigned int major = 0, minor, patch;
-	struct p2ps_dr_cpu cpu;
+	struct p2ps_host_cpu cpu;
 	char on[8] = "";
 	bool opt_in;
 	size_t i;

@@ -82,34 +82,37 @@ static const char *uvm_peers(const struct p2ps_status_info *st, char *buf, size_
 	return buf;
 }
 
+/* p2p-shim's module parameter @name, its first line into @buf; false if not loaded. */
+static bool shim_param(const char *name, char *buf, size_t len)
+{
+	char path[96];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/p2p_shim/parameters/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (!fgets(buf, (int)len, f))
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return true;
+}
+
 /*
  * Which GPUs get the registry defaults, from the module's parameters
  * (registry_defaults, registry_gpus): "every GPU", the list, or "none".
  */
 static const char *registry_scope(char *buf, size_t len)
 {
-	char on[8] = "";
-	FILE *f;
-
-	f = fopen("/sys/module/p2p_shim/parameters/registry_defaults", "r");
-	if (!f)
-		return NULL;
-	if (!fgets(on, sizeof(on), f))
-		on[0] = '\0';
-	fclose(f);
-	if (on[0] == 'N')
-		return "none (registry_defaults=0)";
-	char list[P2PS_REASON_LEN] = "";
+	char on[8], list[P2PS_REASON_LEN] = "";
 	size_t n = 0;
 
-	f = fopen("/sys/module/p2p_shim/parameters/registry_gpus", "r");
-	if (f) {
-		if (!fgets(list, sizeof(list), f))
-			list[0] = '\0';
-		fclose(f);
-	}
-	list[strcspn(list, "\n")] = '\0';
-	if (!list[0])
+	if (!shim_param("registry_defaults", on, sizeof(on)))
+		return NULL;
+	if (on[0] == 'N')
+		return "none (registry_defaults=0)";
+	if (!shim_param("registry_gpus", list, sizeof(list)) || !list[0])
 		return "every GPU";
 	buf[0] = '\0';
 	for (char *tok = strtok(list, ","); tok && n < len; tok = strtok(NULL, ","))
@@ -119,47 +122,29 @@ static const char *registry_scope(char *buf, size_t len)
 
 /*
  * Where BAR1 P2P gets peer reads (the caps guard applies NVIDIA's host rule,
- * kmod/readrule.c): from this CPU (/proc/cpuinfo) and the
- * module's peer_reads.  NULL when p2p-shim is not loaded.
+ * kmod/readrule.c): from this CPU (/proc/cpuinfo, read as doctor reads it)
+ * and the module's peer_reads.  NULL when p2p-shim is not loaded.
  */
 static const char *peer_reads(const char *driver, char *buf, size_t len)
 {
-	char line[256], vendor[32] = "", on[8] = "";
-	unsigned int family = 0, model = 0, major = 0, minor, patch;
-	enum p2ps_cpu_vendor v = P2PS_CPU_OTHER;
-	FILE *f;
+	unsigned int major = 0, minor, patch;
+	struct p2ps_host_cpu cpu;
+	char on[8];
 
-	f = fopen("/sys/module/p2p_shim/parameters/peer_reads", "r");
-	if (!f)
+	if (!shim_param("peer_reads", on, sizeof(on)))
 		return NULL;
-	if (!fgets(on, sizeof(on), f))
-		on[0] = '\0';
-	fclose(f);
 	if (on[0] == 'Y')
 		return "allowed for every pair (peer_reads=1: the user's opt-in)";
-	f = fopen("/proc/cpuinfo", "r");
-	while (f && fgets(line, sizeof(line), f) && strcmp(line, "\n")) {
-		if (sscanf(line, "vendor_id : %31s", vendor) == 1)
-			continue;
-		if (sscanf(line, "cpu family : %u", &family) == 1)
-			continue;
-		sscanf(line, "model : %u", &model);
-	}
-	if (f)
-		fclose(f);
-	if (!strcmp(vendor, "AuthenticAMD"))
-		v = P2PS_CPU_AMD;
-	else if (!strcmp(vendor, "GenuineIntel"))
-		v = P2PS_CPU_INTEL;
+	p2ps_host_cpu(&cpu);
 	if (p2ps_parse_version(driver, &major, &minor, &patch))
 		major = 0;
-	if (p2ps_bar1_reads_allowed(major, v, family, model, false))
+	if (cpu.known && p2ps_bar1_reads_allowed(major, cpu.vendor, cpu.family, cpu.model, false))
 		snprintf(buf, len, "allowed (%s family %u model %u: NVIDIA's host rule)",
-			 v == P2PS_CPU_AMD ? "AMD" : "Intel", family, model);
+			 cpu.vendor == P2PS_CPU_AMD ? "AMD" : "Intel", cpu.family, cpu.model);
 	else
 		snprintf(buf, len, "only below a common PCIe switch (%s family %u model %u: "
-			 "NVIDIA's host rule; peer_reads=1 overrides)", *vendor ? vendor : "CPU",
-			 family, model);
+			 "NVIDIA's host rule; peer_reads=1 overrides)",
+			 *cpu.vendor_id ? cpu.vendor_id : "CPU", cpu.family, cpu.model);
 	return buf;
 }
 

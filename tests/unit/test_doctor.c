@@ -1402,6 +1402,35 @@ static void test_driver_lock(void **state)
 	p2ps_doctor_free(r);
 }
 
+/*
+ * /proc/cpuinfo as `p2pctl status` and doctor both read it
+ * (p2ps_host_cpu_parse): the first processor only, "model name" is not
+ * "model", tabs before the colon.
+ */
+static void test_host_cpu_parse(void **state)
+{
+	struct p2ps_host_cpu cpu;
+
+	(void)state;
+	assert_true(p2ps_host_cpu_parse("processor\t: 0\nvendor_id\t: GenuineIntel\n"
+					"cpu family\t: 6\nmodel\t\t: 143\n"
+					"model name\t: Intel(R) Xeon(R) Platinum 8480+\n\n"
+					"processor\t: 1\nvendor_id\t: AuthenticAMD\n", &cpu));
+	assert_string_equal(cpu.vendor_id, "GenuineIntel");
+	assert_int_equal(cpu.vendor, P2PS_CPU_INTEL);
+	assert_int_equal(cpu.family, 6);
+	assert_int_equal(cpu.model, 143);
+	assert_true(p2ps_host_cpu_parse("vendor_id : AuthenticAMD\nmodel name : AMD EPYC\n"
+					"cpu family : 25\nmodel : 1\n", &cpu));
+	assert_int_equal(cpu.vendor, P2PS_CPU_AMD);
+	assert_int_equal(cpu.model, 1);
+	/* no model line before the block ends: not known */
+	assert_false(p2ps_host_cpu_parse("vendor_id : AuthenticAMD\ncpu family : 25\n\nmodel : 1\n",
+					 &cpu));
+	assert_false(p2ps_host_cpu_parse(NULL, &cpu));
+	assert_false(p2ps_host_cpu_parse("", &cpu));
+}
+
 /* The driver's BAR1 peer-read rule (kmod/readrule.c), shared with the module. */
 static void test_readrule(void **state)
 {
@@ -1690,6 +1719,7 @@ int main(void)
 		cmocka_unit_test(test_cmdline_iommu),
 		cmocka_unit_test(test_iommu_facts),
 		cmocka_unit_test(test_bound_driver),
+		cmocka_unit_test(test_host_cpu_parse),
 		cmocka_unit_test(test_readrule),
 		cmocka_unit_test(test_driver_lock),
 		cmocka_unit_test(test_bar1_reads),
