@@ -28,7 +28,7 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude
 export CC CFLAGS
 
-.PHONY: all module userspace deps check demo bench clean vm-stage unit standin sparse unit-run check-docs
+.PHONY: all module userspace deps check demo bench clean vm-stage unit standin sparse unit-run check-docs check-lockdep
 .PHONY: install install-module install-userspace install-dist install-modprobe
 .PHONY: uninstall uninstall-module uninstall-userspace uninstall-dist uninstall-modprobe
 .PHONY: dkms-source check-packages check-real
@@ -66,6 +66,11 @@ sparse:
 
 check: deps
 	tests/check
+
+# The VM suite on a lockdep kernel (tests/vm/check-lockdep): not in `check`.
+check-lockdep: deps
+	$(MAKE) vm-stage KERNEL=lockdep
+	tests/vm/check-lockdep
 
 check-real: deps vm-stage
 	tests/real/run $(if $(NVIDIA_SRC),NVIDIA_SRC=$(NVIDIA_SRC),--debian)
