@@ -349,6 +349,20 @@ struct p2ps_check_report {
 	struct p2ps_check_item *calls;	/* functions the module calls */
 	size_t nr_calls;
 	size_t nr_symbols;		/* function symbols seen in the input */
+	/*
+	 * The UVM peer set for the driver version (docs/uvm.md), resolved as
+	 * the module resolves it when nvidia-uvm is loaded: its first hook in
+	 * nvidia, the rest in nvidia-uvm (a kallsyms dump's [nvidia_uvm]
+	 * lines; a module file has none: "not checked").  The module arms
+	 * the profile without it when it fails, so it does not decide
+	 * `supported`.
+	 */
+	char uvm_set[P2PS_NAME_LEN];	/* "" if the version has none, or is unknown */
+	struct p2ps_check_item *uvm_hooks;
+	size_t nr_uvm_hooks;
+	bool uvm_checked;		/* nvidia-uvm's symbols were there */
+	bool uvm_ok;			/* every hook of the set resolved */
+	char uvm_reason[256];		/* why not, or "" */
 };
 
 #define P2PS_CHECK_FORCE	(1U << 0)	/* unknown version: use the newest profile */

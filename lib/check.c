@@ -217,11 +217,46 @@ static bool same_place(const struct sym *a, const struct sym *b)
 	return a->shndx == b->shndx && a->value == b->value && (a->shndx || a->value);
 }
 
+/*
+ * Resolve @n hooks @d into @items (the module's p2ps_resolve, hook by
+ * hook); returns true if all resolved.  Then identical-code folding, as
+ * the module refuses it (kmod/driver.c check_folded): two targets at one
+ * address, a hook on it acting on both.
+ */
+static bool resolve_hooks(const struct symset *s, const struct p2ps_hook_desc *d, size_t n,
+			  bool fp, struct p2ps_check_item *items)
+{
+	const struct sym **at = calloc(n ? n : 1, sizeof(*at));
+	bool all = true;
+	size_t i, j;
+
+	if (!at)
+		return false;
+	for (i = 0; i < n; i++) {
+		at[i] = resolve_hook(s, &d[i], fp, &items[i]);
+		all &= items[i].ok;
+	}
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < i && at[i]; j++) {
+			if (!at[j] || !same_place(at[i], at[j]) || !strcmp(d[i].target, d[j].target))
+				continue;
+			items[i].ok = false;
+			snprintf(items[i].status, sizeof(items[i].status),
+				 "%s and %s are one function (identical code folded): a hook on it "
+				 "would act on both", at[j]->name, at[i]->name);
+			all = false;
+			break;
+		}
+	}
+	free(at);
+	return all;
+}
+
 /* Resolve @p; returns true if every hook and call resolved. */
 static bool resolve(const struct symset *s, const struct p2ps_profile *p, bool fp,
 		    struct p2ps_check_report *r)
 {
-	bool all = true;
+	bool all;
 	size_t i, nc = 0;
 
 	free(r->hooks);
@@ -233,35 +268,7 @@ static bool resolve(const struct symset *s, const struct p2ps_profile *p, bool f
 	r->nr_hooks = r->nr_calls = 0;
 	if (!r->hooks || !r->calls)
 		return false;
-	const struct sym **at = calloc(p->nr_hooks ? p->nr_hooks : 1, sizeof(*at));
-
-	if (!at)
-		return false;
-	for (i = 0; i < p->nr_hooks; i++) {
-		at[i] = resolve_hook(s, &p->hooks[i], fp, &r->hooks[i]);
-		all &= r->hooks[i].ok;
-	}
-	/*
-	 * Identical-code folding, as the module refuses it (kmod/driver.c
-	 * check_folded): two targets at one address, a hook on it acting on
-	 * both.
-	 */
-	for (i = 0; i < p->nr_hooks; i++) {
-		size_t j;
-
-		for (j = 0; j < i && at[i]; j++) {
-			if (!at[j] || !same_place(at[i], at[j]) ||
-			    !strcmp(p->hooks[i].target, p->hooks[j].target))
-				continue;
-			r->hooks[i].ok = false;
-			snprintf(r->hooks[i].status, sizeof(r->hooks[i].status),
-				 "%s and %s are one function (identical code folded): a hook on it "
-				 "would act on both", at[j]->name, at[i]->name);
-			all = false;
-			break;
-		}
-	}
-	free(at);
+	all = resolve_hooks(s, p->hooks, p->nr_hooks, fp, r->hooks);
 	r->nr_hooks = p->nr_hooks;
 	for (i = 0; i < nc; i++) {
 		struct p2ps_check_item *it = &r->calls[i];
@@ -292,14 +299,59 @@ static bool resolve(const struct symset *s, const struct p2ps_profile *p, bool f
 	return all;
 }
 
-static int run_check(struct symset *s, const char *version, const char *vsource,
-		     unsigned int flags, bool fp, struct p2ps_check_report **out)
+/*
+ * The UVM peer set of @version, as kmod/uvm_peer.c arm_set() resolves it:
+ * hooks[0] in nvidia (@s), the rest in nvidia-uvm (@u, NULL or empty when
+ * its symbols are not in the input).
+ */
+static int check_uvm(const struct symset *s, const struct symset *u, const char *version,
+		     bool fp, struct p2ps_check_report *r)
+{
+	const struct p2ps_uvm_set *set = p2ps_uvm_set_for_version(version);
+	size_t i, n;
+	bool ok;
+
+	if (!set || !set->nr_hooks)
+		return 0;
+	n = set->nr_hooks;
+	r->uvm_hooks = calloc(n, sizeof(*r->uvm_hooks));
+	if (!r->uvm_hooks)
+		return -ENOMEM;
+	r->nr_uvm_hooks = n;
+	p2ps_strlcpy(r->uvm_set, set->name, sizeof(r->uvm_set));
+	ok = resolve_hooks(s, set->hooks, 1, fp, r->uvm_hooks);
+	r->uvm_checked = n == 1 || (u && u->n);
+	if (n > 1 && r->uvm_checked) {
+		ok &= resolve_hooks(u, set->hooks + 1, n - 1, fp, r->uvm_hooks + 1);
+	} else {
+		for (i = 1; i < n; i++) {
+			p2ps_strlcpy(r->uvm_hooks[i].target, set->hooks[i].target,
+				     sizeof(r->uvm_hooks[i].target));
+			p2ps_strlcpy(r->uvm_hooks[i].status,
+				     "not checked: no nvidia-uvm symbols in the input",
+				     sizeof(r->uvm_hooks[i].status));
+		}
+	}
+	r->uvm_ok = ok && r->uvm_checked;
+	for (i = 0; i < n && r->uvm_hooks[i].ok; i++)
+		;
+	if (i < n)
+		snprintf(r->uvm_reason, sizeof(r->uvm_reason), "%.100s: %.150s",
+			 r->uvm_hooks[i].target, r->uvm_hooks[i].status);
+	return 0;
+}
+
+static int run_check(struct symset *s, struct symset *u, const char *version,
+		     const char *vsource, unsigned int flags, bool fp,
+		     struct p2ps_check_report **out)
 {
 	struct p2ps_check_report *r;
 	const struct p2ps_profile *p = NULL;
 	bool all;
 
 	qsort(s->v, s->n, sizeof(*s->v), sym_cmp);
+	if (u && u->n)
+		qsort(u->v, u->n, sizeof(*u->v), sym_cmp);
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
@@ -378,6 +430,11 @@ static int run_check(struct symset *s, const char *version, const char *vsource,
 		p2ps_strlcpy(r->reason, "driver version unknown: profile chosen by its symbols",
 			     sizeof(r->reason));
 	}
+	/* The set goes by the driver's own version (kmod/uvm_peer.c), as here. */
+	if (*r->driver_version && check_uvm(s, u, r->driver_version, fp, r)) {
+		p2ps_check_free(r);
+		return -ENOMEM;
+	}
 	*out = r;
 	return 0;
 }
@@ -388,6 +445,7 @@ void p2ps_check_free(struct p2ps_check_report *r)
 		return;
 	free(r->hooks);
 	free(r->calls);
+	free(r->uvm_hooks);
 	free(r);
 }
 
@@ -535,9 +593,9 @@ int p2ps_check_module(const char *path, const char *version, unsigned int flags,
 	if (sealscn)
 		mark_sealed(sealscn, symscn, &s);
 	if (version && *version)
-		err = run_check(&s, version, "given", flags, true, out);
+		err = run_check(&s, NULL, version, "given", flags, true, out);
 	else
-		err = run_check(&s, modver, "modinfo", flags, true, out);
+		err = run_check(&s, NULL, modver, "modinfo", flags, true, out);
 out:
 	free(s.v);
 	if (e)
@@ -551,8 +609,8 @@ out:
 int p2ps_check_kallsyms(const char *path, const char *version, unsigned int flags,
 			struct p2ps_check_report **out)
 {
-	struct symset s = { 0 };
-	bool tagged;
+	struct symset s = { 0 }, u = { 0 };
+	bool tagged, uvm;
 	char *buf, *line, *save = NULL;
 	int err = 0;
 
@@ -571,19 +629,21 @@ int p2ps_check_kallsyms(const char *path, const char *version, unsigned int flag
 		}
 		if (nf < 3 || strlen(f[1]) != 1)
 			continue;
-		if (tagged && (nf < 4 || strcmp(f[3], "[nvidia]")))
+		uvm = tagged && nf == 4 && !strcmp(f[3], "[nvidia_uvm]");
+		if (tagged && !uvm && (nf < 4 || strcmp(f[3], "[nvidia]")))
 			continue;
 		if (f[1][0] != 't' && f[1][0] != 'T' && f[1][0] != 'w' && f[1][0] != 'W')
 			continue;
-		err = symset_add(&s, f[2], NULL, 0);
+		err = symset_add(uvm ? &u : &s, f[2], NULL, 0);
 		if (!err)
-			s.v[s.n - 1].value = strtoull(f[0], NULL, 16);
+			(uvm ? &u : &s)->v[(uvm ? &u : &s)->n - 1].value = strtoull(f[0], NULL, 16);
 	}
 	if (!err && s.n == 0)
 		err = -P2PS_E_FORMAT;
 	if (!err)
-		err = run_check(&s, version, "given", flags, false, out);
+		err = run_check(&s, &u, version, "given", flags, false, out);
 	free(s.v);
+	free(u.v);
 	free(buf);
 	return err;
 }

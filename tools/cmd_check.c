@@ -80,6 +80,25 @@ json_object *p2pctl_check_json(const struct p2ps_check_report *r, const char *so
 		json_object_array_add(a, j);
 	}
 	json_object_object_add(o, "calls", a);
+	if (r->nr_uvm_hooks) {
+		json_object *u = json_object_new_object();
+
+		json_object_object_add(u, "name", json_object_new_string(r->uvm_set));
+		json_object_object_add(u, "checked", json_object_new_boolean(r->uvm_checked));
+		json_object_object_add(u, "ok", json_object_new_boolean(r->uvm_ok));
+		json_object_object_add(u, "reason", p2pctl_json_str(r->uvm_reason));
+		a = json_object_new_array();
+		for (i = 0; i < r->nr_uvm_hooks; i++) {
+			json_object *j = json_object_new_object();
+
+			json_object_object_add(j, "target", json_object_new_string(r->uvm_hooks[i].target));
+			json_object_object_add(j, "symbol", p2pctl_json_str(r->uvm_hooks[i].symbol));
+			json_object_object_add(j, "status", json_object_new_string(r->uvm_hooks[i].status));
+			json_object_array_add(a, j);
+		}
+		json_object_object_add(u, "hooks", a);
+		json_object_object_add(o, "uvm_set", u);
+	}
 	return o;
 }
 
@@ -111,10 +130,31 @@ static void print_human(const struct p2ps_check_report *r, const char *source, c
 		p2pctl_table_free(&t);
 		fputc('\n', f);
 	}
+	if (r->nr_uvm_hooks) {
+		p2pctl_table_init(&t, 3);
+		p2pctl_table_row(&t, "UVM PEER SET", "SYMBOL", "STATUS");
+		for (i = 0; i < r->nr_uvm_hooks; i++) {
+			const struct p2ps_check_item *it = &r->uvm_hooks[i];
+
+			p2pctl_table_row(&t, it->target, *it->symbol ? it->symbol : "-", it->status);
+		}
+		p2pctl_table_print(&t, f, "");
+		p2pctl_table_free(&t);
+		fputc('\n', f);
+	}
 	if (r->supported)
 		fprintf(f, "supported%s%s\n", *r->reason ? ": " : "", r->reason);
 	else
 		fprintf(f, "NOT supported: %s\n", *r->reason ? r->reason : "see above");
+	/* The module arms the profile without the set; it then says so. */
+	if (r->nr_uvm_hooks && r->uvm_ok)
+		fprintf(f, "UVM peer set %s: arms with nvidia-uvm\n", r->uvm_set);
+	else if (r->nr_uvm_hooks && !r->uvm_checked)
+		fprintf(f, "UVM peer set %s: not checked (no nvidia-uvm symbols: check the running "
+			"driver with nvidia-uvm loaded, or its kallsyms)\n", r->uvm_set);
+	else if (r->nr_uvm_hooks)
+		fprintf(f, "UVM peer set %s: would NOT arm: %s (managed memory between BAR1 peers "
+			"stays wrong; device memory P2P is not affected)\n", r->uvm_set, r->uvm_reason);
 }
 
 int cmd_check(int argc, char **argv)

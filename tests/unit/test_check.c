@@ -1019,6 +1019,63 @@ static void test_kallsyms_folded(void **state)
 	free(text);
 }
 
+/*
+ * The UVM peer set (docs/uvm.md), as the module resolves it when
+ * nvidia-uvm arrives: the real 580.159.04 kallsyms for nvidia, and
+ * [nvidia_uvm] lines for uvm-gpu's three nvidia-uvm targets.  A clone or
+ * two targets folded onto one address: the set would not arm, and the
+ * profile's verdict does not change (the module arms without the set).
+ */
+static struct p2ps_check_report *check_with_uvm(const char *uvm_lines)
+{
+	struct p2ps_check_report *r = NULL;
+	char *text = p2ps_read_file(KALLSYMS, NULL, true), *all, *path;
+
+	assert_non_null(text);
+	assert_true(asprintf(&all, "%s%s", text, uvm_lines) > 0);
+	path = write_tmp(all, strlen(all), ".txt");
+	assert_int_equal(p2ps_check_kallsyms(path, "580.159.04", 0, &r), 0);
+	unlink(path);
+	free(path);
+	free(all);
+	free(text);
+	assert_true(r->supported);
+	assert_string_equal(r->uvm_set, "uvm-gpu");
+	return r;
+}
+
+static void test_kallsyms_uvm(void **state)
+{
+	struct p2ps_check_report *r;
+
+	(void)state;
+	r = check_with_uvm("");
+	assert_false(r->uvm_checked);
+	assert_false(r->uvm_ok);
+	assert_true(r->uvm_hooks[0].ok);	/* nvUvmInterfaceGetP2PCaps, in nvidia */
+	p2ps_check_free(r);
+	r = check_with_uvm("ffffffffc1000000 t uvm_gpu_peer_phys_address\t[nvidia_uvm]\n"
+			   "ffffffffc1000100 t make_pte_turing\t[nvidia_uvm]\n"
+			   "ffffffffc1000200 t make_pte_hopper\t[nvidia_uvm]\n");
+	assert_true(r->uvm_checked);
+	assert_true(r->uvm_ok);
+	assert_int_equal(r->nr_uvm_hooks, 4);
+	p2ps_check_free(r);
+	r = check_with_uvm("ffffffffc1000000 t uvm_gpu_peer_phys_address\t[nvidia_uvm]\n"
+			   "ffffffffc1000100 t make_pte_turing\t[nvidia_uvm]\n"
+			   "ffffffffc1000100 t make_pte_hopper\t[nvidia_uvm]\n");
+	assert_false(r->uvm_ok);
+	assert_non_null(strstr(r->uvm_reason, "identical code folded"));
+	p2ps_check_free(r);
+	r = check_with_uvm("ffffffffc1000000 t uvm_gpu_peer_phys_address\t[nvidia_uvm]\n"
+			   "ffffffffc1000080 t uvm_gpu_peer_phys_address.isra.0\t[nvidia_uvm]\n"
+			   "ffffffffc1000100 t make_pte_turing\t[nvidia_uvm]\n"
+			   "ffffffffc1000200 t make_pte_hopper\t[nvidia_uvm]\n");
+	assert_false(r->uvm_ok);
+	assert_non_null(strstr(r->uvm_reason, "compiler clone uvm_gpu_peer_phys_address.isra.0"));
+	p2ps_check_free(r);
+}
+
 static void test_kallsyms_synthetic(void **state)
 {
 	static const char text[] =
@@ -1054,6 +1111,7 @@ int main(void)
 		cmocka_unit_test(test_elf_ok),
 		cmocka_unit_test(test_uvm_sets),
 		cmocka_unit_test(test_kallsyms_folded),
+		cmocka_unit_test(test_kallsyms_uvm),
 		cmocka_unit_test(test_elf_missing_stub),
 		cmocka_unit_test(test_elf_missing_dest),
 		cmocka_unit_test(test_elf_missing_call),
