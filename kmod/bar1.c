@@ -433,8 +433,14 @@ static NvBool wrap_bar1_capable(struct OBJGPU *gpu, struct KernelBus *bus, NvU32
 	return ret;
 }
 
+/*
+ * The in-flight reference of the capable "yes" (sbar1.c) ends in the
+ * return probe on the _GH100 body, inside this call: the wrapper holds its
+ * own until the ledger's is taken, so that no rmmod starts in between.
+ */
 static NV_STATUS wrap_static_enable(struct OBJGPU *gpu, struct KernelBus *bus, NvU32 gfid)
 {
+	bool held = try_module_get(THIS_MODULE);
 	NV_STATUS st;
 
 	wrapper_enter();
@@ -442,6 +448,8 @@ static NV_STATUS wrap_static_enable(struct OBJGPU *gpu, struct KernelBus *bus, N
 	if (st == NV_OK)
 		p2ps_ledger_static_get(gpu);	/* the observer on _GH100 marks the GPU */
 	wrapper_exit();
+	if (held)
+		module_put(THIS_MODULE);
 	return st;
 }
 
@@ -633,6 +641,11 @@ static const char *p2ps_caps_return(void *data, struct pt_regs *regs)
 		break;
 	case P2PS_CAPS_STOCK_MIXED:
 		pr_info_ratelimited("GPUs 0x%x: of different generations, no P2P (the driver's BAR1 atomics and coherence follow the memory owner's; libcuda refuses such pairs too)\n",
+				    c->mask);
+		refuse(c);
+		break;
+	case P2PS_CAPS_STOCK_UNKNOWN:
+		pr_info_ratelimited("GPUs 0x%x: one was initialised before arming (or is still being looked up): its generation unknown, no P2P until it re-initialises\n",
 				    c->mask);
 		refuse(c);
 		break;

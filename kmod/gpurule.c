@@ -60,15 +60,43 @@ const char *p2ps_gpu_arch_name(enum p2ps_gpu_arch arch)
 	}
 }
 
+void p2ps_gpu_set_add(struct p2ps_gpu_set *s, uint32_t pci_id)
+{
+	if (!pci_id) {
+		s->unknown = true;
+		return;
+	}
+	if (pci_id >> 16 != PCI_VENDOR_NVIDIA)
+		return;
+	s->nvidia = true;
+	s->archs |= 1U << p2ps_gpu_arch(pci_id >> 16, pci_id & 0xffff);
+}
+
+/*
+ * Architectures are compared across the whole set, not against its first
+ * GPU.  Two IDs outside the table are taken as one (newer) generation.
+ * Where the set has NVIDIA GPUs and one the module never saw, nothing
+ * says they are of one generation: the stock answer (a GPU initialised
+ * before arming is the driver's alone until it re-initialises).  A set
+ * with no NVIDIA ID at all is the test VM's (QEMU has no NVIDIA device).
+ */
+enum p2ps_gpu_set_verdict p2ps_gpu_set_verdict(const struct p2ps_gpu_set *s)
+{
+	if (s->archs & (s->archs - 1))
+		return P2PS_GPUS_MIXED;
+	if (s->nvidia && s->unknown)
+		return P2PS_GPUS_UNKNOWN;
+	return P2PS_GPUS_ONE;
+}
+
 bool p2ps_gpus_mixed(unsigned int vendor_a, unsigned int device_a,
 		     unsigned int vendor_b, unsigned int device_b)
 {
-	enum p2ps_gpu_arch a = p2ps_gpu_arch(vendor_a, device_a);
-	enum p2ps_gpu_arch b = p2ps_gpu_arch(vendor_b, device_b);
+	struct p2ps_gpu_set s = { 0 };
 
 	if (vendor_a != PCI_VENDOR_NVIDIA || vendor_b != PCI_VENDOR_NVIDIA)
 		return false;
-	if (a == P2PS_ARCH_UNKNOWN && b == P2PS_ARCH_UNKNOWN)
-		return false;
-	return a != b;
+	p2ps_gpu_set_add(&s, vendor_a << 16 | device_a);
+	p2ps_gpu_set_add(&s, vendor_b << 16 | device_b);
+	return p2ps_gpu_set_verdict(&s) == P2PS_GPUS_MIXED;
 }

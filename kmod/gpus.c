@@ -239,8 +239,9 @@ static void p2ps_gpu_detach_entry(void *data, struct pt_regs *regs)
 /*
  * osDpcDetachGpu(OBJGPU *pGpu), at entry: gpumgrDetachGpu calls it, on the
  * detaching thread, with the OBJGPU it is about to free (every tag from
- * 550 to 595; its other caller, gpumgrAttach's error path, is no detach
- * and finds no slot).  NMI context: single stores only.
+ * 550 to 595).  Its other caller, gpumgrAttach's error path, frees a GPU
+ * that is still attaching: the attach's return forgets it
+ * (attach_freed).  NMI context: single stores only.
  */
 static void p2ps_gpu_leaving(struct pt_regs *regs)
 {

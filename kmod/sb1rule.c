@@ -523,15 +523,11 @@ void p2ps_caps_add(struct p2ps_caps_set *s, uint32_t sb1_state, uint64_t offset,
 {
 	bool on = p2ps_sb1_mapped(sb1_state);
 
-	if (!s->nr) {
+	p2ps_gpu_set_add(&s->gpus, pci_id);
+	if (!s->nr)
 		s->sw = sw;
-		s->pci_id = pci_id;
-	} else {
-		if (!sw || sw != s->sw)
-			s->sw_split = true;
-		if (p2ps_gpus_mixed(s->pci_id >> 16, s->pci_id & 0xffff, pci_id >> 16, pci_id & 0xffff))
-			s->mixed = true;
-	}
+	else if (!sw || sw != s->sw)
+		s->sw_split = true;
 	s->nr++;
 	s->unmapped |= !on;
 	s->unusable |= on && !p2ps_sb1_p2p_usable(offset);
@@ -551,8 +547,14 @@ enum p2ps_caps_verdict p2ps_caps_verdict(const struct p2ps_caps_in *in)
 		return P2PS_CAPS_KEEP;
 	if (s->ioh_split)
 		return P2PS_CAPS_STOCK_IOH;
-	if (s->mixed)
+	switch (p2ps_gpu_set_verdict(&s->gpus)) {
+	case P2PS_GPUS_MIXED:
 		return P2PS_CAPS_STOCK_MIXED;
+	case P2PS_GPUS_UNKNOWN:
+		return P2PS_CAPS_STOCK_UNKNOWN;
+	case P2PS_GPUS_ONE:
+		break;
+	}
 	if (in->connectivity == P2P_CONNECTIVITY_PCIE_PROPRIETARY || in->guard_only)
 		return P2PS_CAPS_STOCK;
 	if ((in->watch_static_bar1 && (s->nr < 2 || s->unmapped)) || s->unusable)

@@ -74,7 +74,8 @@ bool p2ps_dr_cpu(struct dctx *c, struct p2ps_host_cpu *cpu)
  */
 static bool known_switch(struct dctx *c, const struct p2ps_pair *p)
 {
-	char ca[P2PS_DR_MAX_DEPTH][16], cb[P2PS_DR_MAX_DEPTH][16], ha[64], hb[64], dir[64];
+	char ca[P2PS_DR_MAX_DEPTH][16], cb[P2PS_DR_MAX_DEPTH][16], ha[64], hb[64], dir[512];
+	const char *at;
 	const struct p2ps_doctor_report *r = c->r;
 	int na = p2ps_dr_split_path(r->gpus[p->a].path, ca, P2PS_DR_MAX_DEPTH, ha, sizeof(ha));
 	int nb = p2ps_dr_split_path(r->gpus[p->b].path, cb, P2PS_DR_MAX_DEPTH, hb, sizeof(hb));
@@ -88,7 +89,21 @@ static bool known_switch(struct dctx *c, const struct p2ps_pair *p)
 		;
 	if (i == 0)
 		return false;
-	snprintf(dir, sizeof(dir), "/sys/bus/pci/devices/%s", ca[i - 1]);
+	/*
+	 * The module's rule (kmod/sbar1.c switch_of): each GPU's nearest
+	 * switch, the upstream port above its downstream port, and both the
+	 * same.  So each GPU sits right below a downstream port of the common
+	 * bridge: nested switches (the driver looks further up) are refused,
+	 * as the module refuses them.
+	 */
+	if (na - 1 != i + 1 || nb - 1 != i + 1)
+		return false;
+	/* the bridge's own directory on the GPU's path (a tree may have no sys/bus links) */
+	at = strstr(r->gpus[p->a].path, ca[i - 1]);
+	if (!at)
+		return false;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(at - r->gpus[p->a].path + strlen(ca[i - 1])),
+		 r->gpus[p->a].path);
 	vendor = p2ps_dr_read_hex(c, dir, "vendor", &ok1);
 	device = p2ps_dr_read_hex(c, dir, "device", &ok2);
 	return ok1 && ok2 && p2ps_pcie_switch_known(vendor, device);

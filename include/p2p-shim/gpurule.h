@@ -23,6 +23,7 @@
 #include <linux/types.h>
 #else
 #include <stdbool.h>
+#include <stdint.h>
 #endif
 
 enum p2ps_gpu_arch {
@@ -39,11 +40,25 @@ enum p2ps_gpu_arch p2ps_gpu_arch(unsigned int vendor, unsigned int device);
 const char *p2ps_gpu_arch_name(enum p2ps_gpu_arch arch);
 
 /*
- * Whether two GPUs, by PCI ID, are of different generations: both NVIDIA,
- * and either of two known architectures that differ, or one known and one
- * not in the table (a newer chip).  A GPU whose ID is not known at all
- * (vendor 0) is no evidence either way.
+ * A set of GPUs (the caps guard's GPU mask), each added by its PCI
+ * vendor << 16 | device, 0 where the module does not know it (a GPU
+ * attached before arming, or its PCI lookup still pending).
  */
+struct p2ps_gpu_set {
+	unsigned int archs;		/* bit per enum p2ps_gpu_arch seen (NVIDIA only) */
+	bool nvidia;			/* an NVIDIA GPU is in it */
+	bool unknown;			/* a GPU of unknown identity is in it */
+};
+void p2ps_gpu_set_add(struct p2ps_gpu_set *s, uint32_t pci_id);
+
+enum p2ps_gpu_set_verdict {
+	P2PS_GPUS_ONE,			/* one generation (or no NVIDIA ID at all: no evidence) */
+	P2PS_GPUS_MIXED,		/* two generations, or a known one and one not in the table */
+	P2PS_GPUS_UNKNOWN,		/* NVIDIA GPUs with one the module cannot name: fail closed */
+};
+enum p2ps_gpu_set_verdict p2ps_gpu_set_verdict(const struct p2ps_gpu_set *s);
+
+/* Whether two GPUs, by PCI ID, are of two generations (the set's MIXED). */
 bool p2ps_gpus_mixed(unsigned int vendor_a, unsigned int device_a,
 		     unsigned int vendor_b, unsigned int device_b);
 

@@ -18,6 +18,8 @@
 #include <stdint.h>
 #endif
 
+#include <p2p-shim/gpurule.h>
+
 #define P2PS_KiB		((uint64_t)1 << 10)
 #define P2PS_MiB		((uint64_t)1 << 20)
 #define P2PS_GiB		((uint64_t)1 << 30)
@@ -178,8 +180,7 @@ struct p2ps_caps_set {
 	uint64_t ioh;			/* the first hub seen; 0: none yet */
 	uint64_t sw;			/* the first GPU's PCIe switch; 0: none */
 	bool sw_split;			/* a GPU below another switch, or none */
-	uint32_t pci_id;		/* the first GPU's vendor << 16 | device; 0: unknown */
-	bool mixed;			/* GPUs of different generations (gpurule.h) */
+	struct p2ps_gpu_set gpus;	/* the GPUs' identities (gpurule.h) */
 };
 /*
  * Add a GPU: its static BAR1 state (enum p2ps_sb1_state) and offset,
@@ -205,6 +206,7 @@ enum p2ps_caps_verdict {
 	P2PS_CAPS_STOCK_IOH,		/* the same, for the I/O-hub split */
 	P2PS_CAPS_STOCK_READS,		/* the same: the driver's rule gives this host no peer reads */
 	P2PS_CAPS_STOCK_MIXED,		/* the same: GPUs of different generations (gpurule.h) */
+	P2PS_CAPS_STOCK_UNKNOWN,	/* the same: a GPU whose identity the module does not know */
 };
 enum p2ps_caps_verdict p2ps_caps_verdict(const struct p2ps_caps_in *in);
 /* Whether the verdict can be other than KEEP, from the answer alone (no records needed). */

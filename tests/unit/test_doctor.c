@@ -1500,6 +1500,29 @@ static void test_bar1_reads(void **state)
 			  "model : 143\\n' >proc/cpuinfo");
 	assert_null(p2ps_doctor_find(r, "bar1-reads", NULL));
 	p2ps_doctor_free(r);
+	/*
+	 * Below one known switch (PLX), on that Intel host: reads allowed.
+	 * Then the second GPU moved below a second PLX switch nested in the
+	 * first: its nearest switch is the inner one, which the module takes
+	 * (kmod/sbar1.c switch_of), so no common switch, as the module says.
+	 */
+	r = doctor_edited("plx-noacs", "printf 'vendor_id : GenuineIntel\\ncpu family : 6\\n"
+			  "model : 183\\n' >proc/cpuinfo");
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
+	assert_null(p2ps_doctor_find(r, "bar1-reads", NULL));
+	p2ps_doctor_free(r);
+	r = doctor_edited("plx-noacs", "printf 'vendor_id : GenuineIntel\\ncpu family : 6\\n"
+			  "model : 183\\n' >proc/cpuinfo; "
+			  "cd sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:10.0 && "
+			  "mkdir -p 0000:05:00.0/0000:06:00.0 && "
+			  "{ cp ../* 0000:05:00.0/ 2>/dev/null; cp ../0000:02:08.0/* 0000:06:00.0/ 2>/dev/null; true; } && "
+			  "mv 0000:04:00.0 0000:05:00.0/0000:06:00.0/ && cd - >/dev/null && "
+			  "sed -i 's|0000:02:10.0/0000:04:00.0|0000:02:10.0/0000:05:00.0/0000:06:00.0/0000:04:00.0|g' "
+			  ".symlinks");
+	assert_int_equal(r->nr_gpus, 2);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	assert_non_null(strstr(r->pairs[0].p2p_why, "no BAR1 peer reads"));
+	p2ps_doctor_free(r);
 	/* a Ryzen 5950X (Zen 3, family 25) passes */
 	r = doctor_edited("amd-chipset", "printf 'vendor_id : AuthenticAMD\ncpu family : 25\n"
 			  "model : 33\n' >proc/cpuinfo");

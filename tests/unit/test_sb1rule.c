@@ -431,8 +431,9 @@ static void test_gpu_arch(void **state)
 /*
  * Correctness III item 6: a forced pair of two generations (an RTX 4090,
  * 0x2684, with an RTX 5090, 0x2b85) gets the stock answer, in either
- * order and before the other rules; two of one generation, or a GPU whose
- * ID is unknown (not NVIDIA's, or not yet looked up), do not.
+ * order and before the other rules; two of one generation do not.  A GPU
+ * the module cannot name beside NVIDIA ones gets the stock answer too
+ * (review F2: fail closed); a set with no NVIDIA ID at all is no evidence.
  */
 static void test_caps_mixed(void **state)
 {
@@ -442,6 +443,12 @@ static void test_caps_mixed(void **state)
 	const struct rec same[2] = { { P2PS_SB1_ON, 0, 0, 0, ada }, { P2PS_SB1_ON, 0, 0, 0, ada2 } };
 	const struct rec unknown[2] = { { P2PS_SB1_ON, 0, 0, 0, ada }, { P2PS_SB1_ON, 0, 0, 0, 0 } };
 	const struct rec newer[2] = { { P2PS_SB1_ON, 0, 0, 0, ada }, { P2PS_SB1_ON, 0, 0, 0, 0x10de3f00 } };
+	const struct rec three[3] = { { P2PS_SB1_ON, 0, 0, 0, ada }, { P2PS_SB1_ON, 0, 0, 0, ada2 },
+				      { P2PS_SB1_ON, 0, 0, 0, blackwell } };
+	const struct rec three_unknown[3] = { { P2PS_SB1_ON, 0, 0, 0, 0 }, { P2PS_SB1_ON, 0, 0, 0, blackwell },
+					      { P2PS_SB1_ON, 0, 0, 0, ada } };
+	const struct rec qemu[2] = { { P2PS_SB1_ON, 0, 0, 0, 0x808610d3 }, { P2PS_SB1_ON, 0, 0, 0, 0 } };
+	const struct rec none[2] = { { P2PS_SB1_ON, 0, 0, 0, 0 }, { P2PS_SB1_ON, 0, 0, 0, 0 } };
 	const uint32_t bar1 = P2P_CONNECTIVITY_PCIE_BAR1;
 
 	(void)state;
@@ -449,7 +456,14 @@ static void test_caps_mixed(void **state)
 	assert_int_equal(caps(bar1, true, false, rev, 2), P2PS_CAPS_STOCK_MIXED);
 	assert_int_equal(caps(bar1, true, false, newer, 2), P2PS_CAPS_STOCK_MIXED);
 	assert_int_equal(caps(bar1, true, false, same, 2), P2PS_CAPS_KEEP);
-	assert_int_equal(caps(bar1, true, false, unknown, 2), P2PS_CAPS_KEEP);
+	/* a GPU the module never saw (attached before arming): fail closed */
+	assert_int_equal(caps(bar1, true, false, unknown, 2), P2PS_CAPS_STOCK_UNKNOWN);
+	/* every pair of the set, not each against the first */
+	assert_int_equal(caps(bar1, true, false, three, 3), P2PS_CAPS_STOCK_MIXED);
+	assert_int_equal(caps(bar1, true, false, three_unknown, 3), P2PS_CAPS_STOCK_MIXED);
+	/* no NVIDIA ID at all (the test VM's QEMU devices, or none looked up): no evidence */
+	assert_int_equal(caps(bar1, true, false, qemu, 2), P2PS_CAPS_KEEP);
+	assert_int_equal(caps(bar1, true, false, none, 2), P2PS_CAPS_KEEP);
 	assert_int_equal(caps(bar1, true, false, mixed, 1), P2PS_CAPS_KEEP);
 	/* the driver's own answer, not forced, stands */
 	assert_int_equal(caps(bar1, false, false, mixed, 2), P2PS_CAPS_KEEP);

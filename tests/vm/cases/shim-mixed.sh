@@ -26,3 +26,21 @@ for v in 580.159.04 595.45.04; do
 	run p2pctl disable
 	run rmmod p2p_shim
 done
+
+# Review F2: a GPU the module never saw (initialised before arming) beside
+# a forced one: nothing says they are of one generation, so no P2P until
+# it re-initialises under the hooks; then its ID is known.
+for v in 580.159.04; do
+	echo "== $v: GPUs initialised before arming"
+	run insmod /lib/standin/$v/nvidia.ko gpus="$G"
+	run insmod /lib/p2p-shim/faults/p2p-shim.ko enable=1 fault_pci_id=0x10de2684,0x10de2b85,0x10de2704
+	run nvflow reinit 0
+	klog_mark
+	expect_eq "$v seen + unseen: stock answer" "$(kv connectivity "$(nvflow caps 0 2)")" unknown
+	expect_match "$v says why" "$(klog_since)" 'GPUs 0x5: one was initialised before arming'
+	run nvflow reinit 2
+	expect_eq "$v both seen, one generation: BAR1 P2P" "$(kv connectivity "$(nvflow caps 0 2)")" pcie_bar1
+	run rmmod nvidia
+	run p2pctl disable
+	run rmmod p2p_shim
+done
