@@ -144,7 +144,7 @@ static const struct kernel_param_ops registry_gpus_ops = {
 };
 module_param_cb(registry_gpus, &registry_gpus_ops, NULL, 0644);
 MODULE_PARM_DESC(registry_gpus,
-		 "The GPUs (DDDD:BB:DD.0, comma-separated) the registry defaults apply to (default: every GPU)");
+		 "The GPUs (DDDD:BB:DD.0, comma-separated) the registry defaults and static BAR1 forcing apply to (default: every GPU)");
 
 /*
  * Whether the GPU this thread is attaching is one of p2p-shim's: every GPU,
@@ -155,15 +155,25 @@ MODULE_PARM_DESC(registry_gpus,
  */
 static bool in_scope(void)
 {
+	/* The common case, every GPU: no lookup. */
+	if (!READ_ONCE(scoped.nr))
+		return true;
+	return p2ps_registry_scoped(p2ps_sb1_dbd(p2ps_gpu_attaching()));
+}
+
+/*
+ * Whether the GPU at @dbd (U64_MAX: unknown) is one of p2p-shim's: every
+ * GPU, or one registry_gpus= names.  Static BAR1 is forced only on those
+ * too (sbar1.c).
+ */
+bool p2ps_registry_scoped(u64 dbd)
+{
 	unsigned long flags;
 	bool in = false;
 	unsigned int i;
-	u64 dbd;
 
-	/* The common case, every GPU: no lookup, no lock. */
 	if (!READ_ONCE(scoped.nr))
 		return true;
-	dbd = p2ps_sb1_dbd(p2ps_gpu_attaching());
 	p2ps_lock(&scoped_lock, flags);
 	if (!scoped.nr)
 		in = true;
@@ -532,7 +542,13 @@ static const char *p2ps_registry_return(void *data, struct pt_regs *regs)
 	 */
 	wrapper_enter();
 	ours = in_scope();
-	supply = st != NV_OK && READ_ONCE(use_registry_defaults) && !READ_ONCE(closing) && ours;
+	/*
+	 * Only to a GPU whose attach we track, every key alike (review F5):
+	 * on 565/570 RMForceP2PType=2 without the ForceP2P that goes with it
+	 * turns that GPU's NVLink P2P off and gives it nothing in return.
+	 */
+	supply = st != NV_OK && READ_ONCE(use_registry_defaults) && !READ_ONCE(closing) && ours &&
+		 p2ps_gpu_attaching() < NV_MAX_DEVICES;
 	/*
 	 * ForceP2P only for a GPU whose attach we see: the caps guard must be
 	 * able to tell which GPUs carry it.  Whoever set it, a ForceP2P that

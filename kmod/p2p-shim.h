@@ -188,6 +188,7 @@ int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 		   struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err);
 void p2ps_bar1_unbind(void);
 void p2ps_bar1_close(void);
+bool p2ps_registry_scoped(u64 dbd);
 void p2ps_bar1_reopen(void);
 void p2ps_bar1_guard_only(bool on);
 bool p2ps_bar1_enter(void);

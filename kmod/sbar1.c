@@ -445,6 +445,9 @@ static const char *no_force(struct sb1_gpu *g, unsigned int major)
 	unsigned int no;
 	u64 offset;
 
+	/* A GPU registry_gpus= leaves out is not p2p-shim's (review F6). */
+	if (!p2ps_registry_scoped(g->dbd & 0xffff00e0ULL ? U64_MAX : g->dbd))
+		return "not among registry_gpus=";
 	no = p2ps_sb1_no_force(&in, &offset);
 	if (!(no & ~P2PS_NF_NO_ROOM))
 		g->offset = offset;

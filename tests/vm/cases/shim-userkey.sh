@@ -86,6 +86,19 @@ wait_match klog_since 'caps guard removed'
 run rmmod p2p_shim	# GPUs 0 and 1 hold nothing
 run rmmod nvidia
 
+echo "== registry_gpus= also says where static BAR1 is forced (an RTX 5090 pair, review F6)"
+G5='GB202@0000:01:00.0,vram=32607M,fb=32G,bar1=0x4000000000/32G;GB202@0000:02:00.0,vram=32607M,fb=32G,bar1=0x4800000000/32G'
+run insmod /lib/p2p-shim/p2p-shim.ko enable=1 registry_gpus=0000:01:00.0
+run insmod /lib/standin/580.159.04/nvidia.ko gpus="$G5"
+st=$(p2pctl status)
+echo "$st" | grep -E '^ *[01] '
+expect_match "GPU0 (named): forced" "$st" '0 +forced'
+expect_match "GPU1 (not named): left to the driver" "$st" 'not among registry_gpus='
+expect_eq "GPU1: the driver's own answer, no static BAR1" "$(kv gpu1.static_bar1 "$(nvflow state)")" 0
+run rmmod nvidia
+run p2pctl disable
+run rmmod p2p_shim
+
 echo "== registry_gpus= with a bad address is refused at load"
 expect_fail "bad address" insmod /lib/p2p-shim/p2p-shim.ko registry_gpus=0000:zz:00.0
 expect_match "says why" "$(dmesg | tail -n 5)" "registry_gpus: '0000:zz:00.0' is not a PCI address"
