@@ -2946,6 +2946,20 @@ RM_FN NV_STATUS gpumgrAttachGpu(NvU32 gpuInstance, GPUATTACHARG *pArg)
 	 */
 	_kbifInitRegistryOverrides(pGpu, GPU_GET_KERNEL_BIF(pGpu));
 	kbusInitRegistryOverrides(pGpu, &pGpu->kernelBus);
+	/*
+	 * gpuPostConstruct failing after the engines read the registry
+	 * (gpu_mgr.c gpumgrAttach_error_and_exit, L1602-1616 in 580.142):
+	 * osDpcDetachGpu(pGpu), then the OBJGPU is freed and the attach fails.
+	 */
+	if (READ_ONCE(nv_standin_fail_post_construct) & BIT(gpuInstance)) {
+		WRITE_ONCE(nv_standin_fail_post_construct,
+			   nv_standin_fail_post_construct & ~BIT(gpuInstance));
+		osDpcDetachGpu(pGpu);
+		gpumgrGpus[gpuInstance] = NULL;
+		gpumgrAttachedMask &= ~BIT(gpuInstance);
+		rmSpareGpus[gpuInstance] = pGpu;
+		return NV_ERR_GENERIC;
+	}
 	return NV_OK;
 }
 
@@ -3405,6 +3419,9 @@ static int rmReinit(u32 gpu, bool unseen, struct seq_buf *out)
 	GPUATTACHARG arg;
 	NV_STATUS status;
 
+	/* A GPU whose attach failed (fail_post_construct): attach it anew. */
+	if (!pGpu && gpu < rmConfig.num_gpus && !gpumgrGpus[gpu])
+		goto attach;
 	if (!pGpu)
 		return -ENODEV;
 	if (unseen) {
@@ -3421,6 +3438,7 @@ static int rmReinit(u32 gpu, bool unseen, struct seq_buf *out)
 	gpuStateUnload(pGpu);
 	rmGpuLocksRelease();
 	gpumgrDetachGpu(gpu);
+attach:
 	rmFillAttachArg(&arg, &rmConfig.gpu[gpu]);
 	status = gpumgrAttachGpu(gpu, &arg);
 	if (status == NV_OK)

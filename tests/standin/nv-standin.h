@@ -39,6 +39,12 @@ struct nv_standin_config {
 	bool unload_destroys;	/* unload tears live P2P objects down first */
 };
 
+/*
+ * GPU instances whose next attach fails after the registry reads, as
+ * gpuPostConstruct failing does (nv.c's fail_post_construct, writable).
+ */
+extern unsigned int nv_standin_fail_post_construct;
+
 #define NV_STANDIN_CPU_OTHER	0
 #define NV_STANDIN_CPU_RYZEN	1
 #define NV_STANDIN_CPU_XEON_SPR	2

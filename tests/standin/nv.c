@@ -71,6 +71,11 @@ static bool unload_destroys;
 module_param(unload_destroys, bool, 0444);
 MODULE_PARM_DESC(unload_destroys, "On unload, tear live P2P objects down through the RM first");
 
+unsigned int nv_standin_fail_post_construct;
+module_param_named(fail_post_construct, nv_standin_fail_post_construct, uint, 0644);
+MODULE_PARM_DESC(fail_post_construct,
+		 "Mask of GPU instances whose next attach fails after its registry reads (gpuPostConstruct failing; cleared as it fires)");
+
 static unsigned int hold_timeout = 30;
 module_param(hold_timeout, uint, 0644);
 MODULE_PARM_DESC(hold_timeout, "Seconds a call stays parked at a hold point before it goes on by itself");
