@@ -228,10 +228,14 @@ static_assert(sizeof(struct detach_call) <= P2PS_RET_DATA_SIZE);
 static void p2ps_gpu_detach_entry(void *data, struct pt_regs *regs)
 {
 	struct detach_call *c = data;
+	int i;
 
 	c->instance = regs_get_kernel_argument(regs, 0);
 	if (c->instance >= NV_MAX_DEVICES)
 		return;
+	/* A slot still naming this thread lost its return (a hand-over). */
+	for (i = 0; i < NV_MAX_DEVICES; i++)
+		cmpxchg(&gpus[i].detaching, current, NULL);
 	WRITE_ONCE(gpus[c->instance].leaving, NULL);
 	WRITE_ONCE(gpus[c->instance].detaching, current);
 }
@@ -293,10 +297,19 @@ bool p2ps_gpu_bind(struct OBJGPU *gpu)
 {
 	struct p2ps_gpu *g = NULL;
 	unsigned long flags;
+	int i;
 
 	p2ps_lock(&gpus_lock, flags);
 	if (gpu)
 		g = attaching_slot();
+	/*
+	 * Another slot naming this OBJGPU lost its detach's return (the
+	 * purge is there): that GPU was freed and this one has its memory.
+	 * Its record and reference go, so that what follows is this slot's.
+	 */
+	for (i = 0; g && i < NV_MAX_DEVICES; i++)
+		if (&gpus[i] != g && gpus[i].gpu == gpu)
+			forget(&gpus[i]);
 	if (g)
 		g->gpu = gpu;
 	spin_unlock_irqrestore(&gpus_lock, flags);

@@ -255,7 +255,7 @@ static void p2ps_uvm_native_entry(void *data, struct pt_regs *regs)
 	c->ours = within_module(regs_get_kernel_stack_nth(regs, 0), THIS_MODULE);
 }
 
-/* Whether @gpu attached under our hooks and carries our ForceP2P. */
+/* Whether @gpu attached under our hooks and carries a forcing ForceP2P (ours or the user's). */
 static bool forced(struct OBJGPU *gpu)
 {
 	u32 instance = p2ps_gpu_instance(gpu);
