@@ -84,6 +84,7 @@ static struct {
 	unsigned int nr;
 	u64 dbd[NR_SCOPED];	/* as GPUATTACHARG's: domain 63:32, bus 15:8, device 7:0 */
 } scoped;
+/* Taken last: its holders take no other lock (sbar1.c takes it under sb1_lock). */
 static DEFINE_SPINLOCK(scoped_lock);
 
 static int registry_gpus_set(const char *val, const struct kernel_param *kp)
@@ -424,16 +425,20 @@ static NvBool wrap_is_supported(struct OBJGPU *g0, struct KernelBus *b0,
  * Gen 0: kbusIsBar1P2PCapable decides at BAR1 initialisation whether a GPU
  * gets static BAR1.  The stub's answer (no) while a disable decides, and
  * for a GPU whose attach we did not see: its static BAR1 could not be told
- * apart from Hopper's, and everything else on it would then see it.
+ * apart from Hopper's, and everything else on it would then see it.  Also
+ * for a GPU registry_gpus= leaves out (the user's own RMForceP2PType=2
+ * would otherwise get it static BAR1 through us).
  */
 static NvBool wrap_bar1_capable(struct OBJGPU *gpu, struct KernelBus *bus, NvU32 gfid)
 {
+	u32 instance = p2ps_gpu_instance(gpu);
 	NvBool ret = NV_FALSE;
 	bool held;
 
 	wrapper_enter();
 	held = may_create();
-	if (held && p2ps_gpu_instance(gpu) != U32_MAX)
+	/* Static BAR1 only for p2p-shim's GPUs (registry_gpus=), as on 570+. */
+	if (held && instance != U32_MAX && p2ps_registry_scoped(p2ps_sb1_dbd(instance)))
 		ret = nv.bar1_capable(gpu, bus, gfid);
 	/* The enable follows: in flight until it returns (sbar1.c). */
 	if (ret && !p2ps_sb1_capable_begin(gpu))

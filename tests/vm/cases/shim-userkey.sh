@@ -92,9 +92,21 @@ run insmod /lib/p2p-shim/p2p-shim.ko enable=1 registry_gpus=0000:01:00.0
 run insmod /lib/standin/580.159.04/nvidia.ko gpus="$G5"
 st=$(p2pctl status)
 echo "$st" | grep -E '^ *[01] '
-expect_match "GPU0 (named): forced" "$st" '0 +forced'
+expect_match "GPU0 (named): forced" "$st" ' 0 +forced +usable'
 expect_match "GPU1 (not named): left to the driver" "$st" 'not among registry_gpus='
 expect_eq "GPU1: the driver's own answer, no static BAR1" "$(kv gpu1.static_bar1 "$(nvflow state)")" 0
+run rmmod nvidia
+run p2pctl disable
+run rmmod p2p_shim
+
+echo "== 550 (gen 0): registry_gpus= leaves GPU1 out, the user's own RMForceP2PType=2 on it"
+run insmod /lib/p2p-shim/p2p-shim.ko enable=1 registry_gpus=0000:01:00.0
+G0='AD102@0000:01:00.0,vram=24G,bar1=0x4000000000/32G;AD102@0000:02:00.0,vram=24G,bar1=0x6000000000/32G'
+run insmod /lib/standin/550.163.01/nvidia.ko gpus="$G0" \
+	NVreg_RegistryDwordsPerDevice="pci=0000:02:00.0;RMForceP2PType=2"
+st=$(nvflow state)
+expect_eq "GPU0 (named): static BAR1" "$(kv gpu0.static_bar1 "$st")" 1
+expect_eq "GPU1 (not named): no static BAR1 through p2p-shim" "$(kv gpu1.static_bar1 "$st")" 0
 run rmmod nvidia
 run p2pctl disable
 run rmmod p2p_shim
