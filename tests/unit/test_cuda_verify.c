@@ -7,6 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "cuda_int.h"
@@ -65,7 +70,10 @@ static void all_ok(void **st)
 	assert_non_null(strstr(out, "  managed memory 0-1: OK (8 OK, 0 FAIL, 0 not run; cuMemAllocManaged, "
 				    "1048576 bytes)\n"));
 	assert_non_null(strstr(out, "concurrent: every directed pair at once, 0.01 s\n"));
-	assert_non_null(strstr(out, "  concurrent  1->0  OK    1048560 bytes, "));
+	/* 1048560 bytes a round (three 349520-byte slices); how many rounds fit
+	 * in 0.01 s depends on the machine's load */
+	assert_non_null(strstr(out, "  concurrent  1->0  OK    "));
+	assert_non_null(strstr(out, "0 bytes, "));
 	assert_non_null(strstr(out, "verify: OK (27 OK, 0 FAIL); 5 OK without a proven path\n"));
 	assert_null(strstr(out, "FAIL  "));
 	assert_string_equal(err, "");
@@ -243,7 +251,7 @@ static void copy_error(void **st)
 	(void)st;
 	setenv("FAKECUDA_COPY_ERROR", "3", 1);	/* the third copy: ce 1->0's first round */
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "ce"), 1);
-	assert_non_null(strstr(out, "  ce          1->0  FAIL  cuMemcpyPeerAsync: CUDA_ERROR_LAUNCH_FAILED"));
+	assert_non_null(strstr(out, "  ce          1->0  FAIL  cuMemcpyPeerAsync on GPU 1: CUDA_ERROR_LAUNCH_FAILED"));
 	assert_non_null(strstr(out, "(1 OK, 1 FAIL)"));
 	free(out);
 	free(err);
@@ -429,7 +437,7 @@ static void um_wrong_mapping(void **st)
 	 * wrong PTE is never used, and verify says peer access failed. */
 	setenv("FAKECUDA_ENABLE_ERROR", "217", 1);
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "8192"), 1);
-	assert_null(strstr(out, "um-read"));
+	assert_null(strstr(out, "  um-read     0->1"));
 	free(out);
 	free(err);
 }
@@ -526,7 +534,8 @@ static void um_not_supported(void **st)
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 0);
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: GPU 0 cannot share managed memory with "
 				    "another processor (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 0)\n"));
-	assert_null(strstr(out, "um-read"));
+	assert_null(strstr(out, "  um-read     0->1"));
+	assert_non_null(strstr(out, "  um-read      SKIP  SKIP\n"));
 	assert_non_null(strstr(out, "verify: OK (19 OK, 0 FAIL, 8 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
@@ -772,6 +781,130 @@ static void fault_graph_drop(void **st)
 	assert_non_null(strstr(out, "verify: FAIL (25 OK, 2 FAIL); 5 OK without a proven path\n"));
 	free(out);
 	free(err);
+}
+
+/* A peer mapping the driver reports but the GPU's page tables lack: kernels
+ * fault. The message names the direction, the faulting GPU and what the
+ * bare CUDA_ERROR_ILLEGAL_ADDRESS most likely means. */
+static void fault_pte_illegal_address(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "ptefault", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--no-managed"), 1);
+	assert_non_null(strstr(out, "  ce          0->1  OK"));
+	assert_non_null(strstr(out, "  sm-read     0->1  FAIL  the copy on GPU 1: CUDA_ERROR_ILLEGAL_ADDRESS "
+				    "(fake error text); this likely means GPU 1 faulted on GPU 0's memory: its "
+				    "peer mapping of that memory is missing or wrong, although peer access is on "
+				    "and the driver reports the mapping\n"));
+	assert_non_null(strstr(out, "  sm-write    1->0  FAIL  the copy on GPU 1: CUDA_ERROR_ILLEGAL_ADDRESS "
+				    "(fake error text); this likely means GPU 1 faulted on GPU 0's memory"));
+	/* the second process's error too */
+	assert_non_null(strstr(out, "  ipc         0->1  FAIL  second process on GPU 1, sm-read of GPU 0's "
+				    "buffer: sm-read: CUDA_ERROR_ILLEGAL_ADDRESS (fake error text); this likely "
+				    "means GPU 1 faulted on GPU 0's memory"));
+	assert_non_null(strstr(out, "  concurrent  0->1  FAIL  the concurrent SM stores on GPU 0: "
+				    "CUDA_ERROR_ILLEGAL_ADDRESS (fake error text); this likely means GPU 0 "
+				    "faulted on GPU 1's memory"));
+	free(out);
+	free(err);
+}
+
+/*
+ * A verify run in its own process (the ipc test's driver of verify_main),
+ * sent sig once a line starting with trigger has come through the pipe: the
+ * line must come while the run goes on (output flushed per line), and the
+ * run must end with a partial verdict and exit status 128 + sig. Returns
+ * the output; *status is waitpid's.
+ */
+static char *signalled_run(int sig, const char *trigger, int *status)
+{
+	const char *self = getenv("P2PCTL_SELF");
+	size_t len = 0, cap = 1 << 16;
+	char *buf = calloc(1, cap);
+	int fd[2], sent = 0;
+	double end = now_s() + 20;
+	pid_t pid;
+
+	assert_non_null(self);
+	assert_int_equal(pipe(fd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fd[1], 1);
+		close(fd[0]);
+		close(fd[1]);
+		execl(self, self, "verify", VOPTS, "--size", "4k", "--seconds", "30", (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	for (;;) {
+		struct pollfd p = { .fd = fd[0], .events = POLLIN };
+		ssize_t r;
+
+		if (now_s() > end || poll(&p, 1, 100) < 0)
+			break;
+		if (!(p.revents & (POLLIN | POLLHUP)))
+			continue;
+		r = read(fd[0], buf + len, cap - 1 - len);
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+		buf[len] = '\0';
+		if (!sent && strstr(buf, trigger) && strchr(strstr(buf, trigger), '\n')) {
+			kill(pid, sig);
+			sent = 1;
+		}
+	}
+	close(fd[0]);
+	if (!sent || now_s() > end)
+		kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, status, 0), pid);
+	if (!sent)
+		fprintf(stderr, "no '%s' line within 20 s; output:\n%s\n", trigger, buf);
+	assert_true(sent);
+	return buf;
+}
+
+static void interrupted_run(void **st)
+{
+	char *out;
+	int status;
+
+	(void)st;
+	/* SIGINT in the concurrent test (30 s): it stops at the end of a round. */
+	out = signalled_run(SIGINT, "concurrent: every directed pair at once", &status);
+	if (!WIFEXITED(status))
+		fprintf(stderr, "status 0x%x; output:\n%s\n", status, out);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 128 + SIGINT);
+	assert_non_null(strstr(out, "  concurrent  0->1  OK    "));
+	assert_non_null(strstr(out, " rounds of all pairs at once (cut short by the signal); path: "));
+	assert_non_null(strstr(out, "grid (test x direction: OK, OK* path not proven, FAIL, HUNG, SKIP, - not "
+				    "run):\n  0-1          0->1  1->0\n  path         OK    OK\n"));
+	assert_non_null(strstr(out, "  concurrent   OK    OK\n"));
+	/* nccl did not run; every pair test did: no "partial" on the pair */
+	assert_null(strstr(out, "nccl: all-reduce"));
+	assert_non_null(strstr(out, "verdict:\n  0<->1: P2P verified, 95.4 GB/s (line rate unknown), 2.0 us\n"));
+	assert_non_null(strstr(out, "  nccl: not run (interrupted by Interrupt)\n"
+				    "verify: INTERRUPTED by SIGINT, a partial verdict (26 OK, 0 FAIL); 4 OK "
+				    "without a proven path\n"));
+	free(out);
+	/* SIGTERM after the first ce line: the rest of the pair is not run. */
+	out = signalled_run(SIGTERM, "  ce          0->1", &status);
+	if (!WIFEXITED(status))
+		fprintf(stderr, "status 0x%x; output:\n%s\n", status, out);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 128 + SIGTERM);
+	assert_non_null(strstr(out, "  ce           OK    "));
+	assert_non_null(strstr(out, "  sm-write     -     -\n"));
+	assert_non_null(strstr(out, "  concurrent   -     -\n"));
+	assert_null(strstr(out, "concurrent: every directed pair"));
+	assert_non_null(strstr(out, "  0<->1: P2P verified, 95.4 GB/s (line rate unknown), 2.0 us; partial: "));
+	assert_non_null(strstr(out, " of the grid's tests not run (interrupted by Terminated)\n"));
+	assert_non_null(strstr(out, "verify: INTERRUPTED by SIGTERM, a partial verdict ("));
+	free(out);
 }
 
 /* The second process's cuIpcOpenMemHandle maps the wrong memory: ipc fails
@@ -1257,6 +1390,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fault_hang, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(fault_graph_drop, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(fault_ipc_wrong, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_pte_illegal_address, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(interrupted_run, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(nccl_allreduce, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(nccl_skip_in_verdict, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(byte_tail, fake_test_setup, fake_test_teardown),

@@ -153,6 +153,8 @@ struct vtest {
 	double off_gbps, on_us, off_us;	/* path: peer access off/on */
 	char path[512];
 	int rounds;
+	int gpu;		/* 1 + the GPU whose call or wait returned the error */
+	int cut;		/* concurrent: ended early by a signal */
 };
 
 struct vstate {
@@ -173,7 +175,33 @@ struct vstate {
 	struct linkrate link;	/* of the pair under test */
 	struct { int done, ok; double on_gbps, off_gbps, on_us, off_us; }
 		pm[P2P_MAX_GPUS][P2P_MAX_GPUS];	/* the path test of a -> b */
+	FILE *out;		/* text output (NULL with --json): a line per test as it ends */
 };
+
+/*
+ * SIGINT or SIGTERM: the signal's number. The test running finishes (its
+ * GPU work is in flight), no new one starts, and the verdict of what ran
+ * is printed; a second signal ends the process at once.
+ */
+static volatile sig_atomic_t vstop;
+
+static void on_stop(int sig)
+{
+	if (vstop) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	vstop = sig;
+}
+
+static void vdone(struct vstate *v, struct vtest *t, int stop_before);
+
+/* No new test starts: a hang or a signal. */
+static int vhalt(const struct vstate *v)
+{
+	return v->hung || vstop;
+}
 
 /* The managed-memory part of one pair. */
 enum { UM_OK, UM_FAIL, UM_SKIPPED };
@@ -185,12 +213,40 @@ struct umpair {
 	int nok, nfail, nskip;
 };
 
+/* Fail t: "WHAT on GPU g: CUDA_ERROR_..." (g: the context the call ran in). */
 static int fail(struct vtest *t, const char *what, CUresult cr)
 {
 	t->ok = 0;
-	if (!t->hung)
+	if (t->hung)
+		return -1;
+	t->gpu = rig_cur_gpu + 1;
+	if (rig_cur_gpu >= 0)
+		snprintf(t->error, sizeof(t->error), "%s on GPU %d: %s", what, rig_cur_gpu, cu_errstr(cr));
+	else
 		snprintf(t->error, sizeof(t->error), "%s: %s", what, cu_errstr(cr));
 	return -1;
+}
+
+/*
+ * A bare CUDA_ERROR_ILLEGAL_ADDRESS tells a user nothing: say that the GPU
+ * faulted on the other GPU's memory, through a peer mapping the driver
+ * reports but that is not there (or points elsewhere).
+ */
+static void explain_error(struct vtest *t)
+{
+	size_t l = strlen(t->error);
+	int g = t->gpu ? t->gpu - 1 : t->method == V_IPC ? t->dst : t->engine;
+	int p = g == t->src ? t->dst : t->src;
+
+	if (t->ok || t->skipped || !strstr(t->error, "CUDA_ERROR_ILLEGAL_ADDRESS"))
+		return;
+	if (p == g)
+		snprintf(t->error + l, sizeof(t->error) - l, "; GPU %d faulted on an address it was given "
+			 "(no peer memory in this test: the tool or the GPU)", g);
+	else
+		snprintf(t->error + l, sizeof(t->error) - l, "; this likely means GPU %d faulted on GPU "
+			 "%d's memory: its peer mapping of that memory is missing or wrong, although peer "
+			 "access is on and the driver reports the mapping", g, p);
 }
 
 #define VT(call, what)                                  \
@@ -1648,11 +1704,12 @@ static void um_pair(struct vstate *v, int a, int b, struct vtest *tests, int *nt
 		u->nfail = 1;
 		return;
 	}
-	for (int m = V_UM_READ; m < V_CONCURRENT && !v->hung; m++) {
+	for (int m = V_UM_READ; m < V_CONCURRENT && !vhalt(v); m++) {
 		if (!(v->tests & (1u << m)))
 			continue;
-		for (int d = 0; d < 2 && !v->hung; d++) {
+		for (int d = 0; d < 2 && !vhalt(v); d++) {
 			struct vtest *t = &tests[(*nt)++];
+			int stop_before = vstop, bad;
 
 			memset(t, 0, sizeof(*t));
 			t->src = d ? b : a;
@@ -1662,9 +1719,14 @@ static void um_pair(struct vstate *v, int a, int b, struct vtest *tests, int *nt
 				t->skipped = 1;
 				snprintf(t->error, sizeof(t->error), "not run: um-read failed");
 				u->nskip++;
+				vdone(v, t, stop_before);
 				continue;
 			}
-			if (run_um_test(v, t)) {
+			bad = run_um_test(v, t);
+			vdone(v, t, stop_before);
+			if (t->skipped) {
+				u->nskip++;
+			} else if (bad) {
 				/* A guard overwrite is the kernel's own overrun, not the
 				 * peer path: it does not stop the other tests. */
 				if (m == V_UM_READ && t->mismatch < 2)
@@ -1813,7 +1875,9 @@ static int conc_loop(struct vstate *v, struct vtest *tests, int first, int nt, c
 		(*iters)++;
 		if (conc_check(v, tests, first, nt, idx, slice, seed, *iters, failed))
 			return (*failed)->ok ? 0 : 1;
-	} while (now_s() < end);
+	} while (now_s() < end && !vstop);
+	for (int k = first; k < nt && vstop; k++)
+		tests[k].cut = 1;
 	return 0;
 }
 
@@ -1841,6 +1905,10 @@ static int run_concurrent(struct vstate *v, int sel[P2P_MAX_GPUS][P2P_MAX_GPUS],
 	}
 	if (ng < 2)
 		return 0;
+	if (v->out) {
+		fprintf(v->out, "concurrent: every directed pair at once, %.3g s\n", v->seconds);
+		fflush(v->out);
+	}
 	slice = (v->size / (3 * (size_t)(ng - 1))) & ~(size_t)15;
 	for (int a = 0; a < n; a++)
 		for (int b = 0; b < n; b++) {
@@ -1962,8 +2030,10 @@ static void vusage(FILE *f)
 		"  mapping), um-prefetch (migration between the GPUs), um-fault (demand\n"
 		"  paging); then concurrent (every directed pair at once) and nccl\n"
 		"  (all-reduce through libnccl.so.2 when it loads, 8 B to 64 MiB)\n"
+		"output: a line per test as it ends, a test x direction grid and a verdict\n"
+		"  per pair; SIGINT or SIGTERM prints a partial verdict\n"
 		"exit status: 0 all OK, 1 a test failed or hung, 2 usage, 3 no driver or\n"
-		"  fewer than 2 GPUs (without --loopback)\n");
+		"  fewer than 2 GPUs (without --loopback), 128 + N after signal N\n");
 }
 
 static json_object *test_json(const struct vtest *t)
@@ -2052,7 +2122,8 @@ static const char *test_how(const struct vtest *t, char *buf, size_t len)
 		snprintf(buf, len, "kernel on GPU %d faulting on GPU %d's pages", t->src, t->dst);
 		break;
 	case V_CONCURRENT:
-		snprintf(buf, len, "%d rounds of all pairs at once", t->rounds);
+		snprintf(buf, len, "%d rounds of all pairs at once%s", t->rounds,
+			 t->cut ? " (cut short by the signal)" : "");
 		break;
 	case V_NCCL:
 		snprintf(buf, len, "int32 sum all-reduce over %d GPU%s, %d sizes from 8 bytes", t->engine,
@@ -2108,6 +2179,21 @@ static json_object *um_json(const struct vstate *v, int a, int b, const struct u
 	return o;
 }
 
+/* A test has ended: explain its error, and print its line at once. */
+static void vdone(struct vstate *v, struct vtest *t, int stop_before)
+{
+	/* A signal during the test: a failure may be the signal's doing (the
+	 * ipc test's second process gets the terminal's SIGINT too). */
+	if (!t->ok && !t->hung && !stop_before && vstop) {
+		t->ok = 1;
+		t->skipped = 1;
+		snprintf(t->error, sizeof(t->error), "not finished: interrupted (%s)", strsignal(vstop));
+	}
+	explain_error(t);
+	if (v->out)
+		test_print(v->out, t);
+}
+
 static void um_print(FILE *out, const struct vstate *v, int a, int b, const struct umpair *u)
 {
 	fprintf(out, "  managed memory %d-%d: %s", a, b, umstatus[u->status]);
@@ -2120,6 +2206,7 @@ static void um_print(FILE *out, const struct vstate *v, int a, int b, const stru
 	if (u->reason[0])
 		fprintf(out, ": %s", u->reason);
 	fprintf(out, "\n");
+	fflush(out);
 }
 
 /* Test buffers of every used GPU, above a pad allocation. 0 or an exit code. */
@@ -2203,11 +2290,12 @@ static int pair_tests(struct vstate *v, int a, int b, struct vtest *tests)
 {
 	int nt = 0;
 
-	for (int m = 0; m < V_DEV_COUNT && !v->hung; m++) {
+	for (int m = 0; m < V_DEV_COUNT && !vhalt(v); m++) {
 		if (!(v->tests & (1u << m)))
 			continue;
-		for (int d = 0; d < (a == b ? 1 : 2) && !v->hung; d++) {
+		for (int d = 0; d < (a == b ? 1 : 2) && !vhalt(v); d++) {
 			struct vtest *t = &tests[nt++];
+			int stop_before = vstop;
 
 			if (m == V_PATH && a == b) {
 				nt--;
@@ -2227,6 +2315,7 @@ static int pair_tests(struct vstate *v, int a, int b, struct vtest *tests)
 				run_ipc(v, t);
 			else
 				run_test(v, t);
+			vdone(v, t, stop_before);
 		}
 	}
 	return nt;
@@ -2235,14 +2324,25 @@ static int pair_tests(struct vstate *v, int a, int b, struct vtest *tests)
 /* What a pair's results add up to. */
 struct pverdict {
 	int a, b, peer_ok, nfail, staging, measured;
+	int reached;		/* its tests ran (an interrupted run stops before some pairs) */
 	char noway[48];		/* the direction whose peer access could not be enabled */
 	double gbps, us;
 	char failed[160];	/* the failed tests' names */
 	struct linkrate link;
+	char cell[V_COUNT][2][6];	/* the grid: [test][0: a->b, 1: b->a]; "" not run */
 };
+
+/* The grid cell of t: OK, OK* (path not proven), FAIL, HUNG, SKIP. */
+static const char *cell_text(const struct vtest *t)
+{
+	return t->skipped ? "SKIP" : t->hung ? "HUNG" : !t->ok ? "FAIL" : t->proven ? "OK" : "OK*";
+}
 
 static void pv_add(struct pverdict *pv, const struct vtest *t)
 {
+	if (t->method != V_NCCL)
+		snprintf(pv->cell[t->method][t->src != pv->a], sizeof(pv->cell[0][0]), "%s",
+			 cell_text(t));
 	if (t->skipped || t->ok || t->method == V_NCCL)
 		return;
 	if (t->method == V_PATH && strstr(t->error, "staging speed"))
@@ -2294,6 +2394,78 @@ static void pv_text(const struct pverdict *pv, char *buf, size_t len)
 			 pv->us);
 }
 
+/* Grid rows: the tests --tests selected that run per pair (not nccl). */
+static int grid_row(const struct vstate *v, int m)
+{
+	return m != V_NCCL && (v->tests & (1u << m)) &&
+	       !(m >= V_UM_READ && m < V_CONCURRENT && v->no_managed);
+}
+
+/* Cells of the grid that did not run. */
+static int pv_notrun(const struct pverdict *pv, const struct vstate *v)
+{
+	int k = 0;
+
+	for (int m = 0; m < V_COUNT; m++)
+		for (int d = 0; d < 2; d++)
+			k += grid_row(v, m) && !pv->cell[m][d][0];
+	return k;
+}
+
+/* The verdict line of a pair, with what an interrupted run left out. */
+static void pv_line(const struct pverdict *pv, const struct vstate *v, char *buf, size_t len)
+{
+	size_t l;
+	int k = pv_notrun(pv, v);
+
+	if (vstop && !pv->reached) {
+		snprintf(buf, len, "%d<->%d: not tested (interrupted by %s)", pv->a, pv->b,
+			 strsignal(vstop));
+		return;
+	}
+	pv_text(pv, buf, len);
+	l = strlen(buf);
+	if (vstop && k && pv->peer_ok)
+		snprintf(buf + l, len - l, "; partial: %d of the grid's tests not run (interrupted by %s)",
+			 k, strsignal(vstop));
+}
+
+/*
+ * The direction x test grid of a pair:
+ *   0-1         0->1  1->0
+ *   path        OK    OK
+ */
+static void pv_grid(FILE *out, const struct pverdict *pv, const struct vstate *v)
+{
+	char d0[16], d1[16];
+
+	snprintf(d0, sizeof(d0), "%d->%d", pv->a, pv->b);
+	snprintf(d1, sizeof(d1), "%d->%d", pv->b, pv->a);
+	fprintf(out, "  %d-%-10d %-5s %s\n", pv->a, pv->b, d0, d1);
+	for (int m = 0; m < V_COUNT; m++)
+		if (grid_row(v, m))
+			fprintf(out, "  %-12s %-5s %s\n", vnames[m], pv->cell[m][0][0] ? pv->cell[m][0] : "-",
+				pv->cell[m][1][0] ? pv->cell[m][1] : "-");
+}
+
+static json_object *pv_grid_json(const struct pverdict *pv, const struct vstate *v)
+{
+	json_object *o = json_object_new_object();
+
+	for (int m = 0; m < V_COUNT; m++) {
+		json_object *d;
+
+		if (!grid_row(v, m))
+			continue;
+		d = json_object_new_array();
+		for (int k = 0; k < 2; k++)
+			json_object_array_add(d, json_object_new_string(pv->cell[m][k][0] ? pv->cell[m][k] :
+									  "-"));
+		json_object_object_add(o, vnames[m], d);
+	}
+	return o;
+}
+
 static void pair_json(struct vstate *v, json_object *jpairs, int a, int b, int pfail, const char *perr,
 		      struct vtest *tests, int nt, const struct umpair *um)
 {
@@ -2342,8 +2514,10 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 	const char *pairs = NULL, *tlist = NULL;
 	char emsg[512], *end;
 	int json = 0, rc = 0, opt, n, use[P2P_MAX_GPUS] = { 0 }, nok = 0, nfail = 0, nskip = 0;
-	int nunproven = 0, seeded = 0, nct = 0;
+	int nunproven = 0, seeded = 0, nct = 0, nccl_ran = 0;
 	json_object *jpairs = NULL;
+	struct sigaction sa = { 0 }, old_int, old_term;
+	int sig_on = 0;
 
 	v = calloc(1, sizeof(*v));
 	if (!v)
@@ -2432,6 +2606,10 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 	v->seed = v->seed0;
 	v->sm.threads = 512;
 	v->sm.blocks_per_sm = 4;
+	vstop = 0;
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sig_on = !sigaction(SIGINT, &sa, &old_int) && !sigaction(SIGTERM, &sa, &old_term);
 	rc = cu_open(emsg, sizeof(emsg));
 	if (rc) {
 		fprintf(err, "verify: %s\n", emsg);
@@ -2497,9 +2675,11 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 				break;
 			}
 		fprintf(out, "\n");
+		fflush(out);
+		v->out = out;
 	}
-	for (int a = 0; a < n && !v->hung; a++)
-		for (int b = v->loopback ? a : a + 1; b < n && !v->hung; b++) {
+	for (int a = 0; a < n && !vhalt(v); a++)
+		for (int b = v->loopback ? a : a + 1; b < n && !vhalt(v); b++) {
 			struct umpair um = { .status = UM_SKIPPED };
 			int nt = 0, peer_ok, pfail = 0;
 			char perr[512] = "";
@@ -2539,6 +2719,24 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 							 x, y);
 				}
 			}
+			if (!json) {
+				if (a == b)
+					fprintf(out, "GPU %d loopback (no P2P: a check of the tool and the GPU)\n", a);
+				else
+					fprintf(out, "pair %d-%d: can-access-peer %d->%d %s, %d->%d %s\n", a, b,
+						a, b, v->r.can_peer[a][b] ? "yes" : "no", b, a,
+						v->r.can_peer[b][a] ? "yes" : "no");
+				if (pv && pv->link.kind != LINK_UNKNOWN)
+					fprintf(out, "  link: %s, %.1f GB/s per direction (%s)%s%s\n", pv->link.label,
+						pv->link.gbps, pv->link.kind == LINK_NVLINK ? "NVML" : "sysfs, slowest "
+						"hop to the root port", pv->link.nvml[0] ? "; NVLink: " : "", pv->link.nvml);
+				else if (pv)
+					fprintf(out, "  link: line rate unknown: %s%s%s\n", pv->link.why,
+						pv->link.nvml[0] ? "; NVLink: " : "", pv->link.nvml);
+				if (perr[0])
+					fprintf(out, "  FAIL  %s\n", perr);
+				fflush(out);
+			}
 			if (peer_ok) {
 				nt = pair_tests(v, a, b, tests);
 				for (int k = 0; k < nt; k++) {
@@ -2547,7 +2745,7 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 					nskip += tests[k].skipped;
 					nunproven += tests[k].ok && !tests[k].skipped && !tests[k].proven;
 				}
-				if (!v->hung) {
+				if (!vhalt(v)) {
 					int from = nt;
 
 					um_pair(v, a, b, tests, &nt, &um);
@@ -2567,36 +2765,40 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			nfail += pfail;
 			if (pv) {
 				pv->peer_ok = peer_ok;
+				pv->reached = 1;
 				for (int k = 0; k < nt; k++)
 					pv_add(pv, &tests[k]);
+				if (peer_ok && um.status == UM_SKIPPED && um.nskip)
+					for (int m = V_UM_READ; m < V_CONCURRENT; m++)
+						for (int d = 0; d < 2; d++)
+							snprintf(pv->cell[m][d], sizeof(pv->cell[m][d]), "SKIP");
 				pv_path(pv, v);
 			}
 			if (json) {
 				pair_json(v, jpairs, a, b, pfail, perr, tests, nt, &um);
 				continue;
 			}
-			if (a == b)
-				fprintf(out, "GPU %d loopback (no P2P: a check of the tool and the GPU)\n", a);
-			else
-				fprintf(out, "pair %d-%d: can-access-peer %d->%d %s, %d->%d %s\n", a, b,
-					a, b, v->r.can_peer[a][b] ? "yes" : "no", b, a,
-					v->r.can_peer[b][a] ? "yes" : "no");
-			if (pv && pv->link.kind != LINK_UNKNOWN)
-				fprintf(out, "  link: %s, %.1f GB/s per direction (%s)%s%s\n", pv->link.label,
-					pv->link.gbps, pv->link.kind == LINK_NVLINK ? "NVML" : "sysfs, slowest "
-					"hop to the root port", pv->link.nvml[0] ? "; NVLink: " : "", pv->link.nvml);
-			else if (pv)
-				fprintf(out, "  link: line rate unknown: %s%s%s\n", pv->link.why,
-					pv->link.nvml[0] ? "; NVLink: " : "", pv->link.nvml);
-			if (perr[0])
-				fprintf(out, "  FAIL  %s\n", perr);
-			for (int k = 0; k < nt; k++)
-				test_print(out, &tests[k]);
-			if (!v->hung && a != b)
+			if (!v->hung && a != b && !(vstop && um.status == UM_SKIPPED && !um.reason[0]))
 				um_print(out, v, a, b, &um);
 		}
-	if (!v->hung && (v->tests & (1u << V_CONCURRENT)) && !v->loopback) {
+	/* An interrupted run: the pairs it did not reach have a verdict too. */
+	for (int a = 0; a < n && vstop && !v->loopback; a++)
+		for (int b = a + 1; b < n; b++) {
+			int q;
+
+			for (q = 0; q < npv && (pvs[q].a != a || pvs[q].b != b); q++)
+				;
+			if (!sel[a][b] || q < npv)
+				continue;
+			memset(&pvs[npv], 0, sizeof(pvs[npv]));
+			pvs[npv].a = a;
+			pvs[npv].b = b;
+			pvjson[npv++] = -1;
+		}
+	if (!vhalt(v) && (v->tests & (1u << V_CONCURRENT)) && !v->loopback) {
 		run_concurrent(v, sel, ctests, &nct, (int)(sizeof(ctests) / sizeof(ctests[0])));
+		for (int k = 0; k < nct; k++)
+			vdone(v, &ctests[k], 1);
 		for (int k = 0; k < nct; k++) {
 			nfail += !ctests[k].ok;
 			nok += ctests[k].ok && !ctests[k].skipped;
@@ -2606,15 +2808,10 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 				    (pvs[q].b == ctests[k].src && pvs[q].a == ctests[k].dst))
 					pv_add(&pvs[q], &ctests[k]);
 		}
-		if (nct && !json) {
-			fprintf(out, "concurrent: every directed pair at once, %.3g s\n", v->seconds);
-			for (int k = 0; k < nct; k++)
-				test_print(out, &ctests[k]);
-		}
 	}
-	if (!v->hung && (v->tests & (1u << V_NCCL))) {
+	if (!vhalt(v) && (v->tests & (1u << V_NCCL))) {
 		int first = nct, sets[P2P_MAX_GPUS * P2P_MAX_GPUS + 1][P2P_MAX_GPUS], setn[P2P_MAX_GPUS * P2P_MAX_GPUS + 1];
-		int ns = 0, all = 0;
+		int ns = 0, all = 0, nobad;
 		char why[512];
 
 		for (int a = 0; a < n; a++)
@@ -2630,7 +2827,11 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 				sets[ns][all++] = g;
 		if (all > 2)
 			setn[ns++] = all;
-		if (ns && nccl_open(why, sizeof(why))) {
+		nccl_ran = 1;
+		nobad = ns ? nccl_open(why, sizeof(why)) : 0;
+		if (ns && !json)
+			fprintf(out, "nccl: all-reduce with %s\n", nobad ? "libnccl.so.2" : nx.path);
+		if (nobad) {
 			struct vtest *t = &ctests[nct++];
 
 			memset(t, 0, sizeof(*t));
@@ -2639,9 +2840,10 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			t->ok = 1;
 			snprintf(t->label, sizeof(t->label), "-");
 			snprintf(t->error, sizeof(t->error), "%s", why);
+			vdone(v, t, 1);
 			ns = 0;
 		}
-		for (int k = 0; k < ns && !v->hung; k++) {
+		for (int k = 0; k < ns && !vhalt(v); k++) {
 			struct vtest *t = &ctests[nct++];
 			size_t l = 0;
 
@@ -2650,6 +2852,7 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 				l += (size_t)snprintf(t->label + l, sizeof(t->label) - l, "%s%d", g ? "," : "",
 						      sets[k][g]);
 			run_nccl(v, t, sets[k], setn[k]);
+			vdone(v, t, 0);
 		}
 		for (int k = first; k < nct; k++) {
 			const struct vtest *t = &ctests[k];
@@ -2663,12 +2866,10 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 				snprintf(nccl_verdict + l, sizeof(nccl_verdict) - l, "%snccl %s: %s: %.200s",
 					 l ? "; " : "", t->label, t->skipped ? "SKIPPED" : "FAIL", t->error);
 		}
-		if (nct > first && !json) {
-			fprintf(out, "nccl: all-reduce with %s\n", nx.h ? nx.path : "libnccl.so.2");
-			for (int k = first; k < nct; k++)
-				test_print(out, &ctests[k]);
-		}
 	}
+	if (vstop && !nccl_verdict[0] && (v->tests & (1u << V_NCCL)) && !nccl_ran)
+		snprintf(nccl_verdict, sizeof(nccl_verdict), "nccl: not run (interrupted by %s)",
+			 strsignal(vstop));
 	if (json) {
 		json_object *o = json_object_new_object(), *jc = json_object_new_array();
 		char seed[32];
@@ -2691,11 +2892,12 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			char line[512];
 
 			for (int q = 0; q < npv; q++) {
-				pv_text(&pvs[q], line, sizeof(line));
+				pv_line(&pvs[q], v, line, sizeof(line));
 				json_object_array_add(jv, json_object_new_string(line));
 				if (pvjson[q] >= 0) {
 					json_object *jp = json_object_array_get_idx(jpairs, pvjson[q]);
 
+					json_object_object_add(jp, "grid", pv_grid_json(&pvs[q], v));
 					json_object_object_add(jp, "verdict", json_object_new_string(line));
 					json_object_object_add(jp, "path_proven", json_object_new_boolean(
 						pvs[q].measured && !pvs[q].nfail && pvs[q].peer_ok));
@@ -2720,24 +2922,35 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 		json_object_object_add(o, "skipped_tests", json_object_new_int(nskip));
 		if (v->hung)
 			json_object_object_add(o, "hung", json_object_new_string(v->hang));
+		if (vstop)
+			json_object_object_add(o, "interrupted", json_object_new_string(sigabbrev_np(vstop)));
 		json_object_object_add(o, "result", json_object_new_string(
-			v->hung ? "HUNG" : nfail ? "FAIL" : "OK"));
+			v->hung ? "HUNG" : vstop ? "INTERRUPTED" : nfail ? "FAIL" : "OK"));
 		fprintf(out, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
 								      JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(o);
 	} else {
 		char line[512];
 
+		if (npv) {
+			fprintf(out, "grid (test x direction: OK, OK* path not proven, FAIL, HUNG, SKIP, - not run):\n");
+			for (int q = 0; q < npv; q++)
+				pv_grid(out, &pvs[q], v);
+		}
 		if (npv || nccl_verdict[0])
 			fprintf(out, "verdict:\n");
 		for (int q = 0; q < npv; q++) {
-			pv_text(&pvs[q], line, sizeof(line));
+			pv_line(&pvs[q], v, line, sizeof(line));
 			fprintf(out, "  %s\n", line);
 		}
 		if (nccl_verdict[0])
 			fprintf(out, "  %s\n", nccl_verdict);
-		fprintf(out, "verify: %s (%d OK, %d FAIL", v->hung ? "HUNG" : nfail ? "FAIL" : "OK", nok,
-			nfail);
+		if (vstop)
+			fprintf(out, "verify: INTERRUPTED by SIG%s, a partial verdict (%d OK, %d FAIL", sigabbrev_np(vstop),
+				nok, nfail);
+		else
+			fprintf(out, "verify: %s (%d OK, %d FAIL", v->hung ? "HUNG" : nfail ? "FAIL" : "OK", nok,
+				nfail);
 		if (nskip)
 			fprintf(out, ", %d skipped", nskip);
 		fprintf(out, ")");
@@ -2745,7 +2958,10 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			fprintf(out, "; %d OK without a proven path", nunproven);
 		fprintf(out, "\n");
 	}
+	fflush(out);
 	rc = nfail || v->hung ? P2P_EXIT_FAIL : P2P_EXIT_OK;
+	if (vstop && !v->hung)
+		rc = 128 + vstop;	/* as a shell reports a command the signal ended */
 	if (v->hung) {
 		/* A stuck context: tearing it down could block forever. */
 		fprintf(err, "verify: %s\n", v->hang);
@@ -2762,6 +2978,10 @@ close:
 	ncclx_close();
 	cu_close();
 done:
+	if (sig_on) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+	}
 	free(v->want);
 	free(v->got);
 	free(v->img);

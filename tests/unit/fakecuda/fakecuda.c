@@ -56,6 +56,10 @@
  *     wrong    an SM-issued peer load reaches the reading GPU's own memory
  *              at the same VRAM offset (zeros where it has none), for
  *              allocations at VRAM offset >= FAKECUDA_WRONG_ABOVE (default 0)
+ *     ptefault peer access and the access flags say mapped, but a GPU's page
+ *              tables lack the peer's pages: kernels touching another GPU's
+ *              memory fault with CUDA_ERROR_ILLEGAL_ADDRESS (copy-engine
+ *              copies still land)
  *     staged   copy-engine copies between the GPUs move at
  *              FAKECUDA_NOPEER_GBPS even with peer access on, while the
  *              access flags and CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED
@@ -143,7 +147,7 @@ static struct {
 	int enable_from;
 	int inited, ndev, peer, enable_error, jit_error, copy_error, overrun, underrun, drop_tail;
 	int managed, concurrent_managed;
-	int f_stale, f_lost, f_nomap, f_wrong, f_hang, f_graphdrop, f_ipcwrong, f_staged;
+	int f_stale, f_lost, f_nomap, f_wrong, f_hang, f_graphdrop, f_ipcwrong, f_staged, f_ptefault;
 	long long flaky, peer_stores;
 	char hang_kind[8];
 	int hung;			/* the hang has been used */
@@ -366,7 +370,7 @@ static CUdeviceptr resolve(CUdeviceptr p, int g, int *owner, CUresult *err)
 
 	if (!m) {
 		*owner = find_dev(p);
-		if (*owner >= 0 && !mapped(g, *owner))
+		if (*owner >= 0 && (!mapped(g, *owner) || (F.f_ptefault && *owner != g)))
 			*err = 700;
 		return p;
 	}
@@ -694,7 +698,7 @@ static void set_faults(void)
 	const char *f = getenv("FAKECUDA_FAULT"), *k = getenv("FAKECUDA_HANG_KIND");
 	char buf[128], *save = NULL;
 
-	F.f_stale = F.f_lost = F.f_nomap = F.f_wrong = F.f_hang = F.f_graphdrop = F.f_ipcwrong = F.f_staged = F.hung = 0;
+	F.f_stale = F.f_lost = F.f_nomap = F.f_wrong = F.f_hang = F.f_graphdrop = F.f_ipcwrong = F.f_staged = F.f_ptefault = F.hung = 0;
 	snprintf(F.hang_kind, sizeof(F.hang_kind), "%s", k ? k : "");
 	F.wrong_above = (unsigned long long)envd("FAKECUDA_WRONG_ABOVE", 0);
 	snprintf(buf, sizeof(buf), "%s", f ? f : "");
@@ -711,6 +715,8 @@ static void set_faults(void)
 			F.f_hang = 1;
 		else if (!strcmp(t, "graphdrop"))
 			F.f_graphdrop = 1;
+		else if (!strcmp(t, "ptefault"))
+			F.f_ptefault = 1;
 		else if (!strcmp(t, "staged"))
 			F.f_staged = 1;
 		else if (!strcmp(t, "ipcwrong"))
