@@ -30,8 +30,11 @@ static void all_ok(void **st)
 
 	(void)st;
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "1M"), 0);
-	assert_non_null(strstr(out, "seed 0x70327063746c0000 (--seed to repeat), timeout 0.5 s, buffers "
-				    "above a 32638 MiB allocation on each GPU\n"));
+	assert_non_null(strstr(out, "seed 0x70327063746c0000 (--seed to repeat), timeout 0.5 s\n"));
+	assert_non_null(strstr(out, "  vram        0->1  OK    18874323 bytes, ce, sm-read and sm-write at the "
+				    "bottom, middle and top of free memory (pads of 0, 32634 and 65270 MiB on "
+				    "GPU 0, 0, 32634 and 65270 MiB on GPU 1); path: SM loads and stores through "
+				    "the peer mappings at each place\n"));
 	assert_non_null(strstr(out, "pair 0-1: can-access-peer 0->1 yes, 1->0 yes"));
 	/* two rounds: 1 MiB, then 5 bytes less (the byte tail) */
 	assert_non_null(strstr(out, "  ce          0->1  OK    2097147 bytes, copy engine on GPU 0, 84.0 GB/s; "
@@ -74,7 +77,7 @@ static void all_ok(void **st)
 	 * in 0.01 s depends on the machine's load */
 	assert_non_null(strstr(out, "  concurrent  1->0  OK    "));
 	assert_non_null(strstr(out, "0 bytes, "));
-	assert_non_null(strstr(out, "verify: OK (27 OK, 0 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: OK (29 OK, 0 FAIL); 5 OK without a proven path\n"));
 	assert_null(strstr(out, "FAIL  "));
 	assert_string_equal(err, "");
 	free(out);
@@ -90,8 +93,8 @@ static void odd_sizes(void **st)
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", (char *)sizes[i]), 0);
 		/* below 48 bytes the concurrent test has no room */
-		assert_non_null(strstr(out, i == 0 ? "(24 OK, 0 FAIL, 3 skipped)" :
-					    i < 3 ? "(25 OK, 0 FAIL, 2 skipped)" : "(27 OK, 0 FAIL)"));
+		assert_non_null(strstr(out, i == 0 ? "(26 OK, 0 FAIL, 3 skipped)" :
+					    i < 3 ? "(27 OK, 0 FAIL, 2 skipped)" : "(29 OK, 0 FAIL)"));
 		free(out);
 		free(err);
 	}
@@ -156,7 +159,7 @@ static void corruption_reported(void **st)
 				    "first mismatch at offset 4097"));
 	assert_null(strstr(out, "um-read"));
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: --no-managed\n"));
-	assert_non_null(strstr(out, "verify: FAIL (11 OK, 8 FAIL, 8 skipped)"));
+	assert_non_null(strstr(out, "verify: FAIL (11 OK, 10 FAIL, 8 skipped)"));
 	free(out);
 	free(err);
 }
@@ -175,11 +178,11 @@ static void corruption_json(void **st)
 	assert_true(json_object_object_get_ex(o, "result", &v));
 	assert_string_equal(json_object_get_string(v), "FAIL");
 	assert_true(json_object_object_get_ex(o, "failures", &v));
-	assert_int_equal(json_object_get_int(v), 10);	/* path (both ways), ce, graph (its ce node), ipc, concurrent */
+	assert_int_equal(json_object_get_int(v), 12);	/* path (both ways), ce, graph (its ce node), ipc, vram, concurrent */
 	assert_true(json_object_object_get_ex(o, "pairs", &pairs));
 	assert_int_equal(json_object_array_length(pairs), 1);
 	assert_true(json_object_object_get_ex(json_object_array_get_idx(pairs, 0), "tests", &t));
-	assert_int_equal(json_object_array_length(t), 24);
+	assert_int_equal(json_object_array_length(t), 26);
 	v = json_object_array_get_idx(t, 2);
 	assert_true(json_object_object_get_ex(v, "method", &m));
 	assert_string_equal(json_object_get_string(m), "ce");
@@ -310,7 +313,7 @@ static void three_gpus_pairs(void **st)
 	assert_non_null(strstr(out, "pair 0-1"));
 	assert_non_null(strstr(out, "pair 0-2"));
 	assert_non_null(strstr(out, "pair 1-2"));
-	assert_non_null(strstr(out, "(82 OK, 0 FAIL); 16 OK without a proven path"));
+	assert_non_null(strstr(out, "(88 OK, 0 FAIL); 16 OK without a proven path"));
 	assert_non_null(strstr(out, "  concurrent  2->1  OK"));
 	assert_non_null(strstr(out, "  managed memory 1-2: OK (8 OK"));
 	free(out);
@@ -430,7 +433,7 @@ static void um_wrong_mapping(void **st)
 	assert_non_null(strstr(out, "  um-fault    1->0  SKIP  not run: um-read failed\n"));
 	assert_non_null(strstr(out, "  managed memory 0-1: FAIL (0 OK, 2 FAIL, 6 not run; cuMemAllocManaged, "
 				    "8192 bytes): um-read failed, so the other managed tests were not run"));
-	assert_non_null(strstr(out, "verify: FAIL (19 OK, 2 FAIL, 6 skipped); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (21 OK, 2 FAIL, 6 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 	/* Without peer access enabled UVM migrates instead of mapping: the
@@ -470,8 +473,8 @@ static void um_wrong_mapping_json(void **st)
 	assert_true(json_object_object_get_ex(m, "reason", &v));
 	assert_non_null(strstr(json_object_get_string(v), "um-read failed"));
 	assert_true(json_object_object_get_ex(p, "tests", &t));
-	assert_int_equal(json_object_array_length(t), 24);
-	v = json_object_array_get_idx(t, 16);
+	assert_int_equal(json_object_array_length(t), 26);
+	v = json_object_array_get_idx(t, 18);
 	assert_true(json_object_object_get_ex(v, "method", &m));
 	assert_string_equal(json_object_get_string(m), "um-read");
 	assert_true(json_object_object_get_ex(v, "status", &m));
@@ -481,7 +484,7 @@ static void um_wrong_mapping_json(void **st)
 	assert_true(json_object_object_get_ex(v, "first_mismatch", &m));
 	assert_true(json_object_object_get_ex(m, "where", &v));
 	assert_string_equal(json_object_get_string(v), "data");
-	v = json_object_array_get_idx(t, 23);
+	v = json_object_array_get_idx(t, 25);
 	assert_true(json_object_object_get_ex(v, "method", &m));
 	assert_string_equal(json_object_get_string(m), "um-fault");
 	assert_true(json_object_object_get_ex(v, "status", &m));
@@ -518,7 +521,7 @@ static void um_bad_migration(void **st)
 		 pat[0], (uint8_t)~pat[0]);
 	assert_non_null(strstr(out, line));
 	assert_non_null(strstr(out, "  managed memory 0-1: FAIL (4 OK, 4 FAIL, 0 not run;"));
-	assert_non_null(strstr(out, "verify: FAIL (23 OK, 4 FAIL); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (25 OK, 4 FAIL); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -536,7 +539,7 @@ static void um_not_supported(void **st)
 				    "another processor (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 0)\n"));
 	assert_null(strstr(out, "  um-read     0->1"));
 	assert_non_null(strstr(out, "  um-read      SKIP  SKIP\n"));
-	assert_non_null(strstr(out, "verify: OK (19 OK, 0 FAIL, 8 skipped); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: OK (21 OK, 0 FAIL, 8 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--json"), 0);
@@ -577,7 +580,9 @@ static void um_old_driver(void **st)
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 0);
 	assert_non_null(strstr(out, "  sm-write    1->0  OK"));
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: the CUDA driver lacks cuMemAllocManaged\n"));
-	assert_non_null(strstr(out, "verify: OK (19 OK, 0 FAIL, 8 skipped); 1 OK without a proven path\n"));
+	/* nor cuMemGetInfo_v2: the vram test cannot place its buffers */
+	assert_non_null(strstr(out, "  vram        0->1  SKIP  the driver lacks cuMemGetInfo_v2\n"));
+	assert_non_null(strstr(out, "verify: OK (19 OK, 0 FAIL, 10 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 	fake_setup();
@@ -589,13 +594,15 @@ static void um_too_big(void **st)
 	char *out, *err;
 
 	(void)st;
-	setenv("FAKECUDA_FREE_BYTES", "2000000", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "1M"), 0);
-	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: 1049088 bytes of managed memory is more "
-				    "than half of the 2000000 bytes free on GPU 0; use a smaller --size\n"));
+	/* 40 MiB of VRAM: 8 MiB buffers take 32 MiB (three of 10 MiB, 2 MiB
+	 * granules, and the flags' 2 MiB), leaving 8 MiB free */
+	setenv("FAKECUDA_FREE_BYTES", "41943040", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "8M"), 0);
+	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: 8389120 bytes of managed memory is more "
+				    "than half of the 8388608 bytes free on GPU 0; use a smaller --size\n"));
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "512k"), 0);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4M"), 0);
 	assert_non_null(strstr(out, "  managed memory 0-1: OK (8 OK"));
 	free(out);
 	free(err);
@@ -624,7 +631,7 @@ static void fault_stale_read(void **st)
 	assert_non_null(strstr(out, "  flags       1->0  OK"));
 	assert_non_null(strstr(out, "  graph       0->1  FAIL  replay 0: first mismatch at offset 2720 (0xaa0)"));
 	assert_non_null(strstr(out, "(the SM-load node)\n"));
-	assert_non_null(strstr(out, "verify: FAIL (19 OK, 8 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (19 OK, 10 FAIL); 5 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -637,7 +644,7 @@ static void fault_lost_store(void **st)
 	setenv("FAKECUDA_FAULT", "lost", 1);
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
 	assert_non_null(strstr(out, "  sm-write    0->1  FAIL  first mismatch at offset 0 (0x0): expected 0x"));
-	assert_non_null(strstr(out, "got 0xa5 (4082 of 4096 bytes differ)"));
+	assert_non_null(strstr(out, "got 0xa5, the poison: the write never landed (4082 of 4096 bytes differ)"));
 	assert_non_null(strstr(out, "  flags       1->0  FAIL  flag never arrived: round 0, GPU 0 still saw "));
 	assert_non_null(strstr(out, "(SM stores into the peer lost or not visible)"));
 	/* um-write's check: stores through the mapping into the peer's pages */
@@ -649,7 +656,7 @@ static void fault_lost_store(void **st)
 	assert_non_null(strstr(out, "  sm-read     0->1  OK"));
 	assert_non_null(strstr(out, "  flags-poll  0->1  OK"));
 	assert_non_null(strstr(out, "  um-read     0->1  OK"));
-	assert_non_null(strstr(out, "verify: FAIL (15 OK, 12 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (15 OK, 14 FAIL); 5 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -673,7 +680,7 @@ static void fault_no_mapping(void **st)
 				    "stage the pages\n"));
 	assert_non_null(strstr(out, "  um-write    0->1  SKIP  not run: um-read failed\n"));
 	assert_non_null(strstr(out, "  concurrent  0->1  FAIL"));
-	assert_non_null(strstr(out, "verify: FAIL (1 OK, 20 FAIL, 6 skipped); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (1 OK, 22 FAIL, 6 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 	/* The ce check alone, without the knob: proven. */
@@ -697,7 +704,7 @@ static void fault_wrong_gpu(void **st)
 	assert_non_null(strstr(out, "its peer loads reached the wrong memory"));
 	assert_non_null(strstr(out, "  concurrent  0->1  FAIL  SM-load slice"));
 	assert_non_null(strstr(out, "  sm-write    0->1  OK"));
-	assert_non_null(strstr(out, "verify: FAIL (9 OK, 10 FAIL, 8 skipped); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (9 OK, 12 FAIL, 8 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -711,15 +718,21 @@ static void fault_high_offset(void **st)
 	(void)st;
 	setenv("FAKECUDA_FAULT", "wrong", 1);
 	setenv("FAKECUDA_WRONG_ABOVE", "1073741824", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "sm-read"), 1);
-	assert_non_null(strstr(out, "buffers above a 32638 MiB allocation on each GPU"));
-	assert_non_null(strstr(out, "  sm-read     0->1  FAIL"));
+	/* the default: the tests' buffers at the bottom, the vram test above */
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "sm-read"), 0);
+	assert_non_null(strstr(out, "; test buffers not offset\n"));
+	assert_non_null(strstr(out, "  sm-read     0->1  OK"));
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "vram"), 1);
+	assert_non_null(strstr(out, "  vram        0->1  FAIL  middle of free memory (buffers above pads of "
+				    "32634 MiB on GPU 0 and 32634 MiB on GPU 1): sm-read: first mismatch"));
 	free(out);
 	free(err);
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "sm-read",
-			     "--offset", "0"), 0);
-	assert_non_null(strstr(out, "; test buffers not offset\n"));
-	assert_non_null(strstr(out, "  sm-read     0->1  OK"));
+			     "--offset", "auto"), 1);
+	assert_non_null(strstr(out, "buffers above a 32638 MiB allocation on each GPU"));
+	assert_non_null(strstr(out, "  sm-read     0->1  FAIL"));
 	free(out);
 	free(err);
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "sm-read",
@@ -775,10 +788,10 @@ static void fault_graph_drop(void **st)
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
 	assert_non_null(strstr(out, "  graph       0->1  FAIL  replay 1: first mismatch at offset 1360 (0x550): "
 				    "expected 0x"));
-	assert_non_null(strstr(out, "got 0xa5 (2725 of 4096 bytes differ) (the SM-store node)\n"
+	assert_non_null(strstr(out, "got 0xa5, the poison: the write never landed (2725 of 4096 bytes differ) (the SM-store node)\n"
 				    "              usually: copies replayed from a CUDA graph are lost"));
 	assert_non_null(strstr(out, "  graph       1->0  FAIL  replay 1:"));
-	assert_non_null(strstr(out, "verify: FAIL (25 OK, 2 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (27 OK, 2 FAIL); 5 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -812,13 +825,45 @@ static void fault_pte_illegal_address(void **st)
 }
 
 /*
+ * A BAR1 window that covers only the lower 32 GiB of a 48 GiB card: peer
+ * accesses above it land elsewhere. Only buffers at the top of VRAM see it;
+ * the vram test puts them at the bottom, the middle and the top.
+ */
+static void vram_sweep(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FREE_BYTES", "51539607552", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--no-managed"), 0);
+	assert_non_null(strstr(out, "  vram        0->1  OK    73683 bytes, ce, sm-read and sm-write at the "
+				    "bottom, middle and top of free memory (pads of 0, 24442 and 48886 MiB on GPU 0, "
+				    "0, 24442 and 48886 MiB on GPU 1); path: SM loads and stores through the peer "
+				    "mappings at each place\n"));
+	free(out);
+	free(err);
+	setenv("FAKECUDA_BAR1_BYTES", "34359738368", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--no-managed"), 1);
+	assert_non_null(strstr(out, "  ce          0->1  OK"));
+	assert_non_null(strstr(out, "  vram        0->1  FAIL  top of free memory (buffers above pads of 48886 "
+				    "MiB on GPU 0 and 48886 MiB on GPU 1): ce: first mismatch at offset 0 (0x0): "
+				    "expected 0x"));
+	assert_non_null(strstr(out, ", the poison: the write never landed"));
+	assert_non_null(strstr(out, "              usually: peer accesses to part of VRAM go wrong"));
+	assert_non_null(strstr(out, "  vram         FAIL  FAIL\n"));
+	assert_non_null(strstr(out, "0<->1: P2P FAILED (2 tests: vram)"));
+	free(out);
+	free(err);
+}
+
+/*
  * A verify run in its own process (the ipc test's driver of verify_main),
  * sent sig once a line starting with trigger has come through the pipe: the
  * line must come while the run goes on (output flushed per line), and the
  * run must end with a partial verdict and exit status 128 + sig. Returns
  * the output; *status is waitpid's.
  */
-static char *signalled_run(int sig, const char *trigger, int *status)
+static char *signalled_run(int sig, const char *trigger, const char *size, int *status)
 {
 	const char *self = getenv("P2PCTL_SELF");
 	size_t len = 0, cap = 1 << 16;
@@ -835,7 +880,7 @@ static char *signalled_run(int sig, const char *trigger, int *status)
 		dup2(fd[1], 1);
 		close(fd[0]);
 		close(fd[1]);
-		execl(self, self, "verify", VOPTS, "--size", "4k", "--seconds", "30", (char *)NULL);
+		execl(self, self, "verify", VOPTS, "--size", size, "--seconds", "30", (char *)NULL);
 		_exit(127);
 	}
 	close(fd[1]);
@@ -874,7 +919,7 @@ static void interrupted_run(void **st)
 
 	(void)st;
 	/* SIGINT in the concurrent test (30 s): it stops at the end of a round. */
-	out = signalled_run(SIGINT, "concurrent: every directed pair at once", &status);
+	out = signalled_run(SIGINT, "concurrent: every directed pair at once", "4k", &status);
 	if (!WIFEXITED(status))
 		fprintf(stderr, "status 0x%x; output:\n%s\n", status, out);
 	assert_true(WIFEXITED(status));
@@ -888,11 +933,12 @@ static void interrupted_run(void **st)
 	assert_null(strstr(out, "nccl: all-reduce"));
 	assert_non_null(strstr(out, "verdict:\n  0<->1: P2P verified, 95.4 GB/s (line rate unknown), 2.0 us\n"));
 	assert_non_null(strstr(out, "  nccl: not run (interrupted by Interrupt)\n"
-				    "verify: INTERRUPTED by SIGINT, a partial verdict (26 OK, 0 FAIL); 4 OK "
+				    "verify: INTERRUPTED by SIGINT, a partial verdict (28 OK, 0 FAIL); 4 OK "
 				    "without a proven path\n"));
 	free(out);
-	/* SIGTERM after the first ce line: the rest of the pair is not run. */
-	out = signalled_run(SIGTERM, "  ce          0->1", &status);
+	/* SIGTERM after the first ce line: the rest of the pair is not run
+	 * (32 MiB: ce 1->0 takes long enough for the signal to land in it). */
+	out = signalled_run(SIGTERM, "  ce          0->1", "32M", &status);
 	if (!WIFEXITED(status))
 		fprintf(stderr, "status 0x%x; output:\n%s\n", status, out);
 	assert_true(WIFEXITED(status));
@@ -901,7 +947,7 @@ static void interrupted_run(void **st)
 	assert_non_null(strstr(out, "  sm-write     -     -\n"));
 	assert_non_null(strstr(out, "  concurrent   -     -\n"));
 	assert_null(strstr(out, "concurrent: every directed pair"));
-	assert_non_null(strstr(out, "  0<->1: P2P verified, 95.4 GB/s (line rate unknown), 2.0 us; partial: "));
+	assert_non_null(strstr(out, "  0<->1: P2P verified, 99.4 GB/s (line rate unknown), 2.0 us; partial: "));
 	assert_non_null(strstr(out, " of the grid's tests not run (interrupted by Terminated)\n"));
 	assert_non_null(strstr(out, "verify: INTERRUPTED by SIGTERM, a partial verdict ("));
 	free(out);
@@ -920,7 +966,7 @@ static void fault_ipc_wrong(void **st)
 				    "first mismatch at offset 0 (0x0): expected 0x"));
 	assert_non_null(strstr(out, "              usually: buffers shared between processes"));
 	assert_non_null(strstr(out, "  ipc         1->0  FAIL  second process on GPU 0, ce of GPU 1's buffer"));
-	assert_non_null(strstr(out, "verify: FAIL (25 OK, 2 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (27 OK, 2 FAIL); 5 OK without a proven path\n"));
 	free(out);
 	free(err);
 	/* no second process to run: a clear failure, no hang */
@@ -980,7 +1026,7 @@ static void byte_tail(void **st)
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "sm"), 1);
 	assert_non_null(strstr(out, "  sm-read     0->1  FAIL  first mismatch at offset 65520 (0xfff0): "
 				    "expected 0x"));
-	assert_non_null(strstr(out, "got 0xa5 (11 of 65531 bytes differ)"));
+	assert_non_null(strstr(out, "got 0xa5, the poison: the write never landed (11 of 65531 bytes differ)"));
 	free(out);
 	free(err);
 }
@@ -1392,6 +1438,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fault_ipc_wrong, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(fault_pte_illegal_address, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(interrupted_run, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(vram_sweep, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(nccl_allreduce, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(nccl_skip_in_verdict, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(byte_tail, fake_test_setup, fake_test_teardown),

@@ -45,18 +45,19 @@
 #define FLAG_MAX (4ULL << 20)	/* payload bytes of the flags tests */
 #define FLAG_ROUNDS 8
 #define GRAPH_REPLAYS 8
+#define VRAM_MARGIN (256ULL << 20)	/* left free at the vram test's top place */
 
 int verify_exit_on_hang = 1;
 extern char **environ;
 
 enum {
-	V_PATH, V_CE, V_SM_READ, V_SM_WRITE, V_FLAGS, V_FLAGS_POLL, V_GRAPH, V_IPC,
+	V_PATH, V_CE, V_SM_READ, V_SM_WRITE, V_FLAGS, V_FLAGS_POLL, V_GRAPH, V_IPC, V_VRAM,
 	V_UM_READ, V_UM_WRITE, V_UM_PREFETCH, V_UM_FAULT, V_CONCURRENT, V_NCCL, V_COUNT
 };
 #define V_DEV_COUNT V_UM_READ	/* the device-memory tests of a pair come first */
 #define V_UM_COUNT (V_CONCURRENT - V_UM_READ)
 static const char *const vnames[V_COUNT] = {
-	"path", "ce", "sm-read", "sm-write", "flags", "flags-poll", "graph", "ipc",
+	"path", "ce", "sm-read", "sm-write", "flags", "flags-poll", "graph", "ipc", "vram",
 	"um-read", "um-write", "um-prefetch", "um-fault", "concurrent", "nccl",
 };
 
@@ -76,6 +77,9 @@ static const char *const vhint[V_COUNT] = {
 	"check `p2pctl doctor` (BAR1, ACS)",
 	"buffers shared between processes (cuIpcOpenMemHandle, as NCCL and vLLM do) reach the "
 	"wrong memory or fail: check `p2pctl doctor` (BAR1, peer mappings)",
+	"peer accesses to part of VRAM go wrong: the BAR1 window covers less than all of VRAM "
+	"(static BAR1 smaller than VRAM, or a wrong BAR1 base): check `p2pctl doctor` (BAR1 size "
+	"against VRAM)",
 	"UVM's peer mapping is wrong: check `p2pctl doctor` (uvm peer set, docs/uvm.md)",
 	"UVM's peer mapping is wrong: check `p2pctl doctor` (uvm peer set, docs/uvm.md)",
 	"UVM's peer migration copy is wrong: check `p2pctl doctor` (uvm peer set)",
@@ -154,6 +158,7 @@ struct vtest {
 	char path[512];
 	int rounds;
 	int gpu;		/* 1 + the GPU whose call or wait returned the error */
+	uint64_t vram_mb[3][2];	/* vram: the pads (MiB) of each place, on src and dst */
 	int cut;		/* concurrent: ended early by a signal */
 };
 
@@ -161,6 +166,7 @@ struct vstate {
 	struct rig r;
 	struct sm_cfg sm;
 	uint64_t size, seed0, seed, pad_req;
+	uint64_t vseed;		/* the vram test's seeds: a stream of their own */
 	int pad_auto;
 	size_t total;		/* bytes of every device buffer: GUARD + data + GUARD */
 	uint8_t *want, *got, *img;
@@ -325,9 +331,10 @@ static int check_got(struct vstate *v, struct vtest *t, size_t n)
 		t->ok = 0;
 		t->mismatch = 1;
 		snprintf(t->error, sizeof(t->error),
-			 "first mismatch at offset %" PRIu64 " (0x%" PRIx64 "): expected 0x%02x, got 0x%02x"
+			 "first mismatch at offset %" PRIu64 " (0x%" PRIx64 "): expected 0x%02x, got 0x%02x%s"
 			 " (%" PRIu64 " of %zu bytes differ)",
-			 t->offset, t->offset, t->expected, t->got, t->nbad, n);
+			 t->offset, t->offset, t->expected, t->got,
+			 t->got == (POISON & 0xff) ? ", the poison: the write never landed" : "", t->nbad, n);
 		return -1;
 	}
 	if (verify_compare(v->got + GUARD + n, v->want + GUARD + n, total - GUARD - n, &t->offset,
@@ -718,6 +725,121 @@ static int run_test(struct vstate *v, struct vtest *t)
 }
 
 /*
+ * vram a -> b: ce, sm-read and sm-write (both rounds of each) with a's
+ * source and b's destination at the bottom, the middle and the top of each
+ * GPU's free memory: allocated after a pad of none, half, and all of what
+ * is free but the buffer and VRAM_MARGIN. CUDA does not say where memory
+ * sits; with today's allocator a pad below makes it likely. A BAR1 window
+ * that covers only the lower part of VRAM fails at the places above it.
+ */
+static const char *const vplace[3] = { "bottom", "middle", "top" };
+
+static int run_vram(struct vstate *v, struct vtest *t)
+{
+	static const int ms[3] = { V_CE, V_SM_READ, V_SM_WRITE };
+	struct rig *r = &v->r;
+	int a = t->src, b = t->dst, gs[2] = { t->src, t->dst };
+	CUdeviceptr keep_src = r->g[a].src, keep_dst = r->g[b].dst;
+	uint64_t padmb[3][2] = { { 0 } }, seed;
+
+	t->ok = 1;
+	t->engine = a;
+	t->proven = 1;
+	if (!cu.cuMemGetInfo) {
+		t->skipped = 1;
+		snprintf(t->error, sizeof(t->error), "the driver lacks cuMemGetInfo_v2");
+		return 0;
+	}
+	for (int i = 0; i < 2; i++) {
+		size_t fr = 0, tot = 0;
+
+		if (rig_cur(r, gs[i]) == CUDA_SUCCESS && cu.cuMemGetInfo(&fr, &tot) == CUDA_SUCCESS &&
+		    fr < v->total + VRAM_MARGIN) {
+			t->skipped = 1;
+			snprintf(t->error, sizeof(t->error), "GPU %d has %zu MiB free, less than the buffer "
+				 "and a %llu MiB margin", gs[i], fr >> 20, VRAM_MARGIN >> 20);
+			return 0;
+		}
+	}
+	/* Seeds of its own, so that adding it moved no other test's. */
+	seed = v->seed;
+	v->seed = v->vseed;
+	for (int k = 0; k < 3 && t->ok; k++) {
+		CUdeviceptr pad[2] = { 0 }, buf[2] = { 0 };
+		struct vtest sub;
+		CUresult cr = CUDA_SUCCESS;
+		char what[160] = "";
+
+		for (int i = 0; i < 2 && cr == CUDA_SUCCESS; i++) {
+			size_t fr = 0, tot = 0;
+			uint64_t need = v->total + VRAM_MARGIN, p = 0;
+
+			cr = rig_cur(r, gs[i]);
+			if (cr == CUDA_SUCCESS)
+				cr = cu.cuMemGetInfo(&fr, &tot);
+			if (cr == CUDA_SUCCESS && fr > need && k)
+				p = (k == 1 ? (fr - need) / 2 : fr - need) & ~((2ULL << 20) - 1);
+			padmb[k][i] = p >> 20;
+			if (cr == CUDA_SUCCESS && p)
+				cr = cu.cuMemAlloc(&pad[i], p);
+			if (cr == CUDA_SUCCESS)
+				cr = cu.cuMemAlloc(&buf[i], v->total);
+			if (cr != CUDA_SUCCESS)
+				snprintf(what, sizeof(what), "%s of free memory: allocating a %" PRIu64 " MiB "
+					 "pad and the buffer on GPU %d", vplace[k], p >> 20, gs[i]);
+		}
+		if (cr != CUDA_SUCCESS) {
+			fail(t, what, cr);
+		} else {
+			r->g[a].src = buf[0];
+			r->g[b].dst = buf[1];
+			for (int m = 0; m < 3 && t->ok && !v->hung; m++) {
+				memset(&sub, 0, sizeof(sub));
+				sub.src = a;
+				sub.dst = b;
+				sub.method = ms[m];
+				run_test(v, &sub);
+				t->bytes += sub.bytes;
+				if (sub.ok)
+					continue;
+				t->ok = 0;
+				t->hung = sub.hung;
+				t->gpu = sub.gpu;
+				t->mismatch = sub.mismatch;
+				t->offset = sub.offset;
+				t->nbad = sub.nbad;
+				t->expected = sub.expected;
+				t->got = sub.got;
+				snprintf(t->error, sizeof(t->error), "%s of free memory (buffers above pads of %"
+					 PRIu64 " MiB on GPU %d and %" PRIu64 " MiB on GPU %d): %s: %.800s",
+					 vplace[k], padmb[k][0], a, padmb[k][1], b, vnames[ms[m]], sub.error);
+			}
+			r->g[a].src = keep_src;
+			r->g[b].dst = keep_dst;
+		}
+		if (v->hung) {
+			v->seed = seed;
+			return -1;	/* a stuck context: leave its memory alone */
+		}
+		for (int i = 0; i < 2; i++) {
+			rig_cur(r, gs[i]);
+			if (buf[i])
+				cu.cuMemFree(buf[i]);
+			if (pad[i])
+				cu.cuMemFree(pad[i]);
+		}
+		t->rounds++;
+	}
+	v->vseed = v->seed;
+	v->seed = seed;
+	if (t->ok)
+		snprintf(t->path, sizeof(t->path), "SM loads and stores through the peer mappings at each "
+			 "place");
+	memcpy(t->vram_mb, padmb, sizeof(padmb));
+	return t->ok ? 0 : -1;
+}
+
+/*
  * flags a -> b: GPU a stores the payload into GPU b's memory, then the flag
  * (fence.sc.sys + st.release.sys) into b's memory; b polls its own memory
  * with acquire loads, then copies the payload it sees into a check buffer.
@@ -1088,8 +1210,9 @@ static int ipc_child(const char *spec, FILE *out)
 		CC(cu.cuMemcpyDtoH(got, L, n), "cuMemcpyDtoH");
 		if (verify_compare(got, want, n, &off, &e, &g, &nbad))
 			fprintf(out, "ipc-child: %s FAIL first mismatch at offset %" PRIu64 " (0x%" PRIx64
-				"): expected 0x%02x, got 0x%02x (%" PRIu64 " of %zu bytes differ)\n", name,
-				off, off, e, g, nbad, n);
+				"): expected 0x%02x, got 0x%02x%s (%" PRIu64 " of %zu bytes differ)\n", name,
+				off, off, e, g, g == (POISON & 0xff) ? ", the poison: the write never landed" : "",
+				nbad, n);
 		else
 			fprintf(out, "ipc-child: %s OK\n", name);
 	}
@@ -2009,13 +2132,14 @@ static void vusage(FILE *f)
 		"  --size BYTES     bytes per copy (default 64M = 64 MiB; any size >= 1)\n"
 		"  --pairs LIST     only these GPU pairs (default: every pair)\n"
 		"  --tests LIST     only these tests (default all): path, ce, sm-read, sm-write,\n"
-		"                   sm, flags, flags-poll, graph, ipc, um-read, um-write,\n"
+		"                   sm, flags, flags-poll, graph, ipc, vram, um-read, um-write,\n"
 		"                   um-prefetch, um-fault, um, concurrent, nccl\n"
 		"  --seed N         pattern seed (default: random, printed)\n"
 		"  --seconds S      how long the concurrent test runs (default 3)\n"
 		"  --timeout S      deadline of every wait; a later one is a hang (default 10)\n"
-		"  --offset BYTES   allocate this much on each GPU before the test buffers, so\n"
-		"                   they sit high in VRAM (default auto: about half of free)\n"
+		"  --offset BYTES   allocate this much on each GPU before the test buffers\n"
+		"                   (auto: about half of free; default 0: the vram test\n"
+		"                   places buffers at the bottom, middle and top)\n"
 		"  --loopback       test each GPU against itself (one GPU is enough; proves no\n"
 		"                   P2P path, checks the tool, the kernels and the GPU)\n"
 		"  --no-managed     skip the managed-memory (cuMemAllocManaged) tests\n"
@@ -2026,6 +2150,7 @@ static void vusage(FILE *f)
 		"  flags, flags-poll (payload + release flag, polled with acquire loads);\n"
 		"  graph (ce, sm-write and sm-read captured in CUDA graphs, replayed);\n"
 		"  ipc (a second process opens the buffers with cuIpcOpenMemHandle);\n"
+		"  vram (ce, sm-read, sm-write at the bottom, middle and top of free memory);\n"
 		"  um-read, um-write (a GPU using the other's managed pages through its\n"
 		"  mapping), um-prefetch (migration between the GPUs), um-fault (demand\n"
 		"  paging); then concurrent (every directed pair at once) and nccl\n"
@@ -2120,6 +2245,13 @@ static const char *test_how(const struct vtest *t, char *buf, size_t len)
 		break;
 	case V_UM_FAULT:
 		snprintf(buf, len, "kernel on GPU %d faulting on GPU %d's pages", t->src, t->dst);
+		break;
+	case V_VRAM:
+		snprintf(buf, len, "ce, sm-read and sm-write at the bottom, middle and top of free memory "
+			 "(pads of %" PRIu64 ", %" PRIu64 " and %" PRIu64 " MiB on GPU %d, %" PRIu64 ", %"
+			 PRIu64 " and %" PRIu64 " MiB on GPU %d)", t->vram_mb[0][0], t->vram_mb[1][0],
+			 t->vram_mb[2][0], t->src, t->vram_mb[0][1], t->vram_mb[1][1], t->vram_mb[2][1],
+			 t->dst);
 		break;
 	case V_CONCURRENT:
 		snprintf(buf, len, "%d rounds of all pairs at once%s", t->rounds,
@@ -2297,7 +2429,7 @@ static int pair_tests(struct vstate *v, int a, int b, struct vtest *tests)
 			struct vtest *t = &tests[nt++];
 			int stop_before = vstop;
 
-			if (m == V_PATH && a == b) {
+			if ((m == V_PATH || m == V_VRAM) && a == b) {
 				nt--;
 				break;
 			}
@@ -2313,6 +2445,8 @@ static int pair_tests(struct vstate *v, int a, int b, struct vtest *tests)
 				run_graph(v, t);
 			else if (m == V_IPC)
 				run_ipc(v, t);
+			else if (m == V_VRAM)
+				run_vram(v, t);
 			else
 				run_test(v, t);
 			vdone(v, t, stop_before);
@@ -2525,7 +2659,6 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 	v->size = 64ULL << 20;
 	v->timeout = 10;
 	v->seconds = 3;
-	v->pad_auto = 1;
 	optind = 0;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -2604,6 +2737,7 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 	if (!seeded)
 		v->seed0 = random_seed();
 	v->seed = v->seed0;
+	v->vseed = v->seed0 ^ 0x8000000000000000ULL;
 	v->sm.threads = 512;
 	v->sm.blocks_per_sm = 4;
 	vstop = 0;
