@@ -351,6 +351,39 @@ static void wrong_data_fails(void **st)
 	json_object_put(o);
 }
 
+/*
+ * Copy-engine peer copies that write nothing: ce ties the other methods in
+ * the calibration runs and is chosen, and the right bytes are in the
+ * destination all the same, from the calibration runs of the methods that
+ * work; only a destination poisoned before each cell's timed runs shows
+ * that ce never wrote them. A BAR1 window that wraps at 12 MiB (the upper
+ * half of an 8 MiB destination at 8 MiB lands low in the peer's VRAM) is
+ * named the same way.
+ */
+static void poisoned_cells(void **st)
+{
+	json_object *o;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "cedrop", 1);
+	o = BENCH_JSON(1, "--size", "8M", "--reps", "2", "--no-p2p-off");
+	assert_false(json_object_get_boolean(get(o, "ok")));
+	assert_non_null(strstr(str(o, "error"), "copy 0->1 with ce copied wrong data (fast but wrong): "
+					      "first mismatch at offset 0: expected 0x"));
+	assert_non_null(strstr(str(o, "error"), ", the poison: the copy never wrote it ("));
+	json_object_put(o);
+	unsetenv("FAKECUDA_FAULT");
+	setenv("FAKECUDA_BAR1_BYTES", "12582912", 1);
+	o = BENCH_JSON(1, "--size", "8M", "--reps", "2", "--method", "ce");
+	assert_non_null(strstr(str(o, "error"), "copy 0->1 with ce copied wrong data (fast but wrong): "
+					      "first mismatch at offset 4194304: expected 0x"));
+	assert_non_null(strstr(str(o, "error"), ", the poison: the copy never wrote it"));
+	json_object_put(o);
+	unsetenv("FAKECUDA_BAR1_BYTES");
+	o = BENCH_JSON(0, "--size", "8M", "--reps", "2", "--no-p2p-off");
+	json_object_put(o);
+}
+
 /* A pair without peer access, or whose enable fails: the P2P=Enabled cells
  * say they are staged, and the run goes on. */
 static void staged_cells_marked(void **st)
@@ -466,6 +499,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(errors, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(off_method_sample, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(wrong_data_fails, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(poisoned_cells, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(staged_cells_marked, fake_test_setup, fake_test_teardown),
 	};
 

@@ -162,6 +162,8 @@ static int run_once(struct bench *b, enum kind k, int m, int i, int j, int copie
 	return 0;
 }
 
+#define BENCH_POISON 0xa5a5a5a5u	/* every destination before a cell's timed runs */
+
 /* Compare GPU d's dst with GPU s's src over n bytes: 0 equal, 1 not, -1 error. */
 static int same_data(struct bench *b, int s, int d, size_t n, char *why, size_t len)
 {
@@ -182,9 +184,37 @@ static int same_data(struct bench *b, int s, int d, size_t n, char *why, size_t 
 	}
 	if (!verify_compare(b->h2, b->h1, n, &off, &e, &g, &nbad))
 		return 0;
-	snprintf(why, len, "first mismatch at offset %llu: expected 0x%02x, got 0x%02x (%llu of %zu "
-		 "bytes differ)", (unsigned long long)off, e, g, (unsigned long long)nbad, n);
+	snprintf(why, len, "first mismatch at offset %llu: expected 0x%02x, got 0x%02x%s (%llu of %zu "
+		 "bytes differ)", (unsigned long long)off, e, g,
+		 g == (BENCH_POISON & 0xff) ? ", the poison: the copy never wrote it" : "",
+		 (unsigned long long)nbad, n);
 	return 1;
+}
+
+/*
+ * Poison the destination(s) of a cell before its timed runs: the warm-up,
+ * the calibration runs of other methods and the P2P-off phase have left
+ * the right bytes there, which a copy that writes nothing (or writes
+ * elsewhere) would pass the check with.
+ */
+static int poison_cell(struct bench *b, enum kind k, int i, int j)
+{
+	struct rig *r = &b->r;
+	size_t n = k == K_LAT ? 16 : b->size;
+	int gs[2] = { j, i };
+	CUresult cr = CUDA_SUCCESS;
+
+	for (int q = 0; q < (k == K_BI && i != j ? 2 : 1) && cr == CUDA_SUCCESS; q++) {
+		cr = rig_cur(r, gs[q]);
+		if (cr == CUDA_SUCCESS)
+			cr = cu.cuMemsetD32Async(r->g[gs[q]].dst, BENCH_POISON, (n + 3) / 4, r->g[gs[q]].s[0]);
+		if (cr == CUDA_SUCCESS)
+			cr = cu.cuStreamSynchronize(r->g[gs[q]].s[0]);
+	}
+	if (cr != CUDA_SUCCESS)
+		snprintf(b->errmsg, sizeof(b->errmsg), "poisoning GPU %d's destination before %d->%d: %s",
+			 gs[0], i, j, cu_errstr(cr));
+	return cr == CUDA_SUCCESS ? 0 : -1;
 }
 
 /* Check the cell's last copy once ("fast but wrong" fails). 0, or -1 with errmsg. */
@@ -265,6 +295,11 @@ static int measure_cell(struct bench *b, enum kind k, int p2p, int i, int j,
 		return -1;
 	}
 	cell->timeouts = 0;
+	if (poison_cell(b, k, i, j)) {
+		free(vals);
+		free(cpus);
+		return -1;
+	}
 	for (int rep = 0; rep < b->reps; rep++) {
 		rc = run_once(b, k, best, i, j, copies, &vals[rep], &cpus[rep], &to);
 		if (rc) {

@@ -70,6 +70,8 @@
  *              tables lack the peer's pages: kernels touching another GPU's
  *              memory fault with CUDA_ERROR_ILLEGAL_ADDRESS (copy-engine
  *              copies still land)
+ *     cedrop   copy-engine copies between the GPUs with peer access on
+ *              write nothing (and take the time they would)
  *     staged   copy-engine copies between the GPUs move at
  *              FAKECUDA_NOPEER_GBPS even with peer access on, while the
  *              access flags and CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED
@@ -158,6 +160,7 @@ static struct {
 	int inited, ndev, peer, enable_error, jit_error, copy_error, overrun, underrun, drop_tail;
 	int managed, concurrent_managed;
 	int f_stale, f_lost, f_nomap, f_wrong, f_hang, f_graphdrop, f_ipcwrong, f_staged, f_ptefault;
+	int f_cedrop;
 	long long flaky, peer_stores;
 	char hang_kind[8];
 	int hung;			/* the hang has been used */
@@ -422,23 +425,26 @@ static char *alloc_base(CUdeviceptr p, size_t *n)
 /*
  * FAKECUDA_BAR1_BYTES: where a peer access to p (GPU owner's memory) lands:
  * p itself below the window's end, else the owner's allocation at VRAM
- * offset o % window (NULL where none is); *room: bytes valid from there.
+ * offset o % window (NULL where none is). *len: bytes from p that land
+ * contiguously (up to the window's end or the next wrap), *room: bytes
+ * valid at the target.
  */
-static char *bar1_target(CUdeviceptr p, int owner, size_t *room)
+static char *bar1_target(CUdeviceptr p, int owner, size_t *len, size_t *room)
 {
 	int i = find_alloc(p);
 	unsigned long long o;
 
-	*room = (size_t)-1;
+	*len = *room = (size_t)-1;
 	if (!F.bar1 || i < 0 || allocs[i].dev != owner)
 		return (char *)(uintptr_t)p;
 	o = allocs[i].off + (p - (CUdeviceptr)(uintptr_t)allocs[i].p);
+	*len = F.bar1 - o % F.bar1;
 	if (o < F.bar1)
 		return (char *)(uintptr_t)p;
 	o %= F.bar1;
 	for (int k = 0; k < MAXALLOC; k++)
-		if (allocs[k].p && allocs[k].dev == owner && allocs[k].gen == generation && o >= allocs[k].off &&
-		    o < allocs[k].off + allocs[k].n) {
+		if (allocs[k].p && allocs[k].dev == owner && allocs[k].gen == generation &&
+		    o >= allocs[k].off && o < allocs[k].off + allocs[k].n) {
 			*room = allocs[k].off + allocs[k].n + 256 - o;
 			return allocs[k].p + (o - allocs[k].off);
 		}
@@ -448,21 +454,33 @@ static char *bar1_target(CUdeviceptr p, int owner, size_t *room)
 /* n bytes through the BAR1 window: a peer's load from p, or store into it. */
 static void bar1_load(char *out, CUdeviceptr p, size_t n, int owner)
 {
-	size_t room;
-	const char *t = bar1_target(p, owner, &room);
+	while (n) {
+		size_t len, room, l;
+		const char *t = bar1_target(p, owner, &len, &room);
 
-	memset(out, 0, n);
-	if (t)
-		memmove(out, t, room < n ? room : n);
+		l = len < n ? len : n;
+		memset(out, 0, l);
+		if (t)
+			memmove(out, t, room < l ? room : l);
+		out += l;
+		p += l;
+		n -= l;
+	}
 }
 
 static void bar1_store(CUdeviceptr p, const char *in, size_t n, int owner)
 {
-	size_t room;
-	char *t = bar1_target(p, owner, &room);
+	while (n) {
+		size_t len, room, l;
+		char *t = bar1_target(p, owner, &len, &room);
 
-	if (t)
-		memmove(t, in, room < n ? room : n);
+		l = len < n ? len : n;
+		if (t)
+			memmove(t, in, room < l ? room : l);
+		in += l;
+		p += l;
+		n -= l;
+	}
 }
 
 /* n bytes at p as a kernel on GPU g loads them (owner: whose memory). */
@@ -652,7 +670,9 @@ static void execute(struct qop *o)
 			    F.f_staged ? F.nopeer_bw :
 			    mapped(o->sdev, o->ddev) || mapped(o->ddev, o->sdev) ? F.bw : F.nopeer_bw;
 
-		if (F.bar1 && o->sdev != o->ddev && bw == F.bw) {
+		if (F.f_cedrop && o->sdev != o->ddev && bw == F.bw) {
+			;	/* nothing lands */
+		} else if (F.bar1 && o->sdev != o->ddev && bw == F.bw) {
 			/* through the engine's GPU's peer mapping of the other's BAR1 */
 			char *tmp = malloc(o->n ? o->n : 1);
 			int e = o->s->dev, sd = find_dev(o->src), dd = find_dev(o->dst);
@@ -780,7 +800,7 @@ static void set_faults(void)
 	const char *f = getenv("FAKECUDA_FAULT"), *k = getenv("FAKECUDA_HANG_KIND");
 	char buf[128], *save = NULL;
 
-	F.f_stale = F.f_lost = F.f_nomap = F.f_wrong = F.f_hang = F.f_graphdrop = F.f_ipcwrong = F.f_staged = F.f_ptefault = F.hung = 0;
+	F.f_stale = F.f_lost = F.f_nomap = F.f_wrong = F.f_hang = F.f_graphdrop = F.f_ipcwrong = F.f_staged = F.f_ptefault = F.f_cedrop = F.hung = 0;
 	snprintf(F.hang_kind, sizeof(F.hang_kind), "%s", k ? k : "");
 	F.wrong_above = (unsigned long long)envd("FAKECUDA_WRONG_ABOVE", 0);
 	snprintf(buf, sizeof(buf), "%s", f ? f : "");
@@ -797,6 +817,8 @@ static void set_faults(void)
 			F.f_hang = 1;
 		else if (!strcmp(t, "graphdrop"))
 			F.f_graphdrop = 1;
+		else if (!strcmp(t, "cedrop"))
+			F.f_cedrop = 1;
 		else if (!strcmp(t, "ptefault"))
 			F.f_ptefault = 1;
 		else if (!strcmp(t, "staged"))
