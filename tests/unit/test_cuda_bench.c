@@ -226,6 +226,36 @@ static void plot(void **st)
 	free(err);
 }
 
+/* The diagonal (copies within one GPU, 1000 GB/s here) must not wash out
+ * the cells between GPUs (50 GB/s): the colour scale leaves it out. */
+static void plot_leaves_out_diagonal(void **st)
+{
+	char path[] = "/tmp/p2pctl-test-XXXXXX.svg", *out, *err, *svg;
+	int fd = mkstemps(path, 4);
+	FILE *f;
+
+	(void)st;
+	assert_true(fd >= 0);
+	close(fd);
+	setenv("FAKECUDA_BW_GBPS", "50", 1);
+	setenv("FAKECUDA_LOCAL_GBPS", "1000", 1);
+	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--size", "1M", "--reps", "1",
+			     "--no-p2p-off", "--method", "ce", "--plot", path), 0);
+	free(out);
+	free(err);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	svg = slurp(f);	/* reads up to the position */
+	unlink(path);
+	/* 0->1, the fastest cell between GPUs: the darkest colour */
+	assert_non_null(strstr(svg, "fill=\"#08306b\" stroke=\"#ffffff\"><title>0-&gt;1: "));
+	assert_non_null(strstr(svg, "fill=\"#dddddd\" stroke=\"#ffffff\"><title>0-&gt;0: "));
+	assert_non_null(strstr(svg, "colour: 0 to 4"));
+	assert_non_null(strstr(svg, "the diagonal (copies within one GPU) is grey, off the scale"));
+	free(svg);
+}
+
 static void copy_error(void **st)
 {
 	json_object *o;
@@ -500,6 +530,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(off_method_sample, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(wrong_data_fails, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(poisoned_cells, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(plot_leaves_out_diagonal, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(staged_cells_marked, fake_test_setup, fake_test_teardown),
 	};
 
