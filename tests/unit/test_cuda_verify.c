@@ -990,7 +990,7 @@ static void nccl_allreduce(void **st)
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "nccl"), 0);
 	assert_non_null(strstr(out, "libnccl.so.2\n  nccl        0,1   OK    102984 "
 				    "bytes, int32 sum all-reduce over 2 GPUs, 6 sizes from 8 bytes; path not "
-				    "proven: NCCL chose its own transport"));
+				    "proven: NCCL reports P2P/CUMEM on all 24 channel connections"));
 	free(out);
 	free(err);
 	setenv("FAKENCCL_WRONG", "1", 1);
@@ -1013,6 +1013,49 @@ static void nccl_allreduce(void **st)
 	free(out);
 	free(err);
 	fake_setup();
+}
+
+/*
+ * The transport NCCL picked, from its own debug output (NCCL_DEBUG=INFO
+ * into a file verify reads): recorded when it is P2P; a FAIL naming
+ * NCCL_P2P_LEVEL when peer access works but NCCL stayed on shared memory
+ * (the field's N7: GPUs under different host bridges).
+ */
+static void nccl_transport(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl"), 0);
+	assert_non_null(strstr(out, "  nccl        0,1   OK    4680 bytes, int32 sum all-reduce over 2 GPUs, "
+				    "4 sizes from 8 bytes; path not proven: NCCL reports P2P/CUMEM on all 16 "
+				    "channel connections (NCCL_DEBUG=INFO); p2pctl does not measure NCCL's path\n"));
+	free(out);
+	free(err);
+	setenv("FAKENCCL_TRANSPORT", "SHM/direct/direct", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl"), 1);
+	assert_non_null(strstr(out, "  nccl        0,1   FAIL  NCCL moved data via SHM/direct/direct on 16 of "
+				    "16 channel connections between GPUs with peer access (0->1 first), not "
+				    "P2P: its topology check put them further apart than NCCL_P2P_LEVEL allows "
+				    "(NCCL_P2P_LEVEL=SYS lets it use P2P)\n"));
+	assert_non_null(strstr(out, "  nccl 0,1: FAIL: NCCL moved data via SHM/direct/direct"));
+	free(out);
+	free(err);
+	/* the user's own NCCL_P2P_LEVEL is named */
+	setenv("NCCL_P2P_LEVEL", "PHB", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl"), 1);
+	assert_non_null(strstr(out, "further apart than NCCL_P2P_LEVEL=PHB (set here) allows"));
+	free(out);
+	free(err);
+	unsetenv("NCCL_P2P_LEVEL");
+	/* the user's own NCCL_DEBUG: NCCL prints where the user wants it, and
+	 * the transport is not known */
+	setenv("NCCL_DEBUG", "WARN", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl"), 0);
+	assert_non_null(strstr(out, "path not proven: NCCL chose its own transport; NCCL_DEBUG is set "
+				    "(WARN), so p2pctl did not read which\n"));
+	free(out);
+	free(err);
 }
 
 /* The byte tail (size % 16) is always exercised: the second round is 5
@@ -1441,6 +1484,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(vram_sweep, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(nccl_allreduce, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(nccl_skip_in_verdict, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(nccl_transport, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(byte_tail, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(seeds, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(loopback, fake_test_setup, fake_test_teardown),

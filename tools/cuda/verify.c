@@ -182,6 +182,8 @@ struct vstate {
 	struct { int done, ok; double on_gbps, off_gbps, on_us, off_us; }
 		pm[P2P_MAX_GPUS][P2P_MAX_GPUS];	/* the path test of a -> b */
 	FILE *out;		/* text output (NULL with --json): a line per test as it ends */
+	char nccl_log[256];	/* NCCL's debug file (NCCL_DEBUG=INFO) that verify set up */
+	char nccl_user[64];	/* the user's own NCCL_DEBUG, which verify leaves alone */
 };
 
 /*
@@ -1533,6 +1535,138 @@ static void run_nccl(struct vstate *v, struct vtest *t, const int *gs, int ng)
 	}
 	snprintf(t->path, sizeof(t->path), "NCCL chose its own transport (P2P, shared memory or "
 		 "network); p2pctl does not see which");
+}
+
+/*
+ * NCCL says which transport each channel connection uses, at INFO level
+ * ("NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM"). Unless the user
+ * set NCCL_DEBUG, verify sends that into a file of its own for the nccl
+ * test, before NCCL is loaded (NCCL reads its environment at its first
+ * call).
+ */
+static void nccl_debug_begin(struct vstate *v)
+{
+	const char *d = getenv("NCCL_DEBUG"), *tmp = getenv("TMPDIR");
+
+	if (d) {
+		snprintf(v->nccl_user, sizeof(v->nccl_user), "%s", d);
+		return;
+	}
+	snprintf(v->nccl_log, sizeof(v->nccl_log), "%s/p2pctl-nccl-%d.log", tmp && *tmp ? tmp : "/tmp",
+		 (int)getpid());
+	unlink(v->nccl_log);
+	setenv("NCCL_DEBUG", "INFO", 1);
+	setenv("NCCL_DEBUG_SUBSYS", "INIT", 0);
+	setenv("NCCL_DEBUG_FILE", v->nccl_log, 1);
+}
+
+static void nccl_debug_end(struct vstate *v)
+{
+	if (!v->nccl_log[0])
+		return;
+	unlink(v->nccl_log);
+	unsetenv("NCCL_DEBUG");
+	unsetenv("NCCL_DEBUG_FILE");
+}
+
+static long nccl_log_size(const struct vstate *v)
+{
+	FILE *f = v->nccl_log[0] ? fopen(v->nccl_log, "r") : NULL;
+	long n = 0;
+
+	if (f && !fseek(f, 0, SEEK_END))
+		n = ftell(f);
+	if (f)
+		fclose(f);
+	return n < 0 ? 0 : n;
+}
+
+/*
+ * The transports of the channel connections NCCL logged since offset off
+ * (the GPU set gs's test): t->path says which. A connection via anything
+ * but P2P between two GPUs with peer access fails t: NCCL's topology check
+ * (NCCL_P2P_LEVEL) ruled P2P out, and NCCL runs at shared-memory speed.
+ */
+static void nccl_transport(struct vstate *v, struct vtest *t, const int *gs, int ng, long off)
+{
+	struct { char name[48]; int n; } tr[8];
+	int ntr = 0, total = 0, bad = 0, ba = -1, bb = -1;
+	char line[1024], badtr[48] = "", lvl[96] = "";
+	const char *env = getenv("NCCL_P2P_LEVEL");
+	FILE *f;
+
+	if (!v->nccl_log[0]) {
+		snprintf(t->path, sizeof(t->path), "NCCL chose its own transport; NCCL_DEBUG is set (%s), "
+			 "so p2pctl did not read which", v->nccl_user);
+		return;
+	}
+	f = fopen(v->nccl_log, "r");
+	if (f && fseek(f, off, SEEK_SET)) {
+		fclose(f);
+		f = NULL;
+	}
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *c = strstr(line, " Channel "), *via = strstr(line, " via ");
+		int ra, rb, k;
+		char name[48];
+
+		c = c ? strstr(c, " : ") : NULL;
+		if (!c || !via || sscanf(c + 3, "%d[%*[^]]] -> %d[%*[^]]]", &ra, &rb) != 2 ||
+		    sscanf(via + 5, "%47s", name) != 1 || ra < 0 || rb < 0 || ra >= ng || rb >= ng)
+			continue;
+		total++;
+		for (k = 0; k < ntr && strcmp(tr[k].name, name); k++)
+			;
+		if (k == ntr && ntr < 8) {
+			snprintf(tr[ntr].name, sizeof(tr[ntr].name), "%s", name);
+			tr[ntr++].n = 0;
+		}
+		if (k < ntr)
+			tr[k].n++;
+		if (strncmp(name, "P2P", 3) && v->r.peer_on[gs[ra]][gs[rb]] && v->r.peer_on[gs[rb]][gs[ra]]) {
+			if (!bad++) {
+				ba = gs[ra];
+				bb = gs[rb];
+				snprintf(badtr, sizeof(badtr), "%s", name);
+			}
+		}
+	}
+	if (f)
+		fclose(f);
+	if (!total) {
+		snprintf(t->path, sizeof(t->path), "NCCL chose its own transport; its debug output "
+			 "(NCCL_DEBUG=INFO) named none");
+		return;
+	}
+	if (ntr == 1) {
+		snprintf(t->path, sizeof(t->path), "NCCL reports %s on all %d channel connections "
+			 "(NCCL_DEBUG=INFO); p2pctl does not measure NCCL's path", tr[0].name, total);
+	} else {
+		size_t l = (size_t)snprintf(t->path, sizeof(t->path), "NCCL reports");
+
+		for (int k = 0; k < ntr && l < sizeof(t->path); k++)
+			l += (size_t)snprintf(t->path + l, sizeof(t->path) - l, "%s %s on %d", k ? "," : "",
+					      tr[k].name, tr[k].n);
+		if (l < sizeof(t->path))
+			snprintf(t->path + l, sizeof(t->path) - l, " of %d channel connections "
+				 "(NCCL_DEBUG=INFO); p2pctl does not measure NCCL's path", total);
+	}
+	if (!bad || !t->ok)
+		return;
+	if (env)
+		snprintf(lvl, sizeof(lvl), "NCCL_P2P_LEVEL=%.40s (set here)", env);
+	else
+		snprintf(lvl, sizeof(lvl), "NCCL_P2P_LEVEL");
+	t->ok = 0;
+	if (getenv("NCCL_P2P_DISABLE") && strcmp(getenv("NCCL_P2P_DISABLE"), "0"))
+		snprintf(t->error, sizeof(t->error), "NCCL moved data via %s on %d of %d channel connections "
+			 "between GPUs with peer access (%d->%d first), not P2P: NCCL_P2P_DISABLE is set",
+			 badtr, bad, total, ba, bb);
+	else
+		snprintf(t->error, sizeof(t->error), "NCCL moved data via %s on %d of %d channel connections "
+			 "between GPUs with peer access (%d->%d first), not P2P: its topology check put them "
+			 "further apart than %s allows (NCCL_P2P_LEVEL=SYS lets it use P2P)", badtr, bad,
+			 total, ba, bb, lvl);
 }
 
 /*
@@ -2962,6 +3096,8 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 		if (all > 2)
 			setn[ns++] = all;
 		nccl_ran = 1;
+		if (ns)
+			nccl_debug_begin(v);
 		nobad = ns ? nccl_open(why, sizeof(why)) : 0;
 		if (ns && !json)
 			fprintf(out, "nccl: all-reduce with %s\n", nobad ? "libnccl.so.2" : nx.path);
@@ -2985,9 +3121,14 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			for (int g = 0; g < setn[k]; g++)
 				l += (size_t)snprintf(t->label + l, sizeof(t->label) - l, "%s%d", g ? "," : "",
 						      sets[k][g]);
+			long off = nccl_log_size(v);
+
 			run_nccl(v, t, sets[k], setn[k]);
+			if (t->ok && !t->skipped)
+				nccl_transport(v, t, sets[k], setn[k], off);
 			vdone(v, t, 0);
 		}
+		nccl_debug_end(v);
 		for (int k = first; k < nct; k++) {
 			const struct vtest *t = &ctests[k];
 			size_t l = strlen(nccl_verdict);
