@@ -1611,8 +1611,9 @@ static void nccl_transport(struct vstate *v, struct vtest *t, const int *gs, int
 		char name[48];
 
 		c = c ? strstr(c, " : ") : NULL;
+		/* the rest of the line: "P2P/CUMEM/read", "P2P/direct pointer", "SHM/direct/direct" */
 		if (!c || !via || sscanf(c + 3, "%d[%*[^]]] -> %d[%*[^]]]", &ra, &rb) != 2 ||
-		    sscanf(via + 5, "%47s", name) != 1 || ra < 0 || rb < 0 || ra >= ng || rb >= ng)
+		    sscanf(via + 5, "%47[^\n]", name) != 1 || ra < 0 || rb < 0 || ra >= ng || rb >= ng)
 			continue;
 		total++;
 		for (k = 0; k < ntr && strcmp(tr[k].name, name); k++)
