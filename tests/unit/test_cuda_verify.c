@@ -1039,6 +1039,8 @@ static void nccl_transport(void **st)
 				    "P2P: its topology check put them further apart than NCCL_P2P_LEVEL allows "
 				    "(NCCL_P2P_LEVEL=SYS lets it use P2P)\n"));
 	assert_non_null(strstr(out, "  nccl 0,1: FAIL: NCCL moved data via SHM/direct/direct"));
+	/* no test of the pair ran: no grid */
+	assert_null(strstr(out, "grid ("));
 	free(out);
 	free(err);
 	/* the user's own NCCL_P2P_LEVEL is named */

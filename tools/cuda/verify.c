@@ -86,7 +86,8 @@ static const char *const vhint[V_COUNT] = {
 	"UVM's fault handling between the GPUs is wrong: check `p2pctl doctor` (uvm peer set)",
 	"P2P under load is misrouted or lost (switch, ACS): check `p2pctl doctor` (ACS, topology)",
 	"NCCL's all-reduce over these GPUs returns wrong data or hangs (try NCCL_P2P_DISABLE=1 to "
-	"see whether its P2P transport is the cause): check `p2pctl doctor`",
+	"see whether its P2P transport is the cause), or NCCL did not use P2P (NCCL_P2P_LEVEL, "
+	"NCCL_P2P_DISABLE): check `p2pctl doctor`",
 };
 
 static uint64_t splitmix64(uint64_t x)
@@ -2778,7 +2779,7 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 	static struct vtest tests[2 * V_COUNT * 2], ctests[P2P_MAX_GPUS * P2P_MAX_GPUS];
 	static struct pverdict pvs[P2P_MAX_GPUS * P2P_MAX_GPUS];
 	int npv = 0, pvjson[P2P_MAX_GPUS * P2P_MAX_GPUS];
-	char nccl_verdict[640] = "";
+	char nccl_verdict[1024] = "";
 	struct vstate *v;
 	const char *pairs = NULL, *tlist = NULL;
 	char emsg[512], *end;
@@ -3139,7 +3140,7 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			nskip += t->skipped;
 			nunproven += t->ok && !t->skipped;
 			if (t->skipped || !t->ok)
-				snprintf(nccl_verdict + l, sizeof(nccl_verdict) - l, "%snccl %s: %s: %.200s",
+				snprintf(nccl_verdict + l, sizeof(nccl_verdict) - l, "%snccl %s: %s: %.400s",
 					 l ? "; " : "", t->label, t->skipped ? "SKIPPED" : "FAIL", t->error);
 		}
 	}
@@ -3208,7 +3209,11 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 	} else {
 		char line[512];
 
-		if (npv) {
+		int rows = 0;
+
+		for (int m = 0; m < V_COUNT; m++)
+			rows += grid_row(v, m);
+		if (npv && rows) {
 			fprintf(out, "grid (test x direction: OK, OK* path not proven, FAIL, HUNG, SKIP, - not run):\n");
 			for (int q = 0; q < npv; q++)
 				pv_grid(out, &pvs[q], v);
