@@ -13,6 +13,7 @@
 
 #include "cuda_int.h"
 #include "harness.h"
+#include "fakesysfs.h"
 #include "ncclx.h"
 
 
@@ -254,6 +255,32 @@ static void plot_leaves_out_diagonal(void **st)
 	assert_non_null(strstr(svg, "colour: 0 to 4"));
 	assert_non_null(strstr(svg, "the diagonal (copies within one GPU) is grey, off the scale"));
 	free(svg);
+}
+
+/* A line per pair: P2P on against off and the share of the line rate. */
+static void pair_summary(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_BW_GBPS", "25", 1);
+	setenv("FAKECUDA_NOPEER_GBPS", "10", 1);
+	setenv("FAKECUDA_LAT_US", "0", 1);
+	fake_sysfs("16.0 GT/s PCIe", "16", "16");
+	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--size", "1M", "--reps", "1",
+			     "--method", "ce"), 0);
+	assert_non_null(strstr(out, "summary (unidirectional, P2P=Enabled against P2P=Disabled, share of "
+				    "the line rate):\n  0<->1: 0->1 25.00 GB/s on, 10.00 off (2.5x), 79% of "
+				    "PCIe Gen4 x16 (31.5 GB/s); 1->0 25.00 on, 10.00 off (2.5x), 79%\n"));
+	free(out);
+	free(err);
+	fake_sysfs_rm();
+	setenv("P2PCTL_SYSFS", "/nonexistent/p2pctl-test-sysfs", 1);
+	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--size", "1M", "--reps", "1",
+			     "--method", "ce", "--no-p2p-off"), 0);
+	assert_non_null(strstr(out, "  0<->1: 0->1 25.00 GB/s on, off not measured, line rate unknown ("));
+	free(out);
+	free(err);
 }
 
 static void copy_error(void **st)
@@ -531,6 +558,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(wrong_data_fails, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(poisoned_cells, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(plot_leaves_out_diagonal, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(pair_summary, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(staged_cells_marked, fake_test_setup, fake_test_teardown),
 	};
 

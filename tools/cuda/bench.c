@@ -15,6 +15,7 @@
 #include "cuda_cmds.h"
 #include "cuda_int.h"
 #include "engine.h"
+#include "linkrate.h"
 #include "report.h"
 
 enum kind { K_UNI, K_BI, K_LAT };
@@ -395,6 +396,58 @@ static int env_int(const char *name, int def)
 	return s && *s ? atoi(s) : def;
 }
 
+/* One direction of a pair's summary: "25.00 GB/s on, 10.00 off (2.5x), 79% of LINK". */
+static void summary_dir(const struct bench *b, int i, int j, const struct linkrate *l, int first,
+			char *buf, size_t len)
+{
+	int n = b->r.n;
+	const struct cell *on = &b->mx[MX_UNI_ON].c[i * n + j], *off = &b->mx[MX_UNI_OFF].c[i * n + j];
+	double v = on->st.median;
+	size_t k = (size_t)snprintf(buf, len, "%d->%d %.2f%s on", i, j, v, first ? " GB/s" : "");
+
+	if (k < len && off->present && off->st.median > 0)
+		k += (size_t)snprintf(buf + k, len - k, ", %.2f off (%.1fx)", off->st.median,
+				      v / off->st.median);
+	else if (k < len)
+		k += (size_t)snprintf(buf + k, len - k, ", off not measured");
+	if (k < len && l->kind != LINK_UNKNOWN)
+		snprintf(buf + k, len - k, ", %.0f%%%s%s", 100 * v / l->gbps, first ? " of " : "",
+			 first ? l->label : "");
+	else if (k < len && first)
+		snprintf(buf + k, len - k, ", line rate unknown (%.200s)", l->why);
+}
+
+/*
+ * A line per pair: the unidirectional P2P=Enabled cells against the
+ * P2P=Disabled ones, and their share of the link's line rate.
+ */
+static void print_summary(const struct bench *b, FILE *f)
+{
+	int n = b->r.n, head = 0;
+
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++) {
+			const struct matrix *m = &b->mx[MX_UNI_ON];
+			struct linkrate l;
+			char d0[512], d1[512];
+
+			if (!m->c[i * n + j].present || !m->c[j * n + i].present)
+				continue;
+			if (!head++)
+				fprintf(f, "summary (unidirectional, P2P=Enabled against P2P=Disabled, share of "
+					"the line rate):\n");
+			link_rate(b->r.g[i].busid, b->r.g[j].busid, &l);
+			summary_dir(b, i, j, &l, 1, d0, sizeof(d0));
+			summary_dir(b, j, i, &l, 0, d1, sizeof(d1));
+			if (l.kind != LINK_UNKNOWN)
+				fprintf(f, "  %d<->%d: %s (%.1f GB/s); %s\n", i, j, d0, l.gbps, d1);
+			else
+				fprintf(f, "  %d<->%d: %s; %s\n", i, j, d0, d1);
+		}
+	if (head)
+		fputc('\n', f);
+}
+
 static void print_text(struct bench *b)
 {
 	FILE *f = b->out;
@@ -428,6 +481,7 @@ static void print_text(struct bench *b)
 		if (any)
 			matrix_print(f, m, method_names);
 	}
+	print_summary(b, f);
 }
 
 static json_object *devices_json(const struct rig *r)
