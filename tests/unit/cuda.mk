@@ -29,7 +29,7 @@ CUDA_TEST_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -g \
 CUDA_TEST_LIBS := $(shell pkg-config --libs json-c cmocka) -ldl -lm -pthread
 
 $(CUDA_UNIT)/test_cuda_%: $(CUDA_UNIT)/test_cuda_%.c $(CUDA_TOOL_SRCS) $(wildcard $(CUDA_TOOLS)/*.h) \
-		$(CUDA_UNIT)/fakecuda/harness.h $(CUDA_FAKE) $(CUDA_FAKE_OLD) $(CUDA_CHILD) $(CUDA_NCCL)
+		$(CUDA_UNIT)/fakecuda/harness.h $(CUDA_UNIT)/fakecuda/fakesysfs.h $(CUDA_FAKE) $(CUDA_FAKE_OLD) $(CUDA_CHILD) $(CUDA_NCCL)
 	$(CC) $(CUDA_TEST_CFLAGS) -o $@ $< $(CUDA_TOOL_SRCS) $(CUDA_TEST_LIBS)
 
 $(CUDA_CHILD): $(CUDA_UNIT)/fakecuda/verify_child.c $(CUDA_TOOL_SRCS) $(wildcard $(CUDA_TOOLS)/*.h)

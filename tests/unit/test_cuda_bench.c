@@ -13,6 +13,7 @@
 
 #include "cuda_int.h"
 #include "harness.h"
+#include "fakesysfs.h"
 #include "ncclx.h"
 
 
@@ -226,6 +227,62 @@ static void plot(void **st)
 	free(err);
 }
 
+/* The diagonal (copies within one GPU, 1000 GB/s here) must not wash out
+ * the cells between GPUs (50 GB/s): the colour scale leaves it out. */
+static void plot_leaves_out_diagonal(void **st)
+{
+	char path[] = "/tmp/p2pctl-test-XXXXXX.svg", *out, *err, *svg;
+	int fd = mkstemps(path, 4);
+	FILE *f;
+
+	(void)st;
+	assert_true(fd >= 0);
+	close(fd);
+	setenv("FAKECUDA_BW_GBPS", "50", 1);
+	setenv("FAKECUDA_LOCAL_GBPS", "1000", 1);
+	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--size", "1M", "--reps", "1",
+			     "--no-p2p-off", "--method", "ce", "--plot", path), 0);
+	free(out);
+	free(err);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	svg = slurp(f);	/* reads up to the position */
+	unlink(path);
+	/* 0->1, the fastest cell between GPUs: the darkest colour */
+	assert_non_null(strstr(svg, "fill=\"#08306b\" stroke=\"#ffffff\"><title>0-&gt;1: "));
+	assert_non_null(strstr(svg, "fill=\"#dddddd\" stroke=\"#ffffff\"><title>0-&gt;0: "));
+	assert_non_null(strstr(svg, "colour: 0 to 4"));
+	assert_non_null(strstr(svg, "the diagonal (copies within one GPU) is grey, off the scale"));
+	free(svg);
+}
+
+/* A line per pair: P2P on against off and the share of the line rate. */
+static void pair_summary(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_BW_GBPS", "25", 1);
+	setenv("FAKECUDA_NOPEER_GBPS", "10", 1);
+	setenv("FAKECUDA_LAT_US", "0", 1);
+	fake_sysfs("16.0 GT/s PCIe", "16", "16");
+	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--size", "1M", "--reps", "1",
+			     "--method", "ce"), 0);
+	assert_non_null(strstr(out, "summary (unidirectional, P2P=Enabled against P2P=Disabled, share of "
+				    "the line rate):\n  0<->1: 0->1 25.00 GB/s on, 10.00 off (2.5x), 79% of "
+				    "PCIe Gen4 x16 (31.5 GB/s); 1->0 25.00 on, 10.00 off (2.5x), 79%\n"));
+	free(out);
+	free(err);
+	fake_sysfs_rm();
+	setenv("P2PCTL_SYSFS", "/nonexistent/p2pctl-test-sysfs", 1);
+	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--size", "1M", "--reps", "1",
+			     "--method", "ce", "--no-p2p-off"), 0);
+	assert_non_null(strstr(out, "  0<->1: 0->1 25.00 GB/s on, off not measured, line rate unknown ("));
+	free(out);
+	free(err);
+}
+
 static void copy_error(void **st)
 {
 	json_object *o;
@@ -351,6 +408,39 @@ static void wrong_data_fails(void **st)
 	json_object_put(o);
 }
 
+/*
+ * Copy-engine peer copies that write nothing: ce ties the other methods in
+ * the calibration runs and is chosen, and the right bytes are in the
+ * destination all the same, from the calibration runs of the methods that
+ * work; only a destination poisoned before each cell's timed runs shows
+ * that ce never wrote them. A BAR1 window that wraps at 12 MiB (the upper
+ * half of an 8 MiB destination at 8 MiB lands low in the peer's VRAM) is
+ * named the same way.
+ */
+static void poisoned_cells(void **st)
+{
+	json_object *o;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "cedrop", 1);
+	o = BENCH_JSON(1, "--size", "8M", "--reps", "2", "--no-p2p-off");
+	assert_false(json_object_get_boolean(get(o, "ok")));
+	assert_non_null(strstr(str(o, "error"), "copy 0->1 with ce copied wrong data (fast but wrong): "
+					      "first mismatch at offset 0: expected 0x"));
+	assert_non_null(strstr(str(o, "error"), ", the poison: the copy never wrote it ("));
+	json_object_put(o);
+	unsetenv("FAKECUDA_FAULT");
+	setenv("FAKECUDA_BAR1_BYTES", "12582912", 1);
+	o = BENCH_JSON(1, "--size", "8M", "--reps", "2", "--method", "ce");
+	assert_non_null(strstr(str(o, "error"), "copy 0->1 with ce copied wrong data (fast but wrong): "
+					      "first mismatch at offset 4194304: expected 0x"));
+	assert_non_null(strstr(str(o, "error"), ", the poison: the copy never wrote it"));
+	json_object_put(o);
+	unsetenv("FAKECUDA_BAR1_BYTES");
+	o = BENCH_JSON(0, "--size", "8M", "--reps", "2", "--no-p2p-off");
+	json_object_put(o);
+}
+
 /* A pair without peer access, or whose enable fails: the P2P=Enabled cells
  * say they are staged, and the run goes on. */
 static void staged_cells_marked(void **st)
@@ -466,6 +556,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(errors, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(off_method_sample, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(wrong_data_fails, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(poisoned_cells, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(plot_leaves_out_diagonal, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(pair_summary, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(staged_cells_marked, fake_test_setup, fake_test_teardown),
 	};
 

@@ -7,10 +7,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "cuda_int.h"
 #include "harness.h"
+#include "fakesysfs.h"
 
 /* A fixed seed (SEED below), a short concurrent test, a short deadline. */
 #define VOPTS "--seed", "0x70327063746c0000", "--seconds", "0.01", "--timeout", "0.5"
@@ -25,8 +31,11 @@ static void all_ok(void **st)
 
 	(void)st;
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "1M"), 0);
-	assert_non_null(strstr(out, "seed 0x70327063746c0000 (--seed to repeat), timeout 0.5 s, buffers "
-				    "above a 32638 MiB allocation on each GPU\n"));
+	assert_non_null(strstr(out, "seed 0x70327063746c0000 (--seed to repeat), timeout 0.5 s\n"));
+	assert_non_null(strstr(out, "  vram        0->1  OK    18874323 bytes, ce, sm-read and sm-write at the "
+				    "bottom, middle and top of free memory (pads of 0, 32634 and 65270 MiB on "
+				    "GPU 0, 0, 32634 and 65270 MiB on GPU 1); path: SM loads and stores through "
+				    "the peer mappings at each place\n"));
 	assert_non_null(strstr(out, "pair 0-1: can-access-peer 0->1 yes, 1->0 yes"));
 	/* two rounds: 1 MiB, then 5 bytes less (the byte tail) */
 	assert_non_null(strstr(out, "  ce          0->1  OK    2097147 bytes, copy engine on GPU 0, 84.0 GB/s; "
@@ -65,8 +74,11 @@ static void all_ok(void **st)
 	assert_non_null(strstr(out, "  managed memory 0-1: OK (8 OK, 0 FAIL, 0 not run; cuMemAllocManaged, "
 				    "1048576 bytes)\n"));
 	assert_non_null(strstr(out, "concurrent: every directed pair at once, 0.01 s\n"));
-	assert_non_null(strstr(out, "  concurrent  1->0  OK    1048560 bytes, "));
-	assert_non_null(strstr(out, "verify: OK (27 OK, 0 FAIL); 5 OK without a proven path\n"));
+	/* 1048560 bytes a round (three 349520-byte slices); how many rounds fit
+	 * in 0.01 s depends on the machine's load */
+	assert_non_null(strstr(out, "  concurrent  1->0  OK    "));
+	assert_non_null(strstr(out, "0 bytes, "));
+	assert_non_null(strstr(out, "verify: OK (29 OK, 0 FAIL); 5 OK without a proven path\n"));
 	assert_null(strstr(out, "FAIL  "));
 	assert_string_equal(err, "");
 	free(out);
@@ -82,8 +94,8 @@ static void odd_sizes(void **st)
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", (char *)sizes[i]), 0);
 		/* below 48 bytes the concurrent test has no room */
-		assert_non_null(strstr(out, i == 0 ? "(24 OK, 0 FAIL, 3 skipped)" :
-					    i < 3 ? "(25 OK, 0 FAIL, 2 skipped)" : "(27 OK, 0 FAIL)"));
+		assert_non_null(strstr(out, i == 0 ? "(26 OK, 0 FAIL, 3 skipped)" :
+					    i < 3 ? "(27 OK, 0 FAIL, 2 skipped)" : "(29 OK, 0 FAIL)"));
 		free(out);
 		free(err);
 	}
@@ -148,7 +160,7 @@ static void corruption_reported(void **st)
 				    "first mismatch at offset 4097"));
 	assert_null(strstr(out, "um-read"));
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: --no-managed\n"));
-	assert_non_null(strstr(out, "verify: FAIL (11 OK, 8 FAIL, 8 skipped)"));
+	assert_non_null(strstr(out, "verify: FAIL (11 OK, 10 FAIL, 8 skipped)"));
 	free(out);
 	free(err);
 }
@@ -167,11 +179,11 @@ static void corruption_json(void **st)
 	assert_true(json_object_object_get_ex(o, "result", &v));
 	assert_string_equal(json_object_get_string(v), "FAIL");
 	assert_true(json_object_object_get_ex(o, "failures", &v));
-	assert_int_equal(json_object_get_int(v), 10);	/* path (both ways), ce, graph (its ce node), ipc, concurrent */
+	assert_int_equal(json_object_get_int(v), 12);	/* path (both ways), ce, graph (its ce node), ipc, vram, concurrent */
 	assert_true(json_object_object_get_ex(o, "pairs", &pairs));
 	assert_int_equal(json_object_array_length(pairs), 1);
 	assert_true(json_object_object_get_ex(json_object_array_get_idx(pairs, 0), "tests", &t));
-	assert_int_equal(json_object_array_length(t), 24);
+	assert_int_equal(json_object_array_length(t), 26);
 	v = json_object_array_get_idx(t, 2);
 	assert_true(json_object_object_get_ex(v, "method", &m));
 	assert_string_equal(json_object_get_string(m), "ce");
@@ -243,7 +255,7 @@ static void copy_error(void **st)
 	(void)st;
 	setenv("FAKECUDA_COPY_ERROR", "3", 1);	/* the third copy: ce 1->0's first round */
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "ce"), 1);
-	assert_non_null(strstr(out, "  ce          1->0  FAIL  cuMemcpyPeerAsync: CUDA_ERROR_LAUNCH_FAILED"));
+	assert_non_null(strstr(out, "  ce          1->0  FAIL  cuMemcpyPeerAsync on GPU 1: CUDA_ERROR_LAUNCH_FAILED"));
 	assert_non_null(strstr(out, "(1 OK, 1 FAIL)"));
 	free(out);
 	free(err);
@@ -302,7 +314,7 @@ static void three_gpus_pairs(void **st)
 	assert_non_null(strstr(out, "pair 0-1"));
 	assert_non_null(strstr(out, "pair 0-2"));
 	assert_non_null(strstr(out, "pair 1-2"));
-	assert_non_null(strstr(out, "(82 OK, 0 FAIL); 16 OK without a proven path"));
+	assert_non_null(strstr(out, "(88 OK, 0 FAIL); 16 OK without a proven path"));
 	assert_non_null(strstr(out, "  concurrent  2->1  OK"));
 	assert_non_null(strstr(out, "  managed memory 1-2: OK (8 OK"));
 	free(out);
@@ -422,14 +434,14 @@ static void um_wrong_mapping(void **st)
 	assert_non_null(strstr(out, "  um-fault    1->0  SKIP  not run: um-read failed\n"));
 	assert_non_null(strstr(out, "  managed memory 0-1: FAIL (0 OK, 2 FAIL, 6 not run; cuMemAllocManaged, "
 				    "8192 bytes): um-read failed, so the other managed tests were not run"));
-	assert_non_null(strstr(out, "verify: FAIL (19 OK, 2 FAIL, 6 skipped); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (21 OK, 2 FAIL, 6 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 	/* Without peer access enabled UVM migrates instead of mapping: the
 	 * wrong PTE is never used, and verify says peer access failed. */
 	setenv("FAKECUDA_ENABLE_ERROR", "217", 1);
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "8192"), 1);
-	assert_null(strstr(out, "um-read"));
+	assert_null(strstr(out, "  um-read     0->1"));
 	free(out);
 	free(err);
 }
@@ -462,8 +474,8 @@ static void um_wrong_mapping_json(void **st)
 	assert_true(json_object_object_get_ex(m, "reason", &v));
 	assert_non_null(strstr(json_object_get_string(v), "um-read failed"));
 	assert_true(json_object_object_get_ex(p, "tests", &t));
-	assert_int_equal(json_object_array_length(t), 24);
-	v = json_object_array_get_idx(t, 16);
+	assert_int_equal(json_object_array_length(t), 26);
+	v = json_object_array_get_idx(t, 18);
 	assert_true(json_object_object_get_ex(v, "method", &m));
 	assert_string_equal(json_object_get_string(m), "um-read");
 	assert_true(json_object_object_get_ex(v, "status", &m));
@@ -473,7 +485,7 @@ static void um_wrong_mapping_json(void **st)
 	assert_true(json_object_object_get_ex(v, "first_mismatch", &m));
 	assert_true(json_object_object_get_ex(m, "where", &v));
 	assert_string_equal(json_object_get_string(v), "data");
-	v = json_object_array_get_idx(t, 23);
+	v = json_object_array_get_idx(t, 25);
 	assert_true(json_object_object_get_ex(v, "method", &m));
 	assert_string_equal(json_object_get_string(m), "um-fault");
 	assert_true(json_object_object_get_ex(v, "status", &m));
@@ -510,7 +522,7 @@ static void um_bad_migration(void **st)
 		 pat[0], (uint8_t)~pat[0]);
 	assert_non_null(strstr(out, line));
 	assert_non_null(strstr(out, "  managed memory 0-1: FAIL (4 OK, 4 FAIL, 0 not run;"));
-	assert_non_null(strstr(out, "verify: FAIL (23 OK, 4 FAIL); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (25 OK, 4 FAIL); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -526,8 +538,9 @@ static void um_not_supported(void **st)
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 0);
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: GPU 0 cannot share managed memory with "
 				    "another processor (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 0)\n"));
-	assert_null(strstr(out, "um-read"));
-	assert_non_null(strstr(out, "verify: OK (19 OK, 0 FAIL, 8 skipped); 1 OK without a proven path\n"));
+	assert_null(strstr(out, "  um-read     0->1"));
+	assert_non_null(strstr(out, "  um-read      SKIP  SKIP\n"));
+	assert_non_null(strstr(out, "verify: OK (21 OK, 0 FAIL, 8 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--json"), 0);
@@ -568,7 +581,9 @@ static void um_old_driver(void **st)
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 0);
 	assert_non_null(strstr(out, "  sm-write    1->0  OK"));
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: the CUDA driver lacks cuMemAllocManaged\n"));
-	assert_non_null(strstr(out, "verify: OK (19 OK, 0 FAIL, 8 skipped); 1 OK without a proven path\n"));
+	/* nor cuMemGetInfo_v2: the vram test cannot place its buffers */
+	assert_non_null(strstr(out, "  vram        0->1  SKIP  the driver lacks cuMemGetInfo_v2\n"));
+	assert_non_null(strstr(out, "verify: OK (19 OK, 0 FAIL, 10 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 	fake_setup();
@@ -580,13 +595,15 @@ static void um_too_big(void **st)
 	char *out, *err;
 
 	(void)st;
-	setenv("FAKECUDA_FREE_BYTES", "2000000", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "1M"), 0);
-	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: 1049088 bytes of managed memory is more "
-				    "than half of the 2000000 bytes free on GPU 0; use a smaller --size\n"));
+	/* 40 MiB of VRAM: 8 MiB buffers take 32 MiB (three of 10 MiB, 2 MiB
+	 * granules, and the flags' 2 MiB), leaving 8 MiB free */
+	setenv("FAKECUDA_FREE_BYTES", "41943040", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "8M"), 0);
+	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: 8389120 bytes of managed memory is more "
+				    "than half of the 8388608 bytes free on GPU 0; use a smaller --size\n"));
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "512k"), 0);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4M"), 0);
 	assert_non_null(strstr(out, "  managed memory 0-1: OK (8 OK"));
 	free(out);
 	free(err);
@@ -615,7 +632,7 @@ static void fault_stale_read(void **st)
 	assert_non_null(strstr(out, "  flags       1->0  OK"));
 	assert_non_null(strstr(out, "  graph       0->1  FAIL  replay 0: first mismatch at offset 2720 (0xaa0)"));
 	assert_non_null(strstr(out, "(the SM-load node)\n"));
-	assert_non_null(strstr(out, "verify: FAIL (19 OK, 8 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (19 OK, 10 FAIL); 5 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -628,7 +645,7 @@ static void fault_lost_store(void **st)
 	setenv("FAKECUDA_FAULT", "lost", 1);
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
 	assert_non_null(strstr(out, "  sm-write    0->1  FAIL  first mismatch at offset 0 (0x0): expected 0x"));
-	assert_non_null(strstr(out, "got 0xa5 (4082 of 4096 bytes differ)"));
+	assert_non_null(strstr(out, "got 0xa5, the poison: the write never landed (4082 of 4096 bytes differ)"));
 	assert_non_null(strstr(out, "  flags       1->0  FAIL  flag never arrived: round 0, GPU 0 still saw "));
 	assert_non_null(strstr(out, "(SM stores into the peer lost or not visible)"));
 	/* um-write's check: stores through the mapping into the peer's pages */
@@ -640,7 +657,7 @@ static void fault_lost_store(void **st)
 	assert_non_null(strstr(out, "  sm-read     0->1  OK"));
 	assert_non_null(strstr(out, "  flags-poll  0->1  OK"));
 	assert_non_null(strstr(out, "  um-read     0->1  OK"));
-	assert_non_null(strstr(out, "verify: FAIL (15 OK, 12 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (15 OK, 14 FAIL); 5 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -664,7 +681,7 @@ static void fault_no_mapping(void **st)
 				    "stage the pages\n"));
 	assert_non_null(strstr(out, "  um-write    0->1  SKIP  not run: um-read failed\n"));
 	assert_non_null(strstr(out, "  concurrent  0->1  FAIL"));
-	assert_non_null(strstr(out, "verify: FAIL (1 OK, 20 FAIL, 6 skipped); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (1 OK, 22 FAIL, 6 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 	/* The ce check alone, without the knob: proven. */
@@ -688,7 +705,7 @@ static void fault_wrong_gpu(void **st)
 	assert_non_null(strstr(out, "its peer loads reached the wrong memory"));
 	assert_non_null(strstr(out, "  concurrent  0->1  FAIL  SM-load slice"));
 	assert_non_null(strstr(out, "  sm-write    0->1  OK"));
-	assert_non_null(strstr(out, "verify: FAIL (9 OK, 10 FAIL, 8 skipped); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (9 OK, 12 FAIL, 8 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -702,15 +719,21 @@ static void fault_high_offset(void **st)
 	(void)st;
 	setenv("FAKECUDA_FAULT", "wrong", 1);
 	setenv("FAKECUDA_WRONG_ABOVE", "1073741824", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "sm-read"), 1);
-	assert_non_null(strstr(out, "buffers above a 32638 MiB allocation on each GPU"));
-	assert_non_null(strstr(out, "  sm-read     0->1  FAIL"));
+	/* the default: the tests' buffers at the bottom, the vram test above */
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "sm-read"), 0);
+	assert_non_null(strstr(out, "; test buffers not offset\n"));
+	assert_non_null(strstr(out, "  sm-read     0->1  OK"));
+	free(out);
+	free(err);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "vram"), 1);
+	assert_non_null(strstr(out, "  vram        0->1  FAIL  middle of free memory (buffers above pads of "
+				    "32634 MiB on GPU 0 and 32634 MiB on GPU 1): sm-read: first mismatch"));
 	free(out);
 	free(err);
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "sm-read",
-			     "--offset", "0"), 0);
-	assert_non_null(strstr(out, "; test buffers not offset\n"));
-	assert_non_null(strstr(out, "  sm-read     0->1  OK"));
+			     "--offset", "auto"), 1);
+	assert_non_null(strstr(out, "buffers above a 32638 MiB allocation on each GPU"));
+	assert_non_null(strstr(out, "  sm-read     0->1  FAIL"));
 	free(out);
 	free(err);
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "sm-read",
@@ -766,12 +789,169 @@ static void fault_graph_drop(void **st)
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
 	assert_non_null(strstr(out, "  graph       0->1  FAIL  replay 1: first mismatch at offset 1360 (0x550): "
 				    "expected 0x"));
-	assert_non_null(strstr(out, "got 0xa5 (2725 of 4096 bytes differ) (the SM-store node)\n"
+	assert_non_null(strstr(out, "got 0xa5, the poison: the write never landed (2725 of 4096 bytes differ) (the SM-store node)\n"
 				    "              usually: copies replayed from a CUDA graph are lost"));
 	assert_non_null(strstr(out, "  graph       1->0  FAIL  replay 1:"));
-	assert_non_null(strstr(out, "verify: FAIL (25 OK, 2 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (27 OK, 2 FAIL); 5 OK without a proven path\n"));
 	free(out);
 	free(err);
+}
+
+/* A peer mapping the driver reports but the GPU's page tables lack: kernels
+ * fault. The message names the direction, the faulting GPU and what the
+ * bare CUDA_ERROR_ILLEGAL_ADDRESS most likely means. */
+static void fault_pte_illegal_address(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "ptefault", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--no-managed"), 1);
+	assert_non_null(strstr(out, "  ce          0->1  OK"));
+	assert_non_null(strstr(out, "  sm-read     0->1  FAIL  the copy on GPU 1: CUDA_ERROR_ILLEGAL_ADDRESS "
+				    "(fake error text); this likely means GPU 1 faulted on GPU 0's memory: its "
+				    "peer mapping of that memory is missing or wrong, although peer access is on "
+				    "and the driver reports the mapping\n"));
+	assert_non_null(strstr(out, "  sm-write    1->0  FAIL  the copy on GPU 1: CUDA_ERROR_ILLEGAL_ADDRESS "
+				    "(fake error text); this likely means GPU 1 faulted on GPU 0's memory"));
+	/* the second process's error too */
+	assert_non_null(strstr(out, "  ipc         0->1  FAIL  second process on GPU 1, sm-read of GPU 0's "
+				    "buffer: sm-read: CUDA_ERROR_ILLEGAL_ADDRESS (fake error text); this likely "
+				    "means GPU 1 faulted on GPU 0's memory"));
+	assert_non_null(strstr(out, "  concurrent  0->1  FAIL  the concurrent SM stores on GPU 0: "
+				    "CUDA_ERROR_ILLEGAL_ADDRESS (fake error text); this likely means GPU 0 "
+				    "faulted on GPU 1's memory"));
+	free(out);
+	free(err);
+}
+
+/*
+ * A BAR1 window that covers only the lower 32 GiB of a 48 GiB card: peer
+ * accesses above it land elsewhere. Only buffers at the top of VRAM see it;
+ * the vram test puts them at the bottom, the middle and the top.
+ */
+static void vram_sweep(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FREE_BYTES", "51539607552", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--no-managed"), 0);
+	assert_non_null(strstr(out, "  vram        0->1  OK    73683 bytes, ce, sm-read and sm-write at the "
+				    "bottom, middle and top of free memory (pads of 0, 24442 and 48886 MiB on GPU 0, "
+				    "0, 24442 and 48886 MiB on GPU 1); path: SM loads and stores through the peer "
+				    "mappings at each place\n"));
+	free(out);
+	free(err);
+	setenv("FAKECUDA_BAR1_BYTES", "34359738368", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--no-managed"), 1);
+	assert_non_null(strstr(out, "  ce          0->1  OK"));
+	assert_non_null(strstr(out, "  vram        0->1  FAIL  top of free memory (buffers above pads of 48886 "
+				    "MiB on GPU 0 and 48886 MiB on GPU 1): ce: first mismatch at offset 0 (0x0): "
+				    "expected 0x"));
+	assert_non_null(strstr(out, ", the poison: the write never landed"));
+	assert_non_null(strstr(out, "              usually: peer accesses to part of VRAM go wrong"));
+	assert_non_null(strstr(out, "  vram         FAIL  FAIL\n"));
+	assert_non_null(strstr(out, "0<->1: P2P FAILED (2 tests: vram)"));
+	free(out);
+	free(err);
+}
+
+/*
+ * A verify run in its own process (the ipc test's driver of verify_main),
+ * sent sig once a line starting with trigger has come through the pipe: the
+ * line must come while the run goes on (output flushed per line), and the
+ * run must end with a partial verdict and exit status 128 + sig. Returns
+ * the output; *status is waitpid's.
+ */
+static char *signalled_run(int sig, const char *trigger, const char *size, int *status)
+{
+	const char *self = getenv("P2PCTL_SELF");
+	size_t len = 0, cap = 1 << 16;
+	char *buf = calloc(1, cap);
+	int fd[2], sent = 0;
+	double end = now_s() + 20;
+	pid_t pid;
+
+	assert_non_null(self);
+	assert_int_equal(pipe(fd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fd[1], 1);
+		close(fd[0]);
+		close(fd[1]);
+		execl(self, self, "verify", VOPTS, "--size", size, "--seconds", "30", (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	for (;;) {
+		struct pollfd p = { .fd = fd[0], .events = POLLIN };
+		ssize_t r;
+
+		if (now_s() > end || poll(&p, 1, 100) < 0)
+			break;
+		if (!(p.revents & (POLLIN | POLLHUP)))
+			continue;
+		r = read(fd[0], buf + len, cap - 1 - len);
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+		buf[len] = '\0';
+		if (!sent && strstr(buf, trigger) && strchr(strstr(buf, trigger), '\n')) {
+			kill(pid, sig);
+			sent = 1;
+		}
+	}
+	close(fd[0]);
+	if (!sent || now_s() > end)
+		kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, status, 0), pid);
+	if (!sent)
+		fprintf(stderr, "no '%s' line within 20 s; output:\n%s\n", trigger, buf);
+	assert_true(sent);
+	return buf;
+}
+
+static void interrupted_run(void **st)
+{
+	char *out;
+	int status;
+
+	(void)st;
+	/* SIGINT in the concurrent test (30 s): it stops at the end of a round. */
+	out = signalled_run(SIGINT, "concurrent: every directed pair at once", "4k", &status);
+	if (!WIFEXITED(status))
+		fprintf(stderr, "status 0x%x; output:\n%s\n", status, out);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 128 + SIGINT);
+	assert_non_null(strstr(out, "  concurrent  0->1  OK    "));
+	assert_non_null(strstr(out, " rounds of all pairs at once (cut short by the signal); path: "));
+	assert_non_null(strstr(out, "grid (test x direction: OK, OK* path not proven, FAIL, HUNG, SKIP, - not "
+				    "run):\n  0-1          0->1  1->0\n  path         OK    OK\n"));
+	assert_non_null(strstr(out, "  concurrent   OK    OK\n"));
+	/* nccl did not run; every pair test did: no "partial" on the pair */
+	assert_null(strstr(out, "nccl: all-reduce"));
+	assert_non_null(strstr(out, "verdict:\n  0<->1: P2P verified, 95.4 GB/s (line rate unknown), 2.0 us\n"));
+	assert_non_null(strstr(out, "  nccl: not run (interrupted by Interrupt)\n"
+				    "verify: INTERRUPTED by SIGINT, a partial verdict (28 OK, 0 FAIL); 4 OK "
+				    "without a proven path\n"));
+	free(out);
+	/* SIGTERM after the first ce line: the rest of the pair is not run
+	 * (32 MiB: ce 1->0 takes long enough for the signal to land in it). */
+	out = signalled_run(SIGTERM, "  ce          0->1", "32M", &status);
+	if (!WIFEXITED(status))
+		fprintf(stderr, "status 0x%x; output:\n%s\n", status, out);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 128 + SIGTERM);
+	assert_non_null(strstr(out, "  ce           OK    "));
+	assert_non_null(strstr(out, "  sm-write     -     -\n"));
+	assert_non_null(strstr(out, "  concurrent   -     -\n"));
+	assert_null(strstr(out, "concurrent: every directed pair"));
+	assert_non_null(strstr(out, "  0<->1: P2P verified, 99.4 GB/s (line rate unknown), 2.0 us; partial: "));
+	assert_non_null(strstr(out, " of the grid's tests not run (interrupted by Terminated)\n"));
+	assert_non_null(strstr(out, "verify: INTERRUPTED by SIGTERM, a partial verdict ("));
+	free(out);
 }
 
 /* The second process's cuIpcOpenMemHandle maps the wrong memory: ipc fails
@@ -787,7 +967,7 @@ static void fault_ipc_wrong(void **st)
 				    "first mismatch at offset 0 (0x0): expected 0x"));
 	assert_non_null(strstr(out, "              usually: buffers shared between processes"));
 	assert_non_null(strstr(out, "  ipc         1->0  FAIL  second process on GPU 0, ce of GPU 1's buffer"));
-	assert_non_null(strstr(out, "verify: FAIL (25 OK, 2 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (27 OK, 2 FAIL); 5 OK without a proven path\n"));
 	free(out);
 	free(err);
 	/* no second process to run: a clear failure, no hang */
@@ -811,7 +991,7 @@ static void nccl_allreduce(void **st)
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "nccl"), 0);
 	assert_non_null(strstr(out, "libnccl.so.2\n  nccl        0,1   OK    102984 "
 				    "bytes, int32 sum all-reduce over 2 GPUs, 6 sizes from 8 bytes; path not "
-				    "proven: NCCL chose its own transport"));
+				    "proven: NCCL reports P2P/CUMEM on all 24 channel connections"));
 	free(out);
 	free(err);
 	setenv("FAKENCCL_WRONG", "1", 1);
@@ -836,6 +1016,51 @@ static void nccl_allreduce(void **st)
 	fake_setup();
 }
 
+/*
+ * The transport NCCL picked, from its own debug output (NCCL_DEBUG=INFO
+ * into a file verify reads): recorded when it is P2P; a FAIL naming
+ * NCCL_P2P_LEVEL when peer access works but NCCL stayed on shared memory
+ * (the field's N7: GPUs under different host bridges).
+ */
+static void nccl_transport(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl"), 0);
+	assert_non_null(strstr(out, "  nccl        0,1   OK    4680 bytes, int32 sum all-reduce over 2 GPUs, "
+				    "4 sizes from 8 bytes; path not proven: NCCL reports P2P/CUMEM on all 16 "
+				    "channel connections (NCCL_DEBUG=INFO); p2pctl does not measure NCCL's path\n"));
+	free(out);
+	free(err);
+	setenv("FAKENCCL_TRANSPORT", "SHM/direct/direct", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl"), 1);
+	assert_non_null(strstr(out, "  nccl        0,1   FAIL  NCCL moved data via SHM/direct/direct on 16 of "
+				    "16 channel connections between GPUs with peer access (0->1 first), not "
+				    "P2P: its topology check put them further apart than NCCL_P2P_LEVEL allows "
+				    "(NCCL_P2P_LEVEL=SYS lets it use P2P)\n"));
+	assert_non_null(strstr(out, "  nccl 0,1: FAIL: NCCL moved data via SHM/direct/direct"));
+	/* no test of the pair ran: no grid */
+	assert_null(strstr(out, "grid ("));
+	free(out);
+	free(err);
+	/* the user's own NCCL_P2P_LEVEL is named */
+	setenv("NCCL_P2P_LEVEL", "PHB", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl"), 1);
+	assert_non_null(strstr(out, "further apart than NCCL_P2P_LEVEL=PHB (set here) allows"));
+	free(out);
+	free(err);
+	unsetenv("NCCL_P2P_LEVEL");
+	/* the user's own NCCL_DEBUG: NCCL prints where the user wants it, and
+	 * the transport is not known */
+	setenv("NCCL_DEBUG", "WARN", 1);
+	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl"), 0);
+	assert_non_null(strstr(out, "path not proven: NCCL chose its own transport; NCCL_DEBUG is set "
+				    "(WARN), so p2pctl did not read which\n"));
+	free(out);
+	free(err);
+}
+
 /* The byte tail (size % 16) is always exercised: the second round is 5
  * bytes shorter than a multiple-of-16 --size. */
 static void byte_tail(void **st)
@@ -847,7 +1072,7 @@ static void byte_tail(void **st)
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "sm"), 1);
 	assert_non_null(strstr(out, "  sm-read     0->1  FAIL  first mismatch at offset 65520 (0xfff0): "
 				    "expected 0x"));
-	assert_non_null(strstr(out, "got 0xa5 (11 of 65531 bytes differ)"));
+	assert_non_null(strstr(out, "got 0xa5, the poison: the write never landed (11 of 65531 bytes differ)"));
 	free(out);
 	free(err);
 }
@@ -931,58 +1156,6 @@ static void tests_option(void **st)
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--offset", "junk"), 2);
 	free(out);
 	free(err);
-}
-
-/*
- * A fake sysfs under a temporary folder: root port 0000:00:01.0 and the
- * fake's GPUs 0000:10:00.0 and 0000:11:00.0 below it, every link at speed
- * (sysfs's current_link_speed) and width; P2PCTL_SYSFS points at it.
- */
-static char sysfs_dir[64];
-
-static void put(const char *dir, const char *name, const char *val)
-{
-	char p[512];
-	FILE *f;
-
-	snprintf(p, sizeof(p), "%s/%s", dir, name);
-	f = fopen(p, "w");
-	assert_non_null(f);
-	fprintf(f, "%s\n", val);
-	fclose(f);
-}
-
-static void fake_sysfs(const char *speed, const char *width, const char *root_width)
-{
-	char d[512], cmd[1024];
-
-	snprintf(sysfs_dir, sizeof(sysfs_dir), "/tmp/p2pctl-sysfs-XXXXXX");
-	assert_non_null(mkdtemp(sysfs_dir));
-	snprintf(cmd, sizeof(cmd), "mkdir -p %s/bus/pci/devices %s/devices/pci0000:00/0000:00:01.0/"
-		 "0000:10:00.0 %s/devices/pci0000:00/0000:00:01.0/0000:11:00.0", sysfs_dir, sysfs_dir,
-		 sysfs_dir);
-	assert_int_equal(system(cmd), 0);
-	snprintf(d, sizeof(d), "%s/devices/pci0000:00/0000:00:01.0", sysfs_dir);
-	put(d, "current_link_speed", speed);
-	put(d, "current_link_width", root_width);
-	for (int g = 0; g < 2; g++) {
-		snprintf(d, sizeof(d), "%s/devices/pci0000:00/0000:00:01.0/0000:%02x:00.0", sysfs_dir,
-			 0x10 + g);
-		put(d, "current_link_speed", speed);
-		put(d, "current_link_width", width);
-		snprintf(cmd, sizeof(cmd), "ln -s ../../../devices/pci0000:00/0000:00:01.0/0000:%02x:00.0 "
-			 "%s/bus/pci/devices/0000:%02x:00.0", 0x10 + g, sysfs_dir, 0x10 + g);
-		assert_int_equal(system(cmd), 0);
-	}
-	setenv("P2PCTL_SYSFS", sysfs_dir, 1);
-}
-
-static void fake_sysfs_rm(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", sysfs_dir);
-	assert_int_equal(system(cmd), 0);
 }
 
 /* Copies staged through host memory behind a lying attribute: the
@@ -1257,8 +1430,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fault_hang, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(fault_graph_drop, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(fault_ipc_wrong, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_pte_illegal_address, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(interrupted_run, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(vram_sweep, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(nccl_allreduce, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(nccl_skip_in_verdict, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(nccl_transport, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(byte_tail, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(seeds, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(loopback, fake_test_setup, fake_test_teardown),

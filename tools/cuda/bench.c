@@ -15,6 +15,7 @@
 #include "cuda_cmds.h"
 #include "cuda_int.h"
 #include "engine.h"
+#include "linkrate.h"
 #include "report.h"
 
 enum kind { K_UNI, K_BI, K_LAT };
@@ -162,6 +163,8 @@ static int run_once(struct bench *b, enum kind k, int m, int i, int j, int copie
 	return 0;
 }
 
+#define BENCH_POISON 0xa5a5a5a5u	/* every destination before a cell's timed runs */
+
 /* Compare GPU d's dst with GPU s's src over n bytes: 0 equal, 1 not, -1 error. */
 static int same_data(struct bench *b, int s, int d, size_t n, char *why, size_t len)
 {
@@ -182,9 +185,37 @@ static int same_data(struct bench *b, int s, int d, size_t n, char *why, size_t 
 	}
 	if (!verify_compare(b->h2, b->h1, n, &off, &e, &g, &nbad))
 		return 0;
-	snprintf(why, len, "first mismatch at offset %llu: expected 0x%02x, got 0x%02x (%llu of %zu "
-		 "bytes differ)", (unsigned long long)off, e, g, (unsigned long long)nbad, n);
+	snprintf(why, len, "first mismatch at offset %llu: expected 0x%02x, got 0x%02x%s (%llu of %zu "
+		 "bytes differ)", (unsigned long long)off, e, g,
+		 g == (BENCH_POISON & 0xff) ? ", the poison: the copy never wrote it" : "",
+		 (unsigned long long)nbad, n);
 	return 1;
+}
+
+/*
+ * Poison the destination(s) of a cell before its timed runs: the warm-up,
+ * the calibration runs of other methods and the P2P-off phase have left
+ * the right bytes there, which a copy that writes nothing (or writes
+ * elsewhere) would pass the check with.
+ */
+static int poison_cell(struct bench *b, enum kind k, int i, int j)
+{
+	struct rig *r = &b->r;
+	size_t n = k == K_LAT ? 16 : b->size;
+	int gs[2] = { j, i };
+	CUresult cr = CUDA_SUCCESS;
+
+	for (int q = 0; q < (k == K_BI && i != j ? 2 : 1) && cr == CUDA_SUCCESS; q++) {
+		cr = rig_cur(r, gs[q]);
+		if (cr == CUDA_SUCCESS)
+			cr = cu.cuMemsetD32Async(r->g[gs[q]].dst, BENCH_POISON, (n + 3) / 4, r->g[gs[q]].s[0]);
+		if (cr == CUDA_SUCCESS)
+			cr = cu.cuStreamSynchronize(r->g[gs[q]].s[0]);
+	}
+	if (cr != CUDA_SUCCESS)
+		snprintf(b->errmsg, sizeof(b->errmsg), "poisoning GPU %d's destination before %d->%d: %s",
+			 gs[0], i, j, cu_errstr(cr));
+	return cr == CUDA_SUCCESS ? 0 : -1;
 }
 
 /* Check the cell's last copy once ("fast but wrong" fails). 0, or -1 with errmsg. */
@@ -265,6 +296,11 @@ static int measure_cell(struct bench *b, enum kind k, int p2p, int i, int j,
 		return -1;
 	}
 	cell->timeouts = 0;
+	if (poison_cell(b, k, i, j)) {
+		free(vals);
+		free(cpus);
+		return -1;
+	}
 	for (int rep = 0; rep < b->reps; rep++) {
 		rc = run_once(b, k, best, i, j, copies, &vals[rep], &cpus[rep], &to);
 		if (rc) {
@@ -360,6 +396,58 @@ static int env_int(const char *name, int def)
 	return s && *s ? atoi(s) : def;
 }
 
+/* One direction of a pair's summary: "25.00 GB/s on, 10.00 off (2.5x), 79% of LINK". */
+static void summary_dir(const struct bench *b, int i, int j, const struct linkrate *l, int first,
+			char *buf, size_t len)
+{
+	int n = b->r.n;
+	const struct cell *on = &b->mx[MX_UNI_ON].c[i * n + j], *off = &b->mx[MX_UNI_OFF].c[i * n + j];
+	double v = on->st.median;
+	size_t k = (size_t)snprintf(buf, len, "%d->%d %.2f%s on", i, j, v, first ? " GB/s" : "");
+
+	if (k < len && off->present && off->st.median > 0)
+		k += (size_t)snprintf(buf + k, len - k, ", %.2f off (%.1fx)", off->st.median,
+				      v / off->st.median);
+	else if (k < len)
+		k += (size_t)snprintf(buf + k, len - k, ", off not measured");
+	if (k < len && l->kind != LINK_UNKNOWN)
+		snprintf(buf + k, len - k, ", %.0f%%%s%s", 100 * v / l->gbps, first ? " of " : "",
+			 first ? l->label : "");
+	else if (k < len && first)
+		snprintf(buf + k, len - k, ", line rate unknown (%.200s)", l->why);
+}
+
+/*
+ * A line per pair: the unidirectional P2P=Enabled cells against the
+ * P2P=Disabled ones, and their share of the link's line rate.
+ */
+static void print_summary(const struct bench *b, FILE *f)
+{
+	int n = b->r.n, head = 0;
+
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++) {
+			const struct matrix *m = &b->mx[MX_UNI_ON];
+			struct linkrate l;
+			char d0[512], d1[512];
+
+			if (!m->c[i * n + j].present || !m->c[j * n + i].present)
+				continue;
+			if (!head++)
+				fprintf(f, "summary (unidirectional, P2P=Enabled against P2P=Disabled, share of "
+					"the line rate):\n");
+			link_rate(b->r.g[i].busid, b->r.g[j].busid, &l);
+			summary_dir(b, i, j, &l, 1, d0, sizeof(d0));
+			summary_dir(b, j, i, &l, 0, d1, sizeof(d1));
+			if (l.kind != LINK_UNKNOWN)
+				fprintf(f, "  %d<->%d: %s (%.1f GB/s); %s\n", i, j, d0, l.gbps, d1);
+			else
+				fprintf(f, "  %d<->%d: %s; %s\n", i, j, d0, d1);
+		}
+	if (head)
+		fputc('\n', f);
+}
+
 static void print_text(struct bench *b)
 {
 	FILE *f = b->out;
@@ -393,6 +481,7 @@ static void print_text(struct bench *b)
 		if (any)
 			matrix_print(f, m, method_names);
 	}
+	print_summary(b, f);
 }
 
 static json_object *devices_json(const struct rig *r)

@@ -179,8 +179,11 @@ int rig_open(struct rig *r, const int *use, size_t bufsize, int fill, char *err,
 	return 0;
 }
 
+int rig_cur_gpu = -1;
+
 CUresult rig_cur(struct rig *r, int g)
 {
+	rig_cur_gpu = g;
 	return cu.cuCtxSetCurrent(r->g[g].ctx);
 }
 

@@ -64,5 +64,8 @@ CUresult rig_peer(struct rig *r, int a, int b, int on);
 /* Pinned host staging ring (RIG_STREAMS x RIG_RING x slot bytes). */
 CUresult rig_ring_alloc(struct rig *r, size_t slot);
 CUresult rig_cur(struct rig *r, int g);
+/* The GPU whose context rig_cur() last made current (-1: none yet): the GPU
+ * an error message names. */
+extern int rig_cur_gpu;
 
 #endif

@@ -45,18 +45,19 @@
 #define FLAG_MAX (4ULL << 20)	/* payload bytes of the flags tests */
 #define FLAG_ROUNDS 8
 #define GRAPH_REPLAYS 8
+#define VRAM_MARGIN (256ULL << 20)	/* left free at the vram test's top place */
 
 int verify_exit_on_hang = 1;
 extern char **environ;
 
 enum {
-	V_PATH, V_CE, V_SM_READ, V_SM_WRITE, V_FLAGS, V_FLAGS_POLL, V_GRAPH, V_IPC,
+	V_PATH, V_CE, V_SM_READ, V_SM_WRITE, V_FLAGS, V_FLAGS_POLL, V_GRAPH, V_IPC, V_VRAM,
 	V_UM_READ, V_UM_WRITE, V_UM_PREFETCH, V_UM_FAULT, V_CONCURRENT, V_NCCL, V_COUNT
 };
 #define V_DEV_COUNT V_UM_READ	/* the device-memory tests of a pair come first */
 #define V_UM_COUNT (V_CONCURRENT - V_UM_READ)
 static const char *const vnames[V_COUNT] = {
-	"path", "ce", "sm-read", "sm-write", "flags", "flags-poll", "graph", "ipc",
+	"path", "ce", "sm-read", "sm-write", "flags", "flags-poll", "graph", "ipc", "vram",
 	"um-read", "um-write", "um-prefetch", "um-fault", "concurrent", "nccl",
 };
 
@@ -76,13 +77,17 @@ static const char *const vhint[V_COUNT] = {
 	"check `p2pctl doctor` (BAR1, ACS)",
 	"buffers shared between processes (cuIpcOpenMemHandle, as NCCL and vLLM do) reach the "
 	"wrong memory or fail: check `p2pctl doctor` (BAR1, peer mappings)",
+	"peer accesses to part of VRAM go wrong: the BAR1 window covers less than all of VRAM "
+	"(static BAR1 smaller than VRAM, or a wrong BAR1 base): check `p2pctl doctor` (BAR1 size "
+	"against VRAM)",
 	"UVM's peer mapping is wrong: check `p2pctl doctor` (uvm peer set, docs/uvm.md)",
 	"UVM's peer mapping is wrong: check `p2pctl doctor` (uvm peer set, docs/uvm.md)",
 	"UVM's peer migration copy is wrong: check `p2pctl doctor` (uvm peer set)",
 	"UVM's fault handling between the GPUs is wrong: check `p2pctl doctor` (uvm peer set)",
 	"P2P under load is misrouted or lost (switch, ACS): check `p2pctl doctor` (ACS, topology)",
 	"NCCL's all-reduce over these GPUs returns wrong data or hangs (try NCCL_P2P_DISABLE=1 to "
-	"see whether its P2P transport is the cause): check `p2pctl doctor`",
+	"see whether its P2P transport is the cause), or NCCL did not use P2P (NCCL_P2P_LEVEL, "
+	"NCCL_P2P_DISABLE): check `p2pctl doctor`",
 };
 
 static uint64_t splitmix64(uint64_t x)
@@ -153,12 +158,16 @@ struct vtest {
 	double off_gbps, on_us, off_us;	/* path: peer access off/on */
 	char path[512];
 	int rounds;
+	int gpu;		/* 1 + the GPU whose call or wait returned the error */
+	uint64_t vram_mb[3][2];	/* vram: the pads (MiB) of each place, on src and dst */
+	int cut;		/* concurrent: ended early by a signal */
 };
 
 struct vstate {
 	struct rig r;
 	struct sm_cfg sm;
 	uint64_t size, seed0, seed, pad_req;
+	uint64_t vseed;		/* the vram test's seeds: a stream of their own */
 	int pad_auto;
 	size_t total;		/* bytes of every device buffer: GUARD + data + GUARD */
 	uint8_t *want, *got, *img;
@@ -173,7 +182,35 @@ struct vstate {
 	struct linkrate link;	/* of the pair under test */
 	struct { int done, ok; double on_gbps, off_gbps, on_us, off_us; }
 		pm[P2P_MAX_GPUS][P2P_MAX_GPUS];	/* the path test of a -> b */
+	FILE *out;		/* text output (NULL with --json): a line per test as it ends */
+	char nccl_log[256];	/* NCCL's debug file (NCCL_DEBUG=INFO) that verify set up */
+	char nccl_user[64];	/* the user's own NCCL_DEBUG, which verify leaves alone */
 };
+
+/*
+ * SIGINT or SIGTERM: the signal's number. The test running finishes (its
+ * GPU work is in flight), no new one starts, and the verdict of what ran
+ * is printed; a second signal ends the process at once.
+ */
+static volatile sig_atomic_t vstop;
+
+static void on_stop(int sig)
+{
+	if (vstop) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	vstop = sig;
+}
+
+static void vdone(struct vstate *v, struct vtest *t, int stop_before);
+
+/* No new test starts: a hang or a signal. */
+static int vhalt(const struct vstate *v)
+{
+	return v->hung || vstop;
+}
 
 /* The managed-memory part of one pair. */
 enum { UM_OK, UM_FAIL, UM_SKIPPED };
@@ -185,12 +222,40 @@ struct umpair {
 	int nok, nfail, nskip;
 };
 
+/* Fail t: "WHAT on GPU g: CUDA_ERROR_..." (g: the context the call ran in). */
 static int fail(struct vtest *t, const char *what, CUresult cr)
 {
 	t->ok = 0;
-	if (!t->hung)
+	if (t->hung)
+		return -1;
+	t->gpu = rig_cur_gpu + 1;
+	if (rig_cur_gpu >= 0)
+		snprintf(t->error, sizeof(t->error), "%s on GPU %d: %s", what, rig_cur_gpu, cu_errstr(cr));
+	else
 		snprintf(t->error, sizeof(t->error), "%s: %s", what, cu_errstr(cr));
 	return -1;
+}
+
+/*
+ * A bare CUDA_ERROR_ILLEGAL_ADDRESS tells a user nothing: say that the GPU
+ * faulted on the other GPU's memory, through a peer mapping the driver
+ * reports but that is not there (or points elsewhere).
+ */
+static void explain_error(struct vtest *t)
+{
+	size_t l = strlen(t->error);
+	int g = t->gpu ? t->gpu - 1 : t->method == V_IPC ? t->dst : t->engine;
+	int p = g == t->src ? t->dst : t->src;
+
+	if (t->ok || t->skipped || !strstr(t->error, "CUDA_ERROR_ILLEGAL_ADDRESS"))
+		return;
+	if (p == g)
+		snprintf(t->error + l, sizeof(t->error) - l, "; GPU %d faulted on an address it was given "
+			 "(no peer memory in this test: the tool or the GPU)", g);
+	else
+		snprintf(t->error + l, sizeof(t->error) - l, "; this likely means GPU %d faulted on GPU "
+			 "%d's memory: its peer mapping of that memory is missing or wrong, although peer "
+			 "access is on and the driver reports the mapping", g, p);
 }
 
 #define VT(call, what)                                  \
@@ -269,9 +334,10 @@ static int check_got(struct vstate *v, struct vtest *t, size_t n)
 		t->ok = 0;
 		t->mismatch = 1;
 		snprintf(t->error, sizeof(t->error),
-			 "first mismatch at offset %" PRIu64 " (0x%" PRIx64 "): expected 0x%02x, got 0x%02x"
+			 "first mismatch at offset %" PRIu64 " (0x%" PRIx64 "): expected 0x%02x, got 0x%02x%s"
 			 " (%" PRIu64 " of %zu bytes differ)",
-			 t->offset, t->offset, t->expected, t->got, t->nbad, n);
+			 t->offset, t->offset, t->expected, t->got,
+			 t->got == (POISON & 0xff) ? ", the poison: the write never landed" : "", t->nbad, n);
 		return -1;
 	}
 	if (verify_compare(v->got + GUARD + n, v->want + GUARD + n, total - GUARD - n, &t->offset,
@@ -662,6 +728,121 @@ static int run_test(struct vstate *v, struct vtest *t)
 }
 
 /*
+ * vram a -> b: ce, sm-read and sm-write (both rounds of each) with a's
+ * source and b's destination at the bottom, the middle and the top of each
+ * GPU's free memory: allocated after a pad of none, half, and all of what
+ * is free but the buffer and VRAM_MARGIN. CUDA does not say where memory
+ * sits; with today's allocator a pad below makes it likely. A BAR1 window
+ * that covers only the lower part of VRAM fails at the places above it.
+ */
+static const char *const vplace[3] = { "bottom", "middle", "top" };
+
+static int run_vram(struct vstate *v, struct vtest *t)
+{
+	static const int ms[3] = { V_CE, V_SM_READ, V_SM_WRITE };
+	struct rig *r = &v->r;
+	int a = t->src, b = t->dst, gs[2] = { t->src, t->dst };
+	CUdeviceptr keep_src = r->g[a].src, keep_dst = r->g[b].dst;
+	uint64_t padmb[3][2] = { { 0 } }, seed;
+
+	t->ok = 1;
+	t->engine = a;
+	t->proven = 1;
+	if (!cu.cuMemGetInfo) {
+		t->skipped = 1;
+		snprintf(t->error, sizeof(t->error), "the driver lacks cuMemGetInfo_v2");
+		return 0;
+	}
+	for (int i = 0; i < 2; i++) {
+		size_t fr = 0, tot = 0;
+
+		if (rig_cur(r, gs[i]) == CUDA_SUCCESS && cu.cuMemGetInfo(&fr, &tot) == CUDA_SUCCESS &&
+		    fr < v->total + VRAM_MARGIN) {
+			t->skipped = 1;
+			snprintf(t->error, sizeof(t->error), "GPU %d has %zu MiB free, less than the buffer "
+				 "and a %llu MiB margin", gs[i], fr >> 20, VRAM_MARGIN >> 20);
+			return 0;
+		}
+	}
+	/* Seeds of its own, so that adding it moved no other test's. */
+	seed = v->seed;
+	v->seed = v->vseed;
+	for (int k = 0; k < 3 && t->ok; k++) {
+		CUdeviceptr pad[2] = { 0 }, buf[2] = { 0 };
+		struct vtest sub;
+		CUresult cr = CUDA_SUCCESS;
+		char what[160] = "";
+
+		for (int i = 0; i < 2 && cr == CUDA_SUCCESS; i++) {
+			size_t fr = 0, tot = 0;
+			uint64_t need = v->total + VRAM_MARGIN, p = 0;
+
+			cr = rig_cur(r, gs[i]);
+			if (cr == CUDA_SUCCESS)
+				cr = cu.cuMemGetInfo(&fr, &tot);
+			if (cr == CUDA_SUCCESS && fr > need && k)
+				p = (k == 1 ? (fr - need) / 2 : fr - need) & ~((2ULL << 20) - 1);
+			padmb[k][i] = p >> 20;
+			if (cr == CUDA_SUCCESS && p)
+				cr = cu.cuMemAlloc(&pad[i], p);
+			if (cr == CUDA_SUCCESS)
+				cr = cu.cuMemAlloc(&buf[i], v->total);
+			if (cr != CUDA_SUCCESS)
+				snprintf(what, sizeof(what), "%s of free memory: allocating a %" PRIu64 " MiB "
+					 "pad and the buffer on GPU %d", vplace[k], p >> 20, gs[i]);
+		}
+		if (cr != CUDA_SUCCESS) {
+			fail(t, what, cr);
+		} else {
+			r->g[a].src = buf[0];
+			r->g[b].dst = buf[1];
+			for (int m = 0; m < 3 && t->ok && !v->hung; m++) {
+				memset(&sub, 0, sizeof(sub));
+				sub.src = a;
+				sub.dst = b;
+				sub.method = ms[m];
+				run_test(v, &sub);
+				t->bytes += sub.bytes;
+				if (sub.ok)
+					continue;
+				t->ok = 0;
+				t->hung = sub.hung;
+				t->gpu = sub.gpu;
+				t->mismatch = sub.mismatch;
+				t->offset = sub.offset;
+				t->nbad = sub.nbad;
+				t->expected = sub.expected;
+				t->got = sub.got;
+				snprintf(t->error, sizeof(t->error), "%s of free memory (buffers above pads of %"
+					 PRIu64 " MiB on GPU %d and %" PRIu64 " MiB on GPU %d): %s: %.800s",
+					 vplace[k], padmb[k][0], a, padmb[k][1], b, vnames[ms[m]], sub.error);
+			}
+			r->g[a].src = keep_src;
+			r->g[b].dst = keep_dst;
+		}
+		if (v->hung) {
+			v->seed = seed;
+			return -1;	/* a stuck context: leave its memory alone */
+		}
+		for (int i = 0; i < 2; i++) {
+			rig_cur(r, gs[i]);
+			if (buf[i])
+				cu.cuMemFree(buf[i]);
+			if (pad[i])
+				cu.cuMemFree(pad[i]);
+		}
+		t->rounds++;
+	}
+	v->vseed = v->seed;
+	v->seed = seed;
+	if (t->ok)
+		snprintf(t->path, sizeof(t->path), "SM loads and stores through the peer mappings at each "
+			 "place");
+	memcpy(t->vram_mb, padmb, sizeof(padmb));
+	return t->ok ? 0 : -1;
+}
+
+/*
  * flags a -> b: GPU a stores the payload into GPU b's memory, then the flag
  * (fence.sc.sys + st.release.sys) into b's memory; b polls its own memory
  * with acquire loads, then copies the payload it sees into a check buffer.
@@ -1032,8 +1213,9 @@ static int ipc_child(const char *spec, FILE *out)
 		CC(cu.cuMemcpyDtoH(got, L, n), "cuMemcpyDtoH");
 		if (verify_compare(got, want, n, &off, &e, &g, &nbad))
 			fprintf(out, "ipc-child: %s FAIL first mismatch at offset %" PRIu64 " (0x%" PRIx64
-				"): expected 0x%02x, got 0x%02x (%" PRIu64 " of %zu bytes differ)\n", name,
-				off, off, e, g, nbad, n);
+				"): expected 0x%02x, got 0x%02x%s (%" PRIu64 " of %zu bytes differ)\n", name,
+				off, off, e, g, g == (POISON & 0xff) ? ", the poison: the write never landed" : "",
+				nbad, n);
 		else
 			fprintf(out, "ipc-child: %s OK\n", name);
 	}
@@ -1357,6 +1539,139 @@ static void run_nccl(struct vstate *v, struct vtest *t, const int *gs, int ng)
 }
 
 /*
+ * NCCL says which transport each channel connection uses, at INFO level
+ * ("NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM"). Unless the user
+ * set NCCL_DEBUG, verify sends that into a file of its own for the nccl
+ * test, before NCCL is loaded (NCCL reads its environment at its first
+ * call).
+ */
+static void nccl_debug_begin(struct vstate *v)
+{
+	const char *d = getenv("NCCL_DEBUG"), *tmp = getenv("TMPDIR");
+
+	if (d) {
+		snprintf(v->nccl_user, sizeof(v->nccl_user), "%s", d);
+		return;
+	}
+	snprintf(v->nccl_log, sizeof(v->nccl_log), "%s/p2pctl-nccl-%d.log", tmp && *tmp ? tmp : "/tmp",
+		 (int)getpid());
+	unlink(v->nccl_log);
+	setenv("NCCL_DEBUG", "INFO", 1);
+	setenv("NCCL_DEBUG_SUBSYS", "INIT", 0);
+	setenv("NCCL_DEBUG_FILE", v->nccl_log, 1);
+}
+
+static void nccl_debug_end(struct vstate *v)
+{
+	if (!v->nccl_log[0])
+		return;
+	unlink(v->nccl_log);
+	unsetenv("NCCL_DEBUG");
+	unsetenv("NCCL_DEBUG_FILE");
+}
+
+static long nccl_log_size(const struct vstate *v)
+{
+	FILE *f = v->nccl_log[0] ? fopen(v->nccl_log, "r") : NULL;
+	long n = 0;
+
+	if (f && !fseek(f, 0, SEEK_END))
+		n = ftell(f);
+	if (f)
+		fclose(f);
+	return n < 0 ? 0 : n;
+}
+
+/*
+ * The transports of the channel connections NCCL logged since offset off
+ * (the GPU set gs's test): t->path says which. A connection via anything
+ * but P2P between two GPUs with peer access fails t: NCCL's topology check
+ * (NCCL_P2P_LEVEL) ruled P2P out, and NCCL runs at shared-memory speed.
+ */
+static void nccl_transport(struct vstate *v, struct vtest *t, const int *gs, int ng, long off)
+{
+	struct { char name[48]; int n; } tr[8];
+	int ntr = 0, total = 0, bad = 0, ba = -1, bb = -1;
+	char line[1024], badtr[48] = "", lvl[96] = "";
+	const char *env = getenv("NCCL_P2P_LEVEL");
+	FILE *f;
+
+	if (!v->nccl_log[0]) {
+		snprintf(t->path, sizeof(t->path), "NCCL chose its own transport; NCCL_DEBUG is set (%s), "
+			 "so p2pctl did not read which", v->nccl_user);
+		return;
+	}
+	f = fopen(v->nccl_log, "r");
+	if (f && fseek(f, off, SEEK_SET)) {
+		fclose(f);
+		f = NULL;
+	}
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *c = strstr(line, " Channel "), *via = strstr(line, " via ");
+		int ra, rb, k;
+		char name[48];
+
+		c = c ? strstr(c, " : ") : NULL;
+		/* the rest of the line: "P2P/CUMEM/read", "P2P/direct pointer", "SHM/direct/direct" */
+		if (!c || !via || sscanf(c + 3, "%d[%*[^]]] -> %d[%*[^]]]", &ra, &rb) != 2 ||
+		    sscanf(via + 5, "%47[^\n]", name) != 1 || ra < 0 || rb < 0 || ra >= ng || rb >= ng)
+			continue;
+		total++;
+		for (k = 0; k < ntr && strcmp(tr[k].name, name); k++)
+			;
+		if (k == ntr && ntr < 8) {
+			snprintf(tr[ntr].name, sizeof(tr[ntr].name), "%s", name);
+			tr[ntr++].n = 0;
+		}
+		if (k < ntr)
+			tr[k].n++;
+		if (strncmp(name, "P2P", 3) && v->r.peer_on[gs[ra]][gs[rb]] && v->r.peer_on[gs[rb]][gs[ra]]) {
+			if (!bad++) {
+				ba = gs[ra];
+				bb = gs[rb];
+				snprintf(badtr, sizeof(badtr), "%s", name);
+			}
+		}
+	}
+	if (f)
+		fclose(f);
+	if (!total) {
+		snprintf(t->path, sizeof(t->path), "NCCL chose its own transport; its debug output "
+			 "(NCCL_DEBUG=INFO) named none");
+		return;
+	}
+	if (ntr == 1) {
+		snprintf(t->path, sizeof(t->path), "NCCL reports %s on all %d channel connections "
+			 "(NCCL_DEBUG=INFO); p2pctl does not measure NCCL's path", tr[0].name, total);
+	} else {
+		size_t l = (size_t)snprintf(t->path, sizeof(t->path), "NCCL reports");
+
+		for (int k = 0; k < ntr && l < sizeof(t->path); k++)
+			l += (size_t)snprintf(t->path + l, sizeof(t->path) - l, "%s %s on %d", k ? "," : "",
+					      tr[k].name, tr[k].n);
+		if (l < sizeof(t->path))
+			snprintf(t->path + l, sizeof(t->path) - l, " of %d channel connections "
+				 "(NCCL_DEBUG=INFO); p2pctl does not measure NCCL's path", total);
+	}
+	if (!bad || !t->ok)
+		return;
+	if (env)
+		snprintf(lvl, sizeof(lvl), "NCCL_P2P_LEVEL=%.40s (set here)", env);
+	else
+		snprintf(lvl, sizeof(lvl), "NCCL_P2P_LEVEL");
+	t->ok = 0;
+	if (getenv("NCCL_P2P_DISABLE") && strcmp(getenv("NCCL_P2P_DISABLE"), "0"))
+		snprintf(t->error, sizeof(t->error), "NCCL moved data via %s on %d of %d channel connections "
+			 "between GPUs with peer access (%d->%d first), not P2P: NCCL_P2P_DISABLE is set",
+			 badtr, bad, total, ba, bb);
+	else
+		snprintf(t->error, sizeof(t->error), "NCCL moved data via %s on %d of %d channel connections "
+			 "between GPUs with peer access (%d->%d first), not P2P: its topology check put them "
+			 "further apart than %s allows (NCCL_P2P_LEVEL=SYS lets it use P2P)", badtr, bad,
+			 total, ba, bb, lvl);
+}
+
+/*
  * Managed memory. The managed buffer v->um (v->total bytes, data at GUARD)
  * is filled by the host, placed on a GPU with cuMemPrefetchAsync, then
  * touched by the other one. Every readback goes through a plain device
@@ -1648,11 +1963,12 @@ static void um_pair(struct vstate *v, int a, int b, struct vtest *tests, int *nt
 		u->nfail = 1;
 		return;
 	}
-	for (int m = V_UM_READ; m < V_CONCURRENT && !v->hung; m++) {
+	for (int m = V_UM_READ; m < V_CONCURRENT && !vhalt(v); m++) {
 		if (!(v->tests & (1u << m)))
 			continue;
-		for (int d = 0; d < 2 && !v->hung; d++) {
+		for (int d = 0; d < 2 && !vhalt(v); d++) {
 			struct vtest *t = &tests[(*nt)++];
+			int stop_before = vstop, bad;
 
 			memset(t, 0, sizeof(*t));
 			t->src = d ? b : a;
@@ -1662,9 +1978,14 @@ static void um_pair(struct vstate *v, int a, int b, struct vtest *tests, int *nt
 				t->skipped = 1;
 				snprintf(t->error, sizeof(t->error), "not run: um-read failed");
 				u->nskip++;
+				vdone(v, t, stop_before);
 				continue;
 			}
-			if (run_um_test(v, t)) {
+			bad = run_um_test(v, t);
+			vdone(v, t, stop_before);
+			if (t->skipped) {
+				u->nskip++;
+			} else if (bad) {
 				/* A guard overwrite is the kernel's own overrun, not the
 				 * peer path: it does not stop the other tests. */
 				if (m == V_UM_READ && t->mismatch < 2)
@@ -1813,7 +2134,9 @@ static int conc_loop(struct vstate *v, struct vtest *tests, int first, int nt, c
 		(*iters)++;
 		if (conc_check(v, tests, first, nt, idx, slice, seed, *iters, failed))
 			return (*failed)->ok ? 0 : 1;
-	} while (now_s() < end);
+	} while (now_s() < end && !vstop);
+	for (int k = first; k < nt && vstop; k++)
+		tests[k].cut = 1;
 	return 0;
 }
 
@@ -1841,6 +2164,10 @@ static int run_concurrent(struct vstate *v, int sel[P2P_MAX_GPUS][P2P_MAX_GPUS],
 	}
 	if (ng < 2)
 		return 0;
+	if (v->out) {
+		fprintf(v->out, "concurrent: every directed pair at once, %.3g s\n", v->seconds);
+		fflush(v->out);
+	}
 	slice = (v->size / (3 * (size_t)(ng - 1))) & ~(size_t)15;
 	for (int a = 0; a < n; a++)
 		for (int b = 0; b < n; b++) {
@@ -1941,13 +2268,14 @@ static void vusage(FILE *f)
 		"  --size BYTES     bytes per copy (default 64M = 64 MiB; any size >= 1)\n"
 		"  --pairs LIST     only these GPU pairs (default: every pair)\n"
 		"  --tests LIST     only these tests (default all): path, ce, sm-read, sm-write,\n"
-		"                   sm, flags, flags-poll, graph, ipc, um-read, um-write,\n"
+		"                   sm, flags, flags-poll, graph, ipc, vram, um-read, um-write,\n"
 		"                   um-prefetch, um-fault, um, concurrent, nccl\n"
 		"  --seed N         pattern seed (default: random, printed)\n"
 		"  --seconds S      how long the concurrent test runs (default 3)\n"
 		"  --timeout S      deadline of every wait; a later one is a hang (default 10)\n"
-		"  --offset BYTES   allocate this much on each GPU before the test buffers, so\n"
-		"                   they sit high in VRAM (default auto: about half of free)\n"
+		"  --offset BYTES   allocate this much on each GPU before the test buffers\n"
+		"                   (auto: about half of free; default 0: the vram test\n"
+		"                   places buffers at the bottom, middle and top)\n"
 		"  --loopback       test each GPU against itself (one GPU is enough; proves no\n"
 		"                   P2P path, checks the tool, the kernels and the GPU)\n"
 		"  --no-managed     skip the managed-memory (cuMemAllocManaged) tests\n"
@@ -1958,12 +2286,15 @@ static void vusage(FILE *f)
 		"  flags, flags-poll (payload + release flag, polled with acquire loads);\n"
 		"  graph (ce, sm-write and sm-read captured in CUDA graphs, replayed);\n"
 		"  ipc (a second process opens the buffers with cuIpcOpenMemHandle);\n"
+		"  vram (ce, sm-read, sm-write at the bottom, middle and top of free memory);\n"
 		"  um-read, um-write (a GPU using the other's managed pages through its\n"
 		"  mapping), um-prefetch (migration between the GPUs), um-fault (demand\n"
 		"  paging); then concurrent (every directed pair at once) and nccl\n"
 		"  (all-reduce through libnccl.so.2 when it loads, 8 B to 64 MiB)\n"
+		"output: a line per test as it ends, a test x direction grid and a verdict\n"
+		"  per pair; SIGINT or SIGTERM prints a partial verdict\n"
 		"exit status: 0 all OK, 1 a test failed or hung, 2 usage, 3 no driver or\n"
-		"  fewer than 2 GPUs (without --loopback)\n");
+		"  fewer than 2 GPUs (without --loopback), 128 + N after signal N\n");
 }
 
 static json_object *test_json(const struct vtest *t)
@@ -2051,8 +2382,16 @@ static const char *test_how(const struct vtest *t, char *buf, size_t len)
 	case V_UM_FAULT:
 		snprintf(buf, len, "kernel on GPU %d faulting on GPU %d's pages", t->src, t->dst);
 		break;
+	case V_VRAM:
+		snprintf(buf, len, "ce, sm-read and sm-write at the bottom, middle and top of free memory "
+			 "(pads of %" PRIu64 ", %" PRIu64 " and %" PRIu64 " MiB on GPU %d, %" PRIu64 ", %"
+			 PRIu64 " and %" PRIu64 " MiB on GPU %d)", t->vram_mb[0][0], t->vram_mb[1][0],
+			 t->vram_mb[2][0], t->src, t->vram_mb[0][1], t->vram_mb[1][1], t->vram_mb[2][1],
+			 t->dst);
+		break;
 	case V_CONCURRENT:
-		snprintf(buf, len, "%d rounds of all pairs at once", t->rounds);
+		snprintf(buf, len, "%d rounds of all pairs at once%s", t->rounds,
+			 t->cut ? " (cut short by the signal)" : "");
 		break;
 	case V_NCCL:
 		snprintf(buf, len, "int32 sum all-reduce over %d GPU%s, %d sizes from 8 bytes", t->engine,
@@ -2108,6 +2447,21 @@ static json_object *um_json(const struct vstate *v, int a, int b, const struct u
 	return o;
 }
 
+/* A test has ended: explain its error, and print its line at once. */
+static void vdone(struct vstate *v, struct vtest *t, int stop_before)
+{
+	/* A signal during the test: a failure may be the signal's doing (the
+	 * ipc test's second process gets the terminal's SIGINT too). */
+	if (!t->ok && !t->hung && !stop_before && vstop) {
+		t->ok = 1;
+		t->skipped = 1;
+		snprintf(t->error, sizeof(t->error), "not finished: interrupted (%s)", strsignal(vstop));
+	}
+	explain_error(t);
+	if (v->out)
+		test_print(v->out, t);
+}
+
 static void um_print(FILE *out, const struct vstate *v, int a, int b, const struct umpair *u)
 {
 	fprintf(out, "  managed memory %d-%d: %s", a, b, umstatus[u->status]);
@@ -2120,6 +2474,7 @@ static void um_print(FILE *out, const struct vstate *v, int a, int b, const stru
 	if (u->reason[0])
 		fprintf(out, ": %s", u->reason);
 	fprintf(out, "\n");
+	fflush(out);
 }
 
 /* Test buffers of every used GPU, above a pad allocation. 0 or an exit code. */
@@ -2203,13 +2558,14 @@ static int pair_tests(struct vstate *v, int a, int b, struct vtest *tests)
 {
 	int nt = 0;
 
-	for (int m = 0; m < V_DEV_COUNT && !v->hung; m++) {
+	for (int m = 0; m < V_DEV_COUNT && !vhalt(v); m++) {
 		if (!(v->tests & (1u << m)))
 			continue;
-		for (int d = 0; d < (a == b ? 1 : 2) && !v->hung; d++) {
+		for (int d = 0; d < (a == b ? 1 : 2) && !vhalt(v); d++) {
 			struct vtest *t = &tests[nt++];
+			int stop_before = vstop;
 
-			if (m == V_PATH && a == b) {
+			if ((m == V_PATH || m == V_VRAM) && a == b) {
 				nt--;
 				break;
 			}
@@ -2225,8 +2581,11 @@ static int pair_tests(struct vstate *v, int a, int b, struct vtest *tests)
 				run_graph(v, t);
 			else if (m == V_IPC)
 				run_ipc(v, t);
+			else if (m == V_VRAM)
+				run_vram(v, t);
 			else
 				run_test(v, t);
+			vdone(v, t, stop_before);
 		}
 	}
 	return nt;
@@ -2235,14 +2594,25 @@ static int pair_tests(struct vstate *v, int a, int b, struct vtest *tests)
 /* What a pair's results add up to. */
 struct pverdict {
 	int a, b, peer_ok, nfail, staging, measured;
+	int reached;		/* its tests ran (an interrupted run stops before some pairs) */
 	char noway[48];		/* the direction whose peer access could not be enabled */
 	double gbps, us;
 	char failed[160];	/* the failed tests' names */
 	struct linkrate link;
+	char cell[V_COUNT][2][6];	/* the grid: [test][0: a->b, 1: b->a]; "" not run */
 };
+
+/* The grid cell of t: OK, OK* (path not proven), FAIL, HUNG, SKIP. */
+static const char *cell_text(const struct vtest *t)
+{
+	return t->skipped ? "SKIP" : t->hung ? "HUNG" : !t->ok ? "FAIL" : t->proven ? "OK" : "OK*";
+}
 
 static void pv_add(struct pverdict *pv, const struct vtest *t)
 {
+	if (t->method != V_NCCL)
+		snprintf(pv->cell[t->method][t->src != pv->a], sizeof(pv->cell[0][0]), "%s",
+			 cell_text(t));
 	if (t->skipped || t->ok || t->method == V_NCCL)
 		return;
 	if (t->method == V_PATH && strstr(t->error, "staging speed"))
@@ -2294,6 +2664,78 @@ static void pv_text(const struct pverdict *pv, char *buf, size_t len)
 			 pv->us);
 }
 
+/* Grid rows: the tests --tests selected that run per pair (not nccl). */
+static int grid_row(const struct vstate *v, int m)
+{
+	return m != V_NCCL && (v->tests & (1u << m)) &&
+	       !(m >= V_UM_READ && m < V_CONCURRENT && v->no_managed);
+}
+
+/* Cells of the grid that did not run. */
+static int pv_notrun(const struct pverdict *pv, const struct vstate *v)
+{
+	int k = 0;
+
+	for (int m = 0; m < V_COUNT; m++)
+		for (int d = 0; d < 2; d++)
+			k += grid_row(v, m) && !pv->cell[m][d][0];
+	return k;
+}
+
+/* The verdict line of a pair, with what an interrupted run left out. */
+static void pv_line(const struct pverdict *pv, const struct vstate *v, char *buf, size_t len)
+{
+	size_t l;
+	int k = pv_notrun(pv, v);
+
+	if (vstop && !pv->reached) {
+		snprintf(buf, len, "%d<->%d: not tested (interrupted by %s)", pv->a, pv->b,
+			 strsignal(vstop));
+		return;
+	}
+	pv_text(pv, buf, len);
+	l = strlen(buf);
+	if (vstop && k && pv->peer_ok)
+		snprintf(buf + l, len - l, "; partial: %d of the grid's tests not run (interrupted by %s)",
+			 k, strsignal(vstop));
+}
+
+/*
+ * The direction x test grid of a pair:
+ *   0-1         0->1  1->0
+ *   path        OK    OK
+ */
+static void pv_grid(FILE *out, const struct pverdict *pv, const struct vstate *v)
+{
+	char d0[16], d1[16];
+
+	snprintf(d0, sizeof(d0), "%d->%d", pv->a, pv->b);
+	snprintf(d1, sizeof(d1), "%d->%d", pv->b, pv->a);
+	fprintf(out, "  %d-%-10d %-5s %s\n", pv->a, pv->b, d0, d1);
+	for (int m = 0; m < V_COUNT; m++)
+		if (grid_row(v, m))
+			fprintf(out, "  %-12s %-5s %s\n", vnames[m], pv->cell[m][0][0] ? pv->cell[m][0] : "-",
+				pv->cell[m][1][0] ? pv->cell[m][1] : "-");
+}
+
+static json_object *pv_grid_json(const struct pverdict *pv, const struct vstate *v)
+{
+	json_object *o = json_object_new_object();
+
+	for (int m = 0; m < V_COUNT; m++) {
+		json_object *d;
+
+		if (!grid_row(v, m))
+			continue;
+		d = json_object_new_array();
+		for (int k = 0; k < 2; k++)
+			json_object_array_add(d, json_object_new_string(pv->cell[m][k][0] ? pv->cell[m][k] :
+									  "-"));
+		json_object_object_add(o, vnames[m], d);
+	}
+	return o;
+}
+
 static void pair_json(struct vstate *v, json_object *jpairs, int a, int b, int pfail, const char *perr,
 		      struct vtest *tests, int nt, const struct umpair *um)
 {
@@ -2337,13 +2779,15 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 	static struct vtest tests[2 * V_COUNT * 2], ctests[P2P_MAX_GPUS * P2P_MAX_GPUS];
 	static struct pverdict pvs[P2P_MAX_GPUS * P2P_MAX_GPUS];
 	int npv = 0, pvjson[P2P_MAX_GPUS * P2P_MAX_GPUS];
-	char nccl_verdict[640] = "";
+	char nccl_verdict[1024] = "";
 	struct vstate *v;
 	const char *pairs = NULL, *tlist = NULL;
 	char emsg[512], *end;
 	int json = 0, rc = 0, opt, n, use[P2P_MAX_GPUS] = { 0 }, nok = 0, nfail = 0, nskip = 0;
-	int nunproven = 0, seeded = 0, nct = 0;
+	int nunproven = 0, seeded = 0, nct = 0, nccl_ran = 0;
 	json_object *jpairs = NULL;
+	struct sigaction sa = { 0 }, old_int, old_term;
+	int sig_on = 0;
 
 	v = calloc(1, sizeof(*v));
 	if (!v)
@@ -2351,7 +2795,6 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 	v->size = 64ULL << 20;
 	v->timeout = 10;
 	v->seconds = 3;
-	v->pad_auto = 1;
 	optind = 0;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -2430,8 +2873,13 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 	if (!seeded)
 		v->seed0 = random_seed();
 	v->seed = v->seed0;
+	v->vseed = v->seed0 ^ 0x8000000000000000ULL;
 	v->sm.threads = 512;
 	v->sm.blocks_per_sm = 4;
+	vstop = 0;
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sig_on = !sigaction(SIGINT, &sa, &old_int) && !sigaction(SIGTERM, &sa, &old_term);
 	rc = cu_open(emsg, sizeof(emsg));
 	if (rc) {
 		fprintf(err, "verify: %s\n", emsg);
@@ -2497,9 +2945,11 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 				break;
 			}
 		fprintf(out, "\n");
+		fflush(out);
+		v->out = out;
 	}
-	for (int a = 0; a < n && !v->hung; a++)
-		for (int b = v->loopback ? a : a + 1; b < n && !v->hung; b++) {
+	for (int a = 0; a < n && !vhalt(v); a++)
+		for (int b = v->loopback ? a : a + 1; b < n && !vhalt(v); b++) {
 			struct umpair um = { .status = UM_SKIPPED };
 			int nt = 0, peer_ok, pfail = 0;
 			char perr[512] = "";
@@ -2539,6 +2989,24 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 							 x, y);
 				}
 			}
+			if (!json) {
+				if (a == b)
+					fprintf(out, "GPU %d loopback (no P2P: a check of the tool and the GPU)\n", a);
+				else
+					fprintf(out, "pair %d-%d: can-access-peer %d->%d %s, %d->%d %s\n", a, b,
+						a, b, v->r.can_peer[a][b] ? "yes" : "no", b, a,
+						v->r.can_peer[b][a] ? "yes" : "no");
+				if (pv && pv->link.kind != LINK_UNKNOWN)
+					fprintf(out, "  link: %s, %.1f GB/s per direction (%s)%s%s\n", pv->link.label,
+						pv->link.gbps, pv->link.kind == LINK_NVLINK ? "NVML" : "sysfs, slowest "
+						"hop to the root port", pv->link.nvml[0] ? "; NVLink: " : "", pv->link.nvml);
+				else if (pv)
+					fprintf(out, "  link: line rate unknown: %s%s%s\n", pv->link.why,
+						pv->link.nvml[0] ? "; NVLink: " : "", pv->link.nvml);
+				if (perr[0])
+					fprintf(out, "  FAIL  %s\n", perr);
+				fflush(out);
+			}
 			if (peer_ok) {
 				nt = pair_tests(v, a, b, tests);
 				for (int k = 0; k < nt; k++) {
@@ -2547,7 +3015,7 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 					nskip += tests[k].skipped;
 					nunproven += tests[k].ok && !tests[k].skipped && !tests[k].proven;
 				}
-				if (!v->hung) {
+				if (!vhalt(v)) {
 					int from = nt;
 
 					um_pair(v, a, b, tests, &nt, &um);
@@ -2567,36 +3035,40 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			nfail += pfail;
 			if (pv) {
 				pv->peer_ok = peer_ok;
+				pv->reached = 1;
 				for (int k = 0; k < nt; k++)
 					pv_add(pv, &tests[k]);
+				if (peer_ok && um.status == UM_SKIPPED && um.nskip)
+					for (int m = V_UM_READ; m < V_CONCURRENT; m++)
+						for (int d = 0; d < 2; d++)
+							snprintf(pv->cell[m][d], sizeof(pv->cell[m][d]), "SKIP");
 				pv_path(pv, v);
 			}
 			if (json) {
 				pair_json(v, jpairs, a, b, pfail, perr, tests, nt, &um);
 				continue;
 			}
-			if (a == b)
-				fprintf(out, "GPU %d loopback (no P2P: a check of the tool and the GPU)\n", a);
-			else
-				fprintf(out, "pair %d-%d: can-access-peer %d->%d %s, %d->%d %s\n", a, b,
-					a, b, v->r.can_peer[a][b] ? "yes" : "no", b, a,
-					v->r.can_peer[b][a] ? "yes" : "no");
-			if (pv && pv->link.kind != LINK_UNKNOWN)
-				fprintf(out, "  link: %s, %.1f GB/s per direction (%s)%s%s\n", pv->link.label,
-					pv->link.gbps, pv->link.kind == LINK_NVLINK ? "NVML" : "sysfs, slowest "
-					"hop to the root port", pv->link.nvml[0] ? "; NVLink: " : "", pv->link.nvml);
-			else if (pv)
-				fprintf(out, "  link: line rate unknown: %s%s%s\n", pv->link.why,
-					pv->link.nvml[0] ? "; NVLink: " : "", pv->link.nvml);
-			if (perr[0])
-				fprintf(out, "  FAIL  %s\n", perr);
-			for (int k = 0; k < nt; k++)
-				test_print(out, &tests[k]);
-			if (!v->hung && a != b)
+			if (!v->hung && a != b && !(vstop && um.status == UM_SKIPPED && !um.reason[0]))
 				um_print(out, v, a, b, &um);
 		}
-	if (!v->hung && (v->tests & (1u << V_CONCURRENT)) && !v->loopback) {
+	/* An interrupted run: the pairs it did not reach have a verdict too. */
+	for (int a = 0; a < n && vstop && !v->loopback; a++)
+		for (int b = a + 1; b < n; b++) {
+			int q;
+
+			for (q = 0; q < npv && (pvs[q].a != a || pvs[q].b != b); q++)
+				;
+			if (!sel[a][b] || q < npv)
+				continue;
+			memset(&pvs[npv], 0, sizeof(pvs[npv]));
+			pvs[npv].a = a;
+			pvs[npv].b = b;
+			pvjson[npv++] = -1;
+		}
+	if (!vhalt(v) && (v->tests & (1u << V_CONCURRENT)) && !v->loopback) {
 		run_concurrent(v, sel, ctests, &nct, (int)(sizeof(ctests) / sizeof(ctests[0])));
+		for (int k = 0; k < nct; k++)
+			vdone(v, &ctests[k], 1);
 		for (int k = 0; k < nct; k++) {
 			nfail += !ctests[k].ok;
 			nok += ctests[k].ok && !ctests[k].skipped;
@@ -2606,15 +3078,10 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 				    (pvs[q].b == ctests[k].src && pvs[q].a == ctests[k].dst))
 					pv_add(&pvs[q], &ctests[k]);
 		}
-		if (nct && !json) {
-			fprintf(out, "concurrent: every directed pair at once, %.3g s\n", v->seconds);
-			for (int k = 0; k < nct; k++)
-				test_print(out, &ctests[k]);
-		}
 	}
-	if (!v->hung && (v->tests & (1u << V_NCCL))) {
+	if (!vhalt(v) && (v->tests & (1u << V_NCCL))) {
 		int first = nct, sets[P2P_MAX_GPUS * P2P_MAX_GPUS + 1][P2P_MAX_GPUS], setn[P2P_MAX_GPUS * P2P_MAX_GPUS + 1];
-		int ns = 0, all = 0;
+		int ns = 0, all = 0, nobad;
 		char why[512];
 
 		for (int a = 0; a < n; a++)
@@ -2630,7 +3097,13 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 				sets[ns][all++] = g;
 		if (all > 2)
 			setn[ns++] = all;
-		if (ns && nccl_open(why, sizeof(why))) {
+		nccl_ran = 1;
+		if (ns)
+			nccl_debug_begin(v);
+		nobad = ns ? nccl_open(why, sizeof(why)) : 0;
+		if (ns && !json)
+			fprintf(out, "nccl: all-reduce with %s\n", nobad ? "libnccl.so.2" : nx.path);
+		if (nobad) {
 			struct vtest *t = &ctests[nct++];
 
 			memset(t, 0, sizeof(*t));
@@ -2639,9 +3112,10 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			t->ok = 1;
 			snprintf(t->label, sizeof(t->label), "-");
 			snprintf(t->error, sizeof(t->error), "%s", why);
+			vdone(v, t, 1);
 			ns = 0;
 		}
-		for (int k = 0; k < ns && !v->hung; k++) {
+		for (int k = 0; k < ns && !vhalt(v); k++) {
 			struct vtest *t = &ctests[nct++];
 			size_t l = 0;
 
@@ -2649,8 +3123,14 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			for (int g = 0; g < setn[k]; g++)
 				l += (size_t)snprintf(t->label + l, sizeof(t->label) - l, "%s%d", g ? "," : "",
 						      sets[k][g]);
+			long off = nccl_log_size(v);
+
 			run_nccl(v, t, sets[k], setn[k]);
+			if (t->ok && !t->skipped)
+				nccl_transport(v, t, sets[k], setn[k], off);
+			vdone(v, t, 0);
 		}
+		nccl_debug_end(v);
 		for (int k = first; k < nct; k++) {
 			const struct vtest *t = &ctests[k];
 			size_t l = strlen(nccl_verdict);
@@ -2660,15 +3140,13 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			nskip += t->skipped;
 			nunproven += t->ok && !t->skipped;
 			if (t->skipped || !t->ok)
-				snprintf(nccl_verdict + l, sizeof(nccl_verdict) - l, "%snccl %s: %s: %.200s",
+				snprintf(nccl_verdict + l, sizeof(nccl_verdict) - l, "%snccl %s: %s: %.400s",
 					 l ? "; " : "", t->label, t->skipped ? "SKIPPED" : "FAIL", t->error);
 		}
-		if (nct > first && !json) {
-			fprintf(out, "nccl: all-reduce with %s\n", nx.h ? nx.path : "libnccl.so.2");
-			for (int k = first; k < nct; k++)
-				test_print(out, &ctests[k]);
-		}
 	}
+	if (vstop && !nccl_verdict[0] && (v->tests & (1u << V_NCCL)) && !nccl_ran)
+		snprintf(nccl_verdict, sizeof(nccl_verdict), "nccl: not run (interrupted by %s)",
+			 strsignal(vstop));
 	if (json) {
 		json_object *o = json_object_new_object(), *jc = json_object_new_array();
 		char seed[32];
@@ -2691,11 +3169,12 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			char line[512];
 
 			for (int q = 0; q < npv; q++) {
-				pv_text(&pvs[q], line, sizeof(line));
+				pv_line(&pvs[q], v, line, sizeof(line));
 				json_object_array_add(jv, json_object_new_string(line));
 				if (pvjson[q] >= 0) {
 					json_object *jp = json_object_array_get_idx(jpairs, pvjson[q]);
 
+					json_object_object_add(jp, "grid", pv_grid_json(&pvs[q], v));
 					json_object_object_add(jp, "verdict", json_object_new_string(line));
 					json_object_object_add(jp, "path_proven", json_object_new_boolean(
 						pvs[q].measured && !pvs[q].nfail && pvs[q].peer_ok));
@@ -2720,24 +3199,39 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 		json_object_object_add(o, "skipped_tests", json_object_new_int(nskip));
 		if (v->hung)
 			json_object_object_add(o, "hung", json_object_new_string(v->hang));
+		if (vstop)
+			json_object_object_add(o, "interrupted", json_object_new_string(sigabbrev_np(vstop)));
 		json_object_object_add(o, "result", json_object_new_string(
-			v->hung ? "HUNG" : nfail ? "FAIL" : "OK"));
+			v->hung ? "HUNG" : vstop ? "INTERRUPTED" : nfail ? "FAIL" : "OK"));
 		fprintf(out, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
 								      JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(o);
 	} else {
 		char line[512];
 
+		int rows = 0;
+
+		for (int m = 0; m < V_COUNT; m++)
+			rows += grid_row(v, m);
+		if (npv && rows) {
+			fprintf(out, "grid (test x direction: OK, OK* path not proven, FAIL, HUNG, SKIP, - not run):\n");
+			for (int q = 0; q < npv; q++)
+				pv_grid(out, &pvs[q], v);
+		}
 		if (npv || nccl_verdict[0])
 			fprintf(out, "verdict:\n");
 		for (int q = 0; q < npv; q++) {
-			pv_text(&pvs[q], line, sizeof(line));
+			pv_line(&pvs[q], v, line, sizeof(line));
 			fprintf(out, "  %s\n", line);
 		}
 		if (nccl_verdict[0])
 			fprintf(out, "  %s\n", nccl_verdict);
-		fprintf(out, "verify: %s (%d OK, %d FAIL", v->hung ? "HUNG" : nfail ? "FAIL" : "OK", nok,
-			nfail);
+		if (vstop)
+			fprintf(out, "verify: INTERRUPTED by SIG%s, a partial verdict (%d OK, %d FAIL", sigabbrev_np(vstop),
+				nok, nfail);
+		else
+			fprintf(out, "verify: %s (%d OK, %d FAIL", v->hung ? "HUNG" : nfail ? "FAIL" : "OK", nok,
+				nfail);
 		if (nskip)
 			fprintf(out, ", %d skipped", nskip);
 		fprintf(out, ")");
@@ -2745,7 +3239,10 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			fprintf(out, "; %d OK without a proven path", nunproven);
 		fprintf(out, "\n");
 	}
+	fflush(out);
 	rc = nfail || v->hung ? P2P_EXIT_FAIL : P2P_EXIT_OK;
+	if (vstop && !v->hung)
+		rc = 128 + vstop;	/* as a shell reports a command the signal ended */
 	if (v->hung) {
 		/* A stuck context: tearing it down could block forever. */
 		fprintf(err, "verify: %s\n", v->hang);
@@ -2762,6 +3259,10 @@ close:
 	ncclx_close();
 	cu_close();
 done:
+	if (sig_on) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+	}
 	free(v->want);
 	free(v->got);
 	free(v->img);

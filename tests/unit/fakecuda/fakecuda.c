@@ -28,7 +28,17 @@
  *   FAKECUDA_JITTER=X          relative jitter: op k costs (1 + X*((k%7)-3)/3)
  *   FAKECUDA_MANAGED=0|1       CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY (default 1)
  *   FAKECUDA_CONCURRENT_MANAGED=0|1  ..._CONCURRENT_MANAGED_ACCESS (default 1)
- *   FAKECUDA_FREE_BYTES=N      cuMemGetInfo's free bytes (default 64 GiB)
+ *   FAKECUDA_FREE_BYTES=N      VRAM the tests can allocate per GPU (default
+ *                              64 GiB): allocations take the lowest free
+ *                              VRAM offsets (first fit, 2 MiB aligned), fail
+ *                              with CUDA_ERROR_OUT_OF_MEMORY past N, and
+ *                              cuMemGetInfo's free is N less what is allocated
+ *   FAKECUDA_BAR1_BYTES=N      the BAR1 window covers only VRAM offsets below
+ *                              N: a peer access (SM loads and stores, copy-
+ *                              engine copies between the GPUs) to offset
+ *                              o >= N reaches o % N instead, whichever
+ *                              allocation of that GPU is there (zeros, and
+ *                              stores lost, where none is)
  *   FAKECUDA_UM_BUG=map        a GPU using managed pages resident on its peer
  *                              through a mapping (preferred location there,
  *                              or accessed-by it, with peer access on) uses
@@ -56,6 +66,12 @@
  *     wrong    an SM-issued peer load reaches the reading GPU's own memory
  *              at the same VRAM offset (zeros where it has none), for
  *              allocations at VRAM offset >= FAKECUDA_WRONG_ABOVE (default 0)
+ *     ptefault peer access and the access flags say mapped, but a GPU's page
+ *              tables lack the peer's pages: kernels touching another GPU's
+ *              memory fault with CUDA_ERROR_ILLEGAL_ADDRESS (copy-engine
+ *              copies still land)
+ *     cedrop   copy-engine copies between the GPUs with peer access on
+ *              write nothing (and take the time they would)
  *     staged   copy-engine copies between the GPUs move at
  *              FAKECUDA_NOPEER_GBPS even with peer access on, while the
  *              access flags and CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED
@@ -143,11 +159,12 @@ static struct {
 	int enable_from;
 	int inited, ndev, peer, enable_error, jit_error, copy_error, overrun, underrun, drop_tail;
 	int managed, concurrent_managed;
-	int f_stale, f_lost, f_nomap, f_wrong, f_hang, f_graphdrop, f_ipcwrong, f_staged;
+	int f_stale, f_lost, f_nomap, f_wrong, f_hang, f_graphdrop, f_ipcwrong, f_staged, f_ptefault;
+	int f_cedrop;
 	long long flaky, peer_stores;
 	char hang_kind[8];
 	int hung;			/* the hang has been used */
-	unsigned long long wrong_above;
+	unsigned long long wrong_above, bar1;
 	char um_bug[8];
 	double free_bytes;
 	long long corrupt_off;
@@ -155,13 +172,15 @@ static struct {
 	double bw, nopeer_bw, local_bw, sm_bw, lat_us, jitter;
 	double clock_us;
 	long long ncopies, nops, seq;
-	unsigned long long vram_next[MAXDEV];
 	struct CUctx_st ctx[MAXDEV];
 	int ctx_refs[MAXDEV];
 } F;
 /* Device memory: a memfd mapped shared (so another process can open it
  * through an IPC handle); fd < 0 for memory opened from a handle. */
-static struct { char *p; size_t n, maplen; int dev, fd, opened; unsigned long long off; } allocs[MAXALLOC];
+static struct { char *p; size_t n, maplen; int dev, fd, opened, gen; unsigned long long off; } allocs[MAXALLOC];
+/* cuInit's count: allocations an earlier run left behind (a hung run does
+ * not free) take no VRAM of a later run's GPUs. */
+static int generation;
 static struct CUstream_st streams[MAXSTREAM];	/* [0, MAXDEV): the legacy streams */
 static struct CUevent_st events[MAXEVENT];
 static struct { char *p; size_t n; } hostmem[MAXHOST];
@@ -366,7 +385,7 @@ static CUdeviceptr resolve(CUdeviceptr p, int g, int *owner, CUresult *err)
 
 	if (!m) {
 		*owner = find_dev(p);
-		if (*owner >= 0 && !mapped(g, *owner))
+		if (*owner >= 0 && (!mapped(g, *owner) || (F.f_ptefault && *owner != g)))
 			*err = 700;
 		return p;
 	}
@@ -401,6 +420,67 @@ static char *alloc_base(CUdeviceptr p, size_t *n)
 		return NULL;
 	*n = allocs[i].n + 256;
 	return allocs[i].p;
+}
+
+/*
+ * FAKECUDA_BAR1_BYTES: where a peer access to p (GPU owner's memory) lands:
+ * p itself below the window's end, else the owner's allocation at VRAM
+ * offset o % window (NULL where none is). *len: bytes from p that land
+ * contiguously (up to the window's end or the next wrap), *room: bytes
+ * valid at the target.
+ */
+static char *bar1_target(CUdeviceptr p, int owner, size_t *len, size_t *room)
+{
+	int i = find_alloc(p);
+	unsigned long long o;
+
+	*len = *room = (size_t)-1;
+	if (!F.bar1 || i < 0 || allocs[i].dev != owner)
+		return (char *)(uintptr_t)p;
+	o = allocs[i].off + (p - (CUdeviceptr)(uintptr_t)allocs[i].p);
+	*len = F.bar1 - o % F.bar1;
+	if (o < F.bar1)
+		return (char *)(uintptr_t)p;
+	o %= F.bar1;
+	for (int k = 0; k < MAXALLOC; k++)
+		if (allocs[k].p && allocs[k].dev == owner && allocs[k].gen == generation &&
+		    o >= allocs[k].off && o < allocs[k].off + allocs[k].n) {
+			*room = allocs[k].off + allocs[k].n + 256 - o;
+			return allocs[k].p + (o - allocs[k].off);
+		}
+	return NULL;
+}
+
+/* n bytes through the BAR1 window: a peer's load from p, or store into it. */
+static void bar1_load(char *out, CUdeviceptr p, size_t n, int owner)
+{
+	while (n) {
+		size_t len, room, l;
+		const char *t = bar1_target(p, owner, &len, &room);
+
+		l = len < n ? len : n;
+		memset(out, 0, l);
+		if (t)
+			memmove(out, t, room < l ? room : l);
+		out += l;
+		p += l;
+		n -= l;
+	}
+}
+
+static void bar1_store(CUdeviceptr p, const char *in, size_t n, int owner)
+{
+	while (n) {
+		size_t len, room, l;
+		char *t = bar1_target(p, owner, &len, &room);
+
+		l = len < n ? len : n;
+		if (t)
+			memmove(t, in, room < l ? room : l);
+		in += l;
+		p += l;
+		n -= l;
+	}
 }
 
 /* n bytes at p as a kernel on GPU g loads them (owner: whose memory). */
@@ -446,6 +526,10 @@ static void load_bytes(char *out, CUdeviceptr p, size_t n, int g, int owner)
 			return;
 		}
 	}
+	if (owner >= 0 && owner != g && F.bar1 && from == (const char *)(uintptr_t)p) {
+		bar1_load(out, p, n, owner);
+		return;
+	}
 	memmove(out, from, n);
 }
 
@@ -455,6 +539,10 @@ static void store_bytes(CUdeviceptr p, const char *in, size_t n, int g, int owne
 		return;
 	if (owner >= 0 && owner != g && ++F.peer_stores == F.flaky)
 		return;
+	if (owner >= 0 && owner != g && F.bar1) {
+		bar1_store(p, in, n, owner);
+		return;
+	}
 	memmove((void *)(uintptr_t)p, in, n);
 }
 
@@ -582,7 +670,25 @@ static void execute(struct qop *o)
 			    F.f_staged ? F.nopeer_bw :
 			    mapped(o->sdev, o->ddev) || mapped(o->ddev, o->sdev) ? F.bw : F.nopeer_bw;
 
-		memmove((void *)(uintptr_t)o->dst, (const void *)(uintptr_t)o->src, o->n);
+		if (F.f_cedrop && o->sdev != o->ddev && bw == F.bw) {
+			;	/* nothing lands */
+		} else if (F.bar1 && o->sdev != o->ddev && bw == F.bw) {
+			/* through the engine's GPU's peer mapping of the other's BAR1 */
+			char *tmp = malloc(o->n ? o->n : 1);
+			int e = o->s->dev, sd = find_dev(o->src), dd = find_dev(o->dst);
+
+			if (sd >= 0 && sd != e)
+				bar1_load(tmp, o->src, o->n, sd);
+			else
+				memcpy(tmp, (const void *)(uintptr_t)o->src, o->n);
+			if (dd >= 0 && dd != e)
+				bar1_store(o->dst, tmp, o->n, dd);
+			else
+				memcpy((void *)(uintptr_t)o->dst, tmp, o->n);
+			free(tmp);
+		} else {
+			memmove((void *)(uintptr_t)o->dst, (const void *)(uintptr_t)o->src, o->n);
+		}
 		corrupt(o->dst, o->n, "ce");
 		advance(o->n, bw);
 		break;
@@ -694,7 +800,7 @@ static void set_faults(void)
 	const char *f = getenv("FAKECUDA_FAULT"), *k = getenv("FAKECUDA_HANG_KIND");
 	char buf[128], *save = NULL;
 
-	F.f_stale = F.f_lost = F.f_nomap = F.f_wrong = F.f_hang = F.f_graphdrop = F.f_ipcwrong = F.f_staged = F.hung = 0;
+	F.f_stale = F.f_lost = F.f_nomap = F.f_wrong = F.f_hang = F.f_graphdrop = F.f_ipcwrong = F.f_staged = F.f_ptefault = F.f_cedrop = F.hung = 0;
 	snprintf(F.hang_kind, sizeof(F.hang_kind), "%s", k ? k : "");
 	F.wrong_above = (unsigned long long)envd("FAKECUDA_WRONG_ABOVE", 0);
 	snprintf(buf, sizeof(buf), "%s", f ? f : "");
@@ -711,6 +817,10 @@ static void set_faults(void)
 			F.f_hang = 1;
 		else if (!strcmp(t, "graphdrop"))
 			F.f_graphdrop = 1;
+		else if (!strcmp(t, "cedrop"))
+			F.f_cedrop = 1;
+		else if (!strcmp(t, "ptefault"))
+			F.f_ptefault = 1;
 		else if (!strcmp(t, "staged"))
 			F.f_staged = 1;
 		else if (!strcmp(t, "ipcwrong"))
@@ -733,6 +843,7 @@ CUresult cuInit(unsigned int flags)
 			graph_free(live_graphs[i]);
 			live_graphs[i] = NULL;
 		}
+	generation++;
 	F.ndev = (int)envd("FAKECUDA_DEVICES", 2);
 	if (F.ndev > MAXDEV)
 		F.ndev = MAXDEV;
@@ -758,6 +869,7 @@ CUresult cuInit(unsigned int flags)
 	F.managed = (int)envd("FAKECUDA_MANAGED", 1);
 	F.concurrent_managed = (int)envd("FAKECUDA_CONCURRENT_MANAGED", 1);
 	F.free_bytes = envd("FAKECUDA_FREE_BYTES", 64.0 * (1 << 30));
+	F.bar1 = (unsigned long long)envd("FAKECUDA_BAR1_BYTES", 0);
 	k = getenv("FAKECUDA_UM_BUG");
 	snprintf(F.um_bug, sizeof(F.um_bug), "%s", k ? k : "");
 	set_faults();
@@ -766,7 +878,6 @@ CUresult cuInit(unsigned int flags)
 	for (int i = 0; i < MAXDEV; i++) {
 		memset(&F.ctx[i], 0, sizeof(F.ctx[i]));
 		F.ctx[i].dev = i;
-		F.vram_next[i] = 0;
 	}
 	/* Whatever an earlier run left queued (a hung test) is dropped. */
 	for (int i = 0; i < qn; i++)
@@ -938,12 +1049,49 @@ CUresult cuCtxDisablePeerAccess(CUcontext peer)
 	return 0;
 }
 
+static unsigned long long vram_len(size_t n)
+{
+	return (n + VRAM_ALIGN - 1) & ~(VRAM_ALIGN - 1);
+}
+
+/* The lowest free VRAM offset of dev with room for n bytes; -1: none. */
+static int vram_place(int dev, size_t n, unsigned long long *off)
+{
+	unsigned long long o = 0;
+
+	for (int moved = 1; moved;) {
+		moved = 0;
+		for (int k = 0; k < MAXALLOC; k++)
+			if (allocs[k].p && allocs[k].dev == dev && !allocs[k].opened &&
+			    allocs[k].gen == generation && allocs[k].off < o + vram_len(n) && o < allocs[k].off + vram_len(allocs[k].n)) {
+				o = allocs[k].off + vram_len(allocs[k].n);
+				moved = 1;
+			}
+	}
+	if (o + vram_len(n) > (unsigned long long)F.free_bytes)
+		return -1;
+	*off = o;
+	return 0;
+}
+
+/* VRAM of dev in use. */
+__attribute__((unused)) static unsigned long long vram_used(int dev)
+{
+	unsigned long long u = 0;
+
+	for (int k = 0; k < MAXALLOC; k++)
+		if (allocs[k].p && allocs[k].dev == dev && !allocs[k].opened && allocs[k].gen == generation)
+			u += vram_len(allocs[k].n);
+	return u;
+}
+
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
 	/* 256 bytes of slack: FAKECUDA_OVERRUN's kernels may write past n. */
 	size_t len = (n + 511 + 4095) & ~(size_t)4095;
+	unsigned long long off = 0;
 	char *m;
-	int fd;
+	int fd, i_oom = 0;
 
 	if (!current)
 		return 201;
@@ -959,16 +1107,18 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 		return 2;
 	}
 	LOCK();
-	for (int i = 0; i < MAXALLOC; i++)
+	if (vram_place(current->dev, n, &off))
+		i_oom = MAXALLOC;	/* out of VRAM: the loop below finds nothing */
+	for (int i = i_oom; i < MAXALLOC; i++)
 		if (!allocs[i].p) {
+			allocs[i].off = off;
+			allocs[i].gen = generation;
 			allocs[i].p = m;
 			allocs[i].n = n;
 			allocs[i].maplen = len;
 			allocs[i].fd = fd;
 			allocs[i].opened = 0;
 			allocs[i].dev = current->dev;
-			allocs[i].off = F.vram_next[current->dev];
-			F.vram_next[current->dev] += (n + VRAM_ALIGN - 1) & ~(VRAM_ALIGN - 1);
 			*p = (CUdeviceptr)(uintptr_t)m;
 			UNLOCK_RET(0);
 		}
@@ -1131,9 +1281,10 @@ CUresult cuMemGetInfo_v2(size_t *fr, size_t *total)
 {
 	if (!current)
 		return 201;
-	*fr = (size_t)F.free_bytes;
+	LOCK();
+	*fr = (size_t)(F.free_bytes - vram_used(current->dev));
 	*total = (size_t)F.free_bytes * 2;
-	return 0;
+	UNLOCK_RET(0);
 }
 #endif
 

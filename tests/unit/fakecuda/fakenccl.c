@@ -8,7 +8,13 @@
  * ncclAllGather gathers every rank's input in rank order.
  * FAKENCCL_HANG_INIT=1: ncclCommInitAll never returns (NCCL's init hanging
  * on a broken P2P path).
+ * With NCCL_DEBUG=INFO and NCCL_DEBUG_FILE set, ncclCommInitAll appends
+ * NCCL's channel lines to that file, two channels of a ring,
+ * "... NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM", the transport
+ * FAKENCCL_TRANSPORT (default P2P/CUMEM; SHM/direct/direct is what NCCL
+ * uses when its topology check rules P2P out).
  */
+#include <strings.h>
 #include <unistd.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,6 +46,26 @@ const char *ncclGetErrorString(int r)
 	return r ? "fake NCCL error" : "no error";
 }
 
+/* NCCL's INFO lines of the connections it set up. */
+static void debug_channels(int n)
+{
+	const char *d = getenv("NCCL_DEBUG"), *path = getenv("NCCL_DEBUG_FILE");
+	const char *tr = getenv("FAKENCCL_TRANSPORT");
+	FILE *f;
+
+	if (!d || strcasecmp(d, "INFO") || !path || n < 2)
+		return;
+	f = fopen(path, "a");
+	if (!f)
+		return;
+	for (int c = 0; c < 2; c++)
+		for (int r = 0; r < n; r++)
+			fprintf(f, "fakehost:%d:%d [%d] NCCL INFO Channel %02d/0 : %d[%d] -> %d[%d] via %s\n",
+				(int)getpid(), (int)getpid(), r, c, r, r, (r + 1) % n, (r + 1) % n,
+				tr && *tr ? tr : "P2P/CUMEM");
+	fclose(f);
+}
+
 int ncclCommInitAll(ncclComm_t *comm, int n, const int *devs)
 {
 	struct group *g;
@@ -50,6 +76,7 @@ int ncclCommInitAll(ncclComm_t *comm, int n, const int *devs)
 			pause();
 	if (n < 1 || n > 16)
 		return 4;	/* ncclInvalidArgument */
+	debug_channels(n);
 	g = calloc(1, sizeof(*g));
 	g->n = n;
 	for (int i = 0; i < n; i++) {
