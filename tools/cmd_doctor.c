@@ -80,7 +80,47 @@ static char *run_nvidia_smi(const char *args, char *err, size_t errlen)
 	return NULL;
 }
 
-json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *root);
+int p2pctl_doctor_inputs(const char *root, const char *topo, struct p2pctl_doctor_in *in)
+{
+	memset(in, 0, sizeof(*in));
+	if (root && !strcmp(root, "/"))
+		root = NULL;
+	if (topo) {
+		in->topo_text = read_path(topo);
+		if (!in->topo_text)
+			return -ENOENT;
+		snprintf(in->src, sizeof(in->src), "%s", topo);
+	} else if (root) {
+		snprintf(in->src, sizeof(in->src), "%s/../cmd/nvidia-smi-topo-m.txt", root);
+		in->topo_text = read_path(in->src);
+		if (in->topo_text && !strstr(in->topo_text, "GPU0")) {
+			free(in->topo_text);
+			in->topo_text = NULL;
+		}
+		if (in->topo_text)
+			snprintf(in->src, sizeof(in->src), "nvidia-smi topo -m (captured)");
+	} else {
+		in->topo_text = run_nvidia_smi("topo -m", in->smi_err, sizeof(in->smi_err));
+		snprintf(in->src, sizeof(in->src), "nvidia-smi topo -m");
+	}
+	if (root) {
+		char qp[PATH_MAX + 32];
+
+		snprintf(qp, sizeof(qp), "%s/../cmd/nvidia-smi-query.txt", root);
+		in->smi_text = read_path(qp);
+	} else if (in->topo_text) {
+		/* Measured VRAM per GPU (live): CSV, parsed by the library. */
+		in->smi_text = run_nvidia_smi(P2PCTL_SMI_QUERY, in->smi_err, sizeof(in->smi_err));
+	}
+	return 0;
+}
+
+void p2pctl_doctor_inputs_free(struct p2pctl_doctor_in *in)
+{
+	free(in->topo_text);
+	free(in->smi_text);
+	in->topo_text = in->smi_text = NULL;
+}
 
 json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *root)
 {
@@ -270,7 +310,7 @@ int cmd_doctor(int argc, char **argv)
 	struct p2ps_doctor_opts o = { 0 };
 	struct p2ps_doctor_report *r;
 	const char *root = NULL, *topo = NULL;
-	char *topo_text = NULL, *smi_text = NULL, src[PATH_MAX + 16], smi_err[200] = "";
+	struct p2pctl_doctor_in in;
 	bool json = false;
 	int c, err;
 
@@ -289,45 +329,19 @@ int cmd_doctor(int argc, char **argv)
 	if (root && (!*root || access(root, R_OK)))
 		return p2pctl_usage("doctor", "--root %s: not a readable directory", root);
 
-	if (topo) {
-		topo_text = read_path(topo);
-		if (!topo_text)
-			return p2pctl_usage("doctor", "--topo %s: cannot read", topo);
-		snprintf(src, sizeof(src), "%s", topo);
-	} else if (root && strcmp(root, "/")) {
-		snprintf(src, sizeof(src), "%s/../cmd/nvidia-smi-topo-m.txt", root);
-		topo_text = read_path(src);
-		if (topo_text && !strstr(topo_text, "GPU0")) {
-			free(topo_text);
-			topo_text = NULL;
-		}
-		if (topo_text)
-			snprintf(src, sizeof(src), "nvidia-smi topo -m (captured)");
-	} else {
-		topo_text = run_nvidia_smi("topo -m", smi_err, sizeof(smi_err));
-		snprintf(src, sizeof(src), "nvidia-smi topo -m");
-	}
-	if (root && strcmp(root, "/")) {
-		char qp[PATH_MAX + 32];
-
-		snprintf(qp, sizeof(qp), "%s/../cmd/nvidia-smi-query.txt", root);
-		smi_text = read_path(qp);
-	} else if (topo_text) {
-		/* Measured VRAM per GPU (live): CSV, parsed by the library. */
-		smi_text = run_nvidia_smi("--query-gpu=pci.bus_id,memory.total --format=csv",
-					  smi_err, sizeof(smi_err));
-	}
-	o.smi_query_text = smi_text;
-	o.smi_error = *smi_err ? smi_err : NULL;
+	err = p2pctl_doctor_inputs(root, topo, &in);
+	if (err)
+		return p2pctl_usage("doctor", "--topo %s: cannot read", topo);
+	o.smi_query_text = in.smi_text;
+	o.smi_error = *in.smi_err ? in.smi_err : NULL;
 	o.root = root;
-	o.topo_text = topo_text;
-	o.topo_source = src;
+	o.topo_text = in.topo_text;
+	o.topo_source = in.src;
 	if (!root || !strcmp(root, "/"))
 		p2ps_open(&o.h, getenv("P2PCTL_DEVICE"));	/* optional: module state */
 	err = p2ps_doctor(&o, &r);
 	p2ps_close(o.h);
-	free(topo_text);
-	free(smi_text);
+	p2pctl_doctor_inputs_free(&in);
 	if (err) {
 		p2pctl_error("doctor", "%s", p2ps_strerror(err));
 		return p2pctl_exit_for(err);

@@ -109,6 +109,126 @@ static void test_report_full_and_usage(void **state)
 	assert_int_equal(run("report", "extra", NULL), P2PCTL_EXIT_USAGE);
 }
 
+/* h200-nvlink-580 with the report-identifiers overlay, in a new directory; its root */
+static char *identifier_tree(char *dir)
+{
+	static char root[160];
+	char cmd[1024];
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "cp -r '%s/h200-nvlink-580/root' '%s/h200-nvlink-580/cmd' "
+		 "'%s/h200-nvlink-580/driver' '%s' && cp -r '%s/report-identifiers/root' "
+		 "'%s/report-identifiers/cmd' '%s'", FIXTURES, FIXTURES, FIXTURES, dir, FIXTURES,
+		 FIXTURES, dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(root, sizeof(root), "%s/root", dir);
+	return root;
+}
+
+static void rm_rf(const char *dir)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* No user, host, home directory, serial number or UUID survives; --full keeps them. */
+static void test_report_identifiers(void **state)
+{
+	static const char *const leaks[] = {
+		"alice", "ws-alice-01", "1653924043557", "1653924043501", "48-b0-2d-ff",
+		"1324622000123", "GPU-411ef592", "0b7c7a0e-1f3a", "4A:1B:77", "\033",
+	};
+	char tmpl[] = "/tmp/p2ps-report-XXXXXX", path[160], jpath[176];
+	const char *root = identifier_tree(tmpl);
+	char *text, *json;
+	size_t i;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/report.txt", tmpl);
+	snprintf(jpath, sizeof(jpath), "%s.json", path);
+	assert_int_equal(run("report", "--root", root, "-o", path, NULL), 0);
+	text = read_text(path);
+	json = read_text(jpath);
+	for (i = 0; i < sizeof(leaks) / sizeof(leaks[0]); i++) {
+		if (strstr(text, leaks[i]) || strstr(json, leaks[i]))
+			fail_msg("'%s' in the report", leaks[i]);
+	}
+	/* the header says what was replaced */
+	assert_non_null(strstr(text, "replaced: user and host names (<user>, <host>), "
+			       "/home/<user>, serial numbers (<serial>), UUIDs (<uuid>), "
+			       "signing key ids (<key>); --full keeps them"));
+	assert_non_null(strstr(text, "(<user>@<host>)"));
+	assert_non_null(strstr(text, "/home/<user>/.local/lib/python3.12"));
+	assert_non_null(strstr(text, "GPU UUID                                           : GPU-<uuid>"));
+	/* the sections a maintainer needs */
+	assert_non_null(strstr(text, "== cmdline: cat /proc/cmdline\n"));
+	assert_non_null(strstr(text, "root=UUID=<uuid> ro quiet iommu=pt ?[2J"));
+	assert_non_null(strstr(text, "== nvidia-params: cat /proc/driver/nvidia/params\n"));
+	assert_non_null(strstr(text, "RegistryDwords"));
+	assert_non_null(strstr(text, "/etc/modprobe.d/nvidia.conf: options nvidia NVreg_EnableResizableBar=1"));
+	assert_null(strstr(text, "blacklist floppy"));
+	assert_non_null(strstr(text, "== lspci: lspci -D -vvv (GPUs and the bridges above them)\n"));
+	assert_non_null(strstr(text, "0000:00:07.0 3D controller"));
+	assert_non_null(strstr(text, "[SN] Serial number: <serial>"));
+	assert_null(strstr(text, "Virtio network device"));
+	assert_non_null(strstr(text, "== iomem: cat /proc/iomem\n"));
+	assert_non_null(strstr(text, "== nvidia-smi-q: nvidia-smi -q\n"));
+	assert_non_null(strstr(text, "== dkms: dkms status\np2p-shim/0.9.0"));
+	assert_non_null(strstr(text, "== modules: modinfo p2p_shim nvidia (signer, version)\n"));
+	assert_non_null(strstr(text, "signer:         DKMS module signing key"));
+	assert_non_null(strstr(text, "== libcuda\nlibcuda.so.1 => /usr/lib/x86_64-linux-gnu/libcuda.so.580.159.04"));
+	/* the kernel log's evidence: IOMMU faults, AER, BAR 1 */
+	assert_non_null(strstr(text, "DMAR: [DMA Write NO_PASID] Request device [00:06.0] fault"));
+	assert_non_null(strstr(text, "AER: Corrected error"));
+	assert_non_null(strstr(text, "BAR 1: no space for"));
+	assert_non_null(strstr(text, "can't assign; no space"));
+	assert_non_null(strstr(text, "iommu: Default domain type: Translated"));
+	assert_non_null(strstr(text, "NVRM: a line with ?[2J an escape"));
+	free(text);
+	free(json);
+	/* --full: as they were (control characters still stripped) */
+	assert_int_equal(run("report", "--root", root, "--full", NULL), 0);
+	assert_non_null(strstr(out_text, "(alice@ws-alice-01)"));
+	assert_non_null(strstr(out_text, "/home/alice/.local"));
+	assert_non_null(strstr(out_text, "1324622000123"));
+	assert_null(strstr(out_text, "\033"));
+	rm_rf(tmpl);
+}
+
+/*
+ * Sections reach the file as they are gathered: a fake nvidia-smi, run for
+ * the "gpus" section, copies the file as it is then (a hang or a reset
+ * there would keep that much).
+ */
+static void test_report_streams(void **state)
+{
+	char tmpl[] = "/tmp/p2ps-report-XXXXXX", path[160], snap[160], cmd[1024], env[1200];
+	const char *dir = mkdtemp(tmpl);
+	char *s, *old_path = strdup(getenv("PATH"));
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(path, sizeof(path), "%s/report.txt", dir);
+	snprintf(snap, sizeof(snap), "%s/snapshot.txt", dir);
+	snprintf(cmd, sizeof(cmd), "printf '#!/bin/sh\\n[ \"$1\" = -L ] && cp \"%s\" \"%s\"\\n"
+		 "echo \"GPU 0: fake\"\\n' >'%s/nvidia-smi' && chmod +x '%s/nvidia-smi'",
+		 path, snap, dir, dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(env, sizeof(env), "%s:%s", dir, old_path);
+	setenv("PATH", env, 1);
+	assert_int_equal(run("report", "-o", path, NULL), 0);
+	setenv("PATH", old_path, 1);
+	free(old_path);
+	s = read_text(snap);
+	assert_non_null(strstr(s, "== versions"));
+	assert_non_null(strstr(s, "== doctor"));
+	assert_null(strstr(s, "== gpus"));
+	free(s);
+	rm_rf(dir);
+}
+
 /*
  * Live, with the fake libcuda of tests/unit/fakecuda (two GPUs): verify and
  * bench summaries land in the twin as objects, only with --cuda and after
@@ -154,6 +274,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_report_files),
 		cmocka_unit_test(test_report_full_and_usage),
+		cmocka_unit_test(test_report_identifiers),
+		cmocka_unit_test(test_report_streams),
 		cmocka_unit_test(test_report_cuda),
 	};
 
