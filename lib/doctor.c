@@ -203,6 +203,10 @@ int p2ps_doctor(const struct p2ps_doctor_opts *opts, struct p2ps_doctor_report *
 	err = p2ps_root_init(&c.root, opts ? opts->root : NULL);
 	if (err)
 		return err;
+	if (opts) {
+		c.root.trace = opts->trace;
+		c.root.trace_arg = opts->trace_arg;
+	}
 	c.r = calloc(1, sizeof(*c.r));
 	if (!c.r) {
 		p2ps_root_fini(&c.root);

@@ -82,6 +82,8 @@ static char *run_nvidia_smi(const char *args, char *err, size_t errlen)
 
 int p2pctl_doctor_inputs(const char *root, const char *topo, struct p2pctl_doctor_in *in)
 {
+	char *err;
+
 	memset(in, 0, sizeof(*in));
 	if (root && !strcmp(root, "/"))
 		root = NULL;
@@ -108,6 +110,12 @@ int p2pctl_doctor_inputs(const char *root, const char *topo, struct p2pctl_docto
 
 		snprintf(qp, sizeof(qp), "%s/../cmd/nvidia-smi-query.txt", root);
 		in->smi_text = read_path(qp);
+		/* report --capture: nvidia-smi did not answer there */
+		snprintf(qp, sizeof(qp), "%s/../cmd/nvidia-smi-error.txt", root);
+		err = read_path(qp);
+		if (err)
+			snprintf(in->smi_err, sizeof(in->smi_err), "%.*s", (int)strcspn(err, "\n"), err);
+		free(err);
 	} else if (in->topo_text) {
 		/* Measured VRAM per GPU (live): CSV, parsed by the library. */
 		in->smi_text = run_nvidia_smi(P2PCTL_SMI_QUERY, in->smi_err, sizeof(in->smi_err));

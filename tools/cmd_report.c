@@ -25,10 +25,12 @@
 #include <pwd.h>
 
 #include "p2pctl.h"
+#include "capture.h"
 #include "../lib/internal.h"
 
 static const char help[] =
-	"Usage: p2pctl report [-o FILE] [--json] [--root DIR] [--full] [--cuda]\n\n"
+	"Usage: p2pctl report [-o FILE] [--json] [--root DIR] [--full] [--capture DIR]\n"
+	"                     [--cuda]\n\n"
 	"Gather what a bug report or a hardware result needs into one text file\n"
 	"with a JSON twin: p2pctl, library and module versions; /proc/version; the\n"
 	"driver; /proc/cmdline; `doctor`, `check` and `status`; nvidia's params\n"
@@ -49,6 +51,9 @@ static const char help[] =
 	"                     outputs from DIR/../cmd/, kallsyms from\n"
 	"                     DIR/../driver/; nothing live is run\n"
 	"  -f, --full         keep the identifiers\n"
+	"  -C, --capture DIR  also write what doctor read as a tree that\n"
+	"                     `doctor --root DIR/root` replays (DIR/root, cmd,\n"
+	"                     driver, MISSING; redacted unless --full)\n"
 	"  -c, --cuda         run verify and bench last (P2P traffic, GPU time;\n"
 	"                     off by default)\n"
 	"  -n, --no-cuda      the default; kept for old scripts\n"
@@ -79,6 +84,7 @@ struct rep {
 	size_t nr_hosts, nr_users;
 	unsigned int redacted[RED_KINDS];
 	struct p2ps_doctor_report *dr;	/* doctor's GPUs, for lspci; or NULL */
+	struct p2pctl_capture *cap;	/* --capture, or NULL */
 };
 
 /* ---------------------------------------------------------------- redaction */
@@ -161,16 +167,13 @@ static void strip_controls(char *s)
 	}
 }
 
-/* @in without control characters and, unless --full, identifiers (a new string). */
-static char *redact(struct rep *r, const char *in)
+/* @in without identifiers unless --full (a new string). */
+static char *redact_ids(struct rep *r, const char *in)
 {
 	char *s = strdup(in ? in : "");
 	size_t i;
 
-	if (!s)
-		return NULL;
-	strip_controls(s);
-	if (r->full)
+	if (!s || r->full)
 		return s;
 	re_replace(&s, "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
 		   false, "<uuid>", &r->redacted[RED_UUID]);
@@ -188,10 +191,29 @@ static char *redact(struct rep *r, const char *in)
 	return s;
 }
 
+/* @in without control characters and, unless --full, identifiers (a new string). */
+static char *redact(struct rep *r, const char *in)
+{
+	char *s = redact_ids(r, in);
+
+	if (s)
+		strip_controls(s);
+	return s;
+}
+
+/* For the capture: identifiers only (its files are read back as they were). */
+static char *capture_redact(void *arg, const char *text)
+{
+	return redact_ids(arg, text);
+}
+
 /* A user or host name worth replacing (not "root", not two letters). */
 static void add_name(char **list, size_t *n, const char *name)
 {
-	static const char *const common[] = { "root", "localhost", "(none)", "nobody", "user" };
+	static const char *const common[] = {
+		"root", "localhost", "(none)", "nobody", "user", "nvidia", "ubuntu", "debian", "admin",
+		"cuda",
+	};
 	size_t i, len = strcspn(name, " \t\n");
 
 	if (len < 3 || *n == MAX_NAMES || !strncmp(name, "<", 1))
@@ -595,13 +617,25 @@ static void status(struct rep *r)
 static char *command_output(struct rep *r, const char *cmd, const char *capname, char *why,
 			    size_t whylen)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], *s, *saved = NULL;
 
 	*why = '\0';
-	if (!r->root)
-		return run_cmd(cmd, why, whylen);
-	snprintf(path, sizeof(path), "%s/../cmd/%s.txt", r->root, capname);
-	return uncapture(read_file_str(path));
+	if (!r->root) {
+		s = run_cmd(cmd, why, whylen);
+		if (r->cap && s && asprintf(&saved, "$ %s\n%s%s%s%s", cmd, s,
+					      *s && s[strlen(s) - 1] != '\n' ? "\n" : "",
+					      *why ? why : "", *why ? "\n" : "") < 0)
+			saved = NULL;
+	} else {
+		snprintf(path, sizeof(path), "%s/../cmd/%s.txt", r->root, capname);
+		s = read_file_str(path);
+		saved = s ? strdup(s) : NULL;
+		uncapture(s);
+	}
+	if (r->cap && saved)
+		p2pctl_capture_cmd(r->cap, capname, saved);
+	free(saved);
+	return s;
 }
 
 static void command_section(struct rep *r, const char *name, const char *cmd, const char *capname)
@@ -730,7 +764,10 @@ static void lspci_section(struct rep *r)
 		char path[PATH_MAX];
 
 		snprintf(path, sizeof(path), "%s/../cmd/lspci-vvv-10de.txt", r->root);
-		all = uncapture(read_file_str(path));
+		all = read_file_str(path);
+		if (r->cap && all)
+			p2pctl_capture_cmd(r->cap, "lspci-vvv", all);
+		uncapture(all);
 	}
 	if (!all || *why || strstr(all, "not available:") || !n) {
 		missing(r, "lspci -vvv: %s", !n ? "no GPU found" : r->root ? "not in the captured tree" :
@@ -805,7 +842,7 @@ static void libcuda_section(struct rep *r)
 	char *s = NULL;
 
 	if (r->root) {
-		s = command_output(r, NULL, "libcuda", why, sizeof(why));
+		s = command_output(r, "ldconfig -p", "libcuda", why, sizeof(why));
 		if (s)
 			snprintf(line, sizeof(line), "%s", s);
 	} else if (env && *env) {
@@ -826,6 +863,8 @@ static void libcuda_section(struct rep *r)
 			snprintf(line, sizeof(line), "libcuda.so.1 => %s\n", realpath(lib, real) ? real : lib);
 		}
 	}
+	if (r->cap && *line && !r->root)
+		p2pctl_capture_cmd(r->cap, "libcuda", line);
 	if (!*line)
 		missing(r, "libcuda: %s", r->root ? "not in the captured tree" : "no libcuda.so.1 in ldconfig -p");
 	section(r, "libcuda", NULL, -1, *line ? line : "", NULL, *line ? NULL : "not found");
@@ -900,6 +939,8 @@ static void kernel_log(struct rep *r)
 	}
 	if (m)
 		fclose(m);
+	if (r->cap && out)
+		p2pctl_capture_cmd(r->cap, "dmesg-p2p", out);
 	section(r, "kernel-log", KLOG_CMD, -1, out ? out : "", NULL, note);
 	free(out);
 	free(log);
@@ -917,6 +958,23 @@ static void run_doctor_lib(struct rep *r)
 	o.topo_text = in.topo_text;
 	o.topo_source = in.src;
 	o.smi_query_text = in.smi_text;
+	o.smi_error = *in.smi_err ? in.smi_err : NULL;
+	if (r->cap) {
+		/* what doctor reads besides files, as doctor --root reads it back */
+		char *t = NULL, *q = NULL;
+
+		o.trace = p2pctl_capture_trace;
+		o.trace_arg = r->cap;
+		if (in.topo_text && (r->root || asprintf(&t, "$ nvidia-smi topo -m\n%s", in.topo_text) > 0))
+			p2pctl_capture_cmd(r->cap, "nvidia-smi-topo-m", t ? t : in.topo_text);
+		if (in.smi_text && (r->root || asprintf(&q, "$ nvidia-smi " P2PCTL_SMI_QUERY "\n%s",
+							 in.smi_text) > 0))
+			p2pctl_capture_cmd(r->cap, "nvidia-smi-query", q ? q : in.smi_text);
+		if (*in.smi_err)
+			p2pctl_capture_cmd(r->cap, "nvidia-smi-error", in.smi_err);
+		free(t);
+		free(q);
+	}
 	if (p2ps_doctor(&o, &r->dr))
 		r->dr = NULL;
 	p2pctl_doctor_inputs_free(&in);
@@ -963,10 +1021,11 @@ int cmd_report(int argc, char **argv)
 		{ "full", no_argument, NULL, 'f' },
 		{ "no-cuda", no_argument, NULL, 'n' },
 		{ "cuda", no_argument, NULL, 'c' },
+		{ "capture", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *out = NULL;
+	const char *out = NULL, *capdir = NULL;
 	bool json = false, want_cuda = false;
 	struct rep r = { 0 };
 	char stamp[32], jpath[PATH_MAX + 8], *hdr;
@@ -976,7 +1035,7 @@ int cmd_report(int argc, char **argv)
 	size_t i;
 
 	p2pctl_getopt_reset();
-	while ((c = getopt_long(argc, argv, "+o:jr:fnch", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:jr:fncC:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'j': json = true; break;
@@ -984,6 +1043,7 @@ int cmd_report(int argc, char **argv)
 		case 'f': r.full = true; break;
 		case 'n': want_cuda = false; break;
 		case 'c': want_cuda = true; break;
+		case 'C': capdir = optarg; break;
 		case 'h': fputs(help, p2pctl_out); return 0;
 		default: return p2pctl_usage("report", "invalid option");
 		}
@@ -997,6 +1057,17 @@ int cmd_report(int argc, char **argv)
 	if (out && json)
 		return p2pctl_usage("report", "--json and --output: -o writes both the text and FILE.json");
 
+	learn_names(&r);
+	if (capdir) {
+		int err = p2pctl_capture_new(capdir, r.root, r.full, capture_redact, &r, &r.cap);
+
+		if (err == -EEXIST)
+			return p2pctl_usage("report", "--capture %s: %s/root exists already", capdir, capdir);
+		if (err) {
+			p2pctl_error("report", "--capture %s: %s", capdir, strerror(-err));
+			return P2PCTL_EXIT_NOT_MET;
+		}
+	}
 	if (out) {
 		r.tf = fopen(out, "w");
 		if (!r.tf) {
@@ -1009,7 +1080,6 @@ int cmd_report(int argc, char **argv)
 	} else if (!json) {
 		r.tf = p2pctl_out;
 	}
-	learn_names(&r);
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	r.top = json_object_new_object();
@@ -1053,6 +1123,14 @@ int cmd_report(int argc, char **argv)
 		section(&r, "verify", NULL, -1, "", NULL, r.root ? "not run on a captured tree" :
 			"not run (give --cuda)");
 
+	if (r.cap) {
+		char note[PATH_MAX + 64];
+		int err = p2pctl_capture_finish(r.cap, r.root);
+
+		snprintf(note, sizeof(note), "%s%s: replay with p2pctl doctor --root %s/root\n",
+			 capdir, err ? " (incomplete: a write failed)" : "", capdir);
+		section(&r, "capture", NULL, -1, note, NULL, NULL);
+	}
 	if (r.tf) {
 		fprintf(r.tf, "== could not read\n");
 		for (i = 0; i < json_object_array_length(r.missing); i++)

@@ -85,7 +85,7 @@ static void test_report_files(void **state)
 	assert_true(found);
 	assert_true(json_object_object_get_ex(j, "identifiers_removed", &o));
 	assert_true(json_object_get_boolean(o));
-	assert_null(strstr(json_object_to_json_string(j), "GPU-6a0f33a9"));
+	assert_null(strstr(json_object_to_json_string_ext(j, JSON_C_TO_STRING_NOSLASHESCAPE), "GPU-6a0f33a9"));
 	json_object_put(j);
 	unlink(jpath);
 	unlink(path);
@@ -229,6 +229,90 @@ static void test_report_streams(void **state)
 	rm_rf(dir);
 }
 
+/* @s with every /home/ana as the capture names it, /home/user1 (in place: same length) */
+static char *as_captured(char *s)
+{
+	char *p;
+
+	while ((p = strstr(s, "/home/ana/"))) {
+		memmove(p + 12, p + 10, strlen(p + 10) + 1);
+		memcpy(p, "/home/user1/", 12);
+	}
+	return s;
+}
+
+/* doctor's text on @root (its JSON in *@json, without the "root" it names) */
+static char *doctor_text(const char *root, char **json)
+{
+	char *text;
+	json_object *j;
+
+	run("doctor", "--root", root, NULL);
+	text = malloc(strlen(out_text) * 2 + 1);
+	assert_non_null(text);
+	strcpy(text, out_text);
+	run("doctor", "--root", root, "--json", NULL);
+	j = json_tokener_parse(out_text);
+	assert_non_null(j);
+	json_object_object_del(j, "root");
+	*json = malloc(strlen(json_object_to_json_string_ext(j, JSON_C_TO_STRING_NOSLASHESCAPE)) * 2 + 1);
+	assert_non_null(*json);
+	strcpy(*json, json_object_to_json_string_ext(j, JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(j);
+	return text;
+}
+
+/*
+ * report --capture DIR: a tree in the format doctor --root reads, holding
+ * what doctor read; doctor on it says what it says on the original, word
+ * for word (a home directory renamed /home/userN), on every kind of
+ * fixture (links in .symlinks, switches, ACS, displays, a VM, NCCL and a
+ * vLLM cache in a home).
+ */
+static void test_report_capture(void **state)
+{
+	static const char *const fixtures[] = {
+		"h200-nvlink-580", "h100-vm-580", "rtx4090-pair", "plx-acs", "epyc-hostbridges",
+		"rtx4090-display", "rtx5090-forced", "proprietary-550", "ioh-split", "amd-chipset",
+	};
+	char tmpl[] = "/tmp/p2ps-capture-XXXXXX", root[256], cap[512], capdir[128];
+	size_t i;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmpl));
+	for (i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+		char *t0, *j0, *t1, *j1;
+
+		snprintf(root, sizeof(root), "%s/%s/root", FIXTURES, fixtures[i]);
+		snprintf(capdir, sizeof(capdir), "%s/%s", tmpl, fixtures[i]);
+		snprintf(cap, sizeof(cap), "%s/root", capdir);
+		assert_int_equal(run("report", "--root", root, "--capture", capdir, "-o",
+				     "/dev/null", NULL), 0);
+		t0 = doctor_text(root, &j0);
+		t1 = doctor_text(cap, &j1);
+		as_captured(t0);
+		as_captured(j0);
+		if (strcmp(t0, t1) || strcmp(j0, j1))
+			fail_msg("%s: doctor differs on the capture:\n%s\n---\n%s", fixtures[i], t0, t1);
+		free(t0);
+		free(j0);
+		free(t1);
+		free(j1);
+	}
+	/* identifiers: replaced in what the capture holds, unless --full */
+	snprintf(root, sizeof(root), "%s/h200-nvlink-580/root", FIXTURES);
+	snprintf(capdir, sizeof(capdir), "%s/h200", tmpl);
+	assert_int_equal(run("report", "--root", root, "--capture", capdir, "-o", "/dev/null", NULL), 0);
+	snprintf(cap, sizeof(cap), "grep -rq 'builder@sandboxing' '%s'", capdir);
+	assert_int_not_equal(system(cap), 0);
+	snprintf(cap, sizeof(cap), "test -s '%s/cmd/nvidia-smi-topo-m.txt'", capdir);
+	assert_int_equal(system(cap), 0);
+	/* not over an existing tree */
+	assert_int_equal(run("report", "--root", root, "--capture", capdir, "-o", "/dev/null", NULL),
+			 P2PCTL_EXIT_USAGE);
+	rm_rf(tmpl);
+}
+
 /*
  * Live, with the fake libcuda of tests/unit/fakecuda (two GPUs): verify and
  * bench summaries land in the twin as objects, only with --cuda and after
@@ -276,6 +360,7 @@ int main(void)
 		cmocka_unit_test(test_report_full_and_usage),
 		cmocka_unit_test(test_report_identifiers),
 		cmocka_unit_test(test_report_streams),
+		cmocka_unit_test(test_report_capture),
 		cmocka_unit_test(test_report_cuda),
 	};
 
