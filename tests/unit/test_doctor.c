@@ -881,6 +881,46 @@ static void test_numa(void **state)
 	p2ps_doctor_free(r);
 }
 
+/* The CPUs' sockets (physical_package_id) of ioh-split's 16 CPUs: 0-7 on 0, 8-15 on 1. */
+#define CPU_SOCKETS "for i in $(seq 0 15); do d=sys/devices/system/cpu/cpu$i/topology; " \
+	"mkdir -p $d && echo $((i / 8)) >$d/physical_package_id; done"
+#define IOH_A "sys/devices/pci0000:00/0000:00:03.0/0000:03:00.0"
+#define IOH_B "sys/devices/pci0000:80/0000:80:03.0/0000:83:00.0"
+
+/*
+ * numa_node -1 (NUMA off, or a firmware without _PXM): the socket of a GPU
+ * is that of its local CPUs (local_cpulist, else its bus's cpulistaffinity).
+ */
+static void test_numa_cpulist(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	r = doctor_edited("ioh-split", "echo -1 >" IOH_A "/numa_node && echo -1 >" IOH_B "/numa_node && "
+			  "echo 0-7 >" IOH_A "/local_cpulist && echo 8-15 >" IOH_B "/local_cpulist && "
+			  CPU_SOCKETS);
+	f = finding(r, "pcie-path", "0000:03:00.0 0000:83:00.0");
+	assert_int_equal(r->pairs[0].path, P2PS_PATH_CROSS_SOCKET);
+	assert_non_null(strstr(f->detail, "pci0000:00 socket 0, pci0000:80 socket 1 (local CPUs)"));
+	p2ps_doctor_free(r);
+	/* the bus's cpulistaffinity where the device has no local_cpulist */
+	r = doctor_edited("ioh-split", "echo -1 >" IOH_A "/numa_node && echo -1 >" IOH_B "/numa_node && "
+			  "mkdir -p sys/devices/pci0000:00/pci_bus/0000:00 sys/devices/pci0000:80/pci_bus/0000:80 && "
+			  "echo 0-3,4-7 >sys/devices/pci0000:00/pci_bus/0000:00/cpulistaffinity && "
+			  "echo 8-15 >sys/devices/pci0000:80/pci_bus/0000:80/cpulistaffinity && " CPU_SOCKETS);
+	assert_int_equal(r->pairs[0].path, P2PS_PATH_CROSS_SOCKET);
+	p2ps_doctor_free(r);
+	/* local CPUs on both sockets (one NUMA node for all): not told apart */
+	r = doctor_edited("ioh-split", "echo -1 >" IOH_A "/numa_node && echo -1 >" IOH_B "/numa_node && "
+			  "echo 0-15 >" IOH_A "/local_cpulist && echo 0-15 >" IOH_B "/local_cpulist && "
+			  CPU_SOCKETS);
+	assert_int_equal(r->pairs[0].path, P2PS_PATH_HOST_BRIDGES);
+	f = finding(r, "pcie-path", "0000:03:00.0 0000:83:00.0");
+	assert_non_null(strstr(f->detail, "pci0000:00 NUMA -1, pci0000:80 NUMA -1"));
+	p2ps_doctor_free(r);
+}
+
 static void test_vm(void **state)
 {
 	struct p2ps_doctor_report *r;
@@ -1673,6 +1713,7 @@ int main(void)
 		cmocka_unit_test(test_acs),
 		cmocka_unit_test(test_link),
 		cmocka_unit_test(test_numa),
+		cmocka_unit_test(test_numa_cpulist),
 		cmocka_unit_test(test_vm),
 		cmocka_unit_test(test_display),
 		cmocka_unit_test(test_nccl),
