@@ -1572,6 +1572,42 @@ static void test_loaded_signed(void **state)
 	p2ps_doctor_free(r);
 }
 
+#define MODDIR "lib/modules/6.18.44-fc-v657-gpu/updates/dkms"
+#define SIG_MAGIC "~Module signature appended~\\n"
+
+/*
+ * Not loaded yet, but installed signed (DKMS signs with its MOK): lockdown
+ * and signature enforcement take it if the key is enrolled, so they warn
+ * (and block no pair) instead of failing; an unsigned one still fails.
+ */
+static void test_signed_module(void **state)
+{
+	struct p2ps_doctor_report *r;
+
+	(void)state;
+	r = doctor_edited("h100-vm-580", "mkdir -p " MODDIR " && printf '\\177ELF...sig" SIG_MAGIC "' >"
+			  MODDIR "/p2p-shim.ko");
+	assert_int_equal(verdict(r, "lockdown", NULL), P2PS_V_WARN);
+	assert_int_equal(verdict(r, "sig-enforce", NULL), P2PS_V_WARN);
+	assert_non_null(strstr(finding(r, "sig-enforce", NULL)->detail,
+			       "/lib/modules/6.18.44-fc-v657-gpu/updates/dkms/p2p-shim.ko is signed"));
+	assert_non_null(strstr(finding(r, "lockdown", NULL)->remedy, "mokutil"));
+	/* modules_disabled refuses any module, signed or not */
+	assert_int_equal(verdict(r, "modules-disabled", NULL), P2PS_V_FAIL);
+	p2ps_doctor_free(r);
+	/* compressed (gzip here; zstd and xz the same way) */
+	r = doctor_edited("h100-vm-580", "mkdir -p " MODDIR " && printf '\\177ELF...sig" SIG_MAGIC "' | gzip >"
+			  MODDIR "/p2p-shim.ko.gz");
+	assert_int_equal(verdict(r, "sig-enforce", NULL), P2PS_V_WARN);
+	p2ps_doctor_free(r);
+	/* installed unsigned: still refused */
+	r = doctor_edited("h100-vm-580", "mkdir -p lib/modules/6.18.44-fc-v657-gpu/extra && "
+			  "printf '\\177ELF...' >lib/modules/6.18.44-fc-v657-gpu/extra/p2p-shim.ko");
+	assert_int_equal(verdict(r, "lockdown", NULL), P2PS_V_FAIL);
+	assert_int_equal(verdict(r, "sig-enforce", NULL), P2PS_V_FAIL);
+	p2ps_doctor_free(r);
+}
+
 /* The one answer: "P2P possible for N of M pairs (K blocked: ...)". */
 static void test_summary(void **state)
 {
@@ -1731,6 +1767,7 @@ int main(void)
 		cmocka_unit_test(test_bar1_reads),
 		cmocka_unit_test(test_no_profile),
 		cmocka_unit_test(test_loaded_signed),
+		cmocka_unit_test(test_signed_module),
 		cmocka_unit_test(test_summary),
 		cmocka_unit_test(test_sanitize),
 		cmocka_unit_test(test_bad_root),
