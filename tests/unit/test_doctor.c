@@ -1343,6 +1343,9 @@ static void test_iommu_facts(void **state)
 	f = finding(r, "iommu", NULL);
 	assert_int_equal(f->verdict, P2PS_V_OK);
 	assert_string_equal(f->detail, "IOMMU passthrough for every GPU (group type identity)");
+	snprintf(cmd, sizeof(cmd), "%s %s", r->gpus[0].bdf, r->gpus[1].bdf);
+	assert_null(p2ps_doctor_find(r, "iommu", cmd));
+	assert_int_equal(r->nr_p2p_possible, 1);
 	/* one GPU translated: a warning naming it, whatever the command line says */
 	snprintf(path, sizeof(path), "%s%s/iommu_group", root, r->gpus[1].path);
 	assert_int_equal(unlink(path), 0);
@@ -1355,6 +1358,14 @@ static void test_iommu_facts(void **state)
 	f = finding(r, "iommu", NULL);
 	assert_int_equal(f->verdict, P2PS_V_WARN);
 	assert_string_equal(f->detail, cmd);
+	/* ... and the bar1 pair it is in is blocked: a failure, counted in the answer */
+	snprintf(cmd, sizeof(cmd), "%s %s", r->gpus[0].bdf, r->gpus[1].bdf);
+	f = finding(r, "iommu", cmd);
+	assert_int_equal(f->verdict, P2PS_V_FAIL);
+	assert_non_null(strstr(f->remedy, "iommu=pt"));
+	assert_int_equal(r->nr_p2p_possible, 0);
+	assert_non_null(strstr(r->summary, "P2P possible for 0 of 1 pair (1 blocked: "));
+	assert_non_null(strstr(r->summary, "IOMMU translates its DMA"));
 	p2ps_doctor_free(r);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
