@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <p2p-shim/readrule.h>
+
 #include "doctor.h"
 
 int p2ps_dr_split_path(const char *path, char comps[][16], int max, char *host, size_t hostlen)
@@ -423,14 +425,25 @@ int p2ps_dr_pairs(struct dctx *c)
 				else
 					snprintf(where, sizeof(where), "%s NUMA %d, %s NUMA %d",
 						 ha, a->numa_node, hb, b->numa_node);
+				struct p2ps_dr_cpu cpu;
+				/*
+				 * One AMD socket: root complexes meet in the Infinity
+				 * Fabric, where the field measures P2P at line rate.
+				 */
+				bool amd;
+
+				p2ps_dr_cpu(c, &cpu);	/* the vendor, even without family and model */
+				amd = p->path == P2PS_PATH_HOST_BRIDGES && cpu.vendor == P2PS_CPU_AMD;
+
 				p2ps_dr_add(c, "pcie-path", subj,
-				    p->native == P2PS_NATIVE_NVLINK ? P2PS_V_OK : P2PS_V_WARN,
+				    p->native == P2PS_NATIVE_NVLINK || amd ? P2PS_V_OK : P2PS_V_WARN,
 				    sa >= 0 && sb >= 0 ? "sysfs device path, local_cpulist" :
 				    "sysfs device path, numa_node",
 				    "put both GPUs under one socket's root complex (or one switch); else expect a fraction of the bandwidth, and check P2P with p2pctl verify",
 				    "PCIe path: %s (%s): %s", p2ps_pcie_path_name(p->path), where,
 				    p->path == P2PS_PATH_CROSS_SOCKET ?
 				    "P2P crosses the socket interconnect (UPI, xGMI): lower bandwidth, higher latency, and some platforms don't forward it" :
+				    amd ? "P2P goes between root complexes of one AMD socket (Infinity Fabric), measured at line rate" :
 				    "P2P goes between root complexes through the CPU's fabric: usually slower than under one root port or switch");
 				break;
 			}
