@@ -994,6 +994,34 @@ static void test_display(void **state)
 	p2ps_doctor_free(r);
 }
 
+/*
+ * NCCL keeps GPUs at NODE (across host bridges) or SYS (across sockets)
+ * distance on shared memory unless NCCL_P2P_LEVEL=SYS: doctor names it for
+ * the bar1 pairs there, once, and not for pairs under one root complex.
+ */
+static void test_nccl_p2p_level(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	r = doctor("epyc-hostbridges", NULL);
+	f = finding(r, "nccl-p2p-level", NULL);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->detail, "0000:41:00.0 0000:c1:00.0 (NODE)"));
+	assert_non_null(strstr(f->remedy, "NCCL_P2P_LEVEL=SYS"));
+	p2ps_doctor_free(r);
+	r = doctor("no-kprobes", NULL);		/* two sockets */
+	assert_non_null(strstr(finding(r, "nccl-p2p-level", NULL)->detail, "(SYS)"));
+	p2ps_doctor_free(r);
+	r = doctor("ioh-split", NULL);		/* no P2P at all there: nothing to unlock */
+	assert_null(p2ps_doctor_find(r, "nccl-p2p-level", NULL));
+	p2ps_doctor_free(r);
+	r = doctor("rtx4090-pair", NULL);
+	assert_null(p2ps_doctor_find(r, "nccl-p2p-level", NULL));
+	p2ps_doctor_free(r);
+}
+
 static void test_nccl(void **state)
 {
 	struct p2ps_doctor_report *r;
@@ -1774,6 +1802,7 @@ int main(void)
 		cmocka_unit_test(test_vm),
 		cmocka_unit_test(test_display),
 		cmocka_unit_test(test_nccl),
+		cmocka_unit_test(test_nccl_p2p_level),
 		cmocka_unit_test(test_vllm),
 		cmocka_unit_test(test_real_symlinks),
 		cmocka_unit_test(test_read_regular_only),
