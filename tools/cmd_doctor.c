@@ -131,11 +131,51 @@ void p2pctl_doctor_inputs_free(struct p2pctl_doctor_in *in)
 	in->topo_text = in->smi_text = NULL;
 }
 
+/* The JSON's enums: tokens for scripts (the text keeps the library's words). */
+static const char *pcie_path_token(enum p2ps_pcie_path p)
+{
+	switch (p) {
+	case P2PS_PATH_SWITCH: return "switch";
+	case P2PS_PATH_ROOT_COMPLEX: return "root_complex";
+	case P2PS_PATH_HOST_BRIDGES: return "host_bridges";
+	case P2PS_PATH_CROSS_SOCKET: return "cross_socket";
+	default: return "unknown";
+	}
+}
+
+static const char *static_bar1_token(enum p2ps_static_bar1 s)
+{
+	switch (s) {
+	case P2PS_SB_YES: return "yes";
+	case P2PS_SB_NO: return "no";
+	case P2PS_SB_UNALIGNED: return "unaligned";
+	case P2PS_SB_INIT_FAILS: return "init_fails";
+	default: return "unknown";
+	}
+}
+
+/* A finding's subject as an array of its words (PCI addresses), or null. */
+static json_object *subject_array(const char *subject)
+{
+	char buf[sizeof(((struct p2ps_finding *)0)->subject)], *tok, *save;
+	json_object *a;
+
+	if (!*subject)
+		return NULL;
+	a = json_object_new_array();
+	snprintf(buf, sizeof(buf), "%s", subject);
+	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+		json_object_array_add(a, json_object_new_string(tok));
+	return a;
+}
+
 json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *root)
 {
 	json_object *o = json_object_new_object(), *a, *s, *sb;
 	size_t i;
 
+	json_object_object_add(o, "schema_version", json_object_new_int(P2PCTL_DOCTOR_SCHEMA));
+	json_object_object_add(o, "tool_version", json_object_new_string(P2PSHIM_LIB_VERSION));
 	json_object_object_add(o, "root", json_object_new_string(root ? root : "/"));
 	json_object_object_add(o, "kernel_release", p2pctl_json_str(r->kernel_release));
 	json_object_object_add(o, "driver_version", p2pctl_json_str(r->driver_version));
@@ -157,7 +197,7 @@ json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *
 		json_object *j = json_object_new_object();
 
 		json_object_object_add(j, "check", json_object_new_string(f->check));
-		json_object_object_add(j, "subject", p2pctl_json_str(f->subject));
+		json_object_object_add(j, "subject", subject_array(f->subject));
 		json_object_object_add(j, "verdict", json_object_new_string(p2ps_verdict_name(f->verdict)));
 		json_object_object_add(j, "detail", json_object_new_string(f->detail));
 		json_object_object_add(j, "remedy", p2pctl_json_str(f->remedy));
@@ -190,7 +230,7 @@ json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *
 				       json_object_new_boolean(g->display == 1));
 		sb = json_object_new_object();
 		json_object_object_add(sb, "expected", json_object_new_string(
-			p2ps_static_bar1_name(g->static_bar1)));
+			static_bar1_token(g->static_bar1)));
 		json_object_object_add(sb, "why", json_object_new_string(g->static_bar1_why));
 		json_object_object_add(j, "static_bar1", sb);
 		json_object_array_add(a, j);
@@ -203,7 +243,7 @@ json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *
 
 		json_object_object_add(j, "gpu0", json_object_new_string(r->gpus[p->a].bdf));
 		json_object_object_add(j, "gpu1", json_object_new_string(r->gpus[p->b].bdf));
-		json_object_object_add(j, "pcie_path", json_object_new_string(p2ps_pcie_path_name(p->path)));
+		json_object_object_add(j, "pcie_path", json_object_new_string(pcie_path_token(p->path)));
 		json_object_object_add(j, "native_p2p", json_object_new_string(
 			p->native == P2PS_NATIVE_NVLINK ? "nvlink" :
 			p->native == P2PS_NATIVE_NONE ? "none" : "unknown"));
