@@ -1022,6 +1022,48 @@ static void test_nccl_p2p_level(void **state)
 	p2ps_doctor_free(r);
 }
 
+/* Whether some nccl finding's detail holds @text. */
+static const struct p2ps_finding *nccl_with(const struct p2ps_doctor_report *r, const char *text)
+{
+	size_t i;
+
+	for (i = 0; i < r->nr_findings; i++)
+		if (!strcmp(r->findings[i].check, "nccl") && strstr(r->findings[i].detail, text))
+			return &r->findings[i];
+	fail_msg("no nccl finding with '%s'", text);
+	return NULL;
+}
+
+#define NCCL_LIB(dir, v) "mkdir -p " dir " && printf '\\177ELF..NCCL version " v "+cuda12\\0' >" dir "/libnccl.so.2"
+
+/*
+ * NCCL where people install it: a virtualenv or conda under a home or
+ * /opt (not only ~/.local), and, live or captured, the copies running
+ * processes have mapped (/proc/PID/maps): sudo strips VIRTUAL_ENV.
+ */
+static void test_nccl_places(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	r = doctor_edited("rtx4090-pair",
+			  NCCL_LIB("home/bob/.venv/lib/python3.12/site-packages/nvidia/nccl/lib", "2.26.2") " && "
+			  NCCL_LIB("opt/miniconda3/envs/train/lib", "2.28.3") " && "
+			  NCCL_LIB("home/bob/src/build/nccl", "2.19.3") " && mkdir -p proc/4242 && "
+			  "echo '7f00-7f10 r-xp 00000000 08:01 12 /home/bob/src/build/nccl/libnccl.so.2' "
+			  ">proc/4242/maps");
+	f = nccl_with(r, "/home/bob/.venv/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2");
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	f = nccl_with(r, "/opt/miniconda3/envs/train/lib/libnccl.so.2");
+	assert_int_equal(f->verdict, P2PS_V_OK);
+	assert_non_null(strstr(f->source, "conda"));
+	f = nccl_with(r, "/home/bob/src/build/nccl/libnccl.so.2");
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->source, "mapped by process 4242"));
+	p2ps_doctor_free(r);
+}
+
 static void test_nccl(void **state)
 {
 	struct p2ps_doctor_report *r;
@@ -1802,6 +1844,7 @@ int main(void)
 		cmocka_unit_test(test_vm),
 		cmocka_unit_test(test_display),
 		cmocka_unit_test(test_nccl),
+		cmocka_unit_test(test_nccl_places),
 		cmocka_unit_test(test_nccl_p2p_level),
 		cmocka_unit_test(test_vllm),
 		cmocka_unit_test(test_real_symlinks),
