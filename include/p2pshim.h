@@ -310,7 +310,16 @@ struct p2ps_doctor_opts {
 	struct p2ps_handle *h;		/* module handle for live status, or NULL */
 	/* "nvidia-smi topo -m: timed out after 10 s (killed)" or NULL: a warning */
 	const char *smi_error;
+	/*
+	 * Or NULL.  Called with every path the checks open (P2PS_TRACE_OPEN),
+	 * list (P2PS_TRACE_LIST) or resolve (P2PS_TRACE_REALPATH) under the
+	 * root, as given, before the root is applied: `p2pctl report --capture`
+	 * copies exactly what doctor read.
+	 */
+	void (*trace)(void *arg, const char *path, int how);
+	void *trace_arg;
 };
+enum { P2PS_TRACE_OPEN, P2PS_TRACE_LIST, P2PS_TRACE_REALPATH };
 
 /*
  * Run the host checks.  Files are read under @opts->root; sysfs links are

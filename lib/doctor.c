@@ -144,6 +144,41 @@ static bool is_host_blocker(const char *check)
 	return false;
 }
 
+/* Is @bdf in the list "A, B, C"? */
+static bool in_list(const char *list, const char *bdf)
+{
+	size_t n = strlen(bdf);
+	const char *p = list;
+
+	while ((p = strstr(p, bdf))) {
+		if ((p == list || p[-1] == ' ') && (!p[n] || p[n] == ','))
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+/*
+ * A bar1 pair with a GPU whose IOMMU group translates DMA: the driver's
+ * own BAR1 peer mappings use the raw bus address and fault.  A blocker
+ * for that pair (doctor_iommu.c warns for the host).
+ */
+static bool pair_translated(struct dctx *c, const struct p2ps_pair *p)
+{
+	const struct p2ps_doctor_report *r = c->r;
+	char subj[40];
+
+	if (p->p2p != P2PS_P2P_BAR1 || !*c->iommu_dma ||
+	    (!in_list(c->iommu_dma, r->gpus[p->a].bdf) && !in_list(c->iommu_dma, r->gpus[p->b].bdf)))
+		return false;
+	snprintf(subj, sizeof(subj), "%s %s", r->gpus[p->a].bdf, r->gpus[p->b].bdf);
+	p2ps_dr_add(c, "iommu", subj, P2PS_V_FAIL, "/sys/kernel/iommu_groups/*/type",
+		    "boot with iommu=pt (or set the GPUs' iommu_group type to identity)",
+		    "BAR1 P2P under IOMMU translation (%s): the driver's peer mappings through BAR1 use the raw bus address and fault",
+		    c->iommu_dma);
+	return true;
+}
+
 static void summarize(struct dctx *c)
 {
 	struct p2ps_doctor_report *r = c->r;
@@ -169,6 +204,13 @@ static void summarize(struct dctx *c)
 	for (i = 0; i < r->nr_pairs; i++) {
 		const struct p2ps_pair *p = &r->pairs[i];
 
+		if (pair_translated(c, p)) {
+			blocked++;
+			if (!strstr(why, "IOMMU translates") &&
+			    !p2ps_catf(why, sizeof(why), &wo, "; ", "IOMMU translates its DMA (iommu=pt)"))
+				p2ps_catf(why, sizeof(why), &wo, "; ", "...");
+			continue;
+		}
 		if (p->p2p == P2PS_P2P_NATIVE || (p->p2p == P2PS_P2P_BAR1 && !*host)) {
 			r->nr_p2p_possible++;
 			continue;
@@ -203,6 +245,10 @@ int p2ps_doctor(const struct p2ps_doctor_opts *opts, struct p2ps_doctor_report *
 	err = p2ps_root_init(&c.root, opts ? opts->root : NULL);
 	if (err)
 		return err;
+	if (opts) {
+		c.root.trace = opts->trace;
+		c.root.trace_arg = opts->trace_arg;
+	}
 	c.r = calloc(1, sizeof(*c.r));
 	if (!c.r) {
 		p2ps_root_fini(&c.root);

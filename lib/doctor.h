@@ -39,6 +39,7 @@ struct dctx {
 	int err;
 	int vm;				/* doctor_platform.c: 1 in a VM, 0 not, -1 unknown */
 	struct p2ps_dr_rules rules;	/* doctor_sbar1.c, for doctor_topo.c */
+	char iommu_dma[1024];		/* doctor_iommu.c: GPUs whose group translates DMA */
 };
 
 /* Append a finding (no remedy kept for an ok verdict). */

@@ -126,6 +126,7 @@ static bool iommu_from_groups(struct dctx *c, const struct p2ps_dr_cmdline_iommu
 	}
 	if (!seen)
 		return false;
+	p2ps_strlcpy(c->iommu_dma, dma, sizeof(c->iommu_dma));
 	if (*dma)
 		p2ps_dr_add(c, "iommu", NULL, P2PS_V_WARN, "/sys/kernel/iommu_groups/*/type",
 			    cl->bogus_pt ? "amd_iommu=pt/intel_iommu=pt are not kernel options: " REMEDY_PT :

@@ -88,12 +88,55 @@ static bool kallsyms_has(struct dctx *c, const char *sym)
 	return found;
 }
 
+/*
+ * p2p-shim installed for this kernel and signed (DKMS signs with its MOK,
+ * `make install` with the kernel's key where it has one): its path in
+ * @path.  A signed module ends in "~Module signature appended~\n" (after
+ * decompression, for .ko.zst/.xz/.gz).
+ */
+static bool signed_module(struct dctx *c, char *path, size_t len)
+{
+	static const char *const dirs[] = { "updates/dkms", "updates", "extra", "kernel/extra" };
+	static const char *const exts[] = { "", ".zst", ".xz", ".gz" };
+	static const char magic[] = "~Module signature appended~\n";
+	size_t d, e;
+
+	for (d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
+		for (e = 0; e < sizeof(exts) / sizeof(exts[0]); e++) {
+			unsigned char *raw, *img = NULL;
+			size_t rawlen = 0, imglen = 0;
+			bool sig;
+
+			snprintf(path, len, "/lib/modules/%s/%s/p2p-shim.ko%s", c->r->kernel_release,
+				 dirs[d], exts[e]);
+			raw = (unsigned char *)p2ps_root_read_max(&c->root, path, &rawlen, false, 32 << 20);
+			if (!raw)
+				continue;
+			if (*exts[e] && !p2ps_decompress(raw, rawlen, &img, &imglen)) {
+				free(raw);
+				raw = img;
+				rawlen = imglen;
+			}
+			sig = rawlen >= sizeof(magic) - 1 &&
+			      !memcmp(raw + rawlen - (sizeof(magic) - 1), magic, sizeof(magic) - 1);
+			free(raw);
+			if (sig)
+				return true;
+		}
+	}
+	return false;
+}
+
+#define SIGNED_REMEDY "make sure its key is enrolled (mokutil --list-enrolled; DKMS: " \
+	"mokutil --import /var/lib/dkms/mok.pub, then reboot) or trusted by the kernel"
+
 static void check_kernel(struct dctx *c)
 {
 	const char *src = c->config_src;
 	bool shim = p2ps_dr_shim_loaded(c);
-	char buf[256];
+	char buf[256], mod[512];
 	int k;
+	bool sig;
 
 	/* kprobes */
 	k = cfg(c, "CONFIG_KPROBES");
@@ -129,6 +172,11 @@ static void check_kernel(struct dctx *c)
 		    "p2p-shim is loaded: the kernel accepted its signature (or needs none)");
 		goto modules_disabled;
 	}
+	/*
+	 * Installed and signed, not loaded yet: refused only if its key is not
+	 * enrolled, which doctor cannot see.  A warning, not a blocker.
+	 */
+	sig = signed_module(c, mod, sizeof(mod));
 	/* lockdown */
 	if (p2ps_root_line(&c->root, "/sys/kernel/security/lockdown", buf, sizeof(buf))) {
 		char *sel = strchr(buf, '['), *e = sel ? strchr(sel, ']') : NULL;
@@ -142,10 +190,17 @@ static void check_kernel(struct dctx *c)
 		if (!strcmp(sel, "none"))
 			p2ps_dr_add(c, "lockdown", NULL, P2PS_V_OK, "/sys/kernel/security/lockdown", NULL,
 			    "lockdown: none");
+		else if (sig)
+			p2ps_dr_add(c, "lockdown", NULL, P2PS_V_WARN, mod, SIGNED_REMEDY,
+			    "kernel lockdown '%s'; %s is signed: taken if its key is enrolled", sel, mod);
 		else
 			p2ps_dr_add(c, "lockdown", NULL, P2PS_V_FAIL, "/sys/kernel/security/lockdown",
 			    "sign p2p-shim.ko with a key the kernel trusts (e.g. a MOK enrolled with mokutil), or disable Secure Boot",
 			    "kernel lockdown '%s' refuses unsigned modules", sel);
+	} else if ((cfg(c, "CONFIG_LOCK_DOWN_KERNEL_FORCE_CONFIDENTIALITY") == 1 ||
+		    cfg(c, "CONFIG_LOCK_DOWN_KERNEL_FORCE_INTEGRITY") == 1) && sig) {
+		p2ps_dr_add(c, "lockdown", NULL, P2PS_V_WARN, mod, SIGNED_REMEDY,
+		    "kernel config forces lockdown; %s is signed: taken if its key is enrolled", mod);
 	} else if (cfg(c, "CONFIG_LOCK_DOWN_KERNEL_FORCE_CONFIDENTIALITY") == 1 ||
 		   cfg(c, "CONFIG_LOCK_DOWN_KERNEL_FORCE_INTEGRITY") == 1) {
 		p2ps_dr_add(c, "lockdown", NULL, P2PS_V_FAIL, src,
@@ -180,7 +235,10 @@ static void check_kernel(struct dctx *c)
 				}
 			}
 			p2ps_free_list(names, n);
-			if (sb == 1)
+			if (sb == 1 && sig)
+				p2ps_dr_add(c, "secure-boot", NULL, P2PS_V_WARN, mod, SIGNED_REMEDY,
+				    "Secure Boot is on; %s is signed: taken if its key is enrolled", mod);
+			else if (sb == 1)
 				p2ps_dr_add(c, "secure-boot", NULL, P2PS_V_WARN, "efivars SecureBoot",
 				    "sign p2p-shim.ko and enroll the key (mokutil --import), or disable Secure Boot",
 				    "Secure Boot is on: distribution kernels then refuse unsigned modules");
@@ -194,8 +252,12 @@ static void check_kernel(struct dctx *c)
 	}
 
 	/* module signature enforcement */
-	if (p2ps_root_line(&c->root, "/sys/module/module/parameters/sig_enforce", buf, sizeof(buf)) &&
-	    (buf[0] == 'Y' || buf[0] == '1'))
+	k = p2ps_root_line(&c->root, "/sys/module/module/parameters/sig_enforce", buf, sizeof(buf)) &&
+	    (buf[0] == 'Y' || buf[0] == '1');
+	if ((k || cfg(c, "CONFIG_MODULE_SIG_FORCE") == 1) && sig)
+		p2ps_dr_add(c, "sig-enforce", NULL, P2PS_V_WARN, mod, SIGNED_REMEDY,
+		    "module signatures enforced; %s is signed: taken if its key is enrolled", mod);
+	else if (k)
 		p2ps_dr_add(c, "sig-enforce", NULL, P2PS_V_FAIL, "/sys/module/module/parameters/sig_enforce",
 		    "sign p2p-shim.ko with a key the kernel trusts (scripts/sign-file), or boot without module.sig_enforce=1",
 		    "module signatures enforced: an unsigned p2p-shim.ko is refused");

@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -114,15 +115,14 @@ struct nccl_scan {
 	size_t n;
 };
 
-static void nccl_consider(struct dctx *c, struct nccl_scan *s, const char *dir, const char *where,
-			  const char *distinfo_dir)
+static void nccl_consider_file(struct dctx *c, struct nccl_scan *s, const char *path,
+			       const char *where, const char *distinfo_dir)
 {
 	struct nccl_lib *l;
-	char path[512], real[512];
+	char real[512];
 	const char *base;
 	size_t i;
 
-	snprintf(path, sizeof(path), "%s/libnccl.so.2", dir);
 	if (!p2ps_root_realpath(&c->root, path, real, sizeof(real)) ||
 	    !p2ps_root_exists(&c->root, real))
 		return;
@@ -163,6 +163,98 @@ static void nccl_consider(struct dctx *c, struct nccl_scan *s, const char *dir, 
 	}
 	if (!*l->version)
 		snprintf(l->how, sizeof(l->how), "%s", where);
+}
+
+static void nccl_consider(struct dctx *c, struct nccl_scan *s, const char *dir, const char *where,
+			  const char *distinfo_dir)
+{
+	char path[PATH_MAX + 16];
+
+	snprintf(path, sizeof(path), "%s/libnccl.so.2", dir);
+	nccl_consider_file(c, s, path, where, distinfo_dir);
+}
+
+static void nccl_python(struct dctx *c, struct nccl_scan *s, const char *libdir);
+
+/* PREFIX/lib of a virtualenv or a conda installation: its Python packages, its own libraries. */
+static void nccl_env(struct dctx *c, struct nccl_scan *s, const char *prefix, const char *where)
+{
+	char lib[1024];
+
+	snprintf(lib, sizeof(lib), "%s/lib", prefix);
+	nccl_python(c, s, lib);
+	nccl_consider(c, s, lib, where, NULL);
+}
+
+/* nccl_env() for every entry of @dir, as @where. */
+static void nccl_env_each(struct dctx *c, struct nccl_scan *s, const char *dir, const char *where)
+{
+	char **names, env[800];
+	size_t n, i;
+
+	if (p2ps_root_list(&c->root, dir, &names, &n))
+		return;
+	for (i = 0; i < n; i++) {
+		snprintf(env, sizeof(env), "%s/%s", dir, names[i]);
+		nccl_env(c, s, env, where);
+	}
+	p2ps_free_list(names, n);
+}
+
+/*
+ * Environments below @dir (a home, /opt): DIR/NAME (a .venv, miniconda3),
+ * DIR/NAME/envs/ENV (conda's environments), DIR/.virtualenvs/ENV and
+ * DIR/.pyenv/versions/V.
+ */
+static void nccl_envs_under(struct dctx *c, struct nccl_scan *s, const char *dir)
+{
+	char **names, path[600], sub[700];
+	size_t n, i;
+
+	if (p2ps_root_list(&c->root, dir, &names, &n))
+		return;
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		nccl_env(c, s, path, "virtualenv or conda");
+		snprintf(sub, sizeof(sub), "%s/envs", path);
+		nccl_env_each(c, s, sub, "conda environment");
+		if (!strcmp(names[i], ".virtualenvs"))
+			nccl_env_each(c, s, path, "virtualenv");
+		snprintf(sub, sizeof(sub), "%s/versions", path);
+		if (!strcmp(names[i], ".pyenv"))
+			nccl_env_each(c, s, sub, "pyenv");
+	}
+	p2ps_free_list(names, n);
+}
+
+/* The NCCL libraries running processes have mapped (/proc/PID/maps). */
+static void nccl_mapped(struct dctx *c, struct nccl_scan *s)
+{
+	char **names, path[64], where[48];
+	size_t n, i;
+
+	if (p2ps_root_list(&c->root, "/proc", &names, &n))
+		return;
+	for (i = 0; i < n; i++) {
+		char *maps, *line, *save;
+
+		if (!isdigit((unsigned char)names[i][0]) || strspn(names[i], "0123456789") != strlen(names[i]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/maps", names[i]);
+		maps = p2ps_root_read(&c->root, path, NULL, false);
+		for (line = maps ? strtok_r(maps, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+			char *file = strchr(line, '/'), *del;
+
+			if (!file || !strstr(file, "/libnccl.so"))
+				continue;
+			if ((del = strstr(file, " (deleted)")))
+				*del = '\0';
+			snprintf(where, sizeof(where), "mapped by process %s", names[i]);
+			nccl_consider_file(c, s, file, where, NULL);
+		}
+		free(maps);
+	}
+	p2ps_free_list(names, n);
 }
 
 /* Directories of ld.so.conf (and its includes, one level of globs). */
@@ -292,6 +384,22 @@ static void check_nccl(struct dctx *c)
 	for (i = 0; i < sizeof(pylibs) / sizeof(pylibs[0]); i++)
 		nccl_python(c, s, pylibs[i]);
 	p2ps_dr_each_home(c, ".local/lib", python_cb, s);
+	/* virtualenvs and conda in homes and /opt; then what processes run */
+	nccl_envs_under(c, s, "/root");
+	{
+		char **homes, home[300];
+		size_t n, i;
+
+		if (!p2ps_root_list(&c->root, "/home", &homes, &n)) {
+			for (i = 0; i < n; i++) {
+				snprintf(home, sizeof(home), "/home/%s", homes[i]);
+				nccl_envs_under(c, s, home);
+			}
+			p2ps_free_list(homes, n);
+		}
+	}
+	nccl_envs_under(c, s, "/opt");
+	nccl_mapped(c, s);
 
 	if (!s->n)
 		p2ps_dr_add(c, "nccl", NULL, P2PS_V_SKIP, "ld.so.conf, Python packages", NULL,
@@ -314,8 +422,39 @@ static void check_nccl(struct dctx *c)
 	free(s);
 }
 
+/*
+ * NCCL uses P2P only up to a distance: between GPUs across host bridges
+ * (NODE) or sockets (SYS) it stays on shared memory unless
+ * NCCL_P2P_LEVEL=SYS (all-reduce busbw 9.9 -> 20.4 GB/s measured with it
+ * on 8 GPUs over two sockets).  Named once for the bar1 pairs there.
+ */
+static void check_nccl_level(struct dctx *c)
+{
+	const struct p2ps_doctor_report *r = c->r;
+	char list[512] = "";
+	size_t i, off = 0, n = 0;
+
+	for (i = 0; i < r->nr_pairs; i++) {
+		const struct p2ps_pair *p = &r->pairs[i];
+
+		if (p->p2p != P2PS_P2P_BAR1 ||
+		    (p->path != P2PS_PATH_HOST_BRIDGES && p->path != P2PS_PATH_CROSS_SOCKET))
+			continue;
+		if (!p2ps_catf(list, sizeof(list), &off, ", ", "%s %s (%s)", r->gpus[p->a].bdf,
+			       r->gpus[p->b].bdf, p->path == P2PS_PATH_CROSS_SOCKET ? "SYS" : "NODE") &&
+		    !strstr(list, "..."))
+			p2ps_catf(list, sizeof(list), &off, ", ", "...");
+		n++;
+	}
+	if (n)
+		p2ps_dr_add(c, "nccl-p2p-level", NULL, P2PS_V_WARN, "PCIe paths of the bar1 pairs",
+			    "export NCCL_P2P_LEVEL=SYS for jobs on these GPUs",
+			    "NCCL keeps GPUs at NODE/SYS distance on shared memory, not P2P: %s", list);
+}
+
 void p2ps_dr_software(struct dctx *c)
 {
 	check_nccl(c);
+	check_nccl_level(c);
 	p2ps_dr_vllm(c);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <p2p-shim/gpurule.h>
+#include <p2p-shim/readrule.h>
 
 #include "doctor.h"
 
@@ -30,7 +31,63 @@ int p2ps_dr_split_path(const char *path, char comps[][16], int max, char *host, 
 	return n;
 }
 
-static enum p2ps_pcie_path pair_path(const struct p2ps_gpu *a, const struct p2ps_gpu *b)
+/*
+ * The socket (physical_package_id) of every CPU in the list @list
+ * ("0-7,16-23"), when they share one; else -1.
+ */
+static int list_socket(struct dctx *c, const char *list)
+{
+	const char *p = list;
+	int sock = -1, n = 0;
+
+	while (*p) {
+		char *end;
+		unsigned long lo = strtoul(p, &end, 10), hi = lo, cpu;
+
+		if (end == p)
+			return -1;
+		if (*end == '-')
+			hi = strtoul(end + 1, &end, 10);
+		for (cpu = lo; cpu <= hi && n < 8192; cpu++, n++) {
+			char path[96], id[16];
+			int s;
+
+			snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%lu/topology/physical_package_id",
+				 cpu);
+			if (!p2ps_root_line(&c->root, path, id, sizeof(id)))
+				return -1;
+			s = atoi(id);
+			if (sock >= 0 && s != sock)
+				return -1;
+			sock = s;
+		}
+		p = *end == ',' ? end + 1 : end + strlen(end);
+	}
+	return sock;
+}
+
+/*
+ * @g's socket from its local CPUs (its local_cpulist, else its host
+ * bridge's cpulistaffinity), for numa_node -1; -1 when they span sockets
+ * or are not known.
+ */
+static int gpu_socket(struct dctx *c, const struct p2ps_gpu *g)
+{
+	char path[700], list[4096], comps[P2PS_DR_MAX_DEPTH][16], host[64];
+
+	snprintf(path, sizeof(path), "%s/local_cpulist", g->path);
+	if (!p2ps_root_line(&c->root, path, list, sizeof(list))) {
+		p2ps_dr_split_path(g->path, comps, P2PS_DR_MAX_DEPTH, host, sizeof(host));
+		if (strncmp(host, "pci", 3))
+			return -1;
+		snprintf(path, sizeof(path), "/sys/devices/%s/pci_bus/%s/cpulistaffinity", host, host + 3);
+		if (!p2ps_root_line(&c->root, path, list, sizeof(list)))
+			return -1;
+	}
+	return list_socket(c, list);
+}
+
+static enum p2ps_pcie_path pair_path(struct dctx *c, const struct p2ps_gpu *a, const struct p2ps_gpu *b)
 {
 	char ca[P2PS_DR_MAX_DEPTH][16], cb[P2PS_DR_MAX_DEPTH][16], ha[64], hb[64];
 	int na = p2ps_dr_split_path(a->path, ca, P2PS_DR_MAX_DEPTH, ha, sizeof(ha));
@@ -40,9 +97,13 @@ static enum p2ps_pcie_path pair_path(const struct p2ps_gpu *a, const struct p2ps
 	if (!*ha || !*hb || na == 0 || nb == 0)
 		return P2PS_PATH_UNKNOWN;
 	if (strcmp(ha, hb)) {
-		if (a->numa_node >= 0 && b->numa_node >= 0 && a->numa_node != b->numa_node)
-			return P2PS_PATH_CROSS_SOCKET;
-		return P2PS_PATH_HOST_BRIDGES;
+		int sa, sb;
+
+		if (a->numa_node >= 0 && b->numa_node >= 0)
+			return a->numa_node != b->numa_node ? P2PS_PATH_CROSS_SOCKET : P2PS_PATH_HOST_BRIDGES;
+		sa = gpu_socket(c, a);
+		sb = gpu_socket(c, b);
+		return sa >= 0 && sb >= 0 && sa != sb ? P2PS_PATH_CROSS_SOCKET : P2PS_PATH_HOST_BRIDGES;
 	}
 	/* shared bridges above both devices */
 	for (i = 0; i < na - 1 && i < nb - 1 && !strcmp(ca[i], cb[i]); i++)
@@ -331,7 +392,7 @@ int p2ps_dr_pairs(struct dctx *c)
 			snprintf(subj, sizeof(subj), "%s %s", a->bdf, b->bdf);
 			p->a = (unsigned int)i;
 			p->b = (unsigned int)j;
-			p->path = pair_path(a, b);
+			p->path = pair_path(c, a, b);
 
 			/* native P2P */
 			if (topo && topo_entry(topo, (unsigned int)i, (unsigned int)j, ent, sizeof(ent))) {
@@ -361,18 +422,40 @@ int p2ps_dr_pairs(struct dctx *c)
 				break;
 			case P2PS_PATH_HOST_BRIDGES:
 			case P2PS_PATH_CROSS_SOCKET: {
-				char ha[64], hb[64], comps[P2PS_DR_MAX_DEPTH][16];
+				char ha[64], hb[64], comps[P2PS_DR_MAX_DEPTH][16], where[200];
+				int sa = -1, sb = -1;
 
 				p2ps_dr_split_path(a->path, comps, P2PS_DR_MAX_DEPTH, ha, sizeof(ha));
 				p2ps_dr_split_path(b->path, comps, P2PS_DR_MAX_DEPTH, hb, sizeof(hb));
+				if (a->numa_node < 0 || b->numa_node < 0) {
+					sa = gpu_socket(c, a);
+					sb = gpu_socket(c, b);
+				}
+				if (sa >= 0 && sb >= 0)
+					snprintf(where, sizeof(where), "%s socket %d, %s socket %d (local CPUs)",
+						 ha, sa, hb, sb);
+				else
+					snprintf(where, sizeof(where), "%s NUMA %d, %s NUMA %d",
+						 ha, a->numa_node, hb, b->numa_node);
+				struct p2ps_dr_cpu cpu;
+				/*
+				 * One AMD socket: root complexes meet in the Infinity
+				 * Fabric, where the field measures P2P at line rate.
+				 */
+				bool amd;
+
+				p2ps_dr_cpu(c, &cpu);	/* the vendor, even without family and model */
+				amd = p->path == P2PS_PATH_HOST_BRIDGES && cpu.vendor == P2PS_CPU_AMD;
+
 				p2ps_dr_add(c, "pcie-path", subj,
-				    p->native == P2PS_NATIVE_NVLINK ? P2PS_V_OK : P2PS_V_WARN,
+				    p->native == P2PS_NATIVE_NVLINK || amd ? P2PS_V_OK : P2PS_V_WARN,
+				    sa >= 0 && sb >= 0 ? "sysfs device path, local_cpulist" :
 				    "sysfs device path, numa_node",
 				    "put both GPUs under one socket's root complex (or one switch); else expect a fraction of the bandwidth, and check P2P with p2pctl verify",
-				    "PCIe path: %s (%s NUMA %d, %s NUMA %d): %s", p2ps_pcie_path_name(p->path),
-				    ha, a->numa_node, hb, b->numa_node,
+				    "PCIe path: %s (%s): %s", p2ps_pcie_path_name(p->path), where,
 				    p->path == P2PS_PATH_CROSS_SOCKET ?
 				    "P2P crosses the socket interconnect (UPI, xGMI): lower bandwidth, higher latency, and some platforms don't forward it" :
+				    amd ? "P2P goes between root complexes of one AMD socket (Infinity Fabric), measured at line rate" :
 				    "P2P goes between root complexes through the CPU's fabric: usually slower than under one root port or switch");
 				break;
 			}

@@ -70,6 +70,8 @@ struct p2ps_root {
 	bool live;
 	char *links;		/* contents of ROOT/.symlinks, or NULL */
 	int fd;			/* the root directory (O_PATH), -1 if live */
+	void (*trace)(void *arg, const char *path, int how);	/* p2ps_doctor_opts */
+	void *trace_arg;
 };
 /* Tests: set to take p2ps_root_resolve() instead of openat2. */
 extern int p2ps_root_no_openat2;

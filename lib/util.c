@@ -347,6 +347,8 @@ int p2ps_root_open(const struct p2ps_root *r, const char *path, int flags)
 	int err;
 
 	flags |= O_CLOEXEC;
+	if (r->trace)
+		r->trace(r->trace_arg, path, flags & O_DIRECTORY ? P2PS_TRACE_LIST : P2PS_TRACE_OPEN);
 	if (r->live)
 		return open(path, flags);
 #ifdef SYS_openat2
@@ -448,6 +450,8 @@ bool p2ps_root_realpath(const struct p2ps_root *r, const char *path, char *out, 
 	char cur[PATH_MAX], next[PATH_MAX], real[PATH_MAX];
 	int i;
 
+	if (r->trace)
+		r->trace(r->trace_arg, path, P2PS_TRACE_REALPATH);
 	if (r->live) {
 		if (!realpath(path, real))
 			return false;

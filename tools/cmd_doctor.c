@@ -29,7 +29,9 @@ static const char help[] =
 	"path through the chipset) and whether it drives a display or the boot\n"
 	"console (boot_vga, framebuffers, DRM connectors) and what that does to\n"
 	"static BAR1; a hypervisor (CPU flag, DMI); the NCCL a process would load\n"
-	"(ld.so.conf directories, Python packages; before 2.27.5 warns); vLLM P2P\n"
+	"(ld.so.conf directories, Python packages, virtualenvs and conda in homes\n"
+	"and /opt, libraries running processes mapped; before 2.27.5 warns) and, for\n"
+	"bar1 pairs across host bridges or sockets, NCCL_P2P_LEVEL=SYS; vLLM P2P\n"
 	"caches (~/.cache/vllm/gpu_p2p_access_cache_for_*) that say \"no P2P\" for a\n"
 	"pair expected to have it; GPUs initialised before arming; p2p-shim loaded\n"
 	"and armed.\n"
@@ -80,13 +82,101 @@ static char *run_nvidia_smi(const char *args, char *err, size_t errlen)
 	return NULL;
 }
 
-json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *root);
+int p2pctl_doctor_inputs(const char *root, const char *topo, struct p2pctl_doctor_in *in)
+{
+	char *err;
+
+	memset(in, 0, sizeof(*in));
+	if (root && !strcmp(root, "/"))
+		root = NULL;
+	if (topo) {
+		in->topo_text = read_path(topo);
+		if (!in->topo_text)
+			return -ENOENT;
+		snprintf(in->src, sizeof(in->src), "%s", topo);
+	} else if (root) {
+		snprintf(in->src, sizeof(in->src), "%s/../cmd/nvidia-smi-topo-m.txt", root);
+		in->topo_text = read_path(in->src);
+		if (in->topo_text && !strstr(in->topo_text, "GPU0")) {
+			free(in->topo_text);
+			in->topo_text = NULL;
+		}
+		if (in->topo_text)
+			snprintf(in->src, sizeof(in->src), "nvidia-smi topo -m (captured)");
+	} else {
+		in->topo_text = run_nvidia_smi("topo -m", in->smi_err, sizeof(in->smi_err));
+		snprintf(in->src, sizeof(in->src), "nvidia-smi topo -m");
+	}
+	if (root) {
+		char qp[PATH_MAX + 32];
+
+		snprintf(qp, sizeof(qp), "%s/../cmd/nvidia-smi-query.txt", root);
+		in->smi_text = read_path(qp);
+		/* report --capture: nvidia-smi did not answer there */
+		snprintf(qp, sizeof(qp), "%s/../cmd/nvidia-smi-error.txt", root);
+		err = read_path(qp);
+		if (err)
+			snprintf(in->smi_err, sizeof(in->smi_err), "%.*s", (int)strcspn(err, "\n"), err);
+		free(err);
+	} else if (in->topo_text) {
+		/* Measured VRAM per GPU (live): CSV, parsed by the library. */
+		in->smi_text = run_nvidia_smi(P2PCTL_SMI_QUERY, in->smi_err, sizeof(in->smi_err));
+	}
+	return 0;
+}
+
+void p2pctl_doctor_inputs_free(struct p2pctl_doctor_in *in)
+{
+	free(in->topo_text);
+	free(in->smi_text);
+	in->topo_text = in->smi_text = NULL;
+}
+
+/* The JSON's enums: tokens for scripts (the text keeps the library's words). */
+static const char *pcie_path_token(enum p2ps_pcie_path p)
+{
+	switch (p) {
+	case P2PS_PATH_SWITCH: return "switch";
+	case P2PS_PATH_ROOT_COMPLEX: return "root_complex";
+	case P2PS_PATH_HOST_BRIDGES: return "host_bridges";
+	case P2PS_PATH_CROSS_SOCKET: return "cross_socket";
+	default: return "unknown";
+	}
+}
+
+static const char *static_bar1_token(enum p2ps_static_bar1 s)
+{
+	switch (s) {
+	case P2PS_SB_YES: return "yes";
+	case P2PS_SB_NO: return "no";
+	case P2PS_SB_UNALIGNED: return "unaligned";
+	case P2PS_SB_INIT_FAILS: return "init_fails";
+	default: return "unknown";
+	}
+}
+
+/* A finding's subject as an array of its words (PCI addresses), or null. */
+static json_object *subject_array(const char *subject)
+{
+	char buf[sizeof(((struct p2ps_finding *)0)->subject)], *tok, *save;
+	json_object *a;
+
+	if (!*subject)
+		return NULL;
+	a = json_object_new_array();
+	snprintf(buf, sizeof(buf), "%s", subject);
+	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+		json_object_array_add(a, json_object_new_string(tok));
+	return a;
+}
 
 json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *root)
 {
 	json_object *o = json_object_new_object(), *a, *s, *sb;
 	size_t i;
 
+	json_object_object_add(o, "schema_version", json_object_new_int(P2PCTL_DOCTOR_SCHEMA));
+	json_object_object_add(o, "tool_version", json_object_new_string(P2PSHIM_LIB_VERSION));
 	json_object_object_add(o, "root", json_object_new_string(root ? root : "/"));
 	json_object_object_add(o, "kernel_release", p2pctl_json_str(r->kernel_release));
 	json_object_object_add(o, "driver_version", p2pctl_json_str(r->driver_version));
@@ -108,7 +198,7 @@ json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *
 		json_object *j = json_object_new_object();
 
 		json_object_object_add(j, "check", json_object_new_string(f->check));
-		json_object_object_add(j, "subject", p2pctl_json_str(f->subject));
+		json_object_object_add(j, "subject", subject_array(f->subject));
 		json_object_object_add(j, "verdict", json_object_new_string(p2ps_verdict_name(f->verdict)));
 		json_object_object_add(j, "detail", json_object_new_string(f->detail));
 		json_object_object_add(j, "remedy", p2pctl_json_str(f->remedy));
@@ -141,7 +231,7 @@ json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *
 				       json_object_new_boolean(g->display == 1));
 		sb = json_object_new_object();
 		json_object_object_add(sb, "expected", json_object_new_string(
-			p2ps_static_bar1_name(g->static_bar1)));
+			static_bar1_token(g->static_bar1)));
 		json_object_object_add(sb, "why", json_object_new_string(g->static_bar1_why));
 		json_object_object_add(j, "static_bar1", sb);
 		json_object_array_add(a, j);
@@ -154,7 +244,7 @@ json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *
 
 		json_object_object_add(j, "gpu0", json_object_new_string(r->gpus[p->a].bdf));
 		json_object_object_add(j, "gpu1", json_object_new_string(r->gpus[p->b].bdf));
-		json_object_object_add(j, "pcie_path", json_object_new_string(p2ps_pcie_path_name(p->path)));
+		json_object_object_add(j, "pcie_path", json_object_new_string(pcie_path_token(p->path)));
 		json_object_object_add(j, "native_p2p", json_object_new_string(
 			p->native == P2PS_NATIVE_NVLINK ? "nvlink" :
 			p->native == P2PS_NATIVE_NONE ? "none" : "unknown"));
@@ -270,7 +360,7 @@ int cmd_doctor(int argc, char **argv)
 	struct p2ps_doctor_opts o = { 0 };
 	struct p2ps_doctor_report *r;
 	const char *root = NULL, *topo = NULL;
-	char *topo_text = NULL, *smi_text = NULL, src[PATH_MAX + 16], smi_err[200] = "";
+	struct p2pctl_doctor_in in;
 	bool json = false;
 	int c, err;
 
@@ -289,45 +379,19 @@ int cmd_doctor(int argc, char **argv)
 	if (root && (!*root || access(root, R_OK)))
 		return p2pctl_usage("doctor", "--root %s: not a readable directory", root);
 
-	if (topo) {
-		topo_text = read_path(topo);
-		if (!topo_text)
-			return p2pctl_usage("doctor", "--topo %s: cannot read", topo);
-		snprintf(src, sizeof(src), "%s", topo);
-	} else if (root && strcmp(root, "/")) {
-		snprintf(src, sizeof(src), "%s/../cmd/nvidia-smi-topo-m.txt", root);
-		topo_text = read_path(src);
-		if (topo_text && !strstr(topo_text, "GPU0")) {
-			free(topo_text);
-			topo_text = NULL;
-		}
-		if (topo_text)
-			snprintf(src, sizeof(src), "nvidia-smi topo -m (captured)");
-	} else {
-		topo_text = run_nvidia_smi("topo -m", smi_err, sizeof(smi_err));
-		snprintf(src, sizeof(src), "nvidia-smi topo -m");
-	}
-	if (root && strcmp(root, "/")) {
-		char qp[PATH_MAX + 32];
-
-		snprintf(qp, sizeof(qp), "%s/../cmd/nvidia-smi-query.txt", root);
-		smi_text = read_path(qp);
-	} else if (topo_text) {
-		/* Measured VRAM per GPU (live): CSV, parsed by the library. */
-		smi_text = run_nvidia_smi("--query-gpu=pci.bus_id,memory.total --format=csv",
-					  smi_err, sizeof(smi_err));
-	}
-	o.smi_query_text = smi_text;
-	o.smi_error = *smi_err ? smi_err : NULL;
+	err = p2pctl_doctor_inputs(root, topo, &in);
+	if (err)
+		return p2pctl_usage("doctor", "--topo %s: cannot read", topo);
+	o.smi_query_text = in.smi_text;
+	o.smi_error = *in.smi_err ? in.smi_err : NULL;
 	o.root = root;
-	o.topo_text = topo_text;
-	o.topo_source = src;
+	o.topo_text = in.topo_text;
+	o.topo_source = in.src;
 	if (!root || !strcmp(root, "/"))
 		p2ps_open(&o.h, getenv("P2PCTL_DEVICE"));	/* optional: module state */
 	err = p2ps_doctor(&o, &r);
 	p2ps_close(o.h);
-	free(topo_text);
-	free(smi_text);
+	p2pctl_doctor_inputs_free(&in);
 	if (err) {
 		p2pctl_error("doctor", "%s", p2ps_strerror(err));
 		return p2pctl_exit_for(err);

@@ -3,9 +3,14 @@
  * p2pctl report: everything a bug report or a hardware result needs, in
  * one text file with a JSON twin.  It runs the other commands in-process
  * (their output captured), reads the driver's and the shim's kernel log
- * lines, and says what it could not read.  GPU UUIDs and serial numbers
- * are replaced unless --full.
+ * lines, and says what it could not read.  Each section reaches the
+ * file (fsync'd, the JSON twin rewritten) as soon as it is gathered: P2P
+ * tests have hard-reset hosts.  Identifiers (user and host names, home
+ * directories, serial numbers, UUIDs, signing key ids) are replaced unless
+ * --full; control characters never pass.
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -17,29 +22,38 @@
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
+#include <pwd.h>
 
 #include "p2pctl.h"
+#include "capture.h"
 #include "../lib/internal.h"
 
 static const char help[] =
-	"Usage: p2pctl report [-o FILE] [--json] [--root DIR] [--full] [--cuda]\n\n"
+	"Usage: p2pctl report [-o FILE] [--json] [--root DIR] [--full] [--capture DIR]\n"
+	"                     [--cuda]\n\n"
 	"Gather what a bug report or a hardware result needs into one text file\n"
-	"with a JSON twin: p2pctl, library and module versions; the kernel; the\n"
-	"driver and its profile; `doctor` (verdicts and remedies); `check` (the\n"
-	"profile's hooks against the running driver); `status` (module state,\n"
-	"hooks, static BAR1 per GPU, mappings); the GPUs and their topology\n"
-	"(nvidia-smi -L, nvidia-smi topo -m, lspci -tv); the kernel log lines of\n"
-	"p2p-shim and NVRM; and, only with --cuda and last, `verify` and `bench`\n"
-	"summaries (P2P traffic). Runs as a normal user: what it could not read (the\n"
-	"kernel log under dmesg_restrict, a module not loaded) is listed, not an\n"
-	"error. GPU UUIDs and serial numbers are replaced by placeholders.\n\n"
+	"with a JSON twin: p2pctl, library and module versions; /proc/version; the\n"
+	"driver; /proc/cmdline; `doctor`, `check` and `status`; nvidia's params\n"
+	"and modprobe.d lines; modinfo of p2p_shim and nvidia (signer); `dkms\n"
+	"status`; the libcuda a program loads; nvidia-smi -L, topo -m and -q;\n"
+	"lspci -tv, and lspci -vvv of the GPUs and the bridges above them;\n"
+	"/proc/iomem; the kernel log lines of p2p-shim, NVRM, the IOMMU (DMAR,\n"
+	"AMD-Vi, faults), AER and BARs not assigned; and, only with --cuda and\n"
+	"last, `verify` and `bench` summaries (P2P traffic). Each section is on\n"
+	"disk as soon as it is gathered. Runs as a normal user: what it could not\n"
+	"read is listed, not an error. User and host names, /home/USER, serial\n"
+	"numbers, UUIDs and signing key ids are replaced (the header says so);\n"
+	"control characters are dropped.\n\n"
 	"  -o, --output FILE  write the text to FILE and the JSON to FILE.json\n"
 	"                     (default: the text on standard output)\n"
 	"  -j, --json         JSON on standard output instead of the text\n"
-	"  -r, --root DIR     report on a tree captured with capture-host: files\n"
-	"                     under DIR, command outputs from DIR/../cmd/, kallsyms\n"
-	"                     from DIR/../driver/; nothing live is run\n"
-	"  -f, --full         keep GPU UUIDs and serial numbers\n"
+	"  -r, --root DIR     report on a captured tree: files under DIR, command\n"
+	"                     outputs from DIR/../cmd/, kallsyms from\n"
+	"                     DIR/../driver/; nothing live is run\n"
+	"  -f, --full         keep the identifiers\n"
+	"  -C, --capture DIR  also write what doctor read as a tree that\n"
+	"                     `doctor --root DIR/root` replays (DIR/root, cmd,\n"
+	"                     driver, MISSING; redacted unless --full)\n"
 	"  -c, --cuda         run verify and bench last (P2P traffic, GPU time;\n"
 	"                     off by default)\n"
 	"  -n, --no-cuda      the default; kept for old scripts\n"
@@ -47,58 +61,172 @@ static const char help[] =
 	"Exit status 0 when the report was written (whatever it says).\n"
 	P2PCTL_EXIT_CODES_HELP;
 
+/* What is replaced unless --full, in this order. */
+enum { RED_UUID, RED_SERIAL, RED_KEY, RED_USERHOST, RED_HOME, RED_HOST, RED_USER, RED_KINDS };
+static const char *const red_names[RED_KINDS] = {
+	"uuid", "serial_number", "signing_key_id", "user@host", "home_directory", "host_name",
+	"user_name",
+};
+#define RED_HEADER "replaced: user and host names (<user>, <host>), /home/<user>, serial numbers " \
+	"(<serial>), UUIDs (<uuid>), signing key ids (<key>); --full keeps them"
+#define MAX_NAMES 32
+
 struct rep {
 	const char *root;		/* NULL: live */
 	bool full;
+	json_object *top;		/* the twin: generated, root, sections, ... */
 	json_object *sections;		/* name -> {command, exit_status, output, note} */
 	json_object *missing;		/* array of strings */
-	char *text;
-	size_t text_len;
-	FILE *tf;			/* text, memstream */
+	FILE *tf;			/* the text as it is gathered, or NULL (--json) */
+	bool tf_file;			/* tf is the -o file: fsync it */
+	const char *jpath;		/* the twin's file, or NULL */
+	char *hosts[MAX_NAMES], *users[MAX_NAMES];
+	size_t nr_hosts, nr_users;
+	unsigned int redacted[RED_KINDS];
+	struct p2ps_doctor_report *dr;	/* doctor's GPUs, for lspci; or NULL */
+	struct p2pctl_capture *cap;	/* --capture, or NULL */
 };
 
 /* ---------------------------------------------------------------- redaction */
 
-static char *redact(const char *in, bool full)
+/*
+ * Replace every match of @pat in *@s by @repl, keeping the match's first
+ * group (a prefix) when @keep; count them in *@count.
+ */
+static void re_replace(char **s, const char *pat, bool keep, const char *repl, unsigned int *count)
 {
-	static const char *const pats[] = {
-		"(GPU|MIG)-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
-		"(Serial Number[ \t]*:[ \t]*)[0-9A-Za-z]+",
-		"(\"serial\"[ \t]*:[ \t]*\")[^\"]+",
-	};
-	static const char *const repl[] = { "GPU-<uuid>", "<serial>", "<serial>" };
+	regex_t re;
+	regmatch_t m[2];
+	size_t off = 0;
+
+	if (regcomp(&re, pat, REG_EXTENDED | REG_NEWLINE))
+		return;
+	while (!regexec(&re, *s + off, 2, m, off ? REG_NOTBOL : 0)) {
+		size_t k = keep && m[1].rm_so >= 0 ? (size_t)(m[1].rm_eo - m[1].rm_so) : 0;
+		size_t start = off + (size_t)m[0].rm_so, end = off + (size_t)m[0].rm_eo;
+		size_t nl = strlen(*s) - (end - start) + k + strlen(repl) + 1;
+		char *out = malloc(nl);
+
+		if (!out)
+			break;
+		snprintf(out, nl, "%.*s%.*s%s%s", (int)start, *s, (int)k, *s + start, repl, *s + end);
+		off = start + k + strlen(repl);
+		free(*s);
+		*s = out;
+		if (end == start)
+			off++;
+		if (!keep || end > start + k)
+			(*count)++;
+		if (off > strlen(*s))
+			break;
+	}
+	regfree(&re);
+}
+
+static bool word_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_';
+}
+
+/* Replace the whole word @w (not inside a longer name) by @repl. */
+static void word_replace(char **s, const char *w, const char *repl, unsigned int *count)
+{
+	size_t wl = strlen(w), rl = strlen(repl), off = 0;
+	char *p;
+
+	while ((p = strstr(*s + off, w))) {
+		size_t at = (size_t)(p - *s), nl;
+		char *out;
+
+		if ((at && word_char((*s)[at - 1])) || word_char(p[wl])) {
+			off = at + 1;
+			continue;
+		}
+		nl = strlen(*s) - wl + rl + 1;
+		out = malloc(nl);
+		if (!out)
+			return;
+		snprintf(out, nl, "%.*s%s%s", (int)at, *s, repl, p + wl);
+		free(*s);
+		*s = out;
+		off = at + rl;
+		(*count)++;
+	}
+}
+
+/* Control characters and invalid UTF-8 out, line by line (newlines and tabs stay). */
+static void strip_controls(char *s)
+{
+	while (*s) {
+		char *e = strchrnul(s, '\n'), save = *e;
+
+		*e = '\0';
+		p2ps_sanitize(s);
+		*e = save;
+		s = *e ? e + 1 : e;
+	}
+}
+
+/* @in without identifiers unless --full (a new string). */
+static char *redact_ids(struct rep *r, const char *in)
+{
 	char *s = strdup(in ? in : "");
 	size_t i;
 
-	if (full || !s)
+	if (!s || r->full)
 		return s;
-	for (i = 0; i < sizeof(pats) / sizeof(pats[0]); i++) {
-		regex_t re;
-		regmatch_t m[2];
-		char *out;
-		size_t off = 0;
-
-		if (regcomp(&re, pats[i], REG_EXTENDED))
-			continue;
-		while (!regexec(&re, s + off, 2, m, off ? REG_NOTBOL : 0)) {
-			size_t keep = i && m[1].rm_so >= 0 ? (size_t)(m[1].rm_eo - m[1].rm_so) : 0;
-			size_t start = off + (size_t)m[0].rm_so, end = off + (size_t)m[0].rm_eo;
-			size_t nl = strlen(s) - (end - start) + keep + strlen(repl[i]) + 1;
-
-			out = malloc(nl);
-			if (!out)
-				break;
-			snprintf(out, nl, "%.*s%.*s%s%s", (int)start, s, (int)keep, s + start,
-				 repl[i], s + end);
-			off = start + keep + strlen(repl[i]);
-			free(s);
-			s = out;
-			if (end == start)
-				off++;
-		}
-		regfree(&re);
-	}
+	re_replace(&s, "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+		   false, "<uuid>", &r->redacted[RED_UUID]);
+	re_replace(&s, "([Ss]erial [Nn]umber[ \t]*:?[ \t]*)[^ \t\n\"][^\n\"]*", true, "<serial>",
+		   &r->redacted[RED_SERIAL]);
+	re_replace(&s, "(\"serial\"[ \t]*:[ \t]*\")[^\"]+", true, "<serial>", &r->redacted[RED_SERIAL]);
+	re_replace(&s, "(sig_key:[ \t]*)[0-9A-Fa-f:]+", true, "<key>", &r->redacted[RED_KEY]);
+	re_replace(&s, "[A-Za-z0-9._+-]+@[A-Za-z0-9.-]*", false, "<user>@<host>",
+		   &r->redacted[RED_USERHOST]);
+	re_replace(&s, "/home/[^/ \t\n\"':,;()<>]+", false, "/home/<user>", &r->redacted[RED_HOME]);
+	for (i = 0; i < r->nr_hosts; i++)
+		word_replace(&s, r->hosts[i], "<host>", &r->redacted[RED_HOST]);
+	for (i = 0; i < r->nr_users; i++)
+		word_replace(&s, r->users[i], "<user>", &r->redacted[RED_USER]);
 	return s;
+}
+
+/* @in without control characters and, unless --full, identifiers (a new string). */
+static char *redact(struct rep *r, const char *in)
+{
+	char *s = redact_ids(r, in);
+
+	if (s)
+		strip_controls(s);
+	return s;
+}
+
+/* For the capture: identifiers only (its files are read back as they were). */
+static char *capture_redact(void *arg, const char *text)
+{
+	return redact_ids(arg, text);
+}
+
+/* A user or host name worth replacing (not "root", not two letters). */
+static void add_name(char **list, size_t *n, const char *name)
+{
+	static const char *const common[] = {
+		"root", "localhost", "(none)", "nobody", "user", "nvidia", "ubuntu", "debian", "admin",
+		"cuda",
+	};
+	size_t i, len = strcspn(name, " \t\n");
+
+	if (len < 3 || *n == MAX_NAMES || !strncmp(name, "<", 1))
+		return;
+	for (i = 0; i < sizeof(common) / sizeof(common[0]); i++)
+		if (strlen(common[i]) == len && !strncmp(name, common[i], len))
+			return;
+	for (i = 0; i < *n; i++)
+		if (strlen(list[i]) == len && !strncmp(list[i], name, len))
+			return;
+	list[*n] = strndup(name, len);
+	if (list[*n])
+		(*n)++;
 }
 
 /* ---------------------------------------------------------------- helpers */
@@ -109,6 +237,13 @@ static char *read_file_str(const char *path)
 	return p2ps_read_file_max(path, NULL, false, 8 << 20);
 }
 
+/* @path under the report's root (live: itself). */
+static const char *rpath(const struct rep *r, const char *path, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s", r->root ? r->root : "", path);
+	return buf;
+}
+
 /* The first line of @path in @buf; empty when it cannot be read. */
 static void first_line(const char *path, char *buf, size_t size)
 {
@@ -116,6 +251,44 @@ static void first_line(const char *path, char *buf, size_t size)
 
 	snprintf(buf, size, "%.*s", s ? (int)strcspn(s, "\n") : 0, s ? s : "");
 	free(s);
+}
+
+/* The names whose identity the report replaces: host names, users with a home. */
+static void learn_names(struct rep *r)
+{
+	char path[PATH_MAX], line[256];
+	DIR *d;
+	struct dirent *de;
+
+	if (r->root) {
+		first_line(rpath(r, "/proc/sys/kernel/hostname", path, sizeof(path)), line, sizeof(line));
+		add_name(r->hosts, &r->nr_hosts, line);
+		first_line(rpath(r, "/etc/hostname", path, sizeof(path)), line, sizeof(line));
+		add_name(r->hosts, &r->nr_hosts, line);
+	} else {
+		struct utsname u;
+		struct passwd *pw = getpwuid(getuid());
+		const char *e[] = { getenv("SUDO_USER"), getenv("USER"), getenv("LOGNAME") };
+		size_t i;
+
+		if (!gethostname(line, sizeof(line))) {
+			line[sizeof(line) - 1] = '\0';
+			add_name(r->hosts, &r->nr_hosts, line);
+		}
+		if (!uname(&u))
+			add_name(r->hosts, &r->nr_hosts, u.nodename);
+		if (pw)
+			add_name(r->users, &r->nr_users, pw->pw_name);
+		for (i = 0; i < sizeof(e) / sizeof(e[0]); i++)
+			if (e[i])
+				add_name(r->users, &r->nr_users, e[i]);
+	}
+	d = opendir(rpath(r, "/home", path, sizeof(path)));
+	while (d && (de = readdir(d)))
+		if (de->d_name[0] != '.')
+			add_name(r->users, &r->nr_users, de->d_name);
+	if (d)
+		closedir(d);
 }
 
 /*
@@ -142,16 +315,83 @@ static char *run_cmd(const char *cmd, char *why, size_t whylen)
 	return out;
 }
 
+/*
+ * A command's output saved by a capture (capture-host's or report
+ * --capture's: "$ command", the output, "[exit status N]"): the output
+ * alone, in place.
+ */
+static char *uncapture(char *s)
+{
+	char *e;
+	size_t n;
+
+	if (!s)
+		return NULL;
+	if (!strncmp(s, "$ ", 2)) {
+		e = strchrnul(s, '\n');
+		memmove(s, *e ? e + 1 : e, strlen(*e ? e + 1 : e) + 1);
+	}
+	n = strlen(s);
+	while (n && s[n - 1] == '\n')
+		n--;
+	e = n ? memrchr(s, '\n', n) : NULL;
+	e = e ? e + 1 : s;
+	if (!strncmp(e, "[exit status ", 13))
+		*e = '\0';
+	return s;
+}
+
 static void missing(struct rep *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void missing(struct rep *r, const char *fmt, ...)
 {
-	char buf[512];
+	char buf[512], *red;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	json_object_array_add(r->missing, json_object_new_string(buf));
+	red = redact(r, buf);
+	json_object_array_add(r->missing, json_object_new_string(red ? red : buf));
+	free(red);
+}
+
+/* The twin's count of what was replaced, of each kind. */
+static void twin_redacted(struct rep *r)
+{
+	json_object *red = json_object_new_object();
+	size_t i;
+
+	for (i = 0; i < RED_KINDS; i++)
+		json_object_object_add(red, red_names[i], json_object_new_int((int)r->redacted[i]));
+	json_object_object_add(r->top, "redacted", red);
+}
+
+/* The twin as it stands, in place of the last one (written aside, then renamed). */
+static int write_twin(struct rep *r)
+{
+	char tmp[PATH_MAX + 16];
+
+	if (!r->jpath)
+		return 0;
+	twin_redacted(r);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", r->jpath);
+	if (json_object_to_file_ext(tmp, r->top, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE) ||
+	    rename(tmp, r->jpath)) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/* What was gathered so far, on disk: a hang or a reset from here loses nothing. */
+static void flush_out(struct rep *r)
+{
+	if (r->tf) {
+		fflush(r->tf);
+		if (r->tf_file)
+			fsync(fileno(r->tf));
+	}
+	write_twin(r);
 }
 
 /* Add a section: @text for the text file, @json (owned) or the text for the twin. */
@@ -159,7 +399,7 @@ static void section(struct rep *r, const char *name, const char *command, int rc
 		    json_object *json, const char *note)
 {
 	json_object *o = json_object_new_object();
-	char *red = redact(text, r->full);
+	char *red = redact(r, text);
 
 	json_object_object_add(o, "command", command ? json_object_new_string(command) : NULL);
 	json_object_object_add(o, "exit_status", rc >= 0 ? json_object_new_int(rc) : NULL);
@@ -168,16 +408,19 @@ static void section(struct rep *r, const char *name, const char *command, int rc
 	json_object_object_add(o, "output", json ? json : json_object_new_string(red ? red : ""));
 	json_object_object_add(r->sections, name, o);
 
-	fprintf(r->tf, "== %s%s%s", name, command ? ": " : "", command ? command : "");
-	if (rc > 0)
-		fprintf(r->tf, " (exit status %d)", rc);
-	fputc('\n', r->tf);
-	if (note)
-		fprintf(r->tf, "(%s)\n", note);
-	if (red && *red)
-		fprintf(r->tf, "%s%s", red, red[strlen(red) - 1] == '\n' ? "" : "\n");
-	fputc('\n', r->tf);
+	if (r->tf) {
+		fprintf(r->tf, "== %s%s%s", name, command ? ": " : "", command ? command : "");
+		if (rc > 0)
+			fprintf(r->tf, " (exit status %d)", rc);
+		fputc('\n', r->tf);
+		if (note)
+			fprintf(r->tf, "(%s)\n", note);
+		if (red && *red)
+			fprintf(r->tf, "%s%s", red, red[strlen(red) - 1] == '\n' ? "" : "\n");
+		fputc('\n', r->tf);
+	}
 	free(red);
+	flush_out(r);
 }
 
 /* Run a p2pctl command in-process; its standard output in *out (and errors appended). */
@@ -225,14 +468,14 @@ static int capture(int (*fn)(int, char **), char **argv, char **out)
 }
 
 /* A command's --json output as an object, or NULL. */
-static json_object *parse_json(const char *text, bool full)
+static json_object *parse_json(struct rep *r, const char *text)
 {
 	char *red;
 	json_object *o;
 
 	if (!text || !strchr(text, '{'))
 		return NULL;
-	red = redact(strchr(text, '{'), full);
+	red = redact(r, strchr(text, '{'));
 	o = red ? json_tokener_parse(red) : NULL;
 	free(red);
 	return o;
@@ -251,7 +494,7 @@ static void with_json_twin(struct rep *r, const char *name, const char *command,
 	argv[argc] = (char *)"--json";
 	argv[argc + 1] = NULL;
 	capture(fn, argv, &j);
-	section(r, name, command, rc, text, parse_json(j, r->full), NULL);
+	section(r, name, command, rc, text, parse_json(r, j), NULL);
 	free(text);
 	free(j);
 }
@@ -285,10 +528,8 @@ static void kernel(struct rep *r)
 	char path[PATH_MAX];
 	char *s;
 
-	if (r->root) {
-		snprintf(path, sizeof(path), "%s/proc/version", r->root);
-		s = read_file_str(path);
-	} else {
+	s = read_file_str(rpath(r, "/proc/version", path, sizeof(path)));
+	if (!s && !r->root) {
 		struct utsname u;
 		char buf[1024];
 
@@ -300,7 +541,7 @@ static void kernel(struct rep *r)
 	}
 	if (!s)
 		missing(r, "kernel version (/proc/version)");
-	section(r, "kernel", r->root ? "cat /proc/version" : "uname", -1, s ? s : "", NULL, NULL);
+	section(r, "kernel", "cat /proc/version", -1, s ? s : "", NULL, NULL);
 	free(s);
 	snprintf(path, sizeof(path), "%s/proc/driver/nvidia/version", r->root ? r->root : "");
 	s = read_file_str(path);
@@ -369,18 +610,39 @@ static void status(struct rep *r)
 	with_json_twin(r, "status", "p2pctl status", cmd_status, argv, 1, rc, s);
 }
 
-/* A command's output: live under a deadline, or DIR/../cmd/NAME.txt from a capture. */
-static void command_section(struct rep *r, const char *name, const char *cmd, const char *capname)
+/*
+ * A command's output: live under a deadline, or DIR/../cmd/CAPNAME.txt
+ * from a capture; NULL (and *@why) when there is none.
+ */
+static char *command_output(struct rep *r, const char *cmd, const char *capname, char *why,
+			    size_t whylen)
 {
-	char path[PATH_MAX], why[128] = "", note[160];
-	char *s;
+	char path[PATH_MAX], *s, *saved = NULL;
 
-	if (r->root) {
+	*why = '\0';
+	if (!r->root) {
+		s = run_cmd(cmd, why, whylen);
+		if (r->cap && s && asprintf(&saved, "$ %s\n%s%s%s%s", cmd, s,
+					      *s && s[strlen(s) - 1] != '\n' ? "\n" : "",
+					      *why ? why : "", *why ? "\n" : "") < 0)
+			saved = NULL;
+	} else {
 		snprintf(path, sizeof(path), "%s/../cmd/%s.txt", r->root, capname);
 		s = read_file_str(path);
-	} else {
-		s = run_cmd(cmd, why, sizeof(why));
+		saved = s ? strdup(s) : NULL;
+		uncapture(s);
 	}
+	if (r->cap && saved)
+		p2pctl_capture_cmd(r->cap, capname, saved);
+	free(saved);
+	return s;
+}
+
+static void command_section(struct rep *r, const char *name, const char *cmd, const char *capname)
+{
+	char why[128] = "", note[160];
+	char *s = command_output(r, cmd, capname, why, sizeof(why));
+
 	if (strstr(why, "timed out")) {
 		missing(r, "%s: %s", name, why);
 		snprintf(note, sizeof(note), "%s; its output so far follows", why);
@@ -395,12 +657,243 @@ static void command_section(struct rep *r, const char *name, const char *cmd, co
 	free(s);
 }
 
+/* A file under the root as its own section. */
+static void file_section(struct rep *r, const char *name, const char *file)
+{
+	char path[PATH_MAX], cmd[PATH_MAX + 8];
+	char *s = read_file_str(rpath(r, file, path, sizeof(path)));
+
+	snprintf(cmd, sizeof(cmd), "cat %s", file);
+	if (!s) {
+		missing(r, "%s: %s", file, strerror(errno));
+		section(r, name, cmd, -1, "", NULL, "not readable");
+		return;
+	}
+	section(r, name, cmd, -1, s, NULL, NULL);
+	free(s);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The lines of modprobe.d files that set something for nvidia or p2p-shim. */
+static void modprobe_section(struct rep *r)
+{
+	static const char *const dirs[] = {
+		"/etc/modprobe.d", "/run/modprobe.d", "/usr/local/lib/modprobe.d", "/usr/lib/modprobe.d",
+		"/lib/modprobe.d",
+	};
+	char *out = NULL, path[PATH_MAX], file[PATH_MAX];
+	size_t olen = 0, d, i;
+	FILE *m = open_memstream(&out, &olen);
+
+	for (d = 0; m && d < sizeof(dirs) / sizeof(dirs[0]); d++) {
+		DIR *dir = opendir(rpath(r, dirs[d], path, sizeof(path)));
+		char *names[256];
+		size_t n = 0;
+		struct dirent *de;
+
+		while (dir && (de = readdir(dir)) && n < 256)
+			if (strlen(de->d_name) > 5 && !strcmp(de->d_name + strlen(de->d_name) - 5, ".conf"))
+				names[n++] = strdup(de->d_name);
+		if (dir)
+			closedir(dir);
+		qsort(names, n, sizeof(names[0]), cmp_str);
+		for (i = 0; i < n; i++) {
+			char *text, *line, *save;
+
+			snprintf(file, sizeof(file), "%s/%s", dirs[d], names[i] ? names[i] : "");
+			text = names[i] ? read_file_str(rpath(r, file, path, sizeof(path))) : NULL;
+			for (line = text ? strtok_r(text, "\n", &save) : NULL; line;
+			     line = strtok_r(NULL, "\n", &save)) {
+				line = p2ps_trim(line);
+				if (*line != '#' && (strcasestr(line, "nvidia") || strcasestr(line, "p2p")))
+					fprintf(m, "%s: %s\n", file, line);
+			}
+			free(text);
+			free(names[i]);
+		}
+	}
+	if (m)
+		fclose(m);
+	section(r, "modprobe.d", "grep -i 'nvidia|p2p' /etc/modprobe.d/*.conf ...", -1,
+		out && *out ? out : "(no line for nvidia or p2p-shim)\n", NULL, NULL);
+	free(out);
+}
+
+/* "0000:01:00.0" or "01:00.0" at @s followed by a space. */
+static bool block_for(const char *s, char *const *bdfs, size_t n)
+{
+	size_t i, len = strcspn(s, " \n");
+
+	for (i = 0; i < n; i++)
+		if ((len == 12 && !strncmp(s, bdfs[i], 12)) ||
+		    (len == 7 && !strncmp(bdfs[i], "0000:", 5) && !strncmp(s, bdfs[i] + 5, 7)))
+			return true;
+	return false;
+}
+
+/*
+ * `lspci -vvv` of the GPUs and of every bridge above them (ACS, link
+ * state, BARs): the addresses on doctor's sysfs paths.
+ */
+static void lspci_section(struct rep *r)
+{
+	char *bdfs[256], why[128] = "", note[96] = "", *all, *out = NULL;
+	const char *cmd = "lspci -D -vvv";
+	size_t n = 0, olen = 0, i;
+	FILE *m;
+	const char *p;
+
+	for (i = 0; r->dr && i < r->dr->nr_gpus; i++) {
+		char path[512], *tok, *save;
+
+		p2ps_strlcpy(path, r->dr->gpus[i].path, sizeof(path));
+		for (tok = strtok_r(path, "/", &save); tok && n < 256; tok = strtok_r(NULL, "/", &save)) {
+			unsigned int a, b, c, f;
+			char end;
+
+			if (strlen(tok) == 12 && sscanf(tok, "%4x:%2x:%2x.%1x%c", &a, &b, &c, &f, &end) == 4)
+				bdfs[n++] = strdup(tok);
+		}
+	}
+	all = command_output(r, cmd, "lspci-vvv", why, sizeof(why));
+	if (!all && r->root) {
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/../cmd/lspci-vvv-10de.txt", r->root);
+		all = read_file_str(path);
+		if (r->cap && all)
+			p2pctl_capture_cmd(r->cap, "lspci-vvv", all);
+		uncapture(all);
+	}
+	if (!all || *why || strstr(all, "not available:") || !n) {
+		missing(r, "lspci -vvv: %s", !n ? "no GPU found" : r->root ? "not in the captured tree" :
+			*why ? why : "lspci missing or failed");
+		section(r, "lspci", cmd, -1, "", NULL, "not available");
+		goto out;
+	}
+	m = open_memstream(&out, &olen);
+	for (p = all; m && *p;) {
+		const char *e = strstr(p, "\n\n");
+
+		e = e ? e + 2 : p + strlen(p);
+		if (!isspace((unsigned char)*p) && block_for(p, bdfs, n))
+			fprintf(m, "%.*s", (int)(e - p), p);
+		p = e;
+	}
+	if (m)
+		fclose(m);
+	if (out && strstr(out, "<access denied>"))
+		snprintf(note, sizeof(note), "not root: lspci could not read the capabilities (ACS, link)");
+	section(r, "lspci", "lspci -D -vvv (GPUs and the bridges above them)", -1, out ? out : "",
+		NULL, *note ? note : NULL);
+out:
+	free(out);
+	free(all);
+	for (i = 0; i < n; i++)
+		free(bdfs[i]);
+}
+
+/* modinfo of p2p-shim and nvidia: file, version, who signed them. */
+static void modules_section(struct rep *r)
+{
+	static const char *const mods[] = { "p2p_shim", "nvidia" };
+	static const char *const keys[] = {
+		"filename:", "version:", "vermagic:", "signer:", "sig_key:", "sig_hashalgo:", "signature:",
+	};
+	char *out = NULL, cmd[64], cap[64], why[128];
+	size_t olen = 0, i, k;
+	FILE *m = open_memstream(&out, &olen);
+
+	for (i = 0; m && i < sizeof(mods) / sizeof(mods[0]); i++) {
+		char *s, *line, *save;
+		bool any = false;
+
+		snprintf(cmd, sizeof(cmd), "modinfo %s", mods[i]);
+		snprintf(cap, sizeof(cap), "modinfo-%s", mods[i]);
+		s = command_output(r, cmd, cap, why, sizeof(why));
+		fprintf(m, "%s:\n", mods[i]);
+		for (line = s ? strtok_r(s, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save))
+			for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+				if (!strncmp(line, keys[k], strlen(keys[k]))) {
+					fprintf(m, "%s\n", line);
+					any = true;
+				}
+		if (!any) {
+			fprintf(m, "(not found)\n");
+			missing(r, "modinfo %s: %s", mods[i], *why ? why : "module not found");
+		}
+		free(s);
+	}
+	if (m)
+		fclose(m);
+	section(r, "modules", "modinfo p2p_shim nvidia (signer, version)", -1, out ? out : "", NULL, NULL);
+	free(out);
+}
+
+/* Which libcuda a CUDA program loads: ldconfig's libcuda.so.1, its real file. */
+static void libcuda_section(struct rep *r)
+{
+	char line[PATH_MAX * 2] = "", why[128], real[PATH_MAX];
+	const char *env = getenv("P2PCTL_LIBCUDA");
+	char *s = NULL;
+
+	if (r->root) {
+		s = command_output(r, "ldconfig -p", "libcuda", why, sizeof(why));
+		if (s)
+			snprintf(line, sizeof(line), "%s", s);
+	} else if (env && *env) {
+		snprintf(line, sizeof(line), "libcuda.so.1 (P2PCTL_LIBCUDA) => %s\n",
+			 realpath(env, real) ? real : env);
+	} else {
+		const char *p;
+
+		s = run_cmd("ldconfig -p", why, sizeof(why));
+		if (!s)
+			s = run_cmd("/sbin/ldconfig -p", why, sizeof(why));
+		p = s ? strstr(s, "libcuda.so.1 (") : NULL;
+		p = p ? strstr(p, "=> ") : NULL;
+		if (p) {
+			char lib[PATH_MAX];
+
+			snprintf(lib, sizeof(lib), "%.*s", (int)strcspn(p + 3, "\n"), p + 3);
+			snprintf(line, sizeof(line), "libcuda.so.1 => %s\n", realpath(lib, real) ? real : lib);
+		}
+	}
+	if (r->cap && *line && !r->root)
+		p2pctl_capture_cmd(r->cap, "libcuda", line);
+	if (!*line)
+		missing(r, "libcuda: %s", r->root ? "not in the captured tree" : "no libcuda.so.1 in ldconfig -p");
+	section(r, "libcuda", NULL, -1, *line ? line : "", NULL, *line ? NULL : "not found");
+	free(s);
+}
+
+/*
+ * The kernel log lines that carry the evidence: p2p-shim and NVRM, the
+ * IOMMU (faults, DMAR, AMD-Vi), AER, and BARs the kernel could not place.
+ */
 static bool kernel_line(const char *l, size_t n)
 {
+	static const char *const keys[] = {
+		"p2p-shim", "p2p_shim", "NVRM", "DMAR", "AMD-Vi", "IO_PAGE_FAULT", "AER:",
+		"PCIe Bus Error", "BAR 1", "can't assign", "no space for", "Xid",
+	};
+	char buf[1024];
+	size_t i;
+
 	if ((n >= 2 && !memcmp(l, "$ ", 2)) || (n >= 12 && !memcmp(l, "[exit status", 12)))
 		return false;		/* a capture's command line and status */
-	return memmem(l, n, "p2p-shim", 8) || memmem(l, n, "p2p_shim", 8) || memmem(l, n, "NVRM", 4);
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (memmem(l, n, keys[i], strlen(keys[i])))
+			return true;
+	snprintf(buf, sizeof(buf), "%.*s", (int)n, l);
+	return strcasestr(buf, "iommu");
 }
+
+#define KLOG_CMD "dmesg | grep -E 'p2p-shim|NVRM|iommu|DMAR|AMD-Vi|AER|BAR 1|can.t assign|no space'"
 
 static void kernel_log(struct rep *r)
 {
@@ -432,8 +925,8 @@ static void kernel_log(struct rep *r)
 	}
 	if (!log) {
 		missing(r, "kernel log: %s", r->root ? "no dmesg in the captured tree" :
-			"not readable (kernel.dmesg_restrict: run as root, or paste `sudo dmesg | grep -E 'p2p-shim|NVRM'`)");
-		section(r, "kernel-log", "dmesg | grep -E 'p2p-shim|NVRM'", -1, "", NULL, "not readable");
+			"not readable (kernel.dmesg_restrict: run as root, or paste `sudo " KLOG_CMD "`)");
+		section(r, "kernel-log", KLOG_CMD, -1, "", NULL, "not readable");
 		return;
 	}
 	m = open_memstream(&out, &olen);
@@ -446,9 +939,45 @@ static void kernel_log(struct rep *r)
 	}
 	if (m)
 		fclose(m);
-	section(r, "kernel-log", "dmesg | grep -E 'p2p-shim|NVRM'", -1, out ? out : "", NULL, note);
+	if (r->cap && out)
+		p2pctl_capture_cmd(r->cap, "dmesg-p2p", out);
+	section(r, "kernel-log", KLOG_CMD, -1, out ? out : "", NULL, note);
 	free(out);
 	free(log);
+}
+
+/* doctor's findings, for the sections that follow its GPUs (lspci). */
+static void run_doctor_lib(struct rep *r)
+{
+	struct p2ps_doctor_opts o = { 0 };
+	struct p2pctl_doctor_in in;
+
+	if (p2pctl_doctor_inputs(r->root, NULL, &in))
+		return;
+	o.root = r->root;
+	o.topo_text = in.topo_text;
+	o.topo_source = in.src;
+	o.smi_query_text = in.smi_text;
+	o.smi_error = *in.smi_err ? in.smi_err : NULL;
+	if (r->cap) {
+		/* what doctor reads besides files, as doctor --root reads it back */
+		char *t = NULL, *q = NULL;
+
+		o.trace = p2pctl_capture_trace;
+		o.trace_arg = r->cap;
+		if (in.topo_text && (r->root || asprintf(&t, "$ nvidia-smi topo -m\n%s", in.topo_text) > 0))
+			p2pctl_capture_cmd(r->cap, "nvidia-smi-topo-m", t ? t : in.topo_text);
+		if (in.smi_text && (r->root || asprintf(&q, "$ nvidia-smi " P2PCTL_SMI_QUERY "\n%s",
+							 in.smi_text) > 0))
+			p2pctl_capture_cmd(r->cap, "nvidia-smi-query", q ? q : in.smi_text);
+		if (*in.smi_err)
+			p2pctl_capture_cmd(r->cap, "nvidia-smi-error", in.smi_err);
+		free(t);
+		free(q);
+	}
+	if (p2ps_doctor(&o, &r->dr))
+		r->dr = NULL;
+	p2pctl_doctor_inputs_free(&in);
 }
 
 static void cuda(struct rep *r)
@@ -469,7 +998,7 @@ static void cuda(struct rep *r)
 		free(j);
 		return;
 	}
-	section(r, "verify", "p2pctl verify --size 16M --json", rc, j, parse_json(j, r->full), NULL);
+	section(r, "verify", "p2pctl verify --size 16M --json", rc, j, parse_json(r, j), NULL);
 	free(j);
 	argv[0] = (char *)"bench";
 	argv[1] = (char *)"--size";
@@ -479,7 +1008,7 @@ static void cuda(struct rep *r)
 	argv[5] = (char *)"--json";
 	argv[6] = NULL;
 	rc = capture(cmd_bench, argv, &j);
-	section(r, "bench", "p2pctl bench --size 64M --reps 3 --json", rc, j, parse_json(j, r->full), NULL);
+	section(r, "bench", "p2pctl bench --size 64M --reps 3 --json", rc, j, parse_json(r, j), NULL);
 	free(j);
 }
 
@@ -492,20 +1021,21 @@ int cmd_report(int argc, char **argv)
 		{ "full", no_argument, NULL, 'f' },
 		{ "no-cuda", no_argument, NULL, 'n' },
 		{ "cuda", no_argument, NULL, 'c' },
+		{ "capture", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *out = NULL;
+	const char *out = NULL, *capdir = NULL;
 	bool json = false, want_cuda = false;
 	struct rep r = { 0 };
-	json_object *top;
-	char stamp[32], jpath[PATH_MAX + 8];
+	char stamp[32], jpath[PATH_MAX + 8], *hdr;
 	time_t now = time(NULL);
 	struct tm tm;
 	int c, ret = 0;
+	size_t i;
 
 	p2pctl_getopt_reset();
-	while ((c = getopt_long(argc, argv, "+o:jr:fnch", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:jr:fncC:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'j': json = true; break;
@@ -513,6 +1043,7 @@ int cmd_report(int argc, char **argv)
 		case 'f': r.full = true; break;
 		case 'n': want_cuda = false; break;
 		case 'c': want_cuda = true; break;
+		case 'C': capdir = optarg; break;
 		case 'h': fputs(help, p2pctl_out); return 0;
 		default: return p2pctl_usage("report", "invalid option");
 		}
@@ -526,66 +1057,110 @@ int cmd_report(int argc, char **argv)
 	if (out && json)
 		return p2pctl_usage("report", "--json and --output: -o writes both the text and FILE.json");
 
-	r.sections = json_object_new_object();
-	r.missing = json_object_new_array();
-	r.tf = open_memstream(&r.text, &r.text_len);
-	if (!r.tf)
-		return P2PCTL_EXIT_NOT_MET;
+	learn_names(&r);
+	if (capdir) {
+		int err = p2pctl_capture_new(capdir, r.root, r.full, capture_redact, &r, &r.cap);
+
+		if (err == -EEXIST)
+			return p2pctl_usage("report", "--capture %s: %s/root exists already", capdir, capdir);
+		if (err) {
+			p2pctl_error("report", "--capture %s: %s", capdir, strerror(-err));
+			return P2PCTL_EXIT_NOT_MET;
+		}
+	}
+	if (out) {
+		r.tf = fopen(out, "w");
+		if (!r.tf) {
+			p2pctl_error("report", "%s: cannot write: %s", out, strerror(errno));
+			return P2PCTL_EXIT_NOT_MET;
+		}
+		r.tf_file = true;
+		snprintf(jpath, sizeof(jpath), "%s.json", out);
+		r.jpath = jpath;
+	} else if (!json) {
+		r.tf = p2pctl_out;
+	}
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	fprintf(r.tf, "p2pctl report, %s%s%s%s\n\n", stamp, r.root ? ", captured tree " : "",
-		r.root ? r.root : "", r.full ? "" : " (GPU UUIDs and serial numbers replaced)");
+	r.top = json_object_new_object();
+	r.sections = json_object_new_object();
+	r.missing = json_object_new_array();
+	json_object_object_add(r.top, "generated", json_object_new_string(stamp));
+	hdr = redact(&r, r.root ? r.root : "");
+	json_object_object_add(r.top, "root", r.root ? json_object_new_string(hdr ? hdr : "") : NULL);
+	json_object_object_add(r.top, "identifiers_removed", json_object_new_boolean(!r.full));
+	json_object_object_add(r.top, "sections", r.sections);
+	json_object_object_add(r.top, "could_not_read", r.missing);
+	if (r.tf)
+		fprintf(r.tf, "p2pctl report, %s%s%s\n%s\n\n", stamp, r.root ? ", captured tree " : "",
+			r.root ? hdr : "", r.full ? "identifiers kept (--full)" : RED_HEADER);
+	free(hdr);
+	flush_out(&r);
 
 	versions(&r);
 	kernel(&r);
+	file_section(&r, "cmdline", "/proc/cmdline");
 	doctor(&r);
 	check(&r);
 	status(&r);
+	run_doctor_lib(&r);
+	file_section(&r, "nvidia-params", "/proc/driver/nvidia/params");
+	modprobe_section(&r);
+	modules_section(&r);
+	command_section(&r, "dkms", "dkms status", "dkms-status");
+	libcuda_section(&r);
 	command_section(&r, "gpus", "nvidia-smi -L", "nvidia-smi-L");
 	command_section(&r, "topology", "nvidia-smi topo -m", "nvidia-smi-topo-m");
+	command_section(&r, "nvidia-smi-q", "nvidia-smi -q", "nvidia-smi-q");
 	command_section(&r, "pci-tree", "lspci -tv", "lspci-tv");
+	lspci_section(&r);
+	file_section(&r, "iomem", "/proc/iomem");
 	kernel_log(&r);
-	/* last: P2P traffic has hard-reset hosts, and all else is gathered by then */
+	/* last: P2P traffic has hard-reset hosts, and all else is on disk by then */
 	if (!r.root && want_cuda)
 		cuda(&r);
 	else
 		section(&r, "verify", NULL, -1, "", NULL, r.root ? "not run on a captured tree" :
 			"not run (give --cuda)");
 
-	fprintf(r.tf, "== could not read\n");
-	for (c = 0; c < (int)json_object_array_length(r.missing); c++)
-		fprintf(r.tf, "- %s\n", json_object_get_string(json_object_array_get_idx(r.missing, c)));
-	if (!json_object_array_length(r.missing))
-		fprintf(r.tf, "(nothing)\n");
-	fclose(r.tf);
+	if (r.cap) {
+		char note[PATH_MAX + 64];
+		int err = p2pctl_capture_finish(r.cap, r.root);
 
-	top = json_object_new_object();
-	json_object_object_add(top, "generated", json_object_new_string(stamp));
-	json_object_object_add(top, "root", r.root ? json_object_new_string(r.root) : NULL);
-	json_object_object_add(top, "identifiers_removed", json_object_new_boolean(!r.full));
-	json_object_object_add(top, "sections", r.sections);
-	json_object_object_add(top, "could_not_read", r.missing);
-
+		snprintf(note, sizeof(note), "%s%s: replay with p2pctl doctor --root %s/root\n",
+			 capdir, err ? " (incomplete: a write failed)" : "", capdir);
+		section(&r, "capture", NULL, -1, note, NULL, NULL);
+	}
+	if (r.tf) {
+		fprintf(r.tf, "== could not read\n");
+		for (i = 0; i < json_object_array_length(r.missing); i++)
+			fprintf(r.tf, "- %s\n", json_object_get_string(json_object_array_get_idx(r.missing, i)));
+		if (!json_object_array_length(r.missing))
+			fprintf(r.tf, "(nothing)\n");
+		fprintf(r.tf, "\n== redacted\n");
+		for (i = 0; i < RED_KINDS; i++)
+			fprintf(r.tf, "%s%s %u", i ? ", " : "", red_names[i], r.redacted[i]);
+		fprintf(r.tf, "%s\n", r.full ? " (--full: nothing)" : "");
+	}
+	flush_out(&r);
 	if (out) {
-		FILE *f = fopen(out, "w");
-
-		snprintf(jpath, sizeof(jpath), "%s.json", out);
-		if (!f || fputs(r.text, f) < 0 || fclose(f)) {
+		if (fclose(r.tf) || write_twin(&r)) {
 			p2pctl_error("report", "%s: cannot write", out);
-			ret = P2PCTL_EXIT_NOT_MET;
-		} else if (json_object_to_file_ext(jpath, top, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE)) {
-			p2pctl_error("report", "%s: cannot write", jpath);
 			ret = P2PCTL_EXIT_NOT_MET;
 		} else {
 			fprintf(p2pctl_out, "wrote %s and %s\n", out, jpath);
 		}
-		json_object_put(top);
+		json_object_put(r.top);
 	} else if (json) {
-		p2pctl_json_print(top);
+		twin_redacted(&r);
+		p2pctl_json_print(r.top);
 	} else {
-		fputs(r.text, p2pctl_out);
-		json_object_put(top);
+		json_object_put(r.top);
 	}
-	free(r.text);
+	p2ps_doctor_free(r.dr);
+	for (i = 0; i < r.nr_hosts; i++)
+		free(r.hosts[i]);
+	for (i = 0; i < r.nr_users; i++)
+		free(r.users[i]);
 	return ret;
 }

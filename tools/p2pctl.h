@@ -3,6 +3,7 @@
 #ifndef P2PCTL_H
 #define P2PCTL_H
 
+#include <limits.h>
 #include <stdio.h>
 #include <json-c/json.h>
 #include <p2pshim.h>
@@ -32,6 +33,28 @@ struct p2pctl_cmd {
 };
 
 int p2pctl_main(int argc, char **argv);
+
+/*
+ * What p2ps_doctor() reads besides files, as `p2pctl doctor` gathers it:
+ * nvidia-smi's topology and memory (live, under the deadline), or
+ * DIR/../cmd/nvidia-smi-topo-m.txt and nvidia-smi-query.txt with a root
+ * (@topo: a file that overrides the topology).  -ENOENT: @topo unreadable.
+ */
+#define P2PCTL_SMI_QUERY "--query-gpu=pci.bus_id,memory.total --format=csv"
+struct p2pctl_doctor_in {
+	char *topo_text, *smi_text;
+	char src[PATH_MAX + 16];	/* where topo_text came from */
+	char smi_err[200];		/* nvidia-smi timed out or died, or "" */
+};
+int p2pctl_doctor_inputs(const char *root, const char *topo, struct p2pctl_doctor_in *in);
+void p2pctl_doctor_inputs_free(struct p2pctl_doctor_in *in);
+/*
+ * doctor --json's schema: 1 = tokens for pcie_path and static_bar1.expected,
+ * a finding's subject an array of addresses (or null), schema_version and
+ * tool_version at the top.
+ */
+#define P2PCTL_DOCTOR_SCHEMA 1
+json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *root);
 
 int cmd_enable(int argc, char **argv);
 int cmd_disable(int argc, char **argv);

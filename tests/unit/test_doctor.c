@@ -875,14 +875,64 @@ static void test_numa(void **state)
 	assert_non_null(strstr(f->detail, "pci0000:16 NUMA 0, pci0000:b0 NUMA 1"));
 	assert_non_null(strstr(f->detail, "socket interconnect"));
 	p2ps_doctor_free(r);
-	r = doctor("epyc-hostbridges", NULL);	/* one socket, two host bridges */
+	/*
+	 * One EPYC socket, two host bridges: the field measures line rate
+	 * between them (Infinity Fabric), so no warning there; an Intel host
+	 * with the same tree is still warned.
+	 */
+	r = doctor("epyc-hostbridges", NULL);
 	f = finding(r, "pcie-path", "0000:41:00.0 0000:c1:00.0");
 	assert_int_equal(r->pairs[0].path, P2PS_PATH_HOST_BRIDGES);
+	assert_int_equal(f->verdict, P2PS_V_OK);
+	assert_non_null(strstr(f->detail, "one AMD socket"));
+	p2ps_doctor_free(r);
+	r = doctor_edited("epyc-hostbridges", "sed -i 's/AuthenticAMD/GenuineIntel/' proc/cpuinfo");
+	f = finding(r, "pcie-path", "0000:41:00.0 0000:c1:00.0");
 	assert_int_equal(f->verdict, P2PS_V_WARN);
 	assert_non_null(strstr(f->detail, "between root complexes"));
 	p2ps_doctor_free(r);
 	r = doctor("plx-noacs", NULL);
 	assert_int_equal(verdict(r, "pcie-path", P03), P2PS_V_OK);
+	p2ps_doctor_free(r);
+}
+
+/* The CPUs' sockets (physical_package_id) of ioh-split's 16 CPUs: 0-7 on 0, 8-15 on 1. */
+#define CPU_SOCKETS "for i in $(seq 0 15); do d=sys/devices/system/cpu/cpu$i/topology; " \
+	"mkdir -p $d && echo $((i / 8)) >$d/physical_package_id; done"
+#define IOH_A "sys/devices/pci0000:00/0000:00:03.0/0000:03:00.0"
+#define IOH_B "sys/devices/pci0000:80/0000:80:03.0/0000:83:00.0"
+
+/*
+ * numa_node -1 (NUMA off, or a firmware without _PXM): the socket of a GPU
+ * is that of its local CPUs (local_cpulist, else its bus's cpulistaffinity).
+ */
+static void test_numa_cpulist(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	r = doctor_edited("ioh-split", "echo -1 >" IOH_A "/numa_node && echo -1 >" IOH_B "/numa_node && "
+			  "echo 0-7 >" IOH_A "/local_cpulist && echo 8-15 >" IOH_B "/local_cpulist && "
+			  CPU_SOCKETS);
+	f = finding(r, "pcie-path", "0000:03:00.0 0000:83:00.0");
+	assert_int_equal(r->pairs[0].path, P2PS_PATH_CROSS_SOCKET);
+	assert_non_null(strstr(f->detail, "pci0000:00 socket 0, pci0000:80 socket 1 (local CPUs)"));
+	p2ps_doctor_free(r);
+	/* the bus's cpulistaffinity where the device has no local_cpulist */
+	r = doctor_edited("ioh-split", "echo -1 >" IOH_A "/numa_node && echo -1 >" IOH_B "/numa_node && "
+			  "mkdir -p sys/devices/pci0000:00/pci_bus/0000:00 sys/devices/pci0000:80/pci_bus/0000:80 && "
+			  "echo 0-3,4-7 >sys/devices/pci0000:00/pci_bus/0000:00/cpulistaffinity && "
+			  "echo 8-15 >sys/devices/pci0000:80/pci_bus/0000:80/cpulistaffinity && " CPU_SOCKETS);
+	assert_int_equal(r->pairs[0].path, P2PS_PATH_CROSS_SOCKET);
+	p2ps_doctor_free(r);
+	/* local CPUs on both sockets (one NUMA node for all): not told apart */
+	r = doctor_edited("ioh-split", "echo -1 >" IOH_A "/numa_node && echo -1 >" IOH_B "/numa_node && "
+			  "echo 0-15 >" IOH_A "/local_cpulist && echo 0-15 >" IOH_B "/local_cpulist && "
+			  CPU_SOCKETS);
+	assert_int_equal(r->pairs[0].path, P2PS_PATH_HOST_BRIDGES);
+	f = finding(r, "pcie-path", "0000:03:00.0 0000:83:00.0");
+	assert_non_null(strstr(f->detail, "pci0000:00 NUMA -1, pci0000:80 NUMA -1"));
 	p2ps_doctor_free(r);
 }
 
@@ -946,6 +996,76 @@ static void test_display(void **state)
 	p2ps_doctor_free(r);
 	r = doctor("rtx4090-pair", NULL);
 	assert_int_equal(verdict(r, "display", GPU0), P2PS_V_SKIP);
+	p2ps_doctor_free(r);
+}
+
+/*
+ * NCCL keeps GPUs at NODE (across host bridges) or SYS (across sockets)
+ * distance on shared memory unless NCCL_P2P_LEVEL=SYS: doctor names it for
+ * the bar1 pairs there, once, and not for pairs under one root complex.
+ */
+static void test_nccl_p2p_level(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	r = doctor("epyc-hostbridges", NULL);
+	f = finding(r, "nccl-p2p-level", NULL);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->detail, "0000:41:00.0 0000:c1:00.0 (NODE)"));
+	assert_non_null(strstr(f->remedy, "NCCL_P2P_LEVEL=SYS"));
+	p2ps_doctor_free(r);
+	r = doctor("no-kprobes", NULL);		/* two sockets */
+	assert_non_null(strstr(finding(r, "nccl-p2p-level", NULL)->detail, "(SYS)"));
+	p2ps_doctor_free(r);
+	r = doctor("ioh-split", NULL);		/* no P2P at all there: nothing to unlock */
+	assert_null(p2ps_doctor_find(r, "nccl-p2p-level", NULL));
+	p2ps_doctor_free(r);
+	r = doctor("rtx4090-pair", NULL);
+	assert_null(p2ps_doctor_find(r, "nccl-p2p-level", NULL));
+	p2ps_doctor_free(r);
+}
+
+/* Whether some nccl finding's detail holds @text. */
+static const struct p2ps_finding *nccl_with(const struct p2ps_doctor_report *r, const char *text)
+{
+	size_t i;
+
+	for (i = 0; i < r->nr_findings; i++)
+		if (!strcmp(r->findings[i].check, "nccl") && strstr(r->findings[i].detail, text))
+			return &r->findings[i];
+	fail_msg("no nccl finding with '%s'", text);
+	return NULL;
+}
+
+#define NCCL_LIB(dir, v) "mkdir -p " dir " && printf '\\177ELF..NCCL version " v "+cuda12\\0' >" dir "/libnccl.so.2"
+
+/*
+ * NCCL where people install it: a virtualenv or conda under a home or
+ * /opt (not only ~/.local), and, live or captured, the copies running
+ * processes have mapped (/proc/PID/maps): sudo strips VIRTUAL_ENV.
+ */
+static void test_nccl_places(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	r = doctor_edited("rtx4090-pair",
+			  NCCL_LIB("home/bob/.venv/lib/python3.12/site-packages/nvidia/nccl/lib", "2.26.2") " && "
+			  NCCL_LIB("opt/miniconda3/envs/train/lib", "2.28.3") " && "
+			  NCCL_LIB("home/bob/src/build/nccl", "2.19.3") " && mkdir -p proc/4242 && "
+			  "echo '7f00-7f10 r-xp 00000000 08:01 12 /home/bob/src/build/nccl/libnccl.so.2' "
+			  ">proc/4242/maps");
+	f = nccl_with(r, "/home/bob/.venv/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2");
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	f = nccl_with(r, "/opt/miniconda3/envs/train/lib/libnccl.so.2");
+	assert_int_equal(f->verdict, P2PS_V_OK);
+	assert_non_null(strstr(f->source, "conda"));
+	f = nccl_with(r, "/home/bob/src/build/nccl/libnccl.so.2");
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->source, "mapped by process 4242"));
 	p2ps_doctor_free(r);
 }
 
@@ -1308,6 +1428,9 @@ static void test_iommu_facts(void **state)
 	f = finding(r, "iommu", NULL);
 	assert_int_equal(f->verdict, P2PS_V_OK);
 	assert_string_equal(f->detail, "IOMMU passthrough for every GPU (group type identity)");
+	snprintf(cmd, sizeof(cmd), "%s %s", r->gpus[0].bdf, r->gpus[1].bdf);
+	assert_null(p2ps_doctor_find(r, "iommu", cmd));
+	assert_int_equal(r->nr_p2p_possible, 1);
 	/* one GPU translated: a warning naming it, whatever the command line says */
 	snprintf(path, sizeof(path), "%s%s/iommu_group", root, r->gpus[1].path);
 	assert_int_equal(unlink(path), 0);
@@ -1320,6 +1443,14 @@ static void test_iommu_facts(void **state)
 	f = finding(r, "iommu", NULL);
 	assert_int_equal(f->verdict, P2PS_V_WARN);
 	assert_string_equal(f->detail, cmd);
+	/* ... and the bar1 pair it is in is blocked: a failure, counted in the answer */
+	snprintf(cmd, sizeof(cmd), "%s %s", r->gpus[0].bdf, r->gpus[1].bdf);
+	f = finding(r, "iommu", cmd);
+	assert_int_equal(f->verdict, P2PS_V_FAIL);
+	assert_non_null(strstr(f->remedy, "iommu=pt"));
+	assert_int_equal(r->nr_p2p_possible, 0);
+	assert_non_null(strstr(r->summary, "P2P possible for 0 of 1 pair (1 blocked: "));
+	assert_non_null(strstr(r->summary, "IOMMU translates its DMA"));
 	p2ps_doctor_free(r);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
@@ -1589,6 +1720,42 @@ static void test_loaded_signed(void **state)
 	p2ps_doctor_free(r);
 }
 
+#define MODDIR "lib/modules/6.18.44-fc-v657-gpu/updates/dkms"
+#define SIG_MAGIC "~Module signature appended~\\n"
+
+/*
+ * Not loaded yet, but installed signed (DKMS signs with its MOK): lockdown
+ * and signature enforcement take it if the key is enrolled, so they warn
+ * (and block no pair) instead of failing; an unsigned one still fails.
+ */
+static void test_signed_module(void **state)
+{
+	struct p2ps_doctor_report *r;
+
+	(void)state;
+	r = doctor_edited("h100-vm-580", "mkdir -p " MODDIR " && printf '\\177ELF...sig" SIG_MAGIC "' >"
+			  MODDIR "/p2p-shim.ko");
+	assert_int_equal(verdict(r, "lockdown", NULL), P2PS_V_WARN);
+	assert_int_equal(verdict(r, "sig-enforce", NULL), P2PS_V_WARN);
+	assert_non_null(strstr(finding(r, "sig-enforce", NULL)->detail,
+			       "/lib/modules/6.18.44-fc-v657-gpu/updates/dkms/p2p-shim.ko is signed"));
+	assert_non_null(strstr(finding(r, "lockdown", NULL)->remedy, "mokutil"));
+	/* modules_disabled refuses any module, signed or not */
+	assert_int_equal(verdict(r, "modules-disabled", NULL), P2PS_V_FAIL);
+	p2ps_doctor_free(r);
+	/* compressed (gzip here; zstd and xz the same way) */
+	r = doctor_edited("h100-vm-580", "mkdir -p " MODDIR " && printf '\\177ELF...sig" SIG_MAGIC "' | gzip >"
+			  MODDIR "/p2p-shim.ko.gz");
+	assert_int_equal(verdict(r, "sig-enforce", NULL), P2PS_V_WARN);
+	p2ps_doctor_free(r);
+	/* installed unsigned: still refused */
+	r = doctor_edited("h100-vm-580", "mkdir -p lib/modules/6.18.44-fc-v657-gpu/extra && "
+			  "printf '\\177ELF...' >lib/modules/6.18.44-fc-v657-gpu/extra/p2p-shim.ko");
+	assert_int_equal(verdict(r, "lockdown", NULL), P2PS_V_FAIL);
+	assert_int_equal(verdict(r, "sig-enforce", NULL), P2PS_V_FAIL);
+	p2ps_doctor_free(r);
+}
+
 /* The one answer: "P2P possible for N of M pairs (K blocked: ...)". */
 static void test_summary(void **state)
 {
@@ -1730,9 +1897,12 @@ int main(void)
 		cmocka_unit_test(test_acs),
 		cmocka_unit_test(test_link),
 		cmocka_unit_test(test_numa),
+		cmocka_unit_test(test_numa_cpulist),
 		cmocka_unit_test(test_vm),
 		cmocka_unit_test(test_display),
 		cmocka_unit_test(test_nccl),
+		cmocka_unit_test(test_nccl_places),
+		cmocka_unit_test(test_nccl_p2p_level),
 		cmocka_unit_test(test_vllm),
 		cmocka_unit_test(test_real_symlinks),
 		cmocka_unit_test(test_read_regular_only),
@@ -1748,6 +1918,7 @@ int main(void)
 		cmocka_unit_test(test_bar1_reads),
 		cmocka_unit_test(test_no_profile),
 		cmocka_unit_test(test_loaded_signed),
+		cmocka_unit_test(test_signed_module),
 		cmocka_unit_test(test_summary),
 		cmocka_unit_test(test_sanitize),
 		cmocka_unit_test(test_bad_root),

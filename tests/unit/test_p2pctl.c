@@ -179,6 +179,56 @@ static void test_check_no_nvidia(void **state)
 	unlink(path);
 }
 
+/*
+ * doctor --json for scripts: schema_version and the tool's version; enums
+ * as tokens (pcie_path, static_bar1.expected); a subject as an array of
+ * addresses (a pair's two, a GPU's one; null for the host).
+ */
+static void test_doctor_json_schema(void **state)
+{
+	json_object *o, *checks, *c, *pair, *gpu;
+	size_t i;
+	bool saw_pair = false, saw_gpu = false, saw_host = false;
+
+	(void)state;
+	run("doctor", "--root", FIXTURES "/h200-nvlink-580/root", "--json", NULL);
+	o = parse_json();
+	assert_int_equal(json_object_get_int(key(o, "schema_version", json_type_int)), 1);
+	assert_string_equal(json_object_get_string(key(o, "tool_version", json_type_string)),
+			    P2PSHIM_LIB_VERSION);
+	checks = key(o, "checks", json_type_array);
+	for (i = 0; i < json_object_array_length(checks); i++) {
+		const char *check;
+		json_object *subj;
+
+		c = json_object_array_get_idx(checks, i);
+		check = json_object_get_string(key(c, "check", json_type_string));
+		assert_true(json_object_object_get_ex(c, "subject", &subj));
+		if (!strcmp(check, "pcie-path")) {
+			assert_true(json_object_is_type(subj, json_type_array));
+			assert_int_equal(json_object_array_length(subj), 2);
+			assert_string_equal(json_object_get_string(json_object_array_get_idx(subj, 1)),
+					    "0000:00:07.0");
+			saw_pair = true;
+		} else if (!strcmp(check, "bar1")) {
+			assert_true(json_object_is_type(subj, json_type_array));
+			assert_int_equal(json_object_array_length(subj), 1);
+			saw_gpu = true;
+		} else if (!strcmp(check, "kprobes")) {
+			assert_null(subj);
+			saw_host = true;
+		}
+	}
+	assert_true(saw_pair && saw_gpu && saw_host);
+	pair = json_object_array_get_idx(key(o, "pairs", json_type_array), 0);
+	assert_string_equal(json_object_get_string(key(pair, "pcie_path", json_type_string)),
+			    "root_complex");
+	gpu = json_object_array_get_idx(key(o, "gpus", json_type_array), 0);
+	assert_string_equal(json_object_get_string(key(key(gpu, "static_bar1", json_type_object),
+						       "expected", json_type_string)), "yes");
+	json_object_put(o);
+}
+
 static void test_doctor_cli(void **state)
 {
 	json_object *o, *checks, *pairs, *gpus;
@@ -415,6 +465,7 @@ int main(void)
 		cmocka_unit_test(test_check_json),
 		cmocka_unit_test(test_check_no_nvidia),
 		cmocka_unit_test(test_doctor_cli),
+		cmocka_unit_test(test_doctor_json_schema),
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_config_gpus),
 		cmocka_unit_test(test_parse_bdf),

@@ -85,7 +85,7 @@ static void test_report_files(void **state)
 	assert_true(found);
 	assert_true(json_object_object_get_ex(j, "identifiers_removed", &o));
 	assert_true(json_object_get_boolean(o));
-	assert_null(strstr(json_object_to_json_string(j), "GPU-6a0f33a9"));
+	assert_null(strstr(json_object_to_json_string_ext(j, JSON_C_TO_STRING_NOSLASHESCAPE), "GPU-6a0f33a9"));
 	json_object_put(j);
 	unlink(jpath);
 	unlink(path);
@@ -107,6 +107,210 @@ static void test_report_full_and_usage(void **state)
 	assert_int_equal(run("report", "--root", "/nonexistent/dir", NULL), P2PCTL_EXIT_USAGE);
 	assert_int_equal(run("report", "--json", "-o", "/tmp/x", NULL), P2PCTL_EXIT_USAGE);
 	assert_int_equal(run("report", "extra", NULL), P2PCTL_EXIT_USAGE);
+}
+
+/* h200-nvlink-580 with the report-identifiers overlay, in a new directory; its root */
+static char *identifier_tree(char *dir)
+{
+	static char root[160];
+	char cmd[1024];
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "cp -r '%s/h200-nvlink-580/root' '%s/h200-nvlink-580/cmd' "
+		 "'%s/h200-nvlink-580/driver' '%s' && cp -r '%s/report-identifiers/root' "
+		 "'%s/report-identifiers/cmd' '%s'", FIXTURES, FIXTURES, FIXTURES, dir, FIXTURES,
+		 FIXTURES, dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(root, sizeof(root), "%s/root", dir);
+	return root;
+}
+
+static void rm_rf(const char *dir)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* No user, host, home directory, serial number or UUID survives; --full keeps them. */
+static void test_report_identifiers(void **state)
+{
+	static const char *const leaks[] = {
+		"alice", "ws-alice-01", "1653924043557", "1653924043501", "48-b0-2d-ff",
+		"1324622000123", "GPU-411ef592", "0b7c7a0e-1f3a", "4A:1B:77", "\033",
+	};
+	char tmpl[] = "/tmp/p2ps-report-XXXXXX", path[160], jpath[176];
+	const char *root = identifier_tree(tmpl);
+	char *text, *json;
+	size_t i;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/report.txt", tmpl);
+	snprintf(jpath, sizeof(jpath), "%s.json", path);
+	assert_int_equal(run("report", "--root", root, "-o", path, NULL), 0);
+	text = read_text(path);
+	json = read_text(jpath);
+	for (i = 0; i < sizeof(leaks) / sizeof(leaks[0]); i++) {
+		if (strstr(text, leaks[i]) || strstr(json, leaks[i]))
+			fail_msg("'%s' in the report", leaks[i]);
+	}
+	/* the header says what was replaced */
+	assert_non_null(strstr(text, "replaced: user and host names (<user>, <host>), "
+			       "/home/<user>, serial numbers (<serial>), UUIDs (<uuid>), "
+			       "signing key ids (<key>); --full keeps them"));
+	assert_non_null(strstr(text, "(<user>@<host>)"));
+	assert_non_null(strstr(text, "/home/<user>/.local/lib/python3.12"));
+	assert_non_null(strstr(text, "GPU UUID                                           : GPU-<uuid>"));
+	/* the sections a maintainer needs */
+	assert_non_null(strstr(text, "== cmdline: cat /proc/cmdline\n"));
+	assert_non_null(strstr(text, "root=UUID=<uuid> ro quiet iommu=pt ?[2J"));
+	assert_non_null(strstr(text, "== nvidia-params: cat /proc/driver/nvidia/params\n"));
+	assert_non_null(strstr(text, "RegistryDwords"));
+	assert_non_null(strstr(text, "/etc/modprobe.d/nvidia.conf: options nvidia NVreg_EnableResizableBar=1"));
+	assert_null(strstr(text, "blacklist floppy"));
+	assert_non_null(strstr(text, "== lspci: lspci -D -vvv (GPUs and the bridges above them)\n"));
+	assert_non_null(strstr(text, "0000:00:07.0 3D controller"));
+	assert_non_null(strstr(text, "[SN] Serial number: <serial>"));
+	assert_null(strstr(text, "Virtio network device"));
+	assert_non_null(strstr(text, "== iomem: cat /proc/iomem\n"));
+	assert_non_null(strstr(text, "== nvidia-smi-q: nvidia-smi -q\n"));
+	assert_non_null(strstr(text, "== dkms: dkms status\np2p-shim/0.9.0"));
+	assert_non_null(strstr(text, "== modules: modinfo p2p_shim nvidia (signer, version)\n"));
+	assert_non_null(strstr(text, "signer:         DKMS module signing key"));
+	assert_non_null(strstr(text, "== libcuda\nlibcuda.so.1 => /usr/lib/x86_64-linux-gnu/libcuda.so.580.159.04"));
+	/* the kernel log's evidence: IOMMU faults, AER, BAR 1 */
+	assert_non_null(strstr(text, "DMAR: [DMA Write NO_PASID] Request device [00:06.0] fault"));
+	assert_non_null(strstr(text, "AER: Corrected error"));
+	assert_non_null(strstr(text, "BAR 1: no space for"));
+	assert_non_null(strstr(text, "can't assign; no space"));
+	assert_non_null(strstr(text, "iommu: Default domain type: Translated"));
+	assert_non_null(strstr(text, "NVRM: a line with ?[2J an escape"));
+	free(text);
+	free(json);
+	/* --full: as they were (control characters still stripped) */
+	assert_int_equal(run("report", "--root", root, "--full", NULL), 0);
+	assert_non_null(strstr(out_text, "(alice@ws-alice-01)"));
+	assert_non_null(strstr(out_text, "/home/alice/.local"));
+	assert_non_null(strstr(out_text, "1324622000123"));
+	assert_null(strstr(out_text, "\033"));
+	rm_rf(tmpl);
+}
+
+/*
+ * Sections reach the file as they are gathered: a fake nvidia-smi, run for
+ * the "gpus" section, copies the file as it is then (a hang or a reset
+ * there would keep that much).
+ */
+static void test_report_streams(void **state)
+{
+	char tmpl[] = "/tmp/p2ps-report-XXXXXX", path[160], snap[160], cmd[1024], env[1200];
+	const char *dir = mkdtemp(tmpl);
+	char *s, *old_path = strdup(getenv("PATH"));
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(path, sizeof(path), "%s/report.txt", dir);
+	snprintf(snap, sizeof(snap), "%s/snapshot.txt", dir);
+	snprintf(cmd, sizeof(cmd), "printf '#!/bin/sh\\n[ \"$1\" = -L ] && cp \"%s\" \"%s\"\\n"
+		 "echo \"GPU 0: fake\"\\n' >'%s/nvidia-smi' && chmod +x '%s/nvidia-smi'",
+		 path, snap, dir, dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(env, sizeof(env), "%s:%s", dir, old_path);
+	setenv("PATH", env, 1);
+	assert_int_equal(run("report", "-o", path, NULL), 0);
+	setenv("PATH", old_path, 1);
+	free(old_path);
+	s = read_text(snap);
+	assert_non_null(strstr(s, "== versions"));
+	assert_non_null(strstr(s, "== doctor"));
+	assert_null(strstr(s, "== gpus"));
+	free(s);
+	rm_rf(dir);
+}
+
+/* @s with every /home/ana as the capture names it, /home/user1 (in place: same length) */
+static char *as_captured(char *s)
+{
+	char *p;
+
+	while ((p = strstr(s, "/home/ana/"))) {
+		memmove(p + 12, p + 10, strlen(p + 10) + 1);
+		memcpy(p, "/home/user1/", 12);
+	}
+	return s;
+}
+
+/* doctor's text on @root (its JSON in *@json, without the "root" it names) */
+static char *doctor_text(const char *root, char **json)
+{
+	char *text;
+	json_object *j;
+
+	run("doctor", "--root", root, NULL);
+	text = malloc(strlen(out_text) * 2 + 1);
+	assert_non_null(text);
+	strcpy(text, out_text);
+	run("doctor", "--root", root, "--json", NULL);
+	j = json_tokener_parse(out_text);
+	assert_non_null(j);
+	json_object_object_del(j, "root");
+	*json = malloc(strlen(json_object_to_json_string_ext(j, JSON_C_TO_STRING_NOSLASHESCAPE)) * 2 + 1);
+	assert_non_null(*json);
+	strcpy(*json, json_object_to_json_string_ext(j, JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(j);
+	return text;
+}
+
+/*
+ * report --capture DIR: a tree in the format doctor --root reads, holding
+ * what doctor read; doctor on it says what it says on the original, word
+ * for word (a home directory renamed /home/userN), on every kind of
+ * fixture (links in .symlinks, switches, ACS, displays, a VM, NCCL and a
+ * vLLM cache in a home).
+ */
+static void test_report_capture(void **state)
+{
+	static const char *const fixtures[] = {
+		"h200-nvlink-580", "h100-vm-580", "rtx4090-pair", "plx-acs", "epyc-hostbridges",
+		"rtx4090-display", "rtx5090-forced", "proprietary-550", "ioh-split", "amd-chipset",
+	};
+	char tmpl[] = "/tmp/p2ps-capture-XXXXXX", root[256], cap[512], capdir[128];
+	size_t i;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmpl));
+	for (i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+		char *t0, *j0, *t1, *j1;
+
+		snprintf(root, sizeof(root), "%s/%s/root", FIXTURES, fixtures[i]);
+		snprintf(capdir, sizeof(capdir), "%s/%s", tmpl, fixtures[i]);
+		snprintf(cap, sizeof(cap), "%s/root", capdir);
+		assert_int_equal(run("report", "--root", root, "--capture", capdir, "-o",
+				     "/dev/null", NULL), 0);
+		t0 = doctor_text(root, &j0);
+		t1 = doctor_text(cap, &j1);
+		as_captured(t0);
+		as_captured(j0);
+		if (strcmp(t0, t1) || strcmp(j0, j1))
+			fail_msg("%s: doctor differs on the capture:\n%s\n---\n%s", fixtures[i], t0, t1);
+		free(t0);
+		free(j0);
+		free(t1);
+		free(j1);
+	}
+	/* identifiers: replaced in what the capture holds, unless --full */
+	snprintf(root, sizeof(root), "%s/h200-nvlink-580/root", FIXTURES);
+	snprintf(capdir, sizeof(capdir), "%s/h200", tmpl);
+	assert_int_equal(run("report", "--root", root, "--capture", capdir, "-o", "/dev/null", NULL), 0);
+	snprintf(cap, sizeof(cap), "grep -rq 'builder@sandboxing' '%s'", capdir);
+	assert_int_not_equal(system(cap), 0);
+	snprintf(cap, sizeof(cap), "test -s '%s/cmd/nvidia-smi-topo-m.txt'", capdir);
+	assert_int_equal(system(cap), 0);
+	/* not over an existing tree */
+	assert_int_equal(run("report", "--root", root, "--capture", capdir, "-o", "/dev/null", NULL),
+			 P2PCTL_EXIT_USAGE);
+	rm_rf(tmpl);
 }
 
 /*
@@ -154,6 +358,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_report_files),
 		cmocka_unit_test(test_report_full_and_usage),
+		cmocka_unit_test(test_report_identifiers),
+		cmocka_unit_test(test_report_streams),
+		cmocka_unit_test(test_report_capture),
 		cmocka_unit_test(test_report_cuda),
 	};
 
