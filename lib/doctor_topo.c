@@ -437,7 +437,7 @@ int p2ps_dr_pairs(struct dctx *c)
 				else
 					snprintf(where, sizeof(where), "%s NUMA %d, %s NUMA %d",
 						 ha, a->numa_node, hb, b->numa_node);
-				struct p2ps_dr_cpu cpu;
+				struct p2ps_host_cpu cpu;
 				/*
 				 * One AMD socket: root complexes meet in the Infinity
 				 * Fabric, where the field measures P2P at line rate.
