@@ -1590,7 +1590,7 @@ static long nccl_log_size(const struct vstate *v)
  */
 static void nccl_transport(struct vstate *v, struct vtest *t, const int *gs, int ng, long off)
 {
-	struct { char name[48]; int n; } tr[8];
+	struct { char name[48]; int n; } tr[8] = { 0 };
 	int ntr = 0, total = 0, bad = 0, ba = -1, bb = -1;
 	char line[1024], badtr[48] = "", lvl[96] = "";
 	const char *env = getenv("NCCL_P2P_LEVEL");
