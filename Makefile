@@ -117,7 +117,7 @@ MODPROBEDIR ?= /usr/lib/modprobe.d
 INSTALL_MOD_PATH ?= $(DESTDIR)
 INSTALL_MOD_DIR ?= extra
 DEPMOD ?= depmod
-DKMS_VERSION = $(shell sed -n 's/^\#define P2PS_MODULE_VERSION[[:space:]]*"\(.*\)"/\1/p' include/p2p-shim/profile.h)
+DKMS_VERSION = $(shell cat VERSION)
 
 # The release the headers in KDIR were built for (where modules_install
 # puts the module), and "CONFIG_MODULE_SIG_ALL=" when KDIR's signing key is
@@ -187,7 +187,8 @@ uninstall-modprobe:
 DKMS_SRC = $(DESTDIR)/usr/src/p2p-shim-$(DKMS_VERSION)
 dkms-source:
 	install -d $(DKMS_SRC)/kmod $(DKMS_SRC)/include/p2p-shim
-	install -m 644 dkms.conf $(DKMS_SRC)/
+	sed 's/#MODULE_VERSION#/$(DKMS_VERSION)/' dkms.conf >$(DKMS_SRC)/dkms.conf
+	install -m 644 VERSION $(DKMS_SRC)/
 	install -m 644 kmod/Kbuild kmod/Makefile kmod/*.c kmod/*.h $(DKMS_SRC)/kmod/
 	rm -f $(DKMS_SRC)/kmod/*.mod.c
 	install -m 644 include/p2p-shim/*.h $(DKMS_SRC)/include/p2p-shim/

@@ -31,8 +31,6 @@
 extern "C" {
 #endif
 
-#define P2PSHIM_LIB_VERSION	"0.1.0"
-
 /* Library error codes (returned negated); above any errno value. */
 enum p2ps_lib_error {
 	P2PS_E_BASE = 4096,
@@ -50,7 +48,7 @@ enum p2ps_lib_error {
 /* Human-readable text for a (negative or positive) error code.  Never NULL. */
 const char *p2ps_strerror(int err);
 
-/* The library's version, P2PSHIM_LIB_VERSION. */
+/* The library's version (the top VERSION file when it was built). */
 const char *p2ps_lib_version(void);
 
 /* ---------------------------------------------------------------- handles */

@@ -35,7 +35,7 @@ const char *p2ps_strerror(int err)
 
 const char *p2ps_lib_version(void)
 {
-	return P2PSHIM_LIB_VERSION;
+	return P2PS_VERSION;
 }
 
 /* ---------------------------------------------------------------- names */

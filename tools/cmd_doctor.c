@@ -176,7 +176,7 @@ json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *
 	size_t i;
 
 	json_object_object_add(o, "schema_version", json_object_new_int(P2PCTL_DOCTOR_SCHEMA));
-	json_object_object_add(o, "tool_version", json_object_new_string(P2PSHIM_LIB_VERSION));
+	json_object_object_add(o, "tool_version", json_object_new_string(P2PS_VERSION));
 	json_object_object_add(o, "root", json_object_new_string(root ? root : "/"));
 	json_object_object_add(o, "kernel_release", p2pctl_json_str(r->kernel_release));
 	json_object_object_add(o, "driver_version", p2pctl_json_str(r->driver_version));

@@ -518,7 +518,7 @@ static void versions(struct rep *r)
 	snprintf(path, sizeof(path), "%s/sys/module/p2p_shim/version", r->root);
 	first_line(path, mod, sizeof(mod));
 	snprintf(buf, sizeof(buf), "p2pctl %s (libp2pshim %s, ABI %d)\np2p-shim module: %s\n",
-		 P2PSHIM_LIB_VERSION, p2ps_lib_version(), P2PS_ABI_VERSION,
+		 P2PS_VERSION, p2ps_lib_version(), P2PS_ABI_VERSION,
 		 *mod ? mod : "not loaded in the captured tree");
 	section(r, "versions", NULL, -1, buf, NULL, "p2pctl here; the module of the captured tree");
 }

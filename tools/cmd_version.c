@@ -33,7 +33,7 @@ int cmd_version(int argc, char **argv)
 	}
 	if (optind < argc)
 		return p2pctl_usage("version", "unexpected argument '%s'", argv[optind]);
-	fprintf(p2pctl_out, "p2pctl %s (libp2pshim %s, ABI %d)\n", P2PSHIM_LIB_VERSION,
+	fprintf(p2pctl_out, "p2pctl %s (libp2pshim %s, ABI %d)\n", P2PS_VERSION,
 		p2ps_lib_version(), P2PS_ABI_VERSION);
 	err = p2ps_open(&h, getenv("P2PCTL_DEVICE"));
 	if (!err) {

@@ -19,8 +19,6 @@
 
 #include <p2p-shim/uapi.h>
 
-#define P2PS_MODULE_VERSION	"0.1.0"
-
 /*
  * The expected body of a stub, after whatever prefix the build put at the
  * entry (see p2ps_match_code()).  P2PS_CODE_RET stands for the function's

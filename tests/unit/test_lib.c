@@ -167,7 +167,7 @@ static void test_version(void **state)
 	assert_int_equal(p2ps_module_version(h, &abi, buf, sizeof(buf)), 0);
 	assert_int_equal(abi, P2PS_ABI_VERSION);
 	assert_string_equal(buf, "0.1.0-test");
-	assert_string_equal(p2ps_lib_version(), P2PSHIM_LIB_VERSION);
+	assert_string_equal(p2ps_lib_version(), P2PS_VERSION);
 	p2ps_close(h);
 }
 

@@ -88,7 +88,7 @@ static void test_not_loaded(void **state)
 	assert_int_equal(run("monitor", NULL), P2PCTL_EXIT_NOT_LOADED);
 	assert_int_equal(run("version", NULL), 0);
 	assert_non_null(strstr(out_text, "not loaded"));
-	assert_non_null(strstr(out_text, P2PSHIM_LIB_VERSION));
+	assert_non_null(strstr(out_text, P2PS_VERSION));
 	unsetenv("P2PCTL_DEVICE");
 }
 
@@ -195,7 +195,7 @@ static void test_doctor_json_schema(void **state)
 	o = parse_json();
 	assert_int_equal(json_object_get_int(key(o, "schema_version", json_type_int)), 1);
 	assert_string_equal(json_object_get_string(key(o, "tool_version", json_type_string)),
-			    P2PSHIM_LIB_VERSION);
+			    P2PS_VERSION);
 	checks = key(o, "checks", json_type_array);
 	for (i = 0; i < json_object_array_length(checks); i++) {
 		const char *check;

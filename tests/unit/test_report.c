@@ -50,7 +50,7 @@ static void test_report_files(void **state)
 	text = read_text(path);
 	/* the sections a bug report needs */
 	assert_non_null(strstr(text, "== versions"));
-	assert_non_null(strstr(text, "p2pctl " P2PSHIM_LIB_VERSION));
+	assert_non_null(strstr(text, "p2pctl " P2PS_VERSION));
 	assert_non_null(strstr(text, "== kernel"));
 	assert_non_null(strstr(text, "6.18.44-fc-v657-gpu"));
 	assert_non_null(strstr(text, "580.159.04"));
