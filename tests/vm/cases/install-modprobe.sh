@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# vm-tags: every-kernel
 # From the layout `make install` makes (tests/vm/stage: DESTDIR=/install,
 # PREFIX=/usr/local, the module in lib/modules/<kver>/extra with its
 # modules.dep): the opt-in modprobe.d snippet makes a plain

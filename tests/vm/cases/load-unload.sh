@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# vm-tags: every-kernel
 # p2p-shim loads and unloads cleanly on its own, and says so in the log.
 . /cases/lib.sh
 

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# vm-tags: every-kernel
 # Reliability under faults.  Each fault ends in a clear error or a clean
 # transition, and a consistent state, asserted:
 #   - nvidia removed and re-inserted while armed (10 rounds);

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# vm-tags: long-boot every-kernel
 # Reliability: random ioctls on /dev/p2p-shim (p2ps-fuzz), as root with
 # nvidia absent (enable only goes to "waiting": fast), as root with nvidia
 # present (a few real arm/disarm transitions), as uid 1000 and as root

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# vm-tags: every-kernel
 # No probe of ours is ever jump-optimised, so nvidia can leave right after
 # a disable and come back at the same addresses: enable; disable; rmmod
 # nvidia; insmod nvidia; enable, six rounds, each one asserting that the

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# vm-tags: long-boot
 # Reliability: malformed generic netlink messages to the p2p_shim family
 # (p2ps-nlfuzz), as root and as uid 1000, with the module armed and one
 # live BAR1 mapping so that both dumps have something to say.  Every

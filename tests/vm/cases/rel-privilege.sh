@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# vm-tags: long-boot
 # Reliability: privilege.  The node is 0644 root:root; uid 1000 may open
 # it read-only (not read-write) and read VERSION and STATUS; only
 # CAP_SYS_ADMIN enables or disables (uid 1000 and uid 0 without

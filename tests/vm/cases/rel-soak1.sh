@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# vm-tags: long-boot every-kernel
 # Reliability soak, part 1 of 3 (rel-soak2 and rel-soak3 run this script
 # again).  Each part cycles for a fixed time, not a fixed count: up to 680
 # cycles in 120 s (times the scale below).  How many fit depends on the

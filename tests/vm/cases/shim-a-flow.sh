@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# vm-tags: every-kernel
 # Gen A (565, 570, 575): an AD102 pair gets BAR1 P2P end to end, and UVM
 # external mappings of the peer's memory (which these drivers encode with
 # the PEER aperture) come out SYS_NONCOH, in the sysmem address field, at

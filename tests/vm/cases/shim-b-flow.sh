@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# vm-tags: every-kernel
 # Gen B (580, 595), shim loaded first and enabled, nvidia arrives: an AD102
 # pair gets BAR1 P2P end to end (caps, object, RM and UVM PTEs at the
 # peer's BAR1, teardown), the ledger holds disable and rmmod off while a

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# vm-tags: every-kernel
 # Load orders and driver churn: nvidia first, then the shim (GPUs already
 # initialised are named stale, once the driver asks about them, until
 # re-initialised: the shim never asks the driver); nvidia removed while

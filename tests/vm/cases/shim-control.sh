@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# vm-tags: every-kernel
 # The control device without a driver: version and status for everyone,
 # enable and disable for CAP_SYS_ADMIN only, every malformed request
 # refused with its documented errno and nothing changed.

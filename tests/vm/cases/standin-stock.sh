@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# vm-tags: every-kernel
 # Stand-in driver, stock behaviour of every emulated version with its
 # default GPUs (two AD102, 24G VRAM, 32G BAR1): version reporting, no P2P,
 # a forced BAR1 P2P object fails on the stubs, static BAR1 per generation.
