@@ -147,6 +147,22 @@ uvm() {
 	exec 3>&-
 }
 
+# park_reinit POINT GPU: re-initialise GPU in the background and wait until
+# it is parked at the stand-in's hold POINT (docs/standin.md); the case
+# then acts while it is there.  unpark POINT lets it go and fails the case
+# if the re-initialisation failed; its output is in reinit.out.
+park_reinit() {
+	run nvflow hold "$1"
+	nvflow reinit "$2" >reinit.out 2>&1 &
+	parked_pid=$!
+	parked_gpu=$2
+	run nvflow wait-held "$1" 1 30
+}
+unpark() {
+	run nvflow release "$1"
+	wait "$parked_pid" || fail "reinit $parked_gpu failed: $(cat reinit.out)"
+}
+
 # For cases that park calls at the stand-in's hold points (trap it on EXIT):
 # nothing left parked, nothing left loaded for the next case.
 release_and_unload() {

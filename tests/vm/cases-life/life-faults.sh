@@ -31,15 +31,11 @@ expect_refcnt "5090 pair" 2
 expect_caps "5090 pair" pcie_bar1
 expect_match "GPU0 forced" "$(p2pctl status)" '0 +forced +usable'
 cell armed.disable:initialising
-run nvflow hold sb1	# GPU0 parked in kbusInitBar1, after the decision
-nvflow reinit 0 >reinit.out 2>&1 &
-pid=$!
-run nvflow wait-held sb1 1 30
+park_reinit sb1 0	# GPU0 parked in kbusInitBar1, after the decision
 refused "disable while GPU0 initialises" 'initialising \(a static BAR1 decision in flight\)' p2pctl disable
 expect_state "$life_cur" armed
 expect_kprobes "$life_cur" $H
-run nvflow release sb1
-wait $pid || fail "reinit: $(cat reinit.out)"
+unpark sb1
 expect armed $H 2 pcie_bar1
 run p2pctl disable
 expect_state "forced: residual" residual
@@ -49,13 +45,9 @@ life_wait disabled
 echo "== enable while a GPU is attaching (held in kbusInitBar1)"
 run insmod $NV gpus="$G"
 cell disabled.enable:attaching
-run nvflow hold sb1
-nvflow reinit 0 >reinit.out 2>&1 &
-pid=$!
-run nvflow wait-held sb1 1 30
+park_reinit sb1 0
 run p2pctl enable
-run nvflow release sb1
-wait $pid || fail "reinit: $(cat reinit.out)"
+unpark sb1
 # GPU0's attach began before the hooks: not tracked, no ForceP2P, stale.
 expect armed $H 0 unknown
 expect_match "GPU0 named stale" "$(p2pctl status)" 'GPU0.*re-initialise'

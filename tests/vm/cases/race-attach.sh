@@ -19,14 +19,10 @@ run insmod /lib/p2p-shim/p2p-shim.ko
 run insmod /lib/standin/580.159.04/nvidia.ko gpus="$G"
 
 echo "== GPU 1 attaches; the shim arms in the middle"
-run nvflow hold attach
-nvflow reinit 1 >reinit.out 2>&1 &
-rpid=$!
-run nvflow wait-held attach 1 30
+park_reinit attach 1
 run p2pctl enable
 expect_match "armed" "$(p2pctl status)" 'state: +armed'
-run nvflow release attach
-wait $rpid || fail "reinit 1 failed: $(cat reinit.out)"
+unpark attach
 expect_eq "GPU 1 initialised" "$(kv status "$(cat reinit.out)")" 0x0
 
 echo "== GPU 0 attaches under the hooks"

@@ -19,10 +19,7 @@ st=$(p2pctl status)
 expect_match "GPU 0 forced at load" "$(gpu_row "$st" 0)" '^0 +forced '
 
 echo "== GPU 0 re-initialises; parked after the forced decision"
-run nvflow hold sb1
-nvflow reinit 0 >reinit.out 2>&1 &
-rpid=$!
-run nvflow wait-held sb1 1 30
+park_reinit sb1 0
 klog_mark
 out=$(p2pctl disable 2>&1)
 rc=$?
@@ -34,8 +31,7 @@ expect_no_match "not blamed on peer mappings (there are none)" "$out" 'live BAR1
 expect_match "still armed" "$(p2pctl status)" 'state: +armed'
 
 echo "== release: GPU 0 initialises with static BAR1"
-run nvflow release sb1
-wait $rpid || fail "reinit 0 failed: $(cat reinit.out)"
+unpark sb1
 out=$(cat reinit.out)
 expect_eq "GPU 0 initialised" "$(kv status "$out")" 0x0
 expect_eq "GPU 0 static BAR1" "$(kv static_bar1 "$out")" 1
@@ -66,13 +62,9 @@ run insmod /lib/p2p-shim/p2p-shim.ko enable=1 registry_defaults=0
 run insmod /lib/standin/580.159.04/nvidia.ko gpus="$G" NVreg_RegistryDwords="RMPcieP2PType=1"
 st=$(p2pctl status)
 expect_match "GPU 0 forced at load" "$(gpu_row "$st" 0)" '^0 +forced '
-run nvflow hold sb1
-nvflow reinit 0 >reinit.out 2>&1 &
-rpid=$!
-run nvflow wait-held sb1 1 30
+park_reinit sb1 0
 expect_refused "rmmod refused mid-decision" "$RMMOD_BUSY" rmmod p2p_shim
-run nvflow release sb1
-wait $rpid || fail "reinit 0 failed: $(cat reinit.out)"
+unpark sb1
 expect_eq "GPU 0 initialised" "$(kv status "$(cat reinit.out)")" 0x0
 expect_eq "GPU 0 static BAR1" "$(kv static_bar1 "$(cat reinit.out)")" 1
 run p2pctl disable
@@ -88,15 +80,11 @@ G0='AD102@0000:01:00.0,vram=24G,bar1=0x4000000000/32G;AD102@0000:02:00.0,vram=24
 echo "== gen 0: disable and rmmod between 'capable: yes' and the enable (550)"
 run insmod /lib/p2p-shim/p2p-shim.ko enable=1
 run insmod /lib/standin/550.163.01/nvidia.ko gpus="$G0"
-run nvflow hold sb1
-nvflow reinit 0 >reinit.out 2>&1 &
-rpid=$!
-run nvflow wait-held sb1 1 30
+park_reinit sb1 0
 expect_refused "disable refused mid-decision" 'GPUs? (0|0x0*1) .*initialising' p2pctl disable
 expect_match "still armed" "$(p2pctl status)" 'state: +armed'
 expect_refused "rmmod refused mid-decision" "$RMMOD_BUSY" rmmod p2p_shim
-run nvflow release sb1
-wait $rpid || fail "reinit 0 failed: $(cat reinit.out)"
+unpark sb1
 expect_eq "gen 0: GPU 0 initialised" "$(kv status "$(cat reinit.out)")" 0x0
 expect_eq "gen 0: GPU 0 static BAR1" "$(kv static_bar1 "$(cat reinit.out)")" 1
 run rmmod nvidia

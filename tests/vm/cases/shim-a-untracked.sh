@@ -12,13 +12,9 @@ for v in 565.57.01 570.148.08; do
 	echo "== $v"
 	run insmod /lib/p2p-shim/p2p-shim.ko
 	run insmod /lib/standin/$v/nvidia.ko gpus="$G"
-	run nvflow hold attach
-	nvflow reinit 0 >reinit.out 2>&1 &
-	pid=$!
-	run nvflow wait-held attach 1 30
+	park_reinit attach 0
 	run p2pctl enable
-	run nvflow release attach
-	wait $pid || fail "$v reinit: $(cat reinit.out)"
+	unpark attach
 	st=$(nvflow state)
 	expect_eq "$v untracked GPU0: stock RMForceP2PType" "$(kv gpu0.force_p2p_type "$st")" \
 		"$(kv gpu1.force_p2p_type "$st")"
