@@ -333,6 +333,46 @@ void p2ps_doctor_free(struct p2ps_doctor_report *r);
 const struct p2ps_finding *p2ps_doctor_find(const struct p2ps_doctor_report *r,
 					    const char *check, const char *subject);
 
+/*
+ * The report said once, as `p2pctl doctor` prints it: findings that differ
+ * only in their subject are one line, blockers first (then warnings, skips,
+ * oks, each in the order the checks ran); one remedy line per remedy text;
+ * one pairs line per answer and reason.  GPUs are named by their index in
+ * the report's gpus[] ("0, 1", "all 8 GPUs"), pairs as "0-1" ("0-1, 0-2",
+ * "all 28 pairs", "all 28 pairs but 0-1, 2-3"); "" is the host.  Pointers
+ * into the report stay valid while it lives.  Release with
+ * p2ps_doctor_digest_free().
+ */
+struct p2ps_digest_line {
+	const struct p2ps_finding *finding;	/* the first of them */
+	size_t nr;			/* findings it stands for */
+	char *who;			/* their subjects */
+};
+struct p2ps_digest_remedy {
+	char *who;			/* "lockdown; sig-enforce", "link 0, 1" */
+	const char *remedy;
+};
+struct p2ps_digest_pair {
+	enum p2ps_p2p p2p;
+	const char *why;
+	size_t nr;			/* pairs it stands for */
+	char *who;
+};
+struct p2ps_doctor_digest {
+	struct p2ps_digest_line *lines;
+	size_t nr_lines;
+	struct p2ps_digest_remedy *remedies;
+	size_t nr_remedies;
+	struct p2ps_digest_pair *pairs;
+	size_t nr_pairs;
+	unsigned int nr_fail, nr_warn;	/* lines, not findings */
+};
+int p2ps_doctor_digest(const struct p2ps_doctor_report *r, struct p2ps_doctor_digest **out);
+void p2ps_doctor_digest_free(struct p2ps_doctor_digest *d);
+/* The subjects of @n findings of @r, as the digest names them; NULL: no memory. */
+char *p2ps_doctor_who(const struct p2ps_doctor_report *r, const struct p2ps_finding *const *fs,
+		      size_t n);
+
 /* ---------------------------------------------------------------- check */
 
 struct p2ps_check_item {

@@ -431,7 +431,8 @@ static void check_nccl(struct dctx *c)
 static void check_nccl_level(struct dctx *c)
 {
 	const struct p2ps_doctor_report *r = c->r;
-	char list[512] = "";
+	/* what the detail holds after its words: whole pairs, then "..." */
+	char list[sizeof(((struct p2ps_finding *)0)->detail) - 72] = "";
 	size_t i, off = 0, n = 0;
 
 	for (i = 0; i < r->nr_pairs; i++) {

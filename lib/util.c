@@ -36,14 +36,17 @@ bool p2ps_catf(char *buf, size_t size, size_t *off, const char *sep, const char 
 		return false;
 	k = snprintf(buf + *off, room, "%s", *off ? sep : "");
 	if (k < 0 || (size_t)k >= room)
-		return false;
+		goto undo;
 	va_start(ap, fmt);
 	t = vsnprintf(buf + *off + k, room - k, fmt, ap);
 	va_end(ap);
 	if (t < 0 || (size_t)t >= room - k)
-		return false;
+		goto undo;
 	*off += k + t;
 	return true;
+undo:
+	buf[*off] = '\0';	/* the string as it was, not a piece of what did not fit */
+	return false;
 }
 
 void p2ps_strlcpy(char *dst, const char *src, size_t len)

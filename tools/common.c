@@ -144,6 +144,135 @@ void p2pctl_table_print(struct p2pctl_table *t, FILE *f, const char *indent)
 	}
 }
 
+/* Columns of @s (UTF-8: a character is one column), of its first @n bytes. */
+static size_t cols(const char *s, size_t n)
+{
+	size_t i, c = 0;
+
+	for (i = 0; i < n && s[i]; i++)
+		c += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return c;
+}
+
+/* Bytes of @s that fill at most @w columns (never half a character). */
+static size_t bytes_for(const char *s, size_t w)
+{
+	size_t i = 0, c = 0;
+
+	while (s[i]) {
+		size_t j = i + 1;
+
+		while (((unsigned char)s[j] & 0xc0) == 0x80)
+			j++;
+		if (++c > w)
+			break;
+		i = j;
+	}
+	return i;
+}
+
+size_t p2pctl_wrap_next(const char *s, size_t w, size_t *skip)
+{
+	size_t n = bytes_for(s, w), i;
+
+	*skip = 0;
+	if (!s[n])
+		return n;
+	/* at the last space that fits */
+	for (i = n; i > 0; i--)
+		if (s[i] == ' ') {
+			size_t end = i;
+
+			while (end > 0 && s[end - 1] == ' ')
+				end--;
+			if (!end)
+				break;
+			while (s[i] == ' ')
+				i++;
+			*skip = i - end;
+			return end;
+		}
+	/* one word too long: after a '/', ',' or ';' in it, else where the width ends */
+	for (i = n; i > 1; i--)
+		if (strchr("/,;", s[i - 1]))
+			return i;
+	return n ? n : bytes_for(s, 1);
+}
+
+void p2pctl_wrap(FILE *f, const char *first, const char *text, size_t indent, size_t width)
+{
+	size_t w0 = cols(first, strlen(first)), skip, n;
+	const char *s = text;
+	bool head = true;
+
+	while (head || *s) {
+		size_t avail = (head ? width - w0 : width - indent);
+
+		n = p2pctl_wrap_next(s, avail, &skip);
+		if (head)
+			fprintf(f, "%s%.*s\n", first, (int)n, s);
+		else
+			fprintf(f, "%*s%.*s\n", (int)indent, "", (int)n, s);
+		s += n + skip;
+		head = false;
+	}
+}
+
+void p2pctl_table_print_wrapped(struct p2pctl_table *t, FILE *f, const char *indent, size_t width,
+				const size_t *maxw)
+{
+	size_t w[16] = { 0 }, used = indent ? cols(indent, strlen(indent)) : 0;
+	unsigned int r, c, nc = t->ncols < 16 ? t->ncols : 16;
+
+	if (!nc)
+		return;
+	for (r = 0; r < t->nrows; r++)
+		for (c = 0; c + 1 < nc; c++) {
+			const char *s = t->cells[r * t->ncols + c];
+			size_t l = s ? cols(s, strlen(s)) : 0;
+
+			if (l > w[c])
+				w[c] = l;
+		}
+	for (c = 0; c + 1 < nc; c++) {
+		if (maxw && maxw[c] && w[c] > maxw[c])
+			w[c] = maxw[c];
+		used += w[c] + 2;
+	}
+	w[nc - 1] = width > used + 10 ? width - used : 10;
+	for (r = 0; r < t->nrows; r++) {
+		const char *pos[16];
+		bool more = true;
+
+		for (c = 0; c < nc; c++)
+			pos[c] = t->cells[r * t->ncols + c] ? t->cells[r * t->ncols + c] : "";
+		while (more) {
+			char line[4096];
+			size_t len = 0, keep = 0;
+
+			more = false;
+			for (c = 0; c < nc; c++) {
+				size_t skip, n = p2pctl_wrap_next(pos[c], w[c], &skip);
+				size_t pad = c + 1 < nc ? w[c] + 2 - cols(pos[c], n) : 0;
+				int k;
+
+				k = snprintf(line + len, sizeof(line) - len, "%.*s%*s", (int)n, pos[c],
+					     (int)pad, "");
+				if (k < 0 || (size_t)k >= sizeof(line) - len)
+					break;
+				len += (size_t)k;
+				if (n)
+					keep = len - pad;	/* no trailing blanks */
+				pos[c] += n + skip;
+				if (*pos[c])
+					more = true;
+			}
+			line[keep] = '\0';
+			fprintf(f, "%s%s\n", indent ? indent : "", line);
+		}
+	}
+}
+
 void p2pctl_table_free(struct p2pctl_table *t)
 {
 	unsigned int i;
