@@ -251,6 +251,32 @@ void p2ps_root_fini(struct p2ps_root *r)
 	r->fd = -1;
 }
 
+int p2ps_root_new(struct p2ps_root **out, const char *dir)
+{
+	struct p2ps_root *r = calloc(1, sizeof(*r));
+	int err;
+
+	*out = NULL;
+	if (!r)
+		return -ENOMEM;
+	err = p2ps_root_init(r, dir);
+	if (err) {
+		p2ps_root_fini(r);
+		free(r);
+		return err;
+	}
+	*out = r;
+	return 0;
+}
+
+void p2ps_root_free(struct p2ps_root *r)
+{
+	if (!r)
+		return;
+	p2ps_root_fini(r);
+	free(r);
+}
+
 const char *p2ps_root_path(const struct p2ps_root *r, const char *path, char *buf, size_t len)
 {
 	size_t a = strlen(r->dir), b = strlen(path);

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include "p2pctl.h"
-#include "../lib/internal.h"
 
 static const char help[] =
 	"Usage: p2pctl doctor [--json] [--root DIR] [--topo FILE]\n\n"

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* p2pctl: helpers shared by the commands. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -72,6 +73,54 @@ void p2pctl_json_print(json_object *o)
 json_object *p2pctl_json_str(const char *s)
 {
 	return s && *s ? json_object_new_string(s) : NULL;
+}
+
+/* ---------------------------------------------------------------- strings */
+
+void p2pctl_strlcpy(char *dst, const char *src, size_t len)
+{
+	size_t n;
+
+	if (!len)
+		return;
+	n = strnlen(src, len - 1);
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+bool p2pctl_catf(char *buf, size_t size, size_t *off, const char *sep, const char *fmt, ...)
+{
+	size_t room = *off < size ? size - *off : 0;
+	va_list ap;
+	int k, t;
+
+	if (!room)
+		return false;
+	k = snprintf(buf + *off, room, "%s", *off ? sep : "");
+	if (k < 0 || (size_t)k >= room)
+		goto undo;
+	va_start(ap, fmt);
+	t = vsnprintf(buf + *off + k, room - k, fmt, ap);
+	va_end(ap);
+	if (t < 0 || (size_t)t >= room - k)
+		goto undo;
+	*off += k + t;
+	return true;
+undo:
+	buf[*off] = '\0';
+	return false;
+}
+
+char *p2pctl_trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
 }
 
 /* ---------------------------------------------------------------- tables */
