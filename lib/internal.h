@@ -57,7 +57,7 @@ int p2ps_parse_msg(struct nl_msg *msg, struct nlattr **tb);
 void p2ps_nl_close(struct p2ps_handle *h);
 
 /*
- * util.c: files under a root prefix.  Every path is resolved inside the
+ * files.c: files under a root prefix.  Every path is resolved inside the
  * root: symlinks are followed within the tree (an absolute target starts at
  * the root, ".." stops there), never out of it (openat2 RESOLVE_IN_ROOT, or
  * p2ps_root_resolve() where that is missing).  Reads take regular files
@@ -109,7 +109,7 @@ char *p2ps_trim(char *s);
 /* Decompress a whole .xz/.zst/.gz buffer chosen by magic; or copy. */
 int p2ps_decompress(const unsigned char *in, size_t inlen, unsigned char **out, size_t *outlen);
 
-/* util.c: p2ps_run() and its kin are public (p2pshim.h). */
+/* run.c: p2ps_run() and its kin are public (p2pshim.h). */
 
 /*
  * PCI config space (doctor_platform.c).  Offset of extended capability @id
