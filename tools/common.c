@@ -241,9 +241,9 @@ size_t p2pctl_wrap_next(const char *s, size_t w, size_t *skip)
 			*skip = i - end;
 			return end;
 		}
-	/* one word too long: after a '/', ',' or ';' in it, else where the width ends */
+	/* one word too long: after a '/', ',', ';', '_' or '=' in it, else where the width ends */
 	for (i = n; i > 1; i--)
-		if (strchr("/,;", s[i - 1]))
+		if (strchr("/,;_=", s[i - 1]))
 			return i;
 	return n ? n : bytes_for(s, 1);
 }

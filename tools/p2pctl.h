@@ -113,7 +113,8 @@ void p2pctl_table_print_wrapped(struct p2pctl_table *t, FILE *f, const char *ind
 /*
  * Bytes of @s that go on a line of @w columns: up to the last space that
  * fits (then *@skip: the spaces after it), else a word too long broken
- * after a '/', ',' or ';', else at the width.  All of @s if it fits.
+ * after a '/', ',', ';', '_' or '=', else at the width.  All of @s if it
+ * fits.
  */
 size_t p2pctl_wrap_next(const char *s, size_t w, size_t *skip);
 /* @first then @text, wrapped at @width columns, later lines indented by @indent. */

@@ -364,7 +364,7 @@ static void test_doctor_said_once(void **state)
 	assert_non_null(strstr(out_text, "\n0 blockers, 5 warnings\n"));
 }
 
-/* Wrapping: at spaces; a word longer than the line after a '/', else at the width. */
+/* Wrapping: at spaces; a word longer than the line after a '/', '_', ..., else at the width. */
 static void test_wrap(void **state)
 {
 	size_t skip;
@@ -378,6 +378,8 @@ static void test_wrap(void **state)
 	assert_int_equal(p2pctl_wrap_next("/home/user/lib/libnccl.so.2", 12, &skip), 11);
 	assert_int_equal(skip, 0);
 	assert_int_equal(p2pctl_wrap_next("abcdefghijklmnop", 10, &skip), 10);
+	/* a subject longer than its column: after its '_' */
+	assert_int_equal(p2pctl_wrap_next("CUDA_VISIBLE_DEVICES=0,1", 14, &skip), 13);
 	assert_int_equal(p2pctl_wrap_next("\xc3\xa9\xc3\xa9\xc3\xa9", 2, &skip), 4);	/* not half a character */
 }
 
