@@ -331,6 +331,100 @@ void p2ps_doctor_free(struct p2ps_doctor_report *r);
 const struct p2ps_finding *p2ps_doctor_find(const struct p2ps_doctor_report *r,
 					    const char *check, const char *subject);
 
+/*
+ * The report said once, as `p2pctl doctor` prints it: findings that differ
+ * only in their subject are one line, blockers first (then warnings, skips,
+ * oks, each in the order the checks ran); one remedy line per remedy text;
+ * one pairs line per answer and reason.  GPUs are named by their index in
+ * the report's gpus[] ("0, 1", "all 8 GPUs"), pairs as "0-1" ("0-1, 0-2",
+ * "all 28 pairs", "all 28 pairs but 0-1, 2-3"); "" is the host.  Pointers
+ * into the report stay valid while it lives.  Release with
+ * p2ps_doctor_digest_free().
+ */
+struct p2ps_digest_line {
+	const struct p2ps_finding *finding;	/* the first of them */
+	size_t nr;			/* findings it stands for */
+	char *who;			/* their subjects */
+};
+struct p2ps_digest_remedy {
+	char *who;			/* "lockdown; sig-enforce", "link 0, 1" */
+	const char *remedy;
+};
+struct p2ps_digest_pair {
+	enum p2ps_p2p p2p;
+	const char *why;
+	size_t nr;			/* pairs it stands for */
+	char *who;
+};
+struct p2ps_doctor_digest {
+	struct p2ps_digest_line *lines;
+	size_t nr_lines;
+	struct p2ps_digest_remedy *remedies;
+	size_t nr_remedies;
+	struct p2ps_digest_pair *pairs;
+	size_t nr_pairs;
+	unsigned int nr_fail, nr_warn;	/* lines, not findings */
+};
+int p2ps_doctor_digest(const struct p2ps_doctor_report *r, struct p2ps_doctor_digest **out);
+void p2ps_doctor_digest_free(struct p2ps_doctor_digest *d);
+/* The subjects of @n findings of @r, as the digest names them; NULL: no memory. */
+char *p2ps_doctor_who(const struct p2ps_doctor_report *r, const struct p2ps_finding *const *fs,
+		      size_t n);
+
+/* ---------------------------------------------------------------- host files */
+
+/*
+ * What doctor reads, as p2pctl's report and its capture read it too: files
+ * under a root prefix (a captured tree, or the live system).  Every path
+ * is resolved inside the root: links are followed within the tree (an
+ * absolute target starts at the root, ".." stops there), never out of it.
+ * Reads take regular files only, opened non-blocking (no FIFO, no
+ * device), and at most a cap.
+ */
+struct p2ps_root;
+/* @dir: the tree; NULL, "" or "/" for the live system.  0 or -errno. */
+int p2ps_root_new(struct p2ps_root **out, const char *dir);
+void p2ps_root_free(struct p2ps_root *r);
+/* open(2) @path resolved inside the root (O_CLOEXEC added); -1 with errno. */
+int p2ps_root_open(const struct p2ps_root *r, const char *path, int flags);
+/* A whole file (gzip transparently if @gz), NUL-terminated, at most @max bytes; else NULL. */
+char *p2ps_root_read_max(const struct p2ps_root *r, const char *path, size_t *len, bool gz,
+			 size_t max);
+/* Real path of @path (following links, or ROOT/.symlinks), relative to the root. */
+bool p2ps_root_realpath(const struct p2ps_root *r, const char *path, char *buf, size_t len);
+/* Names of the entries of a directory, including links from ROOT/.symlinks; 0 or -errno. */
+int p2ps_root_list(const struct p2ps_root *r, const char *dir, char ***names, size_t *n);
+void p2ps_free_list(char **names, size_t n);
+
+/*
+ * @fd (taken: closed on failure) if it is a regular file; else -errno (a
+ * FIFO, a device: -EINVAL; a directory: -EISDIR).
+ */
+int p2ps_fd_regular(int fd);
+/* A whole regular file, NUL-terminated, of at most @max bytes (else NULL, errno EFBIG). */
+char *p2ps_read_file_max(const char *path, size_t *len, bool gz, size_t max);
+/*
+ * Replace, in place, every byte that is not part of valid UTF-8 and every
+ * control character (C0 but tab, DEL, C1) with '?': text from sysfs, DMI or
+ * a file that may reach a terminal or JSON.  Returns @s.
+ */
+char *p2ps_sanitize(char *s);
+
+/*
+ * Run a program under a deadline.  @argv[0] is looked up in PATH; stdin is
+ * /dev/null, stderr goes to /dev/null (or with stdout if @merge_err).  At
+ * most @cap bytes of its output are kept, in *@out (NUL-terminated; also
+ * set on a timeout, with what came before it).  After @timeout_ms its
+ * process group is killed (SIGKILL) and -ETIMEDOUT returned; -ENOENT if it
+ * is not there; else its exit status (128 + the signal if one ended it).
+ */
+#define P2PS_RUN_TIMEOUT_MS 10000
+int p2ps_run(char *const argv[], int timeout_ms, size_t cap, bool merge_err, char **out);
+/* P2PCTL_CMD_TIMEOUT (seconds) if set and sane, else P2PS_RUN_TIMEOUT_MS. */
+int p2ps_run_timeout_ms(void);
+/* "timed out after 10 s (killed)", "not found", "exit status 6", ... for @rc */
+void p2ps_run_describe(int rc, int timeout_ms, char *buf, size_t len);
+
 /* ---------------------------------------------------------------- check */
 
 struct p2ps_check_item {

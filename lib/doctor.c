@@ -3,8 +3,10 @@
  * libp2pshim: host checks (`p2pctl doctor`).  Reads procfs/sysfs/boot files
  * under a root prefix, so that the unit tests run on captured fixture trees.
  *
- * This file: the report (names, findings) and the order of the checks.
- * One file a check family, sharing struct dctx (doctor.h):
+ * This file: the order of the checks and the one answer.  The findings
+ * store is findings.c, the helpers the families share doctor_util.c and
+ * doctor_registry.c.  One file a check family, sharing struct dctx
+ * (doctor.h); no family calls another:
  *   doctor_kernel.c    kernel release, config, kprobes, module signing
  *   doctor_driver.c    the nvidia driver and its profile
  *   doctor_gpus.c      GPUs: ids, VRAM, BAR1, Resizable BAR
@@ -26,104 +28,6 @@
 #include <string.h>
 
 #include "doctor.h"
-
-const char *p2ps_verdict_name(enum p2ps_verdict v)
-{
-	switch (v) {
-	case P2PS_V_OK: return "ok";
-	case P2PS_V_SKIP: return "skip";
-	case P2PS_V_WARN: return "warn";
-	case P2PS_V_FAIL: return "fail";
-	}
-	return "unknown";
-}
-
-const char *p2ps_static_bar1_name(enum p2ps_static_bar1 s)
-{
-	switch (s) {
-	case P2PS_SB_YES: return "yes";
-	case P2PS_SB_NO: return "no";
-	case P2PS_SB_UNALIGNED: return "yes, unusable";
-	case P2PS_SB_INIT_FAILS: return "init fails";
-	default: return "unknown";
-	}
-}
-
-const char *p2ps_p2p_name(enum p2ps_p2p p)
-{
-	switch (p) {
-	case P2PS_P2P_BAR1: return "bar1";
-	case P2PS_P2P_NATIVE: return "native";
-	case P2PS_P2P_NONE: return "none";
-	default: return "unknown";
-	}
-}
-
-const char *p2ps_pcie_path_name(enum p2ps_pcie_path p)
-{
-	switch (p) {
-	case P2PS_PATH_SWITCH: return "common switch";
-	case P2PS_PATH_ROOT_COMPLEX: return "same root complex";
-	case P2PS_PATH_HOST_BRIDGES: return "across host bridges";
-	case P2PS_PATH_CROSS_SOCKET: return "across sockets";
-	default: return "unknown";
-	}
-}
-
-void p2ps_dr_add(struct dctx *c, const char *check, const char *subject, enum p2ps_verdict v,
-		const char *source, const char *remedy, const char *fmt, ...)
-{
-	struct p2ps_doctor_report *r = c->r;
-	struct p2ps_finding *f;
-	va_list ap;
-
-	if (c->err)
-		return;
-	if (r->nr_findings == c->cap_f) {
-		size_t n = c->cap_f ? c->cap_f * 2 : 32;
-		struct p2ps_finding *nf = realloc(r->findings, n * sizeof(*nf));
-
-		if (!nf) {
-			c->err = -ENOMEM;
-			return;
-		}
-		r->findings = nf;
-		c->cap_f = n;
-	}
-	f = &r->findings[r->nr_findings++];
-	memset(f, 0, sizeof(*f));
-	p2ps_strlcpy(f->check, check, sizeof(f->check));
-	p2ps_strlcpy(f->subject, subject ? subject : "", sizeof(f->subject));
-	f->verdict = v;
-	p2ps_strlcpy(f->source, source ? source : "", sizeof(f->source));
-	p2ps_strlcpy(f->remedy, v == P2PS_V_OK || !remedy ? "" : remedy, sizeof(f->remedy));
-	va_start(ap, fmt);
-	vsnprintf(f->detail, sizeof(f->detail), fmt, ap);
-	va_end(ap);
-	/* what files said reaches a terminal and JSON: no ESC, valid UTF-8 */
-	p2ps_sanitize(f->subject);
-	p2ps_sanitize(f->detail);
-	p2ps_sanitize(f->remedy);
-	p2ps_sanitize(f->source);
-	if (v == P2PS_V_FAIL)
-		r->nr_fail++;
-	else if (v == P2PS_V_WARN)
-		r->nr_warn++;
-}
-
-const struct p2ps_finding *p2ps_doctor_find(const struct p2ps_doctor_report *r,
-					    const char *check, const char *subject)
-{
-	size_t i;
-
-	for (i = 0; i < r->nr_findings; i++)
-		if (!strcmp(r->findings[i].check, check) &&
-		    (!subject || !strcmp(r->findings[i].subject, subject)))
-			return &r->findings[i];
-	return NULL;
-}
-
-
 
 /*
  * The one answer: usable GPUs (fewer than two: a blocker), and the pairs
@@ -267,9 +171,12 @@ int p2ps_doctor(const struct p2ps_doctor_opts *opts, struct p2ps_doctor_report *
 		p2ps_dr_iommu(&c);
 		err = p2ps_dr_pairs(&c);
 		if (!err) {
+			p2ps_dr_vm(&c);
 			p2ps_dr_platform(&c);
+			p2ps_dr_display(&c);
 			p2ps_dr_bar1_reads(&c);
 			p2ps_dr_software(&c);
+			p2ps_dr_vllm(&c);
 		}
 	}
 	if (!err)

@@ -42,10 +42,13 @@ struct dctx {
 	char iommu_dma[1024];		/* doctor_iommu.c: GPUs whose group translates DMA */
 };
 
+/* ---- findings.c: the findings store */
 /* Append a finding (no remedy kept for an ok verdict). */
 __attribute__((format(printf, 7, 8)))
 void p2ps_dr_add(struct dctx *c, const char *check, const char *subject, enum p2ps_verdict v,
 		 const char *source, const char *remedy, const char *fmt, ...);
+
+/* ---- doctor_util.c: helpers the check families share */
 unsigned long p2ps_dr_read_hex(struct dctx *c, const char *dir, const char *attr, bool *ok);
 /*
  * PCI addresses of the bridges and device on a sysfs path; its host bridge
@@ -56,21 +59,34 @@ unsigned long p2ps_dr_read_hex(struct dctx *c, const char *dir, const char *attr
 int p2ps_dr_split_path(const char *path, char comps[][16], int max, char *host, size_t hostlen);
 /* Value of @key in /proc/driver/nvidia/params, or false. */
 bool p2ps_dr_param(struct dctx *c, const char *key, char *out, size_t len);
+/* "24 GiB", "256 MiB", "unknown" */
+void p2ps_dr_fmt_size(uint64_t b, char *buf, size_t len);
+/* The first CPU of the root's /proc/cpuinfo; false if not known. */
+bool p2ps_dr_cpu(struct dctx *c, struct p2ps_host_cpu *cpu);
+/* p2p-shim is loaded (/sys/module/p2p_shim, /proc/modules). */
+bool p2ps_dr_shim_loaded(struct dctx *c);
+/* @fn for /root/@suffix and /home/USER/@suffix. */
+void p2ps_dr_each_home(struct dctx *c, const char *suffix,
+		       void (*fn)(struct dctx *, void *, const char *), void *arg);
+
+/* ---- doctor_registry.c: the user's registry keys, as the driver reads them */
 /*
  * The user's value of registry key @key for the GPU at @bdf (NULL: the
- * global one), as the driver reads it (doctor_registry.c), or -1; *@option
- * (if not NULL) names the module option it came from.
+ * global one), or -1; *@option (if not NULL) names the module option it
+ * came from.
  */
 long p2ps_dr_user_key(const char *dwords, const char *per_device, const char *bdf,
 		      const char *key, const char **option);
-/* @g's address where its own per-device entries reach it, else NULL (doctor_registry.c). */
+/* @g's address where its own per-device entries reach it, else NULL. */
 const char *p2ps_dr_per_device_bdf(const struct p2ps_dr_rules *r, const struct p2ps_gpu *g);
 /* @g's static-BAR1 keys: @r's, with those @g's own per-device entries set. */
 void p2ps_dr_gpu_keys(const struct p2ps_dr_rules *r, const struct p2ps_gpu *g, struct p2ps_sb1_keys *k);
-/* "24 GiB", "256 MiB", "unknown" */
-void p2ps_dr_fmt_size(uint64_t b, char *buf, size_t len);
 
-/* The check families, in the order p2ps_doctor() runs them. */
+/*
+ * The check families, in the order p2ps_doctor() runs them.  Each calls
+ * the store, the helpers above and the shared rules, never another family;
+ * what one leaves for a later one is in struct dctx or the report.
+ */
 void p2ps_dr_kernel(struct dctx *c);		/* doctor_kernel.c */
 void p2ps_dr_driver(struct dctx *c);		/* doctor_driver.c */
 int p2ps_dr_find_gpus(struct dctx *c);		/* doctor_gpus.c */
@@ -85,22 +101,12 @@ struct p2ps_dr_cmdline_iommu {
 };
 void p2ps_dr_cmdline_iommu(const char *cmdline, struct p2ps_dr_cmdline_iommu *o);
 int p2ps_dr_pairs(struct dctx *c);		/* doctor_topo.c */
-/* doctor_platform.c: ACS, links, NUMA and host bridges; then doctor_host.c's VM, displays. */
-void p2ps_dr_platform(struct dctx *c);
-void p2ps_dr_vm(struct dctx *c);		/* doctor_host.c */
-void p2ps_dr_display(struct dctx *c);
-/* doctor_software.c: NCCL; then doctor_vllm.c's vLLM P2P cache. */
-void p2ps_dr_software(struct dctx *c);
+void p2ps_dr_vm(struct dctx *c);		/* doctor_host.c: sets c->vm */
+void p2ps_dr_platform(struct dctx *c);		/* doctor_platform.c: ACS, links */
+void p2ps_dr_display(struct dctx *c);		/* doctor_host.c */
+void p2ps_dr_bar1_reads(struct dctx *c);	/* doctor_read.c: the driver's peer-read rule */
+void p2ps_dr_software(struct dctx *c);		/* doctor_software.c: NCCL */
 void p2ps_dr_vllm(struct dctx *c);		/* doctor_vllm.c */
-/* doctor_software.c: @fn for /root/@suffix and /home/USER/@suffix. */
-void p2ps_dr_each_home(struct dctx *c, const char *suffix,
-		       void (*fn)(struct dctx *, void *, const char *), void *arg);
 void p2ps_dr_module(struct dctx *c);		/* doctor_module.c */
-/* doctor_module.c: p2p-shim is loaded (/sys/module/p2p_shim, /proc/modules). */
-bool p2ps_dr_shim_loaded(struct dctx *c);
-/* doctor_read.c: the first CPU of the root's /proc/cpuinfo; false if not known. */
-bool p2ps_dr_cpu(struct dctx *c, struct p2ps_host_cpu *cpu);
-/* doctor_read.c: BAR1 pairs on hosts that fail the driver's peer-read rule. */
-void p2ps_dr_bar1_reads(struct dctx *c);
 
 #endif

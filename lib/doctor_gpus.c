@@ -135,27 +135,6 @@ static uint64_t vram_of(uint16_t dev)
 	return 0;
 }
 
-void p2ps_dr_fmt_size(uint64_t b, char *buf, size_t len)
-{
-	if (!b)
-		snprintf(buf, len, "unknown");
-	else if (b >= GiB && b % GiB == 0)
-		snprintf(buf, len, "%" PRIu64 " GiB", b / GiB);
-	else if (b >= GiB)
-		snprintf(buf, len, "%.1f GiB", (double)b / GiB);
-	else
-		snprintf(buf, len, "%" PRIu64 " MiB", b / MiB);
-}
-
-unsigned long p2ps_dr_read_hex(struct dctx *c, const char *dir, const char *attr, bool *ok)
-{
-	char path[PATH_MAX + 64], buf[64];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, attr);
-	*ok = p2ps_root_line(&c->root, path, buf, sizeof(buf));
-	return *ok ? strtoul(buf, NULL, 0) : 0;
-}
-
 /*
  * NVIDIA's "BAR1" (the framebuffer aperture) is the memory BAR after BAR0.
  * The sysfs resource file has one line per resource index; a 64-bit BAR0
@@ -297,30 +276,6 @@ int p2ps_dr_find_gpus(struct dctx *c)
 		if (any_driver || c->root.live)
 			r->gpus[i].driver_known = true;
 	return 0;
-}
-
-bool p2ps_dr_param(struct dctx *c, const char *key, char *out, size_t len)
-{
-	char *p = p2ps_root_read(&c->root, "/proc/driver/nvidia/params", NULL, false), *m;
-	char pat[80];
-	bool found = false;
-
-	if (!p)
-		return false;
-	snprintf(pat, sizeof(pat), "%s:", key);
-	for (m = strstr(p, pat); m; m = strstr(m + 1, pat)) {
-		if (m == p || m[-1] == '\n') {
-			char *e = strchr(m, '\n');
-
-			if (e)
-				*e = '\0';
-			p2ps_strlcpy(out, p2ps_trim(m + strlen(pat)), len);
-			found = true;
-			break;
-		}
-	}
-	free(p);
-	return found;
 }
 
 void p2ps_dr_gpus(struct dctx *c)

@@ -11,19 +11,6 @@
 
 #include "doctor.h"
 
-bool p2ps_dr_shim_loaded(struct dctx *c)
-{
-	bool loaded = p2ps_root_exists(&c->root, "/sys/module/p2p_shim");
-
-	if (!loaded) {
-		char *mods = p2ps_root_read(&c->root, "/proc/modules", NULL, false);
-
-		loaded = mods && (!strncmp(mods, "p2p_shim ", 9) || strstr(mods, "\np2p_shim "));
-		free(mods);
-	}
-	return loaded;
-}
-
 void p2ps_dr_module(struct dctx *c)
 {
 	bool loaded = p2ps_dr_shim_loaded(c);

@@ -322,7 +322,6 @@ void p2ps_dr_platform(struct dctx *c)
 {
 	size_t i;
 
-	p2ps_dr_vm(c);
 	for (i = 0; i < c->r->nr_gpus; i++)
 		check_link_gpu(c, &c->r->gpus[i]);
 	for (i = 0; i < c->r->nr_pairs; i++) {
@@ -332,5 +331,4 @@ void p2ps_dr_platform(struct dctx *c)
 			 c->r->gpus[c->r->pairs[i].b].bdf);
 		check_acs_pair(c, &c->r->pairs[i], subj);
 	}
-	p2ps_dr_display(c);
 }

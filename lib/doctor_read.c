@@ -14,60 +14,6 @@
 #include <p2p-shim/readrule.h>
 #include "doctor.h"
 
-bool p2ps_host_cpu_parse(const char *text, struct p2ps_host_cpu *cpu)
-{
-	const char *line;
-	bool fam = false, mod = false;
-
-	memset(cpu, 0, sizeof(*cpu));
-	if (!text)
-		return false;
-	/* the first processor's block */
-	for (line = text; *line && *line != '\n';) {
-		const char *eol = strchrnul(line, '\n'), *colon = memchr(line, ':', eol - line);
-		size_t kl;
-
-		if (colon) {
-			const char *v = colon + 1;
-
-			for (kl = (size_t)(colon - line); kl && (line[kl - 1] == ' ' || line[kl - 1] == '\t'); kl--)
-				;
-			while (*v == ' ' || *v == '\t')
-				v++;
-			if (kl == 9 && !strncmp(line, "vendor_id", 9))
-				snprintf(cpu->vendor_id, sizeof(cpu->vendor_id), "%.*s",
-					 (int)(eol - v), v);
-			else if (kl == 10 && !strncmp(line, "cpu family", 10))
-				fam = sscanf(v, "%u", &cpu->family) == 1;
-			else if (kl == 5 && !strncmp(line, "model", 5))
-				mod = sscanf(v, "%u", &cpu->model) == 1;
-		}
-		line = *eol ? eol + 1 : eol;
-	}
-	cpu->vendor = !strcmp(cpu->vendor_id, "GenuineIntel") ? P2PS_CPU_INTEL :
-		      !strcmp(cpu->vendor_id, "AuthenticAMD") ? P2PS_CPU_AMD : P2PS_CPU_OTHER;
-	cpu->known = *cpu->vendor_id && fam && mod;
-	return cpu->known;
-}
-
-bool p2ps_host_cpu(struct p2ps_host_cpu *cpu)
-{
-	char *text = p2ps_read_file_max("/proc/cpuinfo", NULL, false, 4 << 20);
-	bool known = p2ps_host_cpu_parse(text, cpu);
-
-	free(text);
-	return known;
-}
-
-bool p2ps_dr_cpu(struct dctx *c, struct p2ps_host_cpu *cpu)
-{
-	char *text = p2ps_root_read(&c->root, "/proc/cpuinfo", NULL, false);
-	bool known = p2ps_host_cpu_parse(text, cpu);
-
-	free(text);
-	return known;
-}
-
 /*
  * Whether the GPUs of @p share a PCIe switch the driver knows
  * (p2ps_pcie_switch_known): the deepest bridge above both, its ids.

@@ -323,24 +323,6 @@ static void nccl_python(struct dctx *c, struct nccl_scan *s, const char *libdir)
 	p2ps_free_list(names, n);
 }
 
-/* /home/USER/SUFFIX for every user, and /root/SUFFIX */
-void p2ps_dr_each_home(struct dctx *c, const char *suffix, void (*fn)(struct dctx *, void *, const char *),
-		      void *arg)
-{
-	char **names, dir[600];
-	size_t n, i;
-
-	snprintf(dir, sizeof(dir), "/root/%s", suffix);
-	fn(c, arg, dir);
-	if (p2ps_root_list(&c->root, "/home", &names, &n))
-		return;
-	for (i = 0; i < n; i++) {
-		snprintf(dir, sizeof(dir), "/home/%s/%s", names[i], suffix);
-		fn(c, arg, dir);
-	}
-	p2ps_free_list(names, n);
-}
-
 static void python_cb(struct dctx *c, void *arg, const char *dir)
 {
 	nccl_python(c, arg, dir);
@@ -431,7 +413,8 @@ static void check_nccl(struct dctx *c)
 static void check_nccl_level(struct dctx *c)
 {
 	const struct p2ps_doctor_report *r = c->r;
-	char list[512] = "";
+	/* what the detail holds after its words: whole pairs, then "..." */
+	char list[sizeof(((struct p2ps_finding *)0)->detail) - 72] = "";
 	size_t i, off = 0, n = 0;
 
 	for (i = 0; i < r->nr_pairs; i++) {
@@ -456,5 +439,4 @@ void p2ps_dr_software(struct dctx *c)
 {
 	check_nccl(c);
 	check_nccl_level(c);
-	p2ps_dr_vllm(c);
 }

@@ -15,22 +15,6 @@
 
 #include "doctor.h"
 
-int p2ps_dr_split_path(const char *path, char comps[][16], int max, char *host, size_t hostlen)
-{
-	char buf[1024], *tok, *save;
-	int n = 0;
-
-	*host = '\0';
-	p2ps_strlcpy(buf, path, sizeof(buf));
-	for (tok = strtok_r(buf, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
-		if (!strncmp(tok, "pci", 3) && strchr(tok, ':') && !*host)
-			p2ps_strlcpy(host, tok, hostlen);
-		else if (*host && strlen(tok) == 12 && tok[4] == ':' && tok[7] == ':' && n < max)
-			p2ps_strlcpy(comps[n++], tok, 16);
-	}
-	return n;
-}
-
 /*
  * The socket (physical_package_id) of every CPU in the list @list
  * ("0-7,16-23"), when they share one; else -1.

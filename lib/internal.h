@@ -57,12 +57,13 @@ int p2ps_parse_msg(struct nl_msg *msg, struct nlattr **tb);
 void p2ps_nl_close(struct p2ps_handle *h);
 
 /*
- * util.c: files under a root prefix.  Every path is resolved inside the
+ * files.c: files under a root prefix.  Every path is resolved inside the
  * root: symlinks are followed within the tree (an absolute target starts at
  * the root, ".." stops there), never out of it (openat2 RESOLVE_IN_ROOT, or
  * p2ps_root_resolve() where that is missing).  Reads take regular files
  * only, opened non-blocking (no FIFO, no device), and at most
- * P2PS_ROOT_READ_MAX bytes (else NULL with errno EFBIG).
+ * P2PS_ROOT_READ_MAX bytes (else NULL with errno EFBIG).  The public part
+ * (p2ps_root_new(), p2ps_root_open(), ...) is in p2pshim.h.
  */
 #define P2PS_ROOT_READ_MAX ((size_t)4 << 20)
 struct p2ps_root {
@@ -86,30 +87,14 @@ const char *p2ps_root_path(const struct p2ps_root *r, const char *path, char *bu
  */
 int p2ps_root_resolve(const struct p2ps_root *r, const char *path, bool follow_last,
 		      char *out, size_t len);
-/* open(2) @path resolved inside the root (O_CLOEXEC added); -1 with errno. */
-int p2ps_root_open(const struct p2ps_root *r, const char *path, int flags);
 /* Read a whole file (gzip transparently if @gz); NUL-terminated; NULL if absent. */
 char *p2ps_root_read(const struct p2ps_root *r, const char *path, size_t *len, bool gz);
-/* The same, with a cap of @max bytes in place of P2PS_ROOT_READ_MAX. */
-char *p2ps_root_read_max(const struct p2ps_root *r, const char *path, size_t *len, bool gz,
-			 size_t max);
 /* First line of a file, trimmed; false if absent. */
 bool p2ps_root_line(const struct p2ps_root *r, const char *path, char *buf, size_t len);
 bool p2ps_root_exists(const struct p2ps_root *r, const char *path);
-/* Real path of @path (following links, or ROOT/.symlinks), relative to root. */
-bool p2ps_root_realpath(const struct p2ps_root *r, const char *path, char *buf, size_t len);
-/* Names of the entries of a directory, including links from .symlinks. */
-int p2ps_root_list(const struct p2ps_root *r, const char *dir, char ***names, size_t *n);
-void p2ps_free_list(char **names, size_t n);
 
-/*
- * Whole files, regular ones only: @fd (taken, closed) must be a regular
- * file (a FIFO, a device, a directory: NULL with errno EINVAL/EISDIR);
- * more than @max bytes: NULL with errno EFBIG.
- */
-int p2ps_fd_regular(int fd);	/* @fd, or -errno (closed) */
+/* Whole files (p2ps_read_file_max(), p2pshim.h) from an open @fd (taken, closed). */
 char *p2ps_read_fd(int fd, size_t *len, bool gz, size_t max);
-char *p2ps_read_file_max(const char *path, size_t *len, bool gz, size_t max);
 /* p2ps_read_file_max() with a cap of 1 GiB (kernel modules). */
 char *p2ps_read_file(const char *path, size_t *len, bool gz);
 void p2ps_strlcpy(char *dst, const char *src, size_t len);
@@ -121,30 +106,10 @@ void p2ps_strlcpy(char *dst, const char *src, size_t len);
 bool p2ps_catf(char *buf, size_t size, size_t *off, const char *sep, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 char *p2ps_trim(char *s);
-/*
- * Replace, in place, every byte that is not part of valid UTF-8 and every
- * control character (C0 but tab, DEL, C1) with '?': text from sysfs, DMI or
- * a file that may reach a terminal or JSON.  Returns @s.
- */
-char *p2ps_sanitize(char *s);
 /* Decompress a whole .xz/.zst/.gz buffer chosen by magic; or copy. */
 int p2ps_decompress(const unsigned char *in, size_t inlen, unsigned char **out, size_t *outlen);
 
-/*
- * util.c: run a program under a deadline.  @argv[0] is looked up in PATH;
- * stdin is /dev/null, stderr goes to /dev/null (or with stdout if
- * @merge_err).  At most @cap bytes of its output are kept, in *@out
- * (NUL-terminated; also set on a timeout, with what came before it).
- * After @timeout_ms its process group is killed (SIGKILL) and -ETIMEDOUT
- * returned; -ENOENT if it is not there; else its exit status (128 + the
- * signal if one ended it).
- */
-#define P2PS_RUN_TIMEOUT_MS 10000
-int p2ps_run(char *const argv[], int timeout_ms, size_t cap, bool merge_err, char **out);
-/* P2PCTL_CMD_TIMEOUT (seconds) if set and sane, else P2PS_RUN_TIMEOUT_MS. */
-int p2ps_run_timeout_ms(void);
-/* "timed out after 10 s (killed)", "not found", "exit status 6", ... for @rc */
-void p2ps_run_describe(int rc, int timeout_ms, char *buf, size_t len);
+/* run.c: p2ps_run() and its kin are public (p2pshim.h). */
 
 /*
  * PCI config space (doctor_platform.c).  Offset of extended capability @id

@@ -28,7 +28,6 @@
 
 #include "p2pctl.h"
 #include "capture.h"
-#include "../lib/internal.h"
 
 #define CAP_FILE_MAX ((size_t)8 << 20)
 #define CAP_LIST_MAX 4096
@@ -40,7 +39,7 @@ struct trace_ent {
 
 struct p2pctl_capture {
 	char dir[PATH_MAX];
-	struct p2ps_root src;
+	struct p2ps_root *src;
 	bool full;
 	char *(*redact)(void *arg, const char *text);
 	void *arg;
@@ -59,7 +58,7 @@ static int mkdirs(const char *path)
 {
 	char buf[PATH_MAX], *p;
 
-	p2ps_strlcpy(buf, path, sizeof(buf));
+	p2pctl_strlcpy(buf, path, sizeof(buf));
 	for (p = buf + 1; *p; p++) {
 		if (*p != '/')
 			continue;
@@ -84,7 +83,7 @@ int p2pctl_capture_new(const char *dir, const char *root, bool full,
 	*out = NULL;
 	if (!c)
 		return -ENOMEM;
-	p2ps_strlcpy(c->dir, dir, sizeof(c->dir));
+	p2pctl_strlcpy(c->dir, dir, sizeof(c->dir));
 	c->full = full;
 	c->redact = redact;
 	c->arg = arg;
@@ -93,7 +92,7 @@ int p2pctl_capture_new(const char *dir, const char *root, bool full,
 		free(c);
 		return -EEXIST;
 	}
-	err = p2ps_root_init(&c->src, root);
+	err = p2ps_root_new(&c->src, root);
 	if (!err)
 		err = mkdirs(path);
 	snprintf(path, sizeof(path), "%s/cmd", dir);
@@ -106,7 +105,7 @@ int p2pctl_capture_new(const char *dir, const char *root, bool full,
 	if (!err && !(c->miss = fopen(path, "w")))
 		err = -errno;
 	if (err) {
-		p2ps_root_fini(&c->src);
+		p2ps_root_free(c->src);
 		free(c);
 		return err;
 	}
@@ -141,7 +140,7 @@ static void map_home(struct p2pctl_capture *c, const char *in, char *out, size_t
 	size_t nl, i;
 
 	if (c->full || strncmp(in, "/home/", 6) || !in[6]) {
-		p2ps_strlcpy(out, in, len);
+		p2pctl_strlcpy(out, in, len);
 		return;
 	}
 	nl = strcspn(in + 6, "/");
@@ -167,10 +166,10 @@ static void relpath(const char *from, const char *to, char *out, size_t len)
 	out[0] = '\0';
 	for (p = from + common; *p; p++)
 		if (*p == '/')
-			p2ps_catf(out, len, &off, "", "../");
-	p2ps_catf(out, len, &off, "", "%s", to[common] == '/' ? to + common + 1 : to + common);
+			p2pctl_catf(out, len, &off, "", "../");
+	p2pctl_catf(out, len, &off, "", "%s", to[common] == '/' ? to + common + 1 : to + common);
 	if (!off)
-		p2ps_strlcpy(out, ".", len);
+		p2pctl_strlcpy(out, ".", len);
 }
 
 static void add_line(char ***lines, size_t *n, const char *line)
@@ -191,7 +190,7 @@ static void add_link(struct p2pctl_capture *c, const char *link, const char *rea
 
 	map_home(c, link, ml, sizeof(ml));
 	map_home(c, real, mr, sizeof(mr));
-	p2ps_strlcpy(dir, ml, sizeof(dir));
+	p2pctl_strlcpy(dir, ml, sizeof(dir));
 	*strrchr(dir, '/') = '\0';
 	relpath(*dir ? dir : "/", mr, rel, sizeof(rel));
 	snprintf(line, sizeof(line), "%s\t%s\t%s", ml, rel, mr);
@@ -216,23 +215,23 @@ static bool walk(struct p2pctl_capture *c, const char *path, char *real, size_t 
 		if (!*p)
 			break;
 		n = strcspn(p, "/");
-		p2ps_catf(prefix, sizeof(prefix), &pl, "", "/%.*s", (int)n, p);
+		p2pctl_catf(prefix, sizeof(prefix), &pl, "", "/%.*s", (int)n, p);
 		snprintf(expect, sizeof(expect), "%s/%.*s", cur, (int)n, p);
-		if (p2ps_root_realpath(&c->src, prefix, rq, sizeof(rq))) {
+		if (p2ps_root_realpath(c->src, prefix, rq, sizeof(rq))) {
 			if (strcmp(rq, expect) && !(n <= 2 && p[0] == '.' && (n == 1 || p[1] == '.')))
 				add_link(c, expect, rq);
-			p2ps_strlcpy(cur, rq, sizeof(cur));
+			p2pctl_strlcpy(cur, rq, sizeof(cur));
 		} else if (n == 2 && p[0] == '.' && p[1] == '.') {
 			char *s = strrchr(cur, '/');
 
 			if (s)
 				*s = '\0';
 		} else if (!(n == 1 && p[0] == '.')) {
-			p2ps_strlcpy(cur, expect, sizeof(cur));
+			p2pctl_strlcpy(cur, expect, sizeof(cur));
 		}
 		p += n;
 	}
-	if (!p2ps_root_realpath(&c->src, path, real, len))
+	if (!p2ps_root_realpath(c->src, path, real, len))
 		return false;
 	return true;
 }
@@ -284,7 +283,7 @@ static int write_out(struct p2pctl_capture *c, const char *rel, const char *text
 static bool take_versions(struct p2pctl_capture *c, const char *real, const char *rel)
 {
 	char path[3 * PATH_MAX], *buf, *slash;
-	int fd = p2ps_fd_regular(p2ps_root_open(&c->src, real, O_RDONLY | O_NONBLOCK));
+	int fd = p2ps_fd_regular(p2ps_root_open(c->src, real, O_RDONLY | O_NONBLOCK));
 	size_t have = 0, kept = 0;
 	ssize_t n;
 	FILE *f;
@@ -323,18 +322,18 @@ static void take(struct p2pctl_capture *c, const char *path, int how)
 	if (!walk(c, path, real, sizeof(real))) {
 		if (how != P2PS_TRACE_LIST)
 			return;
-		p2ps_strlcpy(real, path, sizeof(real));	/* only .symlinks lines under it */
+		p2pctl_strlcpy(real, path, sizeof(real));	/* only .symlinks lines under it */
 	}
 	map_home(c, real, mapped, sizeof(mapped));
 	snprintf(rel, sizeof(rel), "root%s", mapped);
-	fd = p2ps_root_open(&c->src, real, O_PATH | O_NOFOLLOW);
+	fd = p2ps_root_open(c->src, real, O_PATH | O_NOFOLLOW);
 	if (fd >= 0 && fstat(fd, &st))
 		st.st_mode = 0;
 	if (fd >= 0)
 		close(fd);
 	if (fd >= 0 && S_ISREG(st.st_mode)) {
 		size_t len = 0;
-		char *s = p2ps_root_read_max(&c->src, real, &len, false, CAP_FILE_MAX);
+		char *s = p2ps_root_read_max(c->src, real, &len, false, CAP_FILE_MAX);
 
 		if (s) {
 			if (write_out(c, rel, s, len))
@@ -363,19 +362,19 @@ static void take(struct p2pctl_capture *c, const char *path, int how)
 		char **names;
 		size_t n, i;
 
-		if (p2ps_root_list(&c->src, path, &names, &n))
+		if (p2ps_root_list(c->src, path, &names, &n))
 			return;
 		for (i = 0; i < n && i < CAP_LIST_MAX; i++) {
 			char child[2 * PATH_MAX], src[2 * PATH_MAX], rc[PATH_MAX];
 
 			snprintf(child, sizeof(child), "%s/%s", strcmp(real, "/") ? real : "", names[i]);
 			snprintf(src, sizeof(src), "%s/%s", strcmp(path, "/") ? path : "", names[i]);
-			if (!p2ps_root_realpath(&c->src, src, rc, sizeof(rc)))
+			if (!p2ps_root_realpath(c->src, src, rc, sizeof(rc)))
 				continue;
 			if (strcmp(rc, child)) {
 				add_link(c, child, rc);
 			} else {
-				int d = p2ps_root_open(&c->src, child, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+				int d = p2ps_root_open(c->src, child, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
 
 				if (d >= 0) {
 					char m[PATH_MAX], full[3 * PATH_MAX];
@@ -488,7 +487,7 @@ int p2pctl_capture_finish(struct p2pctl_capture *c, const char *root)
 		free(c->homes[i]);
 	free(c->ents);
 	free(c->links);
-	p2ps_root_fini(&c->src);
+	p2ps_root_free(c->src);
 	free(c);
 	return err;
 }

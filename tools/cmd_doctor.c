@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include "p2pctl.h"
-#include "../lib/internal.h"
 
 static const char help[] =
 	"Usage: p2pctl doctor [--json] [--root DIR] [--topo FILE]\n\n"
@@ -35,9 +34,13 @@ static const char help[] =
 	"caches (~/.cache/vllm/gpu_p2p_access_cache_for_*) that say \"no P2P\" for a\n"
 	"pair expected to have it; GPUs initialised before arming; p2p-shim loaded\n"
 	"and armed.\n"
-	"Then a table per GPU (BAR1, VRAM, whether it drives the boot display, and\n"
-	"whether the installed driver's rules give it static BAR1, and why) and per\n"
-	"pair (BAR1 P2P with p2p-shim, native, or none, and why), with remedies.\n"
+	"The text says each thing once, within 100 columns: the answer; the GPUs,\n"
+	"numbered (BAR1, VRAM, whether it drives the boot display, whether the\n"
+	"installed driver's rules give it static BAR1); the findings, blockers first,\n"
+	"one line for those that differ only in their GPUs (\"0, 1\", \"all 8 GPUs\")\n"
+	"or pairs (\"0-1, 2-3\", \"all 28 pairs\"); the pairs (BAR1 P2P with\n"
+	"p2p-shim, native, or none, and why); one line per remedy.  --json keeps\n"
+	"every finding on its own.\n"
 	"VRAM is nvidia-smi's memory.total where available (DIR/../cmd/\n"
 	"nvidia-smi-query.txt with --root), else the nominal size of the device id.\n\n"
 	"  -r, --root DIR   read procfs/sysfs/boot files under DIR (a captured tree)\n"
@@ -269,83 +272,90 @@ static void size_str(uint64_t b, char *buf, size_t len)
 		snprintf(buf, len, "%llu MiB", (unsigned long long)(b >> 20));
 }
 
-static void print_human(const struct p2ps_doctor_report *r, FILE *f)
+/*
+ * The text: the answer, the GPUs (numbered: the findings name them so),
+ * the findings said once (blockers first), the pairs, the remedies; every
+ * line within P2PCTL_COLUMNS.
+ */
+static int print_human(const struct p2ps_doctor_report *r, FILE *f)
 {
+	static const size_t subject_w[] = { 0, 0, 14, 0 }, pairs_w[] = { 14, 0, 0 };
+	struct p2ps_doctor_digest *d;
 	struct p2pctl_table t;
+	char line[512];
 	size_t i;
+	int err;
 
-	fprintf(f, "%s\n", r->summary);
-	fprintf(f, "kernel %s, nvidia %s%s, profile %s\n\n",
-		*r->kernel_release ? r->kernel_release : "?",
-		*r->driver_version ? r->driver_version : "not loaded",
-		*r->driver_version ? (r->open_module ? " (open)" : " (proprietary)") : "",
-		*r->profile ? r->profile : "none");
-	p2pctl_table_init(&t, 4);
-	p2pctl_table_row(&t, "VERDICT", "CHECK", "SUBJECT", "DETAIL");
-	for (i = 0; i < r->nr_findings; i++) {
-		const struct p2ps_finding *x = &r->findings[i];
-		char v[8];
-		size_t k;
-
-		snprintf(v, sizeof(v), "%s", p2ps_verdict_name(x->verdict));
-		for (k = 0; v[k]; k++)
-			v[k] = (char)(v[k] - 'a' + 'A');
-		p2pctl_table_row(&t, v, x->check, *x->subject ? x->subject : "-", x->detail);
-	}
-	p2pctl_table_print(&t, f, "");
-	p2pctl_table_free(&t);
+	err = p2ps_doctor_digest(r, &d);
+	if (err)
+		return err;
+	p2pctl_wrap(f, "", r->summary, 2, P2PCTL_COLUMNS);
+	snprintf(line, sizeof(line), "kernel %s, nvidia %s%s, profile %s",
+		 *r->kernel_release ? r->kernel_release : "?",
+		 *r->driver_version ? r->driver_version : "not loaded",
+		 *r->driver_version ? (r->open_module ? " (open)" : " (proprietary)") : "",
+		 *r->profile ? r->profile : "none");
+	p2pctl_wrap(f, "", line, 2, P2PCTL_COLUMNS);
 
 	if (r->nr_gpus) {
 		fprintf(f, "\nGPUs:\n");
 		p2pctl_table_init(&t, 7);
-		p2pctl_table_row(&t, "GPU", "CHIP", "BAR1", "VRAM", "DISPLAY", "STATIC-BAR1", "WHY");
+		p2pctl_table_row(&t, "#", "GPU", "CHIP", "BAR1", "VRAM", "DISPLAY", "STATIC-BAR1");
 		for (i = 0; i < r->nr_gpus; i++) {
 			const struct p2ps_gpu *g = &r->gpus[i];
-			char bs[32], vs[48];
+			char n[24], bs[32], vs[48];
 
+			snprintf(n, sizeof(n), "%zu", i);
 			size_str(g->bar1, bs, sizeof(bs));
 			if (g->vram_mib)
 				snprintf(vs, sizeof(vs), "%llu MiB", (unsigned long long)g->vram_mib);
 			else
 				size_str(g->vram, vs, sizeof(vs));
-			p2pctl_table_row(&t, g->bdf, *g->chip ? g->chip : g->arch, bs, vs,
+			p2pctl_table_row(&t, n, g->bdf, *g->chip ? g->chip : g->arch, bs, vs,
 					 g->display < 0 ? "?" : g->display ? "yes" : "no",
-					 p2ps_static_bar1_name(g->static_bar1), g->static_bar1_why);
+					 p2ps_static_bar1_name(g->static_bar1));
 		}
-		p2pctl_table_print(&t, f, "  ");
+		p2pctl_table_print_wrapped(&t, f, "  ", P2PCTL_COLUMNS, NULL);
 		p2pctl_table_free(&t);
 	}
-	if (r->nr_pairs) {
+
+	fputc('\n', f);
+	p2pctl_table_init(&t, 4);
+	p2pctl_table_row(&t, "VERDICT", "CHECK", "SUBJECT", "DETAIL");
+	for (i = 0; i < d->nr_lines; i++) {
+		const struct p2ps_digest_line *l = &d->lines[i];
+		char v[8];
+		size_t k;
+
+		snprintf(v, sizeof(v), "%s", p2ps_verdict_name(l->finding->verdict));
+		for (k = 0; v[k]; k++)
+			v[k] = (char)(v[k] - 'a' + 'A');
+		p2pctl_table_row(&t, v, l->finding->check, *l->who ? l->who : "-", l->finding->detail);
+	}
+	p2pctl_table_print_wrapped(&t, f, "", P2PCTL_COLUMNS, subject_w);
+	p2pctl_table_free(&t);
+
+	if (d->nr_pairs) {
 		fprintf(f, "\nPairs:\n");
 		p2pctl_table_init(&t, 3);
 		p2pctl_table_row(&t, "PAIR", "P2P", "WHY");
-		for (i = 0; i < r->nr_pairs; i++) {
-			const struct p2ps_pair *p = &r->pairs[i];
-			char pair[40];
-
-			snprintf(pair, sizeof(pair), "%s %s", r->gpus[p->a].bdf, r->gpus[p->b].bdf);
-			p2pctl_table_row(&t, pair, p2ps_p2p_name(p->p2p), p->p2p_why);
-		}
-		p2pctl_table_print(&t, f, "  ");
+		for (i = 0; i < d->nr_pairs; i++)
+			p2pctl_table_row(&t, d->pairs[i].who, p2ps_p2p_name(d->pairs[i].p2p),
+					 d->pairs[i].why);
+		p2pctl_table_print_wrapped(&t, f, "  ", P2PCTL_COLUMNS, pairs_w);
 		p2pctl_table_free(&t);
 	}
 
-	{
-		bool any = false;
-
-		for (i = 0; i < r->nr_findings; i++) {
-			const struct p2ps_finding *x = &r->findings[i];
-
-			if (x->verdict < P2PS_V_WARN || !*x->remedy)
-				continue;
-			if (!any)
-				fprintf(f, "\nRemedies:\n");
-			any = true;
-			fprintf(f, "  %s%s%s: %s\n", x->check, *x->subject ? " " : "", x->subject, x->remedy);
-		}
+	if (d->nr_remedies)
+		fprintf(f, "\nRemedies:\n");
+	for (i = 0; i < d->nr_remedies; i++) {
+		snprintf(line, sizeof(line), "  %s: ", d->remedies[i].who);
+		p2pctl_wrap(f, line, d->remedies[i].remedy, 4, P2PCTL_COLUMNS);
 	}
-	fprintf(f, "\n%u blocker%s, %u warning%s\n", r->nr_fail, r->nr_fail == 1 ? "" : "s",
-		r->nr_warn, r->nr_warn == 1 ? "" : "s");
+	fprintf(f, "\n%u blocker%s, %u warning%s\n", d->nr_fail, d->nr_fail == 1 ? "" : "s",
+		d->nr_warn, d->nr_warn == 1 ? "" : "s");
+	p2ps_doctor_digest_free(d);
+	return 0;
 }
 
 int cmd_doctor(int argc, char **argv)
@@ -396,10 +406,16 @@ int cmd_doctor(int argc, char **argv)
 		p2pctl_error("doctor", "%s", p2ps_strerror(err));
 		return p2pctl_exit_for(err);
 	}
-	if (json)
+	if (json) {
 		p2pctl_json_print(p2pctl_doctor_json(r, root));
-	else
-		print_human(r, p2pctl_out);
+	} else {
+		err = print_human(r, p2pctl_out);
+		if (err) {
+			p2ps_doctor_free(r);
+			p2pctl_error("doctor", "%s", p2ps_strerror(err));
+			return p2pctl_exit_for(err);
+		}
+	}
 	c = r->nr_fail ? P2PCTL_EXIT_NOT_MET : 0;
 	p2ps_doctor_free(r);
 	return c;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* p2pctl: helpers shared by the commands. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -74,6 +75,54 @@ json_object *p2pctl_json_str(const char *s)
 	return s && *s ? json_object_new_string(s) : NULL;
 }
 
+/* ---------------------------------------------------------------- strings */
+
+void p2pctl_strlcpy(char *dst, const char *src, size_t len)
+{
+	size_t n;
+
+	if (!len)
+		return;
+	n = strnlen(src, len - 1);
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+bool p2pctl_catf(char *buf, size_t size, size_t *off, const char *sep, const char *fmt, ...)
+{
+	size_t room = *off < size ? size - *off : 0;
+	va_list ap;
+	int k, t;
+
+	if (!room)
+		return false;
+	k = snprintf(buf + *off, room, "%s", *off ? sep : "");
+	if (k < 0 || (size_t)k >= room)
+		goto undo;
+	va_start(ap, fmt);
+	t = vsnprintf(buf + *off + k, room - k, fmt, ap);
+	va_end(ap);
+	if (t < 0 || (size_t)t >= room - k)
+		goto undo;
+	*off += k + t;
+	return true;
+undo:
+	buf[*off] = '\0';
+	return false;
+}
+
+char *p2pctl_trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
 /* ---------------------------------------------------------------- tables */
 
 void p2pctl_table_init(struct p2pctl_table *t, unsigned int ncols)
@@ -141,6 +190,135 @@ void p2pctl_table_print(struct p2pctl_table *t, FILE *f, const char *indent)
 		while (len && line[len - 1] == ' ')
 			line[--len] = '\0';
 		fprintf(f, "%s%s\n", indent ? indent : "", line);
+	}
+}
+
+/* Columns of @s (UTF-8: a character is one column), of its first @n bytes. */
+static size_t cols(const char *s, size_t n)
+{
+	size_t i, c = 0;
+
+	for (i = 0; i < n && s[i]; i++)
+		c += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return c;
+}
+
+/* Bytes of @s that fill at most @w columns (never half a character). */
+static size_t bytes_for(const char *s, size_t w)
+{
+	size_t i = 0, c = 0;
+
+	while (s[i]) {
+		size_t j = i + 1;
+
+		while (((unsigned char)s[j] & 0xc0) == 0x80)
+			j++;
+		if (++c > w)
+			break;
+		i = j;
+	}
+	return i;
+}
+
+size_t p2pctl_wrap_next(const char *s, size_t w, size_t *skip)
+{
+	size_t n = bytes_for(s, w), i;
+
+	*skip = 0;
+	if (!s[n])
+		return n;
+	/* at the last space that fits */
+	for (i = n; i > 0; i--)
+		if (s[i] == ' ') {
+			size_t end = i;
+
+			while (end > 0 && s[end - 1] == ' ')
+				end--;
+			if (!end)
+				break;
+			while (s[i] == ' ')
+				i++;
+			*skip = i - end;
+			return end;
+		}
+	/* one word too long: after a '/', ',', ';', '_' or '=' in it, else where the width ends */
+	for (i = n; i > 1; i--)
+		if (strchr("/,;_=", s[i - 1]))
+			return i;
+	return n ? n : bytes_for(s, 1);
+}
+
+void p2pctl_wrap(FILE *f, const char *first, const char *text, size_t indent, size_t width)
+{
+	size_t w0 = cols(first, strlen(first)), skip, n;
+	const char *s = text;
+	bool head = true;
+
+	while (head || *s) {
+		size_t avail = (head ? width - w0 : width - indent);
+
+		n = p2pctl_wrap_next(s, avail, &skip);
+		if (head)
+			fprintf(f, "%s%.*s\n", first, (int)n, s);
+		else
+			fprintf(f, "%*s%.*s\n", (int)indent, "", (int)n, s);
+		s += n + skip;
+		head = false;
+	}
+}
+
+void p2pctl_table_print_wrapped(struct p2pctl_table *t, FILE *f, const char *indent, size_t width,
+				const size_t *maxw)
+{
+	size_t w[16] = { 0 }, used = indent ? cols(indent, strlen(indent)) : 0;
+	unsigned int r, c, nc = t->ncols < 16 ? t->ncols : 16;
+
+	if (!nc)
+		return;
+	for (r = 0; r < t->nrows; r++)
+		for (c = 0; c + 1 < nc; c++) {
+			const char *s = t->cells[r * t->ncols + c];
+			size_t l = s ? cols(s, strlen(s)) : 0;
+
+			if (l > w[c])
+				w[c] = l;
+		}
+	for (c = 0; c + 1 < nc; c++) {
+		if (maxw && maxw[c] && w[c] > maxw[c])
+			w[c] = maxw[c];
+		used += w[c] + 2;
+	}
+	w[nc - 1] = width > used + 10 ? width - used : 10;
+	for (r = 0; r < t->nrows; r++) {
+		const char *pos[16];
+		bool more = true;
+
+		for (c = 0; c < nc; c++)
+			pos[c] = t->cells[r * t->ncols + c] ? t->cells[r * t->ncols + c] : "";
+		while (more) {
+			char line[4096];
+			size_t len = 0, keep = 0;
+
+			more = false;
+			for (c = 0; c < nc; c++) {
+				size_t skip, n = p2pctl_wrap_next(pos[c], w[c], &skip);
+				size_t pad = c + 1 < nc ? w[c] + 2 - cols(pos[c], n) : 0;
+				int k;
+
+				k = snprintf(line + len, sizeof(line) - len, "%.*s%*s", (int)n, pos[c],
+					     (int)pad, "");
+				if (k < 0 || (size_t)k >= sizeof(line) - len)
+					break;
+				len += (size_t)k;
+				if (n)
+					keep = len - pad;	/* no trailing blanks */
+				pos[c] += n + skip;
+				if (*pos[c])
+					more = true;
+			}
+			line[keep] = '\0';
+			fprintf(f, "%s%s\n", indent ? indent : "", line);
+		}
 	}
 }
 

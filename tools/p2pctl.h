@@ -84,6 +84,16 @@ void p2pctl_getopt_reset(void);
 void p2pctl_json_print(json_object *o);
 json_object *p2pctl_json_str(const char *s);	/* NULL (json null) for "" */
 
+/* Strings: as lib/util.c's, p2pctl's own (the library exports none). */
+void p2pctl_strlcpy(char *dst, const char *src, size_t len);
+/*
+ * Append @sep (unless *@off is 0) and @fmt's text to @buf of @size bytes at
+ * *@off, only if all of it fits (else @buf stays as it was): true if it did.
+ */
+bool p2pctl_catf(char *buf, size_t size, size_t *off, const char *sep, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+char *p2pctl_trim(char *s);	/* leading and trailing blanks off */
+
 /* A table printed with aligned columns. */
 struct p2pctl_table {
 	unsigned int ncols, nrows, cap;
@@ -93,5 +103,23 @@ void p2pctl_table_init(struct p2pctl_table *t, unsigned int ncols);
 void p2pctl_table_row(struct p2pctl_table *t, ...);	/* ncols strings */
 void p2pctl_table_print(struct p2pctl_table *t, FILE *f, const char *indent);
 void p2pctl_table_free(struct p2pctl_table *t);
+/*
+ * The same in lines of at most @width columns: each column but the last at
+ * most @maxw[c] wide (0 or @maxw NULL: its widest cell), the last one what
+ * is left; a cell wider than its column wraps onto the next lines of it.
+ */
+void p2pctl_table_print_wrapped(struct p2pctl_table *t, FILE *f, const char *indent, size_t width,
+				const size_t *maxw);
+/*
+ * Bytes of @s that go on a line of @w columns: up to the last space that
+ * fits (then *@skip: the spaces after it), else a word too long broken
+ * after a '/', ',', ';', '_' or '=', else at the width.  All of @s if it
+ * fits.
+ */
+size_t p2pctl_wrap_next(const char *s, size_t w, size_t *skip);
+/* @first then @text, wrapped at @width columns, later lines indented by @indent. */
+void p2pctl_wrap(FILE *f, const char *first, const char *text, size_t indent, size_t width);
+/* Text output fits this many columns (doctor). */
+#define P2PCTL_COLUMNS 100
 
 #endif

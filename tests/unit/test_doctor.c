@@ -1790,6 +1790,88 @@ static void test_summary(void **state)
 	p2ps_doctor_free(r);
 }
 
+/*
+ * Said once: on eight GPUs (28 pairs) the findings that
+ * differ only in their subject are one line naming the GPUs or pairs,
+ * blockers first; a remedy several findings share is one line.
+ */
+static void test_digest(void **state)
+{
+	struct p2ps_doctor_report *r;
+	struct p2ps_doctor_digest *d;
+	const struct p2ps_finding *fs[28], *f;
+	size_t i, n = 0, acs = 0;
+	int last = P2PS_V_FAIL;
+	char *who;
+
+	(void)state;
+	r = doctor("epyc-8x5090", NULL);
+	assert_int_equal(r->nr_gpus, 8);
+	assert_int_equal(r->nr_pairs, 28);
+	assert_int_equal(p2ps_doctor_digest(r, &d), 0);
+	for (i = 0; i < d->nr_lines; i++) {
+		const struct p2ps_digest_line *l = &d->lines[i];
+
+		/* blockers, then warnings, skips, oks */
+		assert_true((int)l->finding->verdict <= last);
+		last = (int)l->finding->verdict;
+		if (!strcmp(l->finding->check, "acs")) {
+			acs++;
+			assert_int_equal(l->nr, 28);
+			assert_string_equal(l->who, "all 28 pairs");
+		}
+		if (!strcmp(l->finding->check, "gpu"))
+			assert_string_equal(l->who, "all 8 GPUs");
+		if (!strcmp(l->finding->check, "pcie-path") && strstr(l->finding->detail, "same root"))
+			assert_string_equal(l->who, "0-1, 2-3, 4-5, 6-7");
+	}
+	assert_int_equal(acs, 1);
+	/* 24 pairs across host bridges: named until the detail is full, then "..." */
+	f = finding(r, "nccl-p2p-level", NULL);
+	assert_non_null(strstr(f->detail, "not P2P: 0000:01:00.0 0000:41:00.0 (NODE), "));
+	assert_string_equal(f->detail + strlen(f->detail) - 5, ", ...");
+	/* 155 findings, 35 lines */
+	assert_true(r->nr_findings > 150);
+	assert_true(d->nr_lines < 40);
+	assert_int_equal(d->nr_warn, r->nr_warn);
+	assert_int_equal(d->nr_pairs, 1);
+	assert_string_equal(d->pairs[0].who, "all 28 pairs");
+	p2ps_doctor_digest_free(d);
+	/* more than half of the pairs: the others named */
+	for (i = 0; i < r->nr_findings; i++)
+		if (!strcmp(r->findings[i].check, "acs") && strcmp(r->findings[i].subject, "0000:01:00.0 0000:02:00.0") &&
+		    strcmp(r->findings[i].subject, "0000:c1:00.0 0000:c2:00.0"))
+			fs[n++] = &r->findings[i];
+	who = p2ps_doctor_who(r, fs, n);
+	assert_string_equal(who, "all 28 pairs but 0-1, 6-7");
+	free(who);
+	who = p2ps_doctor_who(r, fs, 3);
+	assert_string_equal(who, "0-2, 0-3, 0-4");
+	free(who);
+	p2ps_doctor_free(r);
+
+	/* two GPUs: a link warning each, one remedy; a blocker ahead of the warnings */
+	r = doctor("plx-acs", NULL);
+	assert_int_equal(p2ps_doctor_digest(r, &d), 0);
+	for (i = n = 0; i < d->nr_remedies; i++)
+		if (strstr(d->remedies[i].remedy, "use an x16 slot")) {
+			n++;
+			assert_string_equal(d->remedies[i].who, "link 0, 1");
+		}
+	assert_int_equal(n, 1);
+	assert_int_equal(d->nr_warn, r->nr_warn - 1);
+	p2ps_doctor_digest_free(d);
+	p2ps_doctor_free(r);
+	r = doctor("h100-vm-580", NULL);
+	assert_int_equal(p2ps_doctor_digest(r, &d), 0);
+	for (i = 0; i < d->nr_fail; i++)
+		assert_int_equal(d->lines[i].finding->verdict, P2PS_V_FAIL);
+	assert_string_equal(d->lines[d->nr_fail - 1].finding->check, "gpus");	/* the last check */
+	assert_int_equal(d->lines[d->nr_fail].finding->verdict, P2PS_V_WARN);
+	p2ps_doctor_digest_free(d);
+	p2ps_doctor_free(r);
+}
+
 /* Control characters and invalid UTF-8 from sysfs/DMI never reach the output. */
 static void test_sanitize(void **state)
 {
@@ -1920,6 +2002,7 @@ int main(void)
 		cmocka_unit_test(test_loaded_signed),
 		cmocka_unit_test(test_signed_module),
 		cmocka_unit_test(test_summary),
+		cmocka_unit_test(test_digest),
 		cmocka_unit_test(test_sanitize),
 		cmocka_unit_test(test_bad_root),
 	};

@@ -398,6 +398,7 @@ static void test_catf(void **state)
 	assert_int_equal(off, 5);
 	assert_false(p2ps_catf(buf, sizeof(buf), &off, "; ", "%s", "too long to fit"));
 	assert_int_equal(off, 5);
+	assert_string_equal(buf, "a1; b");	/* not "a1; b; too lo" */
 	assert_true(p2ps_catf(buf, sizeof(buf), &off, "; ", "c"));
 	assert_string_equal(buf, "a1; b; c");
 	off = sizeof(buf);

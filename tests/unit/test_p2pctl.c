@@ -92,6 +92,13 @@ static void test_not_loaded(void **state)
 	unsetenv("P2PCTL_DEVICE");
 }
 
+/* All of @f, from its start. */
+static char *slurp_file(FILE *f)
+{
+	fseek(f, 0, SEEK_END);
+	return slurp(f);
+}
+
 static json_object *parse_json(void)
 {
 	json_object *o = json_tokener_parse(out_text);
@@ -296,6 +303,137 @@ static void test_doctor_cli(void **state)
 	json_object_put(o);
 }
 
+/* Every line of @text within @w columns (ASCII), none ending in a blank. */
+static void assert_fits(const char *name, const char *text, size_t w)
+{
+	const char *p = text;
+
+	while (*p) {
+		size_t n = strcspn(p, "\n");
+
+		if (n > w || (n && p[n - 1] == ' '))
+			fail_msg("%s: line of %zu columns: %.*s", name, n, (int)n, p);
+		p += n + (p[n] == '\n');
+	}
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/*
+ * doctor's text says a finding once: eight 5090s on one
+ * EPYC, 28 pairs, in fewer than 90 lines within 100 columns, each check's
+ * line naming its GPUs or pairs; blockers first; one line per remedy.
+ */
+static void test_doctor_said_once(void **state)
+{
+	const char *p, *q;
+
+	(void)state;
+	assert_int_equal(run("doctor", "--root", FIXTURES "/epyc-8x5090/root", NULL), 0);
+	assert_fits("epyc-8x5090", out_text, P2PCTL_COLUMNS);
+	assert_true(count(out_text, "\n") < 90);
+	assert_int_equal(count(out_text, "\nOK       acs "), 1);
+	assert_non_null(strstr(out_text, "\nOK       acs               all 28 pairs "));
+	assert_non_null(strstr(out_text, "\nOK       gpu               all 8 GPUs "));
+	assert_non_null(strstr(out_text, "\nOK       pcie-path         0-1, 2-3, 4-5,  PCIe path: same root complex\n"));
+	assert_non_null(strstr(out_text, "\n  all 28 pairs  bar1  static BAR1 on both GPUs"));
+	assert_non_null(strstr(out_text, "\n  7  0000:c2:00.0  GB202 "));
+	assert_non_null(strstr(out_text, "\n0 blockers, 3 warnings\n"));
+	/* blockers, warnings, skips, oks */
+	assert_int_equal(run("doctor", "--root", FIXTURES "/h100-vm-580/root", NULL), P2PCTL_EXIT_NOT_MET);
+	assert_fits("h100-vm-580", out_text, P2PCTL_COLUMNS);
+	p = strstr(out_text, "\nFAIL     gpus ");
+	q = strstr(out_text, "\nWARN     driver-lock ");
+	assert_non_null(p);
+	assert_non_null(q);
+	assert_true(p < q && strstr(out_text, "\nFAIL     kprobes ") < p);
+	assert_true(q < strstr(out_text, "\nSKIP ") && strstr(out_text, "\nSKIP ") < strstr(out_text, "\nOK "));
+	/* two GPUs with the same link warning: one line, one remedy */
+	assert_int_equal(run("doctor", "--root", FIXTURES "/plx-acs/root", NULL), 0);
+	assert_int_equal(count(out_text, "\nWARN     link "), 1);
+	assert_non_null(strstr(out_text, "\nWARN     link              0, 1 "));
+	assert_int_equal(count(out_text, "use an x16 slot"), 1);
+	assert_non_null(strstr(out_text, "\n  link 0, 1: use an x16 slot wired to the CPU;"));
+	assert_non_null(strstr(out_text, "\n0 blockers, 5 warnings\n"));
+}
+
+/* Wrapping: at spaces; a word longer than the line after a '/', '_', ..., else at the width. */
+static void test_wrap(void **state)
+{
+	size_t skip;
+
+	(void)state;
+	assert_int_equal(p2pctl_wrap_next("short", 10, &skip), 5);
+	assert_int_equal(p2pctl_wrap_next("one two three", 9, &skip), 7);
+	assert_int_equal(skip, 1);
+	assert_int_equal(p2pctl_wrap_next("one two   three", 10, &skip), 7);
+	assert_int_equal(skip, 3);
+	assert_int_equal(p2pctl_wrap_next("/home/user/lib/libnccl.so.2", 12, &skip), 11);
+	assert_int_equal(skip, 0);
+	assert_int_equal(p2pctl_wrap_next("abcdefghijklmnop", 10, &skip), 10);
+	/* a subject longer than its column: after its '_' */
+	assert_int_equal(p2pctl_wrap_next("CUDA_VISIBLE_DEVICES=0,1", 14, &skip), 13);
+	assert_int_equal(p2pctl_wrap_next("\xc3\xa9\xc3\xa9\xc3\xa9", 2, &skip), 4);	/* not half a character */
+}
+
+/*
+ * doctor's text on every fixture tree is tests/fixtures/NAME/doctor.txt
+ * (with its exit status), within 100 columns.  P2PS_UPDATE_EXPECTED=1
+ * rewrites those files from what doctor prints now.
+ */
+static void test_doctor_expected(void **state)
+{
+	char cmd[1024], path[512];
+	FILE *ls;
+	size_t n = 0;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "cd '%s' && ls -d */root | sed 's,/root$,,'", FIXTURES);
+	ls = popen(cmd, "r");
+	assert_non_null(ls);
+	while (fgets(path, sizeof(path), ls)) {
+		char name[256], *want, *got;
+		size_t len;
+		int rc;
+		FILE *f;
+
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(path, "\n"), path);
+		snprintf(path, sizeof(path), "%s/%s/root", FIXTURES, name);
+		rc = run("doctor", "--root", path, NULL);
+		len = strlen(out_text);
+		got = malloc(len + 32);
+		assert_non_null(got);
+		snprintf(got, len + 32, "%sexit status %d\n", out_text, rc);
+		assert_fits(name, out_text, P2PCTL_COLUMNS);
+		snprintf(path, sizeof(path), "%s/%s/doctor.txt", FIXTURES, name);
+		if (getenv("P2PS_UPDATE_EXPECTED")) {
+			f = fopen(path, "w");
+			assert_non_null(f);
+			fputs(got, f);
+			fclose(f);
+		}
+		f = fopen(path, "r");
+		if (!f)
+			fail_msg("%s: no expected output (P2PS_UPDATE_EXPECTED=1 writes it)", path);
+		want = slurp_file(f);
+		fclose(f);
+		if (strcmp(want, got))
+			fail_msg("%s: doctor's text differs from %s:\n%s", name, path, got);
+		free(want);
+		free(got);
+		n++;
+	}
+	pclose(ls);
+	assert_true(n >= 25);
+}
+
 /*
  * --gpus scopes the shim's registry keys to the GPUs named (registry_gpus=
  * of the module), instead of keys in nvidia's own options that stay, and
@@ -466,6 +604,9 @@ int main(void)
 		cmocka_unit_test(test_check_no_nvidia),
 		cmocka_unit_test(test_doctor_cli),
 		cmocka_unit_test(test_doctor_json_schema),
+		cmocka_unit_test(test_doctor_said_once),
+		cmocka_unit_test(test_wrap),
+		cmocka_unit_test(test_doctor_expected),
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_config_gpus),
 		cmocka_unit_test(test_parse_bdf),
