@@ -59,7 +59,7 @@ static unsigned int nr_forced;	/* GPUs with forced set */
 
 /*
  * Called with gpus_lock held.  A GPU carrying a ForceP2P that forces P2P
- * (ours or the user's, bar1.c) holds a reference on this module until it
+ * (ours or the user's, registry.c) holds a reference on this module until it
  * detaches (or nvidia leaves): without the caps guard its pairs would be
  * offered the mailbox path, so rmmod is refused meanwhile
  * (docs/lifecycle.md).  This is the one owner of "which GPUs need the
@@ -142,7 +142,7 @@ static void p2ps_gpu_attach_entry(void *data, struct pt_regs *regs)
 /*
  * With gpus_lock held, in process context: the attach this thread entered
  * on @g begins here: the old attachment is forgotten, the new one's BAR1
- * recorded (sbar1.c).  Done by the first hook that asks during the attach
+ * recorded (static_bar1.c).  Done by the first hook that asks during the attach
  * (the registry reads), or at its return.
  */
 static void settle(struct p2ps_gpu *g)

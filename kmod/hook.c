@@ -227,6 +227,26 @@ static void remove_one(struct p2ps_hook *h)
 	h->state = P2PS_HOOK_IDLE;
 }
 
+/*
+ * At arming, for the policy that owns the wrapper of @ops: the hooks whose
+ * descriptor names @ops redirect through ops->wrapper, which calls the
+ * destination itself.  Returns that destination (the driver's function
+ * the wrapper calls), 0 if the profile has no such hook.
+ */
+unsigned long p2ps_hooks_bind_wrapper(struct p2ps_hook *hooks, unsigned int n,
+				      const struct p2ps_hook_ops *ops)
+{
+	unsigned long dest = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (hooks[i].desc->ops == ops) {
+			hooks[i].via = (unsigned long)ops->wrapper;
+			dest = hooks[i].dest;
+		}
+	return dest;
+}
+
 int p2ps_hooks_install(struct p2ps_hook *hooks, unsigned int n, bool dry_run,
 		       struct p2ps_arm_error *err)
 {

@@ -17,6 +17,7 @@
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 
+#include "gate.h"
 #include "p2p-shim.h"
 
 static bool enable;
@@ -65,6 +66,28 @@ static void free_hooks(void)
 	shim.hooks = NULL;
 	shim.nr_hooks = 0;
 	shim.profile = NULL;
+}
+
+/*
+ * Bind the policies to the new set before it is installed: each learns
+ * the driver and the profile, and points its wrappers at the driver's
+ * functions.  In this order, so that the first refusal is the one users
+ * have always seen.
+ */
+static int bind_policies(struct module *mod, const struct p2ps_profile *profile,
+			 struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err)
+{
+	static int (*const bind[])(struct module *mod, const struct p2ps_profile *profile,
+				   struct p2ps_hook *hooks, unsigned int n,
+				   struct p2ps_arm_error *err) = {
+		p2ps_caps_bind, p2ps_registry_bind, p2ps_sb1_bind, p2ps_bar1_bind, p2ps_gen0_bind,
+	};
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; i < ARRAY_SIZE(bind) && !ret; i++)
+		ret = bind[i](mod, profile, hooks, n, err);
+	return ret;
 }
 
 /*
@@ -123,7 +146,7 @@ static int arm(struct module *mod, struct p2ps_arm_error *err)
 	/* The residual set kept the GPU table up to date: keep it then. */
 	if (!handover)
 		p2ps_gpus_reset();
-	ret = p2ps_bar1_bind(mod, profile, hooks, n, err);
+	ret = bind_policies(mod, profile, hooks, n, err);
 	if (!ret)
 		ret = p2ps_hooks_install(hooks, n, dry, err);
 	if (ret) {
@@ -131,7 +154,7 @@ static int arm(struct module *mod, struct p2ps_arm_error *err)
 		goto failed;
 	}
 	p2ps_hooks_activate(shim.set);
-	p2ps_bar1_guard_only(false);
+	p2ps_caps_guard_only(false);
 	if (handover) {
 		for (i = 0; i < shim.nr_hooks; i++)
 			shim.hooks[i].keep = false;
@@ -177,7 +200,7 @@ static void disarm(void)
 		shim.hooks[i].keep = false;
 	p2ps_hooks_remove(shim.hooks, shim.nr_hooks);
 	p2ps_bar1_unbind();
-	p2ps_bar1_guard_only(false);
+	p2ps_caps_guard_only(false);
 	p2ps_uvm_reset();
 	p2ps_gpus_reset();
 }
@@ -198,7 +221,7 @@ static void enter_residual(void)
 
 	p2ps_uvm_peer_stop();
 	/* Before the routing goes: from now on no pair is offered BAR1 P2P. */
-	p2ps_bar1_guard_only(true);
+	p2ps_caps_guard_only(true);
 	for (i = 0; i < shim.nr_hooks; i++)
 		shim.hooks[i].keep = shim.hooks[i].desc->ops->residual;
 	p2ps_hooks_remove(shim.hooks, shim.nr_hooks);
@@ -340,9 +363,9 @@ static int life_disable(char *busy, size_t len, u32 uid)
 		/*
 		 * Hold still while we decide: no new mapping, no GPU newly
 		 * given our ForceP2P, no new forced static BAR1 decision
-		 * (bar1.c: closing).  Those in flight finish first.
+		 * (gate.c).  Those in flight finish first.
 		 */
-		p2ps_bar1_close();
+		p2ps_gate_close();
 		initialising = p2ps_sb1_forcing();
 		if (p2ps_ledger_live()) {
 			char pairs[P2PS_REASON_LEN];
@@ -367,7 +390,7 @@ static int life_disable(char *busy, size_t len, u32 uid)
 			disarm();
 			break;
 		}
-		p2ps_bar1_reopen();
+		p2ps_gate_reopen();
 		pr_info("disable refused for uid %u: %s\n", uid, reason + strlen("disable: "));
 		p2ps_event(P2PS_EV_REFUSED, NULL, reason);
 		return -EBUSY;
@@ -610,8 +633,8 @@ static void __exit p2p_shim_exit(void)
 	case P2PS_STATE_DRY_RUN:
 	case P2PS_STATE_RESIDUAL:
 		/* No new mapping from here on (the wrappers also refuse once
-		 * rmmod has begun: bar1.c, may_create()). */
-		p2ps_bar1_close();
+		 * rmmod has begun: gate.c, p2ps_gate_may_make()). */
+		p2ps_gate_close();
 		disarm();
 		break;
 	case P2PS_STATE_DISABLED:

@@ -6,8 +6,16 @@
  *              arrival and departure
  *   driver.c   finding the nvidia module and resolving symbols inside it
  *   hook.c     the hook engine: redirect, return override, count
- *   bar1.c     what the hooks do: wrappers with the driver's signatures,
- *              registry defaults, the caps guard
+ *   gate.c     the in-flight gate: our calls under way, closed while a
+ *              disable decides
+ *   scopes.c   per-task scopes (which task is inside which driver call)
+ *   bar1_map.c PCIE_BAR1 routing and the BAR1 mapping wrappers
+ *   registry.c registry defaults and registry_gpus=
+ *   caps.c     the caps guard
+ *   static_bar1.c       static BAR1 per GPU, and its forcing (565+)
+ *   static_bar1_gen0.c  gen 0's static BAR1 (550, 560) and its view
+ *   uvm.c      gen A's UVM external mappings (565-575)
+ *   uvm_peer.c the UVM peer set (nvidia-uvm's own peer PTEs)
  *   gpus.c     what we know of each GPU, learnt from hooked calls
  *   ledger.c   the BAR1 peer mappings created through the hooks
  *   control.c  /dev/p2p-shim ioctls
@@ -183,23 +191,46 @@ int p2ps_hooks_install(struct p2ps_hook *hooks, unsigned int n, bool dry_run,
 void p2ps_hooks_remove(struct p2ps_hook *hooks, unsigned int n);
 void p2ps_hooks_activate(unsigned int set);
 
-/* bar1.c */
+struct p2ps_hook_ops;
+unsigned long p2ps_hooks_bind_wrapper(struct p2ps_hook *hooks, unsigned int n,
+				      const struct p2ps_hook_ops *ops);
+
+/*
+ * Each policy's p2ps_*_bind(), at arming before its hooks are installed
+ * (main.c calls them in turn): what it learns of the driver and the
+ * profile, and its wrappers' destinations.
+ */
+
+/* bar1_map.c: PCIE_BAR1 routing and the mapping wrappers */
 int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 		   struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err);
 void p2ps_bar1_unbind(void);
-void p2ps_bar1_close(void);
-bool p2ps_registry_scoped(u64 dbd);
-void p2ps_bar1_reopen(void);
-void p2ps_bar1_guard_only(bool on);
-bool p2ps_bar1_enter(void);
-void p2ps_bar1_exit(void);
 NV_STATUS p2ps_bar1_dma_info(struct OBJGPU *src, struct OBJGPU *peer,
 			     struct KernelBus *peer_bus, NvU64 *base, NvU64 *size);
+
+/* caps.c: the caps guard */
+int p2ps_caps_bind(struct module *mod, const struct p2ps_profile *profile,
+		   struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err);
+void p2ps_caps_guard_only(bool on);
+
+/* registry.c: registry defaults, registry_gpus= */
+int p2ps_registry_bind(struct module *mod, const struct p2ps_profile *profile,
+		       struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err);
+bool p2ps_registry_scoped(u64 dbd);
+
+/* static_bar1_gen0.c: gen 0's static BAR1 and its view */
+int p2ps_gen0_bind(struct module *mod, const struct p2ps_profile *profile,
+		   struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err);
+bool p2ps_gen0_view_needed(void);
+bool p2ps_gen0_view_enter(void);
+void p2ps_gen0_view_exit(void);
+
 /*
  * What a hook does on top of its kind: the handlers of the policy that owns
- * it.  Each policy (registry defaults and caps guard and BAR1 routing in
- * bar1.c, GPU tracking in gpus.c, static BAR1 in sbar1.c, the UVM scope
- * in uvm.c, the UVM peer set in uvm_peer.c) exports one ops object per
+ * it.  Each policy (BAR1 routing and mappings in bar1_map.c, registry
+ * defaults in registry.c, the caps guard in caps.c, GPU tracking in
+ * gpus.c, static BAR1 in static_bar1.c and static_bar1_gen0.c, the UVM
+ * scope in uvm.c, the UVM peer set in uvm_peer.c) exports one ops object per
  * action; the profile's descriptors point at them (profile.c: ACT()), and
  * the engine (hook.c) calls them without knowing whose they are.
  */
@@ -209,10 +240,10 @@ struct p2ps_hook_ops {
 	bool (*route)(struct pt_regs *regs);
 	/*
 	 * REDIRECT through a wrapper with the target's signature, which calls
-	 * the destination through *@dest_fn (bound at arming, bar1.c).
+	 * the destination itself (its policy binds it at arming:
+	 * p2ps_hooks_bind_wrapper()).
 	 */
 	void *wrapper;
-	void **dest_fn;
 	/* ARG: at the target's entry; may rewrite argument registers. */
 	void (*arg)(struct pt_regs *regs);
 	/*
@@ -229,15 +260,19 @@ struct p2ps_hook_ops {
 
 extern const struct p2ps_hook_ops
 	p2ps_none_ops,
-	/* bar1.c */
+	/* bar1_map.c */
 	p2ps_route_bar1_ops, p2ps_ledger_create_ops, p2ps_ledger_remove_ops,
-	p2ps_ledger_dma_map_ops, p2ps_ledger_dma_unmap_ops, p2ps_registry_defaults_ops,
-	p2ps_caps_guard_ops, p2ps_caps_guard_v1_ops, p2ps_view_is_supported_ops,
-	p2ps_bar1_capable_ops, p2ps_static_enable_ops, p2ps_static_disable_ops,
-	p2ps_static_view_ops,
+	p2ps_ledger_dma_map_ops, p2ps_ledger_dma_unmap_ops,
+	/* registry.c */
+	p2ps_registry_defaults_ops,
+	/* caps.c */
+	p2ps_caps_guard_ops, p2ps_caps_guard_v1_ops,
+	/* static_bar1_gen0.c */
+	p2ps_view_is_supported_ops, p2ps_bar1_capable_ops, p2ps_static_enable_ops,
+	p2ps_static_disable_ops, p2ps_static_view_ops,
 	/* gpus.c */
 	p2ps_gpu_attach_ops, p2ps_gpu_detach_ops, p2ps_gpu_leaving_ops,
-	/* sbar1.c */
+	/* static_bar1.c */
 	p2ps_static_decide_ops, p2ps_client_fb_ops, p2ps_static_bar1_ops,
 	p2ps_static_bar1_off_ops,
 	/* uvm.c */
@@ -259,14 +294,15 @@ u32 p2ps_gpu_instance(struct OBJGPU *gpu);
 u32 p2ps_gpus_stale(void);
 u32 p2ps_gpus_forced(void);
 
-/* sbar1.c: static BAR1 per GPU */
+/* static_bar1.c: static BAR1 per GPU (565+) */
 struct p2ps_gpu_report {
 	u32 instance, state;
 	bool p2p_usable;
 	u64 bar1_addr, bar1_size, console, mailbox, client_fb, offset;
 	char reason[P2PS_REASON_LEN];
 };
-void p2ps_sb1_bind(const char *version, bool native_uvm);
+int p2ps_sb1_bind(struct module *mod, const struct p2ps_profile *profile,
+		  struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err);
 void p2ps_sb1_forget(unsigned int instance);
 void p2ps_sb1_attach(unsigned int instance, const void *arg);
 void p2ps_sb1_user_key(void);

@@ -59,6 +59,7 @@
 #include <linux/uaccess.h>
 
 #include "p2p-shim.h"
+#include "scopes.h"
 
 /* uvm_aperture_t (uvm_hal_types.h): SYS is 9 in every tag from 550 to 595. */
 #define UVM_APERTURE_SYS	9
@@ -119,14 +120,18 @@ struct peer_tag {
 static struct peer_tag tags[NR_TAGS];
 static DEFINE_SPINLOCK(tags_lock);
 
-/* A BAR1 pair created by a thread, for its next caps query. */
+/*
+ * A BAR1 pair created by a thread, for its next caps query: a per-task
+ * scope (scopes.c), under created_lock, since another thread's detach
+ * clears notes of its GPU and a full table reuses the oldest slot.
+ */
 struct created {
-	struct task_struct *task;	/* compared, never dereferenced */
 	struct OBJGPU *g0, *g1;
 	unsigned long when;
 };
 
 #define NR_CREATED	16
+P2PS_SCOPES(creators, NR_CREATED);
 static struct created created[NR_CREATED];
 static unsigned int created_next;
 static DEFINE_SPINLOCK(created_lock);
@@ -158,6 +163,7 @@ static void reset_tags(void)
 	memset(tags, 0, sizeof(tags));
 	spin_unlock_irqrestore(&tags_lock, flags);
 	p2ps_lock(&created_lock, flags);
+	p2ps_scope_reset(&creators);
 	memset(created, 0, sizeof(created));
 	spin_unlock_irqrestore(&created_lock, flags);
 }
@@ -165,21 +171,20 @@ static void reset_tags(void)
 /* From the BAR1 create wrapper: @g0 and @g1 are now a pair of ours. */
 void p2ps_uvm_peer_created(struct OBJGPU *g0, struct OBJGPU *g1)
 {
-	struct created *c = NULL;
 	unsigned long flags;
-	unsigned int i;
+	struct created *c;
+	int i;
 
 	if (!READ_ONCE(tagging))
 		return;
 	p2ps_lock(&created_lock, flags);
-	for (i = 0; i < NR_CREATED && !c; i++)
-		if (created[i].task == current)
-			c = &created[i];
-	if (!c) {
-		c = &created[created_next];
+	i = p2ps_scope_find(&creators);
+	if (i < 0) {
+		i = created_next;
 		created_next = (created_next + 1) % NR_CREATED;
+		p2ps_scope_take(&creators, i);
 	}
-	c->task = current;
+	c = &created[i];
 	c->g0 = g0;
 	c->g1 = g1;
 	c->when = jiffies;
@@ -216,8 +221,10 @@ void p2ps_uvm_peer_forget_gpu(struct OBJGPU *gpu)
 	spin_unlock_irqrestore(&tags_lock, flags);
 	p2ps_lock(&created_lock, flags);
 	for (i = 0; i < NR_CREATED; i++)
-		if (created[i].g0 == gpu || created[i].g1 == gpu)
+		if (created[i].g0 == gpu || created[i].g1 == gpu) {
 			memset(&created[i], 0, sizeof(created[i]));
+			p2ps_scope_release(&creators, i);
+		}
 	spin_unlock_irqrestore(&created_lock, flags);
 }
 
@@ -226,19 +233,18 @@ static bool take_created(struct OBJGPU **g0, struct OBJGPU **g1)
 {
 	unsigned long flags;
 	bool found = false;
-	unsigned int i;
+	struct created *c;
+	int i;
 
 	p2ps_lock(&created_lock, flags);
-	for (i = 0; i < NR_CREATED; i++) {
-		struct created *c = &created[i];
-
-		if (c->task != current)
-			continue;
+	i = p2ps_scope_find(&creators);
+	if (i >= 0) {
+		c = &created[i];
 		found = time_before(jiffies, c->when + 10 * HZ);
 		*g0 = c->g0;
 		*g1 = c->g1;
 		memset(c, 0, sizeof(*c));
-		break;
+		p2ps_scope_release(&creators, i);
 	}
 	spin_unlock_irqrestore(&created_lock, flags);
 	return found;
