@@ -20,8 +20,15 @@
 #include <linux/module.h>
 #include <linux/string.h>
 
+#include "bar1_map.h"
+#include "driver.h"
 #include "gate.h"
+#include "hook.h"
+#include "ledger.h"
+#include "nv.h"
 #include "p2p-shim.h"
+#include "static_bar1_gen0.h"
+#include "uvm_peer.h"
 
 /* The driver's functions the wrappers call, bound at arming. */
 static struct {

@@ -15,7 +15,16 @@
 #include <linux/moduleparam.h>
 #include <linux/string.h>
 
+#include <p2p-shim/readrule.h>
+#include <p2p-shim/sb1rule.h>
+
+#include "caps.h"
+#include "faults.h"
+#include "gpus.h"
+#include "hook.h"
+#include "nv.h"
 #include "p2p-shim.h"
+#include "static_bar1.h"
 
 /*
  * NVIDIA's host rule gives BAR1 P2P only where peer reads work: a common

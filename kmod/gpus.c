@@ -36,7 +36,15 @@
 #include <linux/sched.h>
 #include <linux/spinlock.h>
 
+#include "gpus.h"
+#include "hook.h"
+#include "ledger.h"
+#include "main.h"
+#include "nmi.h"
+#include "nv.h"
 #include "p2p-shim.h"
+#include "static_bar1.h"
+#include "uvm_peer.h"
 
 struct p2ps_gpu {
 	struct OBJGPU *gpu;	/* while attached under our hooks, else NULL */

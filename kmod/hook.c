@@ -53,6 +53,10 @@
 #include <linux/string.h>
 #include <linux/version.h>
 
+#include <p2p-shim/uapi.h>
+
+#include "faults.h"
+#include "hook.h"
 #include "p2p-shim.h"
 
 static struct p2ps_hook *kp_hook(struct kprobe *kp)
@@ -225,6 +229,17 @@ static void remove_one(struct p2ps_hook *h)
 		unregister_kprobe(&h->kp);
 	}
 	h->state = P2PS_HOOK_IDLE;
+}
+
+/* Why arming failed: the target it failed at ("" for none) and the reason. */
+void p2ps_fail(struct p2ps_arm_error *err, const char *target, const char *fmt, ...)
+{
+	va_list ap;
+
+	strscpy(err->target, target, sizeof(err->target));
+	va_start(ap, fmt);
+	vsnprintf(err->reason, sizeof(err->reason), fmt, ap);
+	va_end(ap);
 }
 
 /*

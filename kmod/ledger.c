@@ -16,7 +16,15 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 
-#include "p2p-shim.h"
+#include <p2p-shim/uapi.h>
+
+#include "bar1_map.h"
+#include "faults.h"
+#include "gpus.h"
+#include "ledger.h"
+#include "netlink.h"
+#include "nmi.h"
+#include "nv.h"
 
 struct ledger_entry {
 	struct list_head node;

@@ -17,8 +17,23 @@
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 
+#include <p2p-shim/uapi.h>
+
+#include "bar1_map.h"
+#include "caps.h"
+#include "control.h"
+#include "driver.h"
 #include "gate.h"
-#include "p2p-shim.h"
+#include "gpus.h"
+#include "hook.h"
+#include "ledger.h"
+#include "main.h"
+#include "netlink.h"
+#include "registry.h"
+#include "static_bar1.h"
+#include "static_bar1_gen0.h"
+#include "uvm.h"
+#include "uvm_peer.h"
 
 static bool enable;
 module_param(enable, bool, 0444);
@@ -48,16 +63,6 @@ static struct {
 static u32 caller_uid(void)
 {
 	return from_kuid(&init_user_ns, current_uid());
-}
-
-void p2ps_fail(struct p2ps_arm_error *err, const char *target, const char *fmt, ...)
-{
-	va_list ap;
-
-	strscpy(err->target, target, sizeof(err->target));
-	va_start(ap, fmt);
-	vsnprintf(err->reason, sizeof(err->reason), fmt, ap);
-	va_end(ap);
 }
 
 static void free_hooks(void)

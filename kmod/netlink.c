@@ -9,7 +9,16 @@
 #include <linux/cred.h>
 #include <net/genetlink.h>
 
-#include "p2p-shim.h"
+#include <p2p-shim/uapi.h>
+
+#include "gpus.h"
+#include "hook.h"
+#include "ledger.h"
+#include "main.h"
+#include "netlink.h"
+#include "nmi.h"
+#include "nv.h"
+#include "static_bar1.h"
 
 static struct genl_family p2ps_family;
 

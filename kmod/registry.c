@@ -19,9 +19,16 @@
 #include <linux/string.h>
 
 #include <p2p-shim/bdf.h>
+#include <p2p-shim/sb1rule.h>
 
 #include "gate.h"
+#include "gpus.h"
+#include "hook.h"
+#include "nmi.h"
+#include "nv.h"
 #include "p2p-shim.h"
+#include "registry.h"
+#include "static_bar1.h"
 
 /*
  * The registry defaults apply to every GPU initialised while armed: the
@@ -142,7 +149,6 @@ bool p2ps_registry_scoped(u64 dbd)
 	spin_unlock_irqrestore(&scoped_lock, flags);
 	return in;
 }
-
 
 /* The profile whose registry defaults apply, bound at arming. */
 static const struct p2ps_profile *bound_profile;

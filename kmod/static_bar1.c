@@ -70,8 +70,19 @@
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
 
+#include <p2p-shim/readrule.h>
+#include <p2p-shim/sb1rule.h>
+#include <p2p-shim/uapi.h>
+
+#include "faults.h"
 #include "gate.h"
+#include "gpus.h"
+#include "hook.h"
+#include "nmi.h"
+#include "nv.h"
 #include "p2p-shim.h"
+#include "registry.h"
+#include "static_bar1.h"
 
 static bool force_static_bar1 = true;
 module_param_named(static_bar1, force_static_bar1, bool, 0644);

@@ -22,8 +22,15 @@
 #include <linux/module.h>
 
 #include "gate.h"
+#include "gpus.h"
+#include "hook.h"
+#include "ledger.h"
+#include "nv.h"
 #include "p2p-shim.h"
+#include "registry.h"
 #include "scopes.h"
+#include "static_bar1.h"
+#include "static_bar1_gen0.h"
 
 /* The driver's functions the wrappers call, bound at arming. */
 static struct {
@@ -166,7 +173,6 @@ static const char *p2ps_static_view_return(void *data, struct pt_regs *regs)
 	regs_set_return_value(regs, NV_FALSE);
 	return NULL;
 }
-
 
 const struct p2ps_hook_ops p2ps_view_is_supported_ops = { .wrapper = wrap_is_supported };
 const struct p2ps_hook_ops p2ps_bar1_capable_ops = { .wrapper = wrap_bar1_capable };

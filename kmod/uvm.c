@@ -56,8 +56,14 @@
 #include <linux/spinlock.h>
 #include <linux/uaccess.h>
 
+#include "gpus.h"
+#include "hook.h"
+#include "ledger.h"
+#include "nv.h"
 #include "p2p-shim.h"
 #include "scopes.h"
+#include "uvm.h"
+#include "uvm_peer.h"
 
 /*
  * One PTE build in progress, per task (a per-task scope, scopes.c).  Its

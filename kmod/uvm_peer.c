@@ -58,8 +58,17 @@
 #include <linux/spinlock.h>
 #include <linux/uaccess.h>
 
+#include <p2p-shim/uapi.h>
+
+#include "driver.h"
+#include "gpus.h"
+#include "hook.h"
+#include "ledger.h"
+#include "nmi.h"
+#include "nv.h"
 #include "p2p-shim.h"
 #include "scopes.h"
+#include "uvm_peer.h"
 
 /* uvm_aperture_t (uvm_hal_types.h): SYS is 9 in every tag from 550 to 595. */
 #define UVM_APERTURE_SYS	9
