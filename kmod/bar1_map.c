@@ -7,7 +7,8 @@
  * for a PCIE_BAR1 connection (route_bar1).  The BAR1 P2P stub slots are
  * redirected to wrappers here, each with exactly the stub's signature,
  * which call the driver's own _GH100 body and record what it did in the
- * ledger (ledger.c).  The wrappers run inside the in-flight gate (gate.c).
+ * ledger (ledger.c), which tells the policies of a new pair.  The
+ * wrappers run inside the in-flight gate (gate.c).
  * Gen 0's BAR1 window map and unmap run inside its static BAR1 view
  * (static_bar1_gen0.c).
  *
@@ -20,13 +21,13 @@
 #include <linux/module.h>
 #include <linux/string.h>
 
-#include "bar1_map.h"
 #include "driver.h"
 #include "gate.h"
 #include "hook.h"
 #include "ledger.h"
 #include "nv.h"
 #include "p2p-shim.h"
+#include "policy.h"
 #include "static_bar1_gen0.h"
 #include "uvm_peer.h"
 
@@ -36,8 +37,6 @@ static struct {
 			    struct OBJGPU *g1, struct KernelBus *b1, NvU32 attributes);
 	NV_STATUS (*remove)(struct OBJGPU *g0, struct KernelBus *b0,
 			    struct OBJGPU *g1, struct KernelBus *b1, NvU32 attributes);
-	NV_STATUS (*dma_info)(struct OBJGPU *src, struct OBJGPU *peer,
-			      struct KernelBus *peer_bus, NvU64 *addr, NvU64 *size);
 	NV_STATUS (*dma_map)(struct OBJGPU *gpu, struct VirtMemAllocator *dma,
 			     struct DMA_BAR1P2P_MAPPING_PRARAMS *params);
 	void (*dma_unmap)(struct VirtMemAllocator *dma, struct CLI_DMA_MAPPING_INFO *info);
@@ -55,10 +54,8 @@ static NV_STATUS wrap_create(struct OBJGPU *g0, struct KernelBus *b0,
 	held = p2ps_gate_may_make();
 	if (held)
 		st = nv.create(g0, b0, g1, b1, attributes);
-	if (st == NV_OK) {
+	if (st == NV_OK)
 		p2ps_ledger_pair_get(g0, b0, g1, b1);
-		p2ps_uvm_peer_created(g0, g1);
-	}
 	p2ps_gate_made(held);
 	p2ps_gate_exit();
 	return st;
@@ -125,13 +122,6 @@ static bool p2ps_route_bar1(struct pt_regs *regs)
 	       NV_P2PAPI_CONNECTION_TYPE_PCIE_BAR1;
 }
 
-/* The driver's own BAR1 DMA info, for the ledger and the UVM fix. */
-NV_STATUS p2ps_bar1_dma_info(struct OBJGPU *src, struct OBJGPU *peer,
-			     struct KernelBus *peer_bus, NvU64 *base, NvU64 *size)
-{
-	return nv.dma_info ? nv.dma_info(src, peer, peer_bus, base, size) : NV_ERR_NOT_SUPPORTED;
-}
-
 const struct p2ps_hook_ops p2ps_route_bar1_ops = { .route = p2ps_route_bar1 };
 const struct p2ps_hook_ops p2ps_ledger_create_ops = { .wrapper = wrap_create };
 const struct p2ps_hook_ops p2ps_ledger_remove_ops = { .wrapper = wrap_remove };
@@ -139,15 +129,14 @@ const struct p2ps_hook_ops p2ps_ledger_dma_map_ops = { .wrapper = wrap_dma_map }
 const struct p2ps_hook_ops p2ps_ledger_dma_unmap_ops = { .wrapper = wrap_dma_unmap };
 
 /* At arming: point the wrappers at the driver's functions. */
-int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
-		   struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err)
+static int bar1_bind(struct module *mod, const struct p2ps_profile *profile,
+		     struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err)
 {
 	nv.create = (void *)p2ps_hooks_bind_wrapper(hooks, n, &p2ps_ledger_create_ops);
 	nv.remove = (void *)p2ps_hooks_bind_wrapper(hooks, n, &p2ps_ledger_remove_ops);
 	nv.dma_map = (void *)p2ps_hooks_bind_wrapper(hooks, n, &p2ps_ledger_dma_map_ops);
 	nv.dma_unmap = (void *)p2ps_hooks_bind_wrapper(hooks, n, &p2ps_ledger_dma_unmap_ops);
-	nv.dma_info = (void *)p2ps_driver_lookup(mod, "kbusGetBar1P2PDmaInfo_GH100");
-	if (!nv.create || !nv.remove || !nv.dma_map || !nv.dma_unmap || !nv.dma_info) {
+	if (!nv.create || !nv.remove || !nv.dma_map || !nv.dma_unmap) {
 		p2ps_fail(err, "", "profile does not provide every function the wrappers need");
 		return -ENOENT;
 	}
@@ -155,7 +144,13 @@ int p2ps_bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 }
 
 /* After the hooks are gone: no wrapper runs any more. */
-void p2ps_bar1_unbind(void)
+static void bar1_unbind(void)
 {
 	p2ps_gate_drain();
 }
+
+const struct p2ps_policy p2ps_bar1_policy = {
+	.name = "BAR1 mappings",
+	.bind = bar1_bind,
+	.unbind = bar1_unbind,
+};

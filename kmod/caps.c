@@ -24,6 +24,7 @@
 #include "hook.h"
 #include "nv.h"
 #include "p2p-shim.h"
+#include "policy.h"
 #include "static_bar1.h"
 
 /*
@@ -95,7 +96,7 @@ static void refuse(struct caps_call *c)
 static bool watch_static_bar1;
 
 /*
- * The residual state (main.c): the BAR1 routing is gone, so no BAR1 peer
+ * The residual state (lifecycle.c): the BAR1 routing is gone, so no BAR1 peer
  * mapping can be made through it any more.  On 550-570 ForceP2P still
  * reports PCIE_BAR1 for a forced pair with static BAR1 on both GPUs; CUDA
  * would see "can access peer" and then fail to enable it.  Every forced
@@ -186,8 +187,8 @@ static void p2ps_caps_entry(void *data, struct pt_regs *regs)
  * static BAR1 (gen 0 and gen-a1, whose caps code applies the override
  * before the BAR1 HAL check).
  */
-int p2ps_caps_bind(struct module *mod, const struct p2ps_profile *profile,
-		   struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err)
+static int caps_bind(struct module *mod, const struct p2ps_profile *profile,
+		     struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err)
 {
 	unsigned int major = 0, minor, patch, i;
 	bool watch = false;
@@ -204,10 +205,15 @@ int p2ps_caps_bind(struct module *mod, const struct p2ps_profile *profile,
 	return 0;
 }
 
-/* The guard stays in the residual state (main.c). */
+/* The guard stays in the residual state (lifecycle.c). */
 const struct p2ps_hook_ops p2ps_caps_guard_ops = {
 	.entry = p2ps_caps_entry, .ret = p2ps_caps_return, .residual = true,
 };
 const struct p2ps_hook_ops p2ps_caps_guard_v1_ops = {
 	.entry = p2ps_caps_entry_v1, .ret = p2ps_caps_return, .residual = true,
+};
+
+const struct p2ps_policy p2ps_caps_policy = {
+	.name = "caps guard",
+	.bind = caps_bind,
 };

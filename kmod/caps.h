@@ -3,9 +3,8 @@
 #ifndef _P2PS_CAPS_H
 #define _P2PS_CAPS_H
 
-#include "hook.h"
+#include <linux/types.h>
 
-p2ps_bind_fn p2ps_caps_bind;
 /* The residual state: every forced pair gets the stock answer. */
 void p2ps_caps_guard_only(bool on);
 

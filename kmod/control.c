@@ -17,7 +17,7 @@
 #include "control.h"
 #include "hook.h"
 #include "ledger.h"
-#include "main.h"
+#include "lifecycle.h"
 
 /* Copy in a struct whose first member is its size, and check that size. */
 static int copy_arg_in(void *arg, size_t size, const void __user *uarg)

@@ -11,7 +11,7 @@ void p2ps_gate_exit(void);
 /* Inside the gate, before making a mapping: pair with p2ps_gate_made(). */
 bool p2ps_gate_may_make(void);
 void p2ps_gate_made(bool held);
-/* A disable deciding (main.c). */
+/* A disable deciding (lifecycle.c). */
 void p2ps_gate_close(void);
 void p2ps_gate_reopen(void);
 /* After the hooks are gone. */

@@ -38,13 +38,11 @@
 
 #include "gpus.h"
 #include "hook.h"
-#include "ledger.h"
-#include "main.h"
+#include "lifecycle.h"
 #include "nmi.h"
 #include "nv.h"
 #include "p2p-shim.h"
-#include "static_bar1.h"
-#include "uvm_peer.h"
+#include "policy.h"
 
 struct p2ps_gpu {
 	struct OBJGPU *gpu;	/* while attached under our hooks, else NULL */
@@ -104,7 +102,7 @@ static void forget(struct p2ps_gpu *g)
 	g->stale = false;
 	WRITE_ONCE(g->attaching, NULL);
 	WRITE_ONCE(g->detaching, NULL);
-	p2ps_sb1_forget(g - gpus);
+	p2ps_policies_gpu_forget(g - gpus);
 }
 
 /* At arming and disarming: without the hooks, the table would go stale. */
@@ -113,7 +111,7 @@ void p2ps_gpus_reset(void)
 	unsigned long flags;
 	int i;
 
-	p2ps_sb1_flush();
+	p2ps_policies_gpus_reset();
 	p2ps_lock(&gpus_lock, flags);
 	for (i = 0; i < NV_MAX_DEVICES; i++)
 		forget(&gpus[i]);
@@ -150,7 +148,7 @@ static void p2ps_gpu_attach_entry(void *data, struct pt_regs *regs)
 /*
  * With gpus_lock held, in process context: the attach this thread entered
  * on @g begins here: the old attachment is forgotten, the new one's BAR1
- * recorded (static_bar1.c).  Done by the first hook that asks during the attach
+ * recorded (static_bar1.c, through policy.c).  Done by the first hook that asks during the attach
  * (the registry reads), or at its return.
  */
 static void settle(struct p2ps_gpu *g)
@@ -162,7 +160,7 @@ static void settle(struct p2ps_gpu *g)
 	arg = READ_ONCE(g->attach_arg);
 	forget(g);
 	WRITE_ONCE(g->attaching, current);
-	p2ps_sb1_attach(g - gpus, arg);
+	p2ps_policies_gpu_attach(g - gpus, arg);
 }
 
 /* The slot of the GPU this thread is attaching (settled), or NULL; gpus_lock held. */
@@ -290,8 +288,7 @@ static const char *p2ps_gpu_detach_return(void *data, struct pt_regs *regs)
 	gpu = READ_ONCE(g->leaving) ?: g->gpu;
 	forget(g);
 	spin_unlock_irqrestore(&gpus_lock, flags);
-	p2ps_ledger_forget_gpu(gpu);
-	p2ps_uvm_peer_forget_gpu(gpu);
+	p2ps_policies_forget_gpu(gpu);
 	return NULL;
 }
 

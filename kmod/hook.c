@@ -37,7 +37,7 @@
  * Sets.  Hooks are installed as a set with a number; only the live set's
  * handlers act, those of any other set let the call through untouched.
  * So a new set can be installed beside an old one on the same targets
- * (re-enabling from the residual state: main.c) and take over in one
+ * (re-enabling from the residual state: lifecycle.c) and take over in one
  * store, with no moment where neither acts.  Both do act for a while, each
  * for its own calls: a return hook decides at entry, so a call the old set
  * took still gets the old set's return handler after the switch (its

@@ -25,7 +25,7 @@ struct p2ps_hook {
 	unsigned int set;		/* hook.c: only the live set's handlers act */
 	bool retiring;			/* being removed: takes no new call */
 	atomic_t calls;			/* RETURN: calls taken, return handler not yet run */
-	bool keep;			/* left installed by a disable (main.c: residual guard) */
+	bool keep;			/* left installed by a disable (lifecycle.c: residual) */
 	atomic64_t hits;
 	atomic64_t bypassed;		/* UVM_SCOPE: builds that missed the aperture hook */
 	char last_error[P2PS_REASON_LEN];
@@ -62,7 +62,7 @@ struct p2ps_hook_ops {
 	 */
 	void (*entry)(void *data, struct pt_regs *regs);
 	const char *(*ret)(void *data, struct pt_regs *regs);
-	/* Kept by a disable while GPUs carry our ForceP2P (main.c). */
+	/* Kept by a disable while GPUs carry our ForceP2P (lifecycle.c). */
 	bool residual;
 };
 
@@ -83,9 +83,9 @@ unsigned long p2ps_hooks_bind_wrapper(struct p2ps_hook *hooks, unsigned int n,
 				      const struct p2ps_hook_ops *ops);
 
 /*
- * Each policy's p2ps_*_bind(), at arming before its hooks are installed
- * (main.c calls them in turn): what it learns of the driver and the
- * profile, and its wrappers' destinations.
+ * A policy's bind (struct p2ps_policy, policy.h), at arming before its
+ * hooks are installed: what it learns of the driver and the profile, and
+ * its wrappers' destinations.
  */
 typedef int p2ps_bind_fn(struct module *mod, const struct p2ps_profile *profile,
 			 struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err);

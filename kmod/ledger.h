@@ -18,7 +18,6 @@ void p2ps_ledger_native_get(struct OBJGPU *g0, struct KernelBus *b0,
 void p2ps_ledger_native_put(struct OBJGPU *g0, struct OBJGPU *g1);
 void p2ps_ledger_native_hold(struct OBJGPU *g0, struct OBJGPU *g1);
 void p2ps_ledger_native_reset(void);
-void p2ps_ledger_forget_gpu(struct OBJGPU *gpu);
 void p2ps_ledger_dma_get(struct CLI_DMA_MAPPING_INFO *info, struct OBJGPU *gpu,
 			 struct OBJGPU *peer);
 void p2ps_ledger_dma_put(struct CLI_DMA_MAPPING_INFO *info);

@@ -14,7 +14,7 @@
 #include "gpus.h"
 #include "hook.h"
 #include "ledger.h"
-#include "main.h"
+#include "lifecycle.h"
 #include "netlink.h"
 #include "nmi.h"
 #include "nv.h"
@@ -235,7 +235,8 @@ static void event_send(struct sk_buff *skb, void *hdr)
 	genlmsg_multicast(&p2ps_family, skb, 0, 0, GFP_ATOMIC);
 }
 
-void p2ps_event(enum p2ps_event ev, const struct p2ps_status_snapshot *snap, const char *reason)
+static void event_state(enum p2ps_event ev, const struct p2ps_status_snapshot *snap,
+			const char *reason)
 {
 	void *hdr;
 	struct sk_buff *skb = event_new(ev, &hdr);
@@ -251,7 +252,7 @@ void p2ps_event(enum p2ps_event ev, const struct p2ps_status_snapshot *snap, con
 	event_send(skb, hdr);
 }
 
-void p2ps_event_mapping(enum p2ps_event ev, const struct p2ps_mapping_event *m)
+static void event_mapping(enum p2ps_event ev, const struct p2ps_mapping_event *m)
 {
 	void *hdr;
 	struct sk_buff *skb = event_new(ev, &hdr);
@@ -264,6 +265,12 @@ void p2ps_event_mapping(enum p2ps_event ev, const struct p2ps_mapping_event *m)
 	}
 	event_send(skb, hdr);
 }
+
+/* Where the module's events go (main.c points the sink here). */
+const struct p2ps_sink p2ps_netlink_sink = {
+	.state = event_state,
+	.mapping = event_mapping,
+};
 
 int p2ps_netlink_init(void)
 {

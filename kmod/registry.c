@@ -27,6 +27,7 @@
 #include "nmi.h"
 #include "nv.h"
 #include "p2p-shim.h"
+#include "policy.h"
 #include "registry.h"
 #include "static_bar1.h"
 
@@ -229,8 +230,8 @@ static void p2ps_registry_entry(void *data, struct pt_regs *regs)
 }
 
 /* At arming: the profile whose defaults apply. */
-int p2ps_registry_bind(struct module *mod, const struct p2ps_profile *profile,
-		       struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err)
+static int registry_bind(struct module *mod, const struct p2ps_profile *profile,
+			 struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err)
 {
 	bound_profile = profile;
 	return 0;
@@ -238,4 +239,9 @@ int p2ps_registry_bind(struct module *mod, const struct p2ps_profile *profile,
 
 const struct p2ps_hook_ops p2ps_registry_defaults_ops = {
 	.entry = p2ps_registry_entry, .ret = p2ps_registry_return,
+};
+
+const struct p2ps_policy p2ps_registry_policy = {
+	.name = "registry defaults",
+	.bind = registry_bind,
 };

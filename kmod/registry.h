@@ -3,9 +3,8 @@
 #ifndef _P2PS_REGISTRY_H
 #define _P2PS_REGISTRY_H
 
-#include "hook.h"
+#include <linux/types.h>
 
-p2ps_bind_fn p2ps_registry_bind;
 /* Whether the GPU at @dbd (U64_MAX: unknown) is one registry_gpus= names. */
 bool p2ps_registry_scoped(u64 dbd);
 

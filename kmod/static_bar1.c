@@ -51,7 +51,7 @@
  * A forced decision counts itself in the in-flight gate (gate.c) as the
  * wrappers do: one closing gate then stops new forcing and new BAR1
  * mappings alike while a disable decides, and the disable sees a forcing
- * in flight (p2ps_sb1_forcing).  The rules themselves are sb1rule.c's.
+ * in flight (sb1_busy()).  The rules themselves are sb1rule.c's.
  *
  * Gen 0's variant (550, 560: static BAR1 set up by the hooks themselves)
  * is static_bar1_gen0.c; it asks this file to hold its decision in flight
@@ -81,6 +81,7 @@
 #include "nmi.h"
 #include "nv.h"
 #include "p2p-shim.h"
+#include "policy.h"
 #include "registry.h"
 #include "static_bar1.h"
 
@@ -130,8 +131,8 @@ static bool sb1_native_uvm;	/* gen A's UVM fix also covers native-slot pairs */
  * report a forced GB20x pair as BAR1 P2P while CUDA's peer mappings of it
  * keep the PEER aperture: so no forcing there.
  */
-int p2ps_sb1_bind(struct module *mod, const struct p2ps_profile *profile,
-		  struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err)
+static int sb1_bind(struct module *mod, const struct p2ps_profile *profile,
+		    struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err)
 {
 	unsigned int major = 0, minor, patch, i;
 	bool native_uvm = false;
@@ -169,7 +170,7 @@ static u64 mib(u64 v)
  * failure is no longer turned into "no static BAR1"; gen 0: the enable's
  * redirect is gone and the stub says NOT_SUPPORTED).  So it holds a module
  * reference (rmmod is refused) and a disable is refused meanwhile
- * (p2ps_sb1_forcing()).  This is the one place that decides what a
+ * (sb1_busy()).  This is the one place that decides what a
  * decision in flight is.  With sb1_lock held; false if rmmod is under way.
  */
 static bool inflight_begin(struct sb1_gpu *g)
@@ -198,7 +199,7 @@ static void record_reset(struct sb1_gpu *g)
 }
 
 /* With gpus_lock held (gpus.c): the GPU's record goes. */
-void p2ps_sb1_forget(unsigned int instance)
+static void sb1_forget(unsigned int instance)
 {
 	unsigned long flags;
 
@@ -333,7 +334,7 @@ static void topo_work_fn(struct work_struct *work)
 static DECLARE_WORK(topo_work, topo_work_fn);
 
 /* Before the table is reset (no hook left that queues the work). */
-void p2ps_sb1_flush(void)
+static void sb1_flush(void)
 {
 	cancel_work_sync(&topo_work);
 }
@@ -356,7 +357,7 @@ void p2ps_sb1_gather(u32 mask, struct p2ps_caps_set *set)
 }
 
 /* gpumgrAttachGpu(gpuInstance, pAttachArg), at entry: BAR1 from the argument. */
-void p2ps_sb1_attach(unsigned int instance, const void *arg)
+static void sb1_attach(unsigned int instance, const void *arg)
 {
 	u64 addr = 0, size = 0, dbd = U64_MAX;
 	unsigned long flags;
@@ -717,10 +718,10 @@ void p2ps_sb1_torn_down(struct OBJGPU *gpu)
 
 /*
  * The GPUs with a static BAR1 decision in flight (inflight_begin()): a
- * disable is refused (main.c).  Read after p2ps_gate_close(): no new
+ * disable is refused (lifecycle.c).  Read after p2ps_gate_close(): no new
  * decision starts then.
  */
-u32 p2ps_sb1_forcing(void)
+static u32 sb1_forcing(void)
 {
 	unsigned long flags;
 	u32 found = 0;
@@ -780,4 +781,25 @@ const struct p2ps_hook_ops p2ps_static_bar1_ops = {
 };
 const struct p2ps_hook_ops p2ps_static_bar1_off_ops = {
 	.entry = p2ps_sb1_disable_entry, .ret = p2ps_sb1_disable_return, .residual = true,
+};
+
+/* A disable is refused while a static BAR1 decision is in flight. */
+static bool sb1_busy(char *why, size_t len)
+{
+	u32 initialising = sb1_forcing();
+
+	if (!initialising)
+		return false;
+	snprintf(why, len, "GPUs 0x%x are initialising (a static BAR1 decision in "
+		 "flight); try again in a moment", initialising);
+	return true;
+}
+
+const struct p2ps_policy p2ps_sb1_policy = {
+	.name = "static BAR1",
+	.bind = sb1_bind,
+	.busy = sb1_busy,
+	.gpu_attach = sb1_attach,
+	.gpu_forget = sb1_forget,
+	.gpus_reset = sb1_flush,
 };

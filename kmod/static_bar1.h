@@ -5,7 +5,6 @@
 
 #include <p2p-shim/uapi.h>
 
-#include "hook.h"
 #include "nv.h"
 
 struct p2ps_caps_set;
@@ -18,16 +17,11 @@ struct p2ps_gpu_report {
 	char reason[P2PS_REASON_LEN];
 };
 
-p2ps_bind_fn p2ps_sb1_bind;
-void p2ps_sb1_forget(unsigned int instance);
-void p2ps_sb1_attach(unsigned int instance, const void *arg);
 void p2ps_sb1_user_key(void);
 u64 p2ps_sb1_dbd(u32 instance);
 void p2ps_sb1_aperture_key(struct OBJGPU *gpu, u32 mb);
 void p2ps_sb1_torn_down(struct OBJGPU *gpu);
 void p2ps_sb1_gather(u32 mask, struct p2ps_caps_set *set);
-void p2ps_sb1_flush(void);
-u32 p2ps_sb1_forcing(void);
 bool p2ps_sb1_capable_begin(struct OBJGPU *gpu);
 bool p2ps_sb1_report(unsigned int instance, struct p2ps_gpu_report *r);
 

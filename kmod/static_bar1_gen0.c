@@ -27,6 +27,7 @@
 #include "ledger.h"
 #include "nv.h"
 #include "p2p-shim.h"
+#include "policy.h"
 #include "registry.h"
 #include "scopes.h"
 #include "static_bar1.h"
@@ -183,8 +184,8 @@ const struct p2ps_hook_ops p2ps_static_view_ops = {
 };
 
 /* At arming: gen 0's wrappers, which come as a set, or none. */
-int p2ps_gen0_bind(struct module *mod, const struct p2ps_profile *profile,
-		   struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err)
+static int gen0_bind(struct module *mod, const struct p2ps_profile *profile,
+		     struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err)
 {
 	bool any;
 
@@ -204,3 +205,8 @@ int p2ps_gen0_bind(struct module *mod, const struct p2ps_profile *profile,
 	memset(view_depth, 0, sizeof(view_depth));
 	return 0;
 }
+
+const struct p2ps_policy p2ps_gen0_policy = {
+	.name = "static BAR1, gen 0",
+	.bind = gen0_bind,
+};

@@ -3,9 +3,8 @@
 #ifndef _P2PS_STATIC_BAR1_GEN0_H
 #define _P2PS_STATIC_BAR1_GEN0_H
 
-#include "hook.h"
+#include <linux/types.h>
 
-p2ps_bind_fn p2ps_gen0_bind;
 bool p2ps_gen0_view_needed(void);
 bool p2ps_gen0_view_enter(void);
 void p2ps_gen0_view_exit(void);

@@ -61,8 +61,8 @@
 #include "ledger.h"
 #include "nv.h"
 #include "p2p-shim.h"
+#include "policy.h"
 #include "scopes.h"
-#include "uvm.h"
 #include "uvm_peer.h"
 
 /*
@@ -277,7 +277,6 @@ static void p2ps_uvm_native_return(void *data, struct pt_regs *regs, bool create
 		p2ps_ledger_native_put(c->g0, c->g1);
 	} else if (forced(c->g0) || forced(c->g1)) {
 		p2ps_ledger_native_get(c->g0, c->b0, c->g1, c->b1);
-		p2ps_uvm_peer_created_native(c->g0, c->g1);
 	}
 }
 
@@ -285,7 +284,7 @@ static void p2ps_uvm_native_return(void *data, struct pt_regs *regs, bool create
  * At arming and disarming: no scope outlives the hooks, nor a native pair
  * whose teardown they would no longer see.
  */
-void p2ps_uvm_reset(void)
+static void uvm_reset(void)
 {
 	/* No hook of ours runs now. */
 	p2ps_scope_reset(&builds);
@@ -315,4 +314,9 @@ const struct p2ps_hook_ops p2ps_native_create_ops = {
 };
 const struct p2ps_hook_ops p2ps_native_remove_ops = {
 	.entry = p2ps_uvm_native_entry, .ret = native_remove_return,
+};
+
+const struct p2ps_policy p2ps_uvm_policy = {
+	.name = "UVM external mappings",
+	.reset = uvm_reset,
 };

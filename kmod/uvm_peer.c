@@ -48,7 +48,7 @@
  * hook takes that note; on 580, where RM also returns both BAR1 DMA bases
  * in the caps, they must match the ledger's or nothing is tagged.
  *
- * Everything here but the probe handlers runs under main.c's lock.
+ * Everything here but the probe handlers runs under lifecycle.c's lock.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -67,6 +67,7 @@
 #include "nmi.h"
 #include "nv.h"
 #include "p2p-shim.h"
+#include "policy.h"
 #include "scopes.h"
 #include "uvm_peer.h"
 
@@ -177,8 +178,8 @@ static void reset_tags(void)
 	spin_unlock_irqrestore(&created_lock, flags);
 }
 
-/* From the BAR1 create wrapper: @g0 and @g1 are now a pair of ours. */
-void p2ps_uvm_peer_created(struct OBJGPU *g0, struct OBJGPU *g1)
+/* A BAR1 pair our create wrapper made (the ledger counted it): @g0 and @g1 are ours. */
+static void peer_created(struct OBJGPU *g0, struct OBJGPU *g1)
 {
 	unsigned long flags;
 	struct created *c;
@@ -201,20 +202,21 @@ void p2ps_uvm_peer_created(struct OBJGPU *g0, struct OBJGPU *g1)
 }
 
 /*
- * From the native-pair observer: nvidia-uvm's own peer PTEs of such a pair
+ * A pair the driver made through its own slots (uvm.c's observer, the
+ * ledger counted it): nvidia-uvm's own peer PTEs of such a pair
  * need the same tags before 590.  From 590 the driver's native pairs are
  * Hopper and Blackwell, whose UVM apertures are right: left alone.
  */
-void p2ps_uvm_peer_created_native(struct OBJGPU *g0, struct OBJGPU *g1)
+static void peer_created_native(struct OBJGPU *g0, struct OBJGPU *g1)
 {
 	const struct p2ps_uvm_set *set = READ_ONCE(uset.set);
 
 	if (set && set->hooks[0].action == P2PS_ACT_UVM_PEER_CAPS)
-		p2ps_uvm_peer_created(g0, g1);
+		peer_created(g0, g1);
 }
 
 /* @gpu detaches: its tags and notes must not match the next OBJGPU there. */
-void p2ps_uvm_peer_forget_gpu(struct OBJGPU *gpu)
+static void peer_forget_gpu(struct OBJGPU *gpu)
 {
 	unsigned long flags;
 	unsigned int i;
@@ -691,3 +693,18 @@ const struct p2ps_hook_ops p2ps_uvm_peer_atomics_ops = {
 const struct p2ps_hook_ops p2ps_uvm_peer_address_ops = { .ret = p2ps_uvm_address_return };
 const struct p2ps_hook_ops p2ps_uvm_peer_copy_ops = { .ret = p2ps_uvm_copy_return };
 const struct p2ps_hook_ops p2ps_uvm_peer_pte_ops = { .arg = p2ps_uvm_pte };
+
+/* A BAR1 pair was created (ledger.c): note it for this thread's caps query. */
+static void peer_pair_created(struct OBJGPU *g0, struct OBJGPU *g1, bool native)
+{
+	if (native)
+		peer_created_native(g0, g1);
+	else
+		peer_created(g0, g1);
+}
+
+const struct p2ps_policy p2ps_uvm_peer_policy = {
+	.name = "UVM peer set",
+	.forget_gpu = peer_forget_gpu,
+	.pair_created = peer_pair_created,
+};

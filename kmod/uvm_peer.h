@@ -13,9 +13,6 @@ struct p2ps_hook;
 void p2ps_uvm_peer_start(struct module *nv, bool dry_run);
 void p2ps_uvm_peer_stop(void);
 void p2ps_uvm_peer_module(struct module *uvm, unsigned long action);
-void p2ps_uvm_peer_created(struct OBJGPU *g0, struct OBJGPU *g1);
-void p2ps_uvm_peer_created_native(struct OBJGPU *g0, struct OBJGPU *g1);
-void p2ps_uvm_peer_forget_gpu(struct OBJGPU *gpu);
 int p2ps_uvm_peer_for_each(int (*fn)(const struct p2ps_hook *h, void *arg), void *arg,
 			   unsigned int skip);
 void p2ps_uvm_peer_count(u32 *installed, u64 *hits);
