@@ -3,7 +3,7 @@
  * Profiles: which functions of the stock nvidia driver p2p-shim hooks, per
  * driver generation, and how each target is recognised.
  *
- * This header and kmod/profile.c are compiled into the module and into
+ * This header and rules/profile.c are compiled into the module and into
  * libp2pshim, so that `p2pctl check` runs the module's own resolution and
  * fingerprint rules on a driver file, offline.
  */

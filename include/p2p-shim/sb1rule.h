@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The static-BAR1 rules and the caps guard's verdict, as pure functions of
- * their inputs.  kmod/sb1rule.c is compiled into the module (kmod/sbar1.c
+ * their inputs.  rules/sb1rule.c is compiled into the module (kmod/sbar1.c
  * and kmod/bar1.c feed it what the hooks observed) and, unchanged, into
  * libp2pshim (lib/doctor_sbar1.c feeds it what a host's sysfs and modprobe
  * options predict), so the module and `p2pctl doctor` cannot drift apart.
