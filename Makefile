@@ -14,7 +14,7 @@
 # make check-packages   build, lint, install and purge the Debian packages
 #                 here (root; under a minute; also a suite of make check)
 # make check-docs README, docs, man page, --help and completion against
-#                 kmod/profile.c and the option tables (seconds; in make check)
+#                 rules/profile.c and the option tables (seconds; in make check)
 # make clean
 
 KVER ?= $(shell uname -r)
@@ -182,14 +182,15 @@ uninstall-dist:
 uninstall-modprobe:
 	rm -f $(DESTDIR)$(MODPROBEDIR)/p2p-shim.conf
 
-# The tree DKMS builds from: dkms.conf, kmod/ sources and the headers they
-# include, under $(DESTDIR)/usr/src/p2p-shim-<version>.
+# The tree DKMS builds from: dkms.conf, kmod/ and rules/ sources and the
+# headers they include, under $(DESTDIR)/usr/src/p2p-shim-<version>.
 DKMS_SRC = $(DESTDIR)/usr/src/p2p-shim-$(DKMS_VERSION)
 dkms-source:
-	install -d $(DKMS_SRC)/kmod $(DKMS_SRC)/include/p2p-shim
+	install -d $(DKMS_SRC)/kmod $(DKMS_SRC)/rules $(DKMS_SRC)/include/p2p-shim
 	sed 's/#MODULE_VERSION#/$(DKMS_VERSION)/' dkms.conf >$(DKMS_SRC)/dkms.conf
 	install -m 644 VERSION $(DKMS_SRC)/
 	install -m 644 kmod/Kbuild kmod/Makefile kmod/*.c kmod/*.h $(DKMS_SRC)/kmod/
+	install -m 644 rules/*.c $(DKMS_SRC)/rules/
 	rm -f $(DKMS_SRC)/kmod/*.mod.c
 	install -m 644 include/p2p-shim/*.h $(DKMS_SRC)/include/p2p-shim/
 

@@ -12,7 +12,12 @@
 #include <linux/miscdevice.h>
 #include <linux/uaccess.h>
 
-#include "p2p-shim.h"
+#include <p2p-shim/uapi.h>
+
+#include "control.h"
+#include "hook.h"
+#include "ledger.h"
+#include "lifecycle.h"
 
 /* Copy in a struct whose first member is its size, and check that size. */
 static int copy_arg_in(void *arg, size_t size, const void __user *uarg)

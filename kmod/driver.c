@@ -11,7 +11,10 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
-#include "p2p-shim.h"
+#include <p2p-shim/uapi.h>
+
+#include "driver.h"
+#include "hook.h"
 
 #define DRIVER_NAME "nvidia"
 

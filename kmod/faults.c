@@ -8,7 +8,7 @@
  */
 #include <linux/moduleparam.h>
 
-#include "p2p-shim.h"
+#include "faults.h"
 
 static int fault_install = -1;
 module_param(fault_install, int, 0644);

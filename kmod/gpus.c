@@ -36,7 +36,13 @@
 #include <linux/sched.h>
 #include <linux/spinlock.h>
 
+#include "gpus.h"
+#include "hook.h"
+#include "lifecycle.h"
+#include "nmi.h"
+#include "nv.h"
 #include "p2p-shim.h"
+#include "policy.h"
 
 struct p2ps_gpu {
 	struct OBJGPU *gpu;	/* while attached under our hooks, else NULL */
@@ -59,7 +65,7 @@ static unsigned int nr_forced;	/* GPUs with forced set */
 
 /*
  * Called with gpus_lock held.  A GPU carrying a ForceP2P that forces P2P
- * (ours or the user's, bar1.c) holds a reference on this module until it
+ * (ours or the user's, registry.c) holds a reference on this module until it
  * detaches (or nvidia leaves): without the caps guard its pairs would be
  * offered the mailbox path, so rmmod is refused meanwhile
  * (docs/lifecycle.md).  This is the one owner of "which GPUs need the
@@ -96,7 +102,7 @@ static void forget(struct p2ps_gpu *g)
 	g->stale = false;
 	WRITE_ONCE(g->attaching, NULL);
 	WRITE_ONCE(g->detaching, NULL);
-	p2ps_sb1_forget(g - gpus);
+	p2ps_policies_gpu_forget(g - gpus);
 }
 
 /* At arming and disarming: without the hooks, the table would go stale. */
@@ -105,7 +111,7 @@ void p2ps_gpus_reset(void)
 	unsigned long flags;
 	int i;
 
-	p2ps_sb1_flush();
+	p2ps_policies_gpus_reset();
 	p2ps_lock(&gpus_lock, flags);
 	for (i = 0; i < NV_MAX_DEVICES; i++)
 		forget(&gpus[i]);
@@ -142,7 +148,7 @@ static void p2ps_gpu_attach_entry(void *data, struct pt_regs *regs)
 /*
  * With gpus_lock held, in process context: the attach this thread entered
  * on @g begins here: the old attachment is forgotten, the new one's BAR1
- * recorded (sbar1.c).  Done by the first hook that asks during the attach
+ * recorded (static_bar1.c, through policy.c).  Done by the first hook that asks during the attach
  * (the registry reads), or at its return.
  */
 static void settle(struct p2ps_gpu *g)
@@ -154,7 +160,7 @@ static void settle(struct p2ps_gpu *g)
 	arg = READ_ONCE(g->attach_arg);
 	forget(g);
 	WRITE_ONCE(g->attaching, current);
-	p2ps_sb1_attach(g - gpus, arg);
+	p2ps_policies_gpu_attach(g - gpus, arg);
 }
 
 /* The slot of the GPU this thread is attaching (settled), or NULL; gpus_lock held. */
@@ -282,8 +288,7 @@ static const char *p2ps_gpu_detach_return(void *data, struct pt_regs *regs)
 	gpu = READ_ONCE(g->leaving) ?: g->gpu;
 	forget(g);
 	spin_unlock_irqrestore(&gpus_lock, flags);
-	p2ps_ledger_forget_gpu(gpu);
-	p2ps_uvm_peer_forget_gpu(gpu);
+	p2ps_policies_forget_gpu(gpu);
 	return NULL;
 }
 

@@ -37,7 +37,7 @@
  * Sets.  Hooks are installed as a set with a number; only the live set's
  * handlers act, those of any other set let the call through untouched.
  * So a new set can be installed beside an old one on the same targets
- * (re-enabling from the residual state: main.c) and take over in one
+ * (re-enabling from the residual state: lifecycle.c) and take over in one
  * store, with no moment where neither acts.  Both do act for a while, each
  * for its own calls: a return hook decides at entry, so a call the old set
  * took still gets the old set's return handler after the switch (its
@@ -53,6 +53,10 @@
 #include <linux/string.h>
 #include <linux/version.h>
 
+#include <p2p-shim/uapi.h>
+
+#include "faults.h"
+#include "hook.h"
 #include "p2p-shim.h"
 
 static struct p2ps_hook *kp_hook(struct kprobe *kp)
@@ -225,6 +229,37 @@ static void remove_one(struct p2ps_hook *h)
 		unregister_kprobe(&h->kp);
 	}
 	h->state = P2PS_HOOK_IDLE;
+}
+
+/* Why arming failed: the target it failed at ("" for none) and the reason. */
+void p2ps_fail(struct p2ps_arm_error *err, const char *target, const char *fmt, ...)
+{
+	va_list ap;
+
+	strscpy(err->target, target, sizeof(err->target));
+	va_start(ap, fmt);
+	vsnprintf(err->reason, sizeof(err->reason), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * At arming, for the policy that owns the wrapper of @ops: the hooks whose
+ * descriptor names @ops redirect through ops->wrapper, which calls the
+ * destination itself.  Returns that destination (the driver's function
+ * the wrapper calls), 0 if the profile has no such hook.
+ */
+unsigned long p2ps_hooks_bind_wrapper(struct p2ps_hook *hooks, unsigned int n,
+				      const struct p2ps_hook_ops *ops)
+{
+	unsigned long dest = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (hooks[i].desc->ops == ops) {
+			hooks[i].via = (unsigned long)ops->wrapper;
+			dest = hooks[i].dest;
+		}
+	return dest;
 }
 
 int p2ps_hooks_install(struct p2ps_hook *hooks, unsigned int n, bool dry_run,

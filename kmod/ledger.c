@@ -16,7 +16,17 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 
-#include "p2p-shim.h"
+#include <p2p-shim/uapi.h>
+
+#include "driver.h"
+#include "faults.h"
+#include "hook.h"
+#include "gpus.h"
+#include "ledger.h"
+#include "events.h"
+#include "nmi.h"
+#include "nv.h"
+#include "policy.h"
 
 struct ledger_entry {
 	struct list_head node;
@@ -174,13 +184,17 @@ static struct ledger_entry *new_entry(enum p2ps_conn_type conn, struct OBJGPU *g
 	return e;
 }
 
+/* The driver's own BAR1 DMA info (kbusGetBar1P2PDmaInfo_GH100), bound at arming. */
+static NV_STATUS (*dma_info)(struct OBJGPU *src, struct OBJGPU *peer,
+			     struct KernelBus *peer_bus, NvU64 *addr, NvU64 *size);
+
 /* Where @peer's static BAR1 appears to @src; U64_MAX if unknown. */
 static u64 bar1_base(struct OBJGPU *src, struct OBJGPU *peer, struct KernelBus *peer_bus,
 		     u64 *size)
 {
 	NvU64 base, sz;
 
-	if (p2ps_bar1_dma_info(src, peer, peer_bus, &base, &sz) != NV_OK || !sz)
+	if (!dma_info || dma_info(src, peer, peer_bus, &base, &sz) != NV_OK || !sz)
 		return U64_MAX;
 	if (size)
 		*size = sz;
@@ -225,7 +239,9 @@ void p2ps_ledger_pair_get(struct OBJGPU *g0, struct KernelBus *b0,
 	account(+1);
 	spin_unlock_irqrestore(&ledger_lock, flags);
 	kfree(fresh);
-	p2ps_event_mapping(P2PS_EV_MAPPING_CREATED, &ev);
+	p2ps_emit_mapping(P2PS_EV_MAPPING_CREATED, &ev);
+	/* nvidia-uvm asks the pair's caps right after creating it (uvm_peer.c). */
+	p2ps_policies_pair_created(g0, g1, false);
 }
 
 void p2ps_ledger_pair_put(struct OBJGPU *g0, struct OBJGPU *g1)
@@ -250,7 +266,7 @@ void p2ps_ledger_pair_put(struct OBJGPU *g0, struct OBJGPU *g1)
 	spin_unlock_irqrestore(&ledger_lock, flags);
 	kfree(gone);
 	if (e)
-		p2ps_event_mapping(P2PS_EV_MAPPING_REMOVED, &ev);
+		p2ps_emit_mapping(P2PS_EV_MAPPING_REMOVED, &ev);
 }
 
 /* The driver created a BAR1 pair natively (one more reference on it). */
@@ -270,6 +286,7 @@ void p2ps_ledger_native_get(struct OBJGPU *g0, struct KernelBus *b0,
 		e->ev.count++;
 	spin_unlock_irqrestore(&ledger_lock, flags);
 	kfree(fresh);
+	p2ps_policies_pair_created(g0, g1, true);
 }
 
 void p2ps_ledger_native_put(struct OBJGPU *g0, struct OBJGPU *g1)
@@ -316,7 +333,7 @@ void p2ps_ledger_native_hold(struct OBJGPU *g0, struct OBJGPU *g1)
  * that address would inherit this one's BAR1 DMA base.  Forget it all.
  * Called from a probe handler.
  */
-void p2ps_ledger_forget_gpu(struct OBJGPU *gpu)
+static void ledger_forget_gpu(struct OBJGPU *gpu)
 {
 	struct ledger_entry *e, *tmp;
 	unsigned long flags;
@@ -350,7 +367,7 @@ void p2ps_ledger_forget_gpu(struct OBJGPU *gpu)
 		pr_warn_ratelimited("GPU %u detached while the ledger held a mapping of it (torn down unseen): forgotten\n",
 				    e->ev.gpu0);
 		e->ev.count = 0;
-		p2ps_event_mapping(P2PS_EV_MAPPING_REMOVED, &e->ev);
+		p2ps_emit_mapping(P2PS_EV_MAPPING_REMOVED, &e->ev);
 		kfree(e);
 	}
 }
@@ -390,7 +407,7 @@ static void keyed_get(enum p2ps_conn_type conn, void *key, struct OBJGPU *g0,
 	}
 	account(+1);
 	spin_unlock_irqrestore(&ledger_lock, flags);
-	p2ps_event_mapping(P2PS_EV_MAPPING_CREATED, &ev);
+	p2ps_emit_mapping(P2PS_EV_MAPPING_CREATED, &ev);
 }
 
 /*
@@ -418,7 +435,7 @@ static void keyed_put(enum p2ps_conn_type conn, void *key, bool ours)
 	ev = e->ev;
 	ev.count = 0;
 	kfree(e);
-	p2ps_event_mapping(P2PS_EV_MAPPING_REMOVED, &ev);
+	p2ps_emit_mapping(P2PS_EV_MAPPING_REMOVED, &ev);
 }
 
 void p2ps_ledger_dma_get(struct CLI_DMA_MAPPING_INFO *info, struct OBJGPU *gpu,
@@ -573,3 +590,34 @@ void p2ps_ledger_drop_all(void)
 		kfree(e);
 	p2ps_ledger_native_reset();
 }
+
+/* At arming: the driver's function for the BAR1 DMA bases. */
+static int ledger_bind(struct module *mod, const struct p2ps_profile *profile,
+		       struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err)
+{
+	dma_info = (void *)p2ps_driver_lookup(mod, "kbusGetBar1P2PDmaInfo_GH100");
+	if (!dma_info) {
+		p2ps_fail(err, "", "profile does not provide every function the wrappers need");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* A disable is refused while the driver holds mappings made through the hooks. */
+static bool ledger_busy(char *why, size_t len)
+{
+	char pairs[P2PS_REASON_LEN];
+
+	if (!p2ps_ledger_live())
+		return false;
+	p2ps_ledger_describe(pairs, sizeof(pairs));
+	snprintf(why, len, "live BAR1 peer mappings: %s", pairs);
+	return true;
+}
+
+const struct p2ps_policy p2ps_ledger_policy = {
+	.name = "ledger",
+	.bind = ledger_bind,
+	.busy = ledger_busy,
+	.forget_gpu = ledger_forget_gpu,
+};

@@ -9,7 +9,16 @@
 #include <linux/cred.h>
 #include <net/genetlink.h>
 
-#include "p2p-shim.h"
+#include <p2p-shim/uapi.h>
+
+#include "gpus.h"
+#include "hook.h"
+#include "ledger.h"
+#include "lifecycle.h"
+#include "netlink.h"
+#include "nmi.h"
+#include "nv.h"
+#include "static_bar1.h"
 
 static struct genl_family p2ps_family;
 
@@ -226,7 +235,8 @@ static void event_send(struct sk_buff *skb, void *hdr)
 	genlmsg_multicast(&p2ps_family, skb, 0, 0, GFP_ATOMIC);
 }
 
-void p2ps_event(enum p2ps_event ev, const struct p2ps_status_snapshot *snap, const char *reason)
+static void event_state(enum p2ps_event ev, const struct p2ps_status_snapshot *snap,
+			const char *reason)
 {
 	void *hdr;
 	struct sk_buff *skb = event_new(ev, &hdr);
@@ -242,7 +252,7 @@ void p2ps_event(enum p2ps_event ev, const struct p2ps_status_snapshot *snap, con
 	event_send(skb, hdr);
 }
 
-void p2ps_event_mapping(enum p2ps_event ev, const struct p2ps_mapping_event *m)
+static void event_mapping(enum p2ps_event ev, const struct p2ps_mapping_event *m)
 {
 	void *hdr;
 	struct sk_buff *skb = event_new(ev, &hdr);
@@ -255,6 +265,12 @@ void p2ps_event_mapping(enum p2ps_event ev, const struct p2ps_mapping_event *m)
 	}
 	event_send(skb, hdr);
 }
+
+/* Where the module's events go (main.c points the sink here). */
+const struct p2ps_sink p2ps_netlink_sink = {
+	.state = event_state,
+	.mapping = event_mapping,
+};
 
 int p2ps_netlink_init(void)
 {

@@ -56,17 +56,24 @@
 #include <linux/spinlock.h>
 #include <linux/uaccess.h>
 
+#include "gpus.h"
+#include "hook.h"
+#include "ledger.h"
+#include "nv.h"
 #include "p2p-shim.h"
+#include "policy.h"
+#include "scopes.h"
+#include "uvm_peer.h"
 
 /*
- * One PTE build in progress, per task.  Its entry handler (NMI context)
- * claims a slot with cmpxchg and fills it; from then on only that task
- * touches the slot, until the build's return handler frees it: the
- * aperture's return handler (process context) looks the pair up in the
- * ledger, the encoder's pre-handler (NMI context) reads the slot.  No lock.
+ * One PTE build in progress, per task (a per-task scope, scopes.c).  Its
+ * entry handler (NMI context) claims a slot and fills it; from then on
+ * only that task touches the slot, until the build's return handler frees
+ * it: the aperture's return handler (process context) looks the pair up
+ * in the ledger, the encoder's pre-handler (NMI context) reads the slot.
+ * No lock.
  */
 struct uvm_scope {
-	struct task_struct *task;	/* the owner; NULL: free */
 	struct OBJGPU *mapper, *owner;
 	u64 base;		/* the owner's BAR1 as the mapping GPU reaches it */
 	u32 *caching;		/* the build's cachingType */
@@ -76,17 +83,15 @@ struct uvm_scope {
 };
 
 #define NR_SCOPES 16		/* concurrent builds; beyond that, stock PTEs */
+P2PS_SCOPES(builds, NR_SCOPES);
 static struct uvm_scope scopes[NR_SCOPES];
 
 /* This task's scope, or NULL. */
 static struct uvm_scope *my_scope(void)
 {
-	int i;
+	int i = p2ps_scope_find(&builds);
 
-	for (i = 0; i < NR_SCOPES; i++)
-		if (READ_ONCE(scopes[i].task) == current)
-			return &scopes[i];
-	return NULL;
+	return i < 0 ? NULL : &scopes[i];
 }
 
 /* UvmGpuCachingType (nv_uvm_types.h) */
@@ -95,7 +100,7 @@ static struct uvm_scope *my_scope(void)
 
 /* Saved by the scope's entry handler for its return handler. */
 struct scope_call {
-	struct uvm_scope *sc;	/* the slot claimed, or NULL */
+	int slot;		/* the slot claimed, or -1 */
 	bool no_slot;		/* a peer build found every scope taken */
 	struct OBJGPU *mapper, *owner;	/* ...for its return to judge */
 };
@@ -131,10 +136,10 @@ static void p2ps_uvm_scope_entry(void *data, struct pt_regs *regs)
 	struct OBJGPU *mapper = (struct OBJGPU *)regs_get_kernel_argument(regs, 1);
 	void *memdesc = (void *)regs_get_kernel_argument(regs, 2);
 	struct scope_call *c = data;
+	struct uvm_scope *sc;
 	struct OBJGPU *owner;
-	int i;
 
-	c->sc = NULL;
+	c->slot = -1;
 	c->no_slot = false;
 	if (!memdesc || copy_from_kernel_nofault(&owner, memdesc, sizeof(owner)))
 		return;
@@ -142,20 +147,19 @@ static void p2ps_uvm_scope_entry(void *data, struct pt_regs *regs)
 		return;
 	c->mapper = mapper;
 	c->owner = owner;
-	for (i = 0; i < NR_SCOPES && !c->sc; i++)
-		if (!cmpxchg(&scopes[i].task, NULL, current))
-			c->sc = &scopes[i];
-	if (!c->sc) {
+	c->slot = p2ps_scope_claim(&builds);
+	if (c->slot < 0) {
 		c->no_slot = true;
 		return;
 	}
-	c->sc->mapper = mapper;
-	c->sc->owner = owner;
-	c->sc->base = 0;
-	c->sc->caching = caching_of(regs);
-	c->sc->aperture_seen = false;
-	c->sc->aperture_changed = false;
-	c->sc->caching_forced = false;
+	sc = &scopes[c->slot];
+	sc->mapper = mapper;
+	sc->owner = owner;
+	sc->base = 0;
+	sc->caching = caching_of(regs);
+	sc->aperture_seen = false;
+	sc->aperture_changed = false;
+	sc->caching_forced = false;
 }
 
 /*
@@ -168,7 +172,7 @@ static void p2ps_uvm_scope_entry(void *data, struct pt_regs *regs)
 static const char *p2ps_uvm_scope_return(void *data, struct pt_regs *regs)
 {
 	struct scope_call *c = data;
-	struct uvm_scope *sc = c->sc;
+	struct uvm_scope *sc = c->slot < 0 ? NULL : &scopes[c->slot];
 	bool ok = (u32)regs_return_value(regs) == NV_OK;
 	bool missed;
 	u64 base;
@@ -186,7 +190,7 @@ static const char *p2ps_uvm_scope_return(void *data, struct pt_regs *regs)
 		WRITE_ONCE(*sc->caching, UVM_CACHING_DEFAULT);
 	/* A BAR1 pair's build that never reached the aperture hook. */
 	missed = ok && !sc->aperture_seen && p2ps_ledger_bar1_base(sc->mapper, sc->owner, &base);
-	smp_store_release(&sc->task, NULL);
+	p2ps_scope_release(&builds, c->slot);
 	if (!missed)
 		return NULL;
 	pr_warn_ratelimited("a UVM PTE build for a BAR1 pair bypassed nvGpuOpsGetExternalAllocAperture (inlined?): its PTEs are the stock PEER ones\n");
@@ -273,7 +277,6 @@ static void p2ps_uvm_native_return(void *data, struct pt_regs *regs, bool create
 		p2ps_ledger_native_put(c->g0, c->g1);
 	} else if (forced(c->g0) || forced(c->g1)) {
 		p2ps_ledger_native_get(c->g0, c->b0, c->g1, c->b1);
-		p2ps_uvm_peer_created_native(c->g0, c->g1);
 	}
 }
 
@@ -281,9 +284,11 @@ static void p2ps_uvm_native_return(void *data, struct pt_regs *regs, bool create
  * At arming and disarming: no scope outlives the hooks, nor a native pair
  * whose teardown they would no longer see.
  */
-void p2ps_uvm_reset(void)
+static void uvm_reset(void)
 {
-	memset(scopes, 0, sizeof(scopes));	/* no hook of ours runs now */
+	/* No hook of ours runs now. */
+	p2ps_scope_reset(&builds);
+	memset(scopes, 0, sizeof(scopes));
 	p2ps_ledger_native_reset();
 }
 
@@ -309,4 +314,9 @@ const struct p2ps_hook_ops p2ps_native_create_ops = {
 };
 const struct p2ps_hook_ops p2ps_native_remove_ops = {
 	.entry = p2ps_uvm_native_entry, .ret = native_remove_return,
+};
+
+const struct p2ps_policy p2ps_uvm_policy = {
+	.name = "UVM external mappings",
+	.reset = uvm_reset,
 };

@@ -48,7 +48,7 @@
  * hook takes that note; on 580, where RM also returns both BAR1 DMA bases
  * in the caps, they must match the ledger's or nothing is tagged.
  *
- * Everything here but the probe handlers runs under main.c's lock.
+ * Everything here but the probe handlers runs under lifecycle.c's lock.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -58,7 +58,18 @@
 #include <linux/spinlock.h>
 #include <linux/uaccess.h>
 
+#include <p2p-shim/uapi.h>
+
+#include "driver.h"
+#include "gpus.h"
+#include "hook.h"
+#include "ledger.h"
+#include "nmi.h"
+#include "nv.h"
 #include "p2p-shim.h"
+#include "policy.h"
+#include "scopes.h"
+#include "uvm_peer.h"
 
 /* uvm_aperture_t (uvm_hal_types.h): SYS is 9 in every tag from 550 to 595. */
 #define UVM_APERTURE_SYS	9
@@ -119,14 +130,18 @@ struct peer_tag {
 static struct peer_tag tags[NR_TAGS];
 static DEFINE_SPINLOCK(tags_lock);
 
-/* A BAR1 pair created by a thread, for its next caps query. */
+/*
+ * A BAR1 pair created by a thread, for its next caps query: a per-task
+ * scope (scopes.c), under created_lock, since another thread's detach
+ * clears notes of its GPU and a full table reuses the oldest slot.
+ */
 struct created {
-	struct task_struct *task;	/* compared, never dereferenced */
 	struct OBJGPU *g0, *g1;
 	unsigned long when;
 };
 
 #define NR_CREATED	16
+P2PS_SCOPES(creators, NR_CREATED);
 static struct created created[NR_CREATED];
 static unsigned int created_next;
 static DEFINE_SPINLOCK(created_lock);
@@ -158,28 +173,28 @@ static void reset_tags(void)
 	memset(tags, 0, sizeof(tags));
 	spin_unlock_irqrestore(&tags_lock, flags);
 	p2ps_lock(&created_lock, flags);
+	p2ps_scope_reset(&creators);
 	memset(created, 0, sizeof(created));
 	spin_unlock_irqrestore(&created_lock, flags);
 }
 
-/* From the BAR1 create wrapper: @g0 and @g1 are now a pair of ours. */
-void p2ps_uvm_peer_created(struct OBJGPU *g0, struct OBJGPU *g1)
+/* A BAR1 pair our create wrapper made (the ledger counted it): @g0 and @g1 are ours. */
+static void peer_created(struct OBJGPU *g0, struct OBJGPU *g1)
 {
-	struct created *c = NULL;
 	unsigned long flags;
-	unsigned int i;
+	struct created *c;
+	int i;
 
 	if (!READ_ONCE(tagging))
 		return;
 	p2ps_lock(&created_lock, flags);
-	for (i = 0; i < NR_CREATED && !c; i++)
-		if (created[i].task == current)
-			c = &created[i];
-	if (!c) {
-		c = &created[created_next];
+	i = p2ps_scope_find(&creators);
+	if (i < 0) {
+		i = created_next;
 		created_next = (created_next + 1) % NR_CREATED;
+		p2ps_scope_take(&creators, i);
 	}
-	c->task = current;
+	c = &created[i];
 	c->g0 = g0;
 	c->g1 = g1;
 	c->when = jiffies;
@@ -187,20 +202,21 @@ void p2ps_uvm_peer_created(struct OBJGPU *g0, struct OBJGPU *g1)
 }
 
 /*
- * From the native-pair observer: nvidia-uvm's own peer PTEs of such a pair
+ * A pair the driver made through its own slots (uvm.c's observer, the
+ * ledger counted it): nvidia-uvm's own peer PTEs of such a pair
  * need the same tags before 590.  From 590 the driver's native pairs are
  * Hopper and Blackwell, whose UVM apertures are right: left alone.
  */
-void p2ps_uvm_peer_created_native(struct OBJGPU *g0, struct OBJGPU *g1)
+static void peer_created_native(struct OBJGPU *g0, struct OBJGPU *g1)
 {
 	const struct p2ps_uvm_set *set = READ_ONCE(uset.set);
 
 	if (set && set->hooks[0].action == P2PS_ACT_UVM_PEER_CAPS)
-		p2ps_uvm_peer_created(g0, g1);
+		peer_created(g0, g1);
 }
 
 /* @gpu detaches: its tags and notes must not match the next OBJGPU there. */
-void p2ps_uvm_peer_forget_gpu(struct OBJGPU *gpu)
+static void peer_forget_gpu(struct OBJGPU *gpu)
 {
 	unsigned long flags;
 	unsigned int i;
@@ -216,8 +232,10 @@ void p2ps_uvm_peer_forget_gpu(struct OBJGPU *gpu)
 	spin_unlock_irqrestore(&tags_lock, flags);
 	p2ps_lock(&created_lock, flags);
 	for (i = 0; i < NR_CREATED; i++)
-		if (created[i].g0 == gpu || created[i].g1 == gpu)
+		if (created[i].g0 == gpu || created[i].g1 == gpu) {
 			memset(&created[i], 0, sizeof(created[i]));
+			p2ps_scope_release(&creators, i);
+		}
 	spin_unlock_irqrestore(&created_lock, flags);
 }
 
@@ -226,19 +244,18 @@ static bool take_created(struct OBJGPU **g0, struct OBJGPU **g1)
 {
 	unsigned long flags;
 	bool found = false;
-	unsigned int i;
+	struct created *c;
+	int i;
 
 	p2ps_lock(&created_lock, flags);
-	for (i = 0; i < NR_CREATED; i++) {
-		struct created *c = &created[i];
-
-		if (c->task != current)
-			continue;
+	i = p2ps_scope_find(&creators);
+	if (i >= 0) {
+		c = &created[i];
 		found = time_before(jiffies, c->when + 10 * HZ);
 		*g0 = c->g0;
 		*g1 = c->g1;
 		memset(c, 0, sizeof(*c));
-		break;
+		p2ps_scope_release(&creators, i);
 	}
 	spin_unlock_irqrestore(&created_lock, flags);
 	return found;
@@ -676,3 +693,18 @@ const struct p2ps_hook_ops p2ps_uvm_peer_atomics_ops = {
 const struct p2ps_hook_ops p2ps_uvm_peer_address_ops = { .ret = p2ps_uvm_address_return };
 const struct p2ps_hook_ops p2ps_uvm_peer_copy_ops = { .ret = p2ps_uvm_copy_return };
 const struct p2ps_hook_ops p2ps_uvm_peer_pte_ops = { .arg = p2ps_uvm_pte };
+
+/* A BAR1 pair was created (ledger.c): note it for this thread's caps query. */
+static void peer_pair_created(struct OBJGPU *g0, struct OBJGPU *g1, bool native)
+{
+	if (native)
+		peer_created_native(g0, g1);
+	else
+		peer_created(g0, g1);
+}
+
+const struct p2ps_policy p2ps_uvm_peer_policy = {
+	.name = "UVM peer set",
+	.forget_gpu = peer_forget_gpu,
+	.pair_created = peer_pair_created,
+};

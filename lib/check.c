@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libp2pshim: offline driver check.  Runs the module's profile resolution
- * and fingerprint rules (kmod/profile.c) on an nvidia.ko file or on a
+ * and fingerprint rules (rules/profile.c) on an nvidia.ko file or on a
  * kallsyms dump.
  *
  * IBT, statically: a function the module calls must start with endbr64 in

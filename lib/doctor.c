@@ -11,13 +11,13 @@
  *   doctor_driver.c    the nvidia driver and its profile
  *   doctor_gpus.c      GPUs: ids, VRAM, BAR1, Resizable BAR
  *   doctor_iommu.c     IOMMU mode
- *   doctor_sbar1.c     static BAR1 per GPU (kmod/sb1rule.c's rules)
+ *   doctor_sbar1.c     static BAR1 per GPU (rules/sb1rule.c's rules)
  *   doctor_topo.c      GPU pairs: PCIe path, NVLink, I/O hubs, P2P verdict
  *   doctor_platform.c  ACS, links, NUMA and host bridges
  *   doctor_host.c      VM, displays
  *   doctor_software.c  NCCL
  *   doctor_vllm.c      the vLLM P2P cache
- *   doctor_read.c      the driver's BAR1 peer-read rule (kmod/readrule.c)
+ *   doctor_read.c      the driver's BAR1 peer-read rule (rules/readrule.c)
  *   doctor_module.c    p2p-shim's state
  */
 #include <ctype.h>

@@ -119,7 +119,7 @@ static uint64_t smi_vram_mib(const char *text, const char *bdf)
 	return 0;
 }
 
-/* The module's own table (kmod/gpurule.c), as the caps guard reads it. */
+/* The module's own table (rules/gpurule.c), as the caps guard reads it. */
 static const char *arch_of(uint16_t dev)
 {
 	return p2ps_gpu_arch_name(p2ps_gpu_arch(0x10de, dev));

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * `p2pctl doctor`: the driver's BAR1 peer-read host rule (kmod/readrule.c)
+ * `p2pctl doctor`: the driver's BAR1 peer-read host rule (rules/readrule.c)
  * for each BAR1 pair.  Every ForceP2P skips the driver's own check, so
  * p2p-shim's caps guard applies the same rule: where it fails (Intel Core,
  * Xeons other than Sapphire Rapids, without a common switch the driver

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * `p2pctl doctor`: static BAR1 per GPU.  The rules are kmod/sb1rule.c's,
+ * `p2pctl doctor`: static BAR1 per GPU.  The rules are rules/sb1rule.c's,
  * compiled into the library unchanged; here: the host's inputs and remedies.
  */
 #include <ctype.h>
@@ -14,7 +14,7 @@
 
 /*
  * The driver's static-BAR1 decision and p2p-shim's forcing, per generation
- * (docs/cards.md has the source lines), are kmod/sb1rule.c's, compiled into
+ * (docs/cards.md has the source lines), are rules/sb1rule.c's, compiled into
  * this library as they are into the module: p2ps_sb1_driver_rule() and
  * p2ps_sb1_shim_rule().  Here: the host's inputs and the remedies.
  */

@@ -301,7 +301,7 @@ static void pair_verdict(struct dctx *c, const struct p2ps_dr_rules *k, struct p
 			     sizeof(remedy));
 		goto out;
 	}
-	/* the caps guard's generation rule (kmod/gpurule.c) */
+	/* the caps guard's generation rule (rules/gpurule.c) */
 	if (p2ps_gpus_mixed(0x10de, a->device, 0x10de, b->device)) {
 		p->p2p = P2PS_P2P_NONE;
 		v = P2PS_V_FAIL;

@@ -67,7 +67,7 @@ static bool gpu_list_ok(const char *list)
 		size_t len = strcspn(p, ",");
 		uint64_t dbd;
 
-		/* the module's parser (kmod/bdf.c) and its limit (NR_SCOPED, kmod/bar1.c) */
+		/* the module's parser (rules/bdf.c) and its limit (NR_SCOPED, kmod/bar1.c) */
 		if (!len || ++n > 32 || p2ps_parse_bdf(p, len, &dbd))
 			return false;
 		p += len;

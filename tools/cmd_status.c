@@ -122,7 +122,7 @@ static const char *registry_scope(char *buf, size_t len)
 
 /*
  * Where BAR1 P2P gets peer reads (the caps guard applies NVIDIA's host rule,
- * kmod/readrule.c): from this CPU (/proc/cpuinfo, read as doctor reads it)
+ * rules/readrule.c): from this CPU (/proc/cpuinfo, read as doctor reads it)
  * and the module's peer_reads.  NULL when p2p-shim is not loaded.
  */
 static const char *peer_reads(const char *driver, char *buf, size_t len)

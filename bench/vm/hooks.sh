@@ -8,7 +8,7 @@ N=20000
 run insmod /lib/standin/580.159.04/nvidia.ko
 run insmod /lib/p2p-shim/p2p-shim.ko
 
-# The profile's size, from the module itself (docs state it from kmod/profile.c).
+# The profile's size, from the module itself (docs state it from rules/profile.c).
 run p2pctl enable >/dev/null
 hooks=$(p2pctl status --json | tr -d ' \n' | sed -n 's/.*"hooks_installed":\([0-9]*\).*/\1/p')
 profile=$(p2pctl status --json | tr -d ' \n' | sed -n 's/.*"profile":"\([^"]*\)".*/\1/p')

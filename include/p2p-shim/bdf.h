@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A GPU's PCI address as the user writes it (registry_gpus=, `p2pctl config
- * --gpus`): one parser, kmod/bdf.c, compiled into the module and
+ * --gpus`): one parser, rules/bdf.c, compiled into the module and
  * libp2pshim, so that what p2pctl accepts the module accepts.
  */
 #ifndef _P2P_SHIM_BDF_H

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Which GPUs p2p-shim pairs: the GPU generation rule, as pure functions.
- * kmod/gpurule.c is compiled into the module (the caps guard,
- * kmod/sb1rule.c p2ps_caps_verdict) and into libp2pshim (`p2pctl doctor`,
+ * rules/gpurule.c is compiled into the module (the caps guard,
+ * rules/sb1rule.c p2ps_caps_verdict) and into libp2pshim (`p2pctl doctor`,
  * lib/doctor_topo.c), so both judge a pair alike.
  *
  * Correctness III item 6: from 580.65.06 the driver decides a BAR1 peer
@@ -35,7 +35,7 @@ enum p2ps_gpu_arch {
 	P2PS_ARCH_BLACKWELL,
 };
 
-/* The architecture of PCI function @vendor:@device (kmod/gpurule.c's table). */
+/* The architecture of PCI function @vendor:@device (rules/gpurule.c's table). */
 enum p2ps_gpu_arch p2ps_gpu_arch(unsigned int vendor, unsigned int device);
 const char *p2ps_gpu_arch_name(enum p2ps_gpu_arch arch);
 

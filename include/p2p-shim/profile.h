@@ -3,7 +3,7 @@
  * Profiles: which functions of the stock nvidia driver p2p-shim hooks, per
  * driver generation, and how each target is recognised.
  *
- * This header and kmod/profile.c are compiled into the module and into
+ * This header and rules/profile.c are compiled into the module and into
  * libp2pshim, so that `p2pctl check` runs the module's own resolution and
  * fingerprint rules on a driver file, offline.
  */
@@ -74,7 +74,7 @@ enum p2ps_action {
 	P2PS_ACT_UVM_PEER_PTE,		/* argument rewrite: the same, at make_pte */
 	P2PS_ACT_UVM_PEER_COPY,		/* return override: the same, for a physical copy address */
 	P2PS_ACT_UVM_PEER_ATOMICS,	/* return override (590+): a BAR1 pair of ours gets SYS */
-	/* 565+: the per-GPU static BAR1 decision (kmod/sbar1.c) */
+	/* 565+: the per-GPU static BAR1 decision (kmod/static_bar1.c) */
 	P2PS_ACT_STATIC_DECIDE,		/* return override: the decision; may turn "no" into "yes" */
 	P2PS_ACT_CLIENT_FB,		/* return override: the client FB a forced enable maps */
 	P2PS_ACT_GPU_LEAVING,		/* entry probe (observes): the OBJGPU a detach frees */

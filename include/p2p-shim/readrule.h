@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The driver's BAR1 peer-read host rule, as a pure function.  kmod/readrule.c
+ * The driver's BAR1 peer-read host rule, as a pure function.  rules/readrule.c
  * is compiled into libp2pshim (lib/doctor_read.c feeds it /proc/cpuinfo and
  * the PCIe path) and is written so that the module can compile it unchanged
  * (feeding it boot_cpu_data and its own topology), as sb1rule.c is.
@@ -13,7 +13,7 @@
  * family from 0x12 on RYZEN (Zen's 0x17, 0x19, 0x1a by name, the rest as
  * "Assuming new Ryzen"); K8, K10 and K11 (0xf-0x11) are not.  Intel Core
  * and Emerald/Granite Rapids Xeons fail it.  Every ForceP2P skips the
- * check, so p2p-shim's caps guard applies it (kmod/sb1rule.c
+ * check, so p2p-shim's caps guard applies it (rules/sb1rule.c
  * p2ps_caps_verdict) and doctor predicts it (lib/doctor_read.c).
  */
 #ifndef _P2P_SHIM_READRULE_H

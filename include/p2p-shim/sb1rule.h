@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The static-BAR1 rules and the caps guard's verdict, as pure functions of
- * their inputs.  kmod/sb1rule.c is compiled into the module (kmod/sbar1.c
- * and kmod/bar1.c feed it what the hooks observed) and, unchanged, into
- * libp2pshim (lib/doctor_sbar1.c feeds it what a host's sysfs and modprobe
- * options predict), so the module and `p2pctl doctor` cannot drift apart.
+ * their inputs.  rules/sb1rule.c is compiled into the module
+ * (kmod/static_bar1.c and kmod/caps.c feed it what the hooks observed)
+ * and, unchanged, into libp2pshim (lib/doctor_sbar1.c feeds it what a
+ * host's sysfs and modprobe options predict), so the module and `p2pctl
+ * doctor` cannot drift apart.
  * docs/cards.md has the driver's rules per version, with source lines.
  */
 #ifndef _P2P_SHIM_SB1RULE_H
@@ -156,7 +157,7 @@ bool p2ps_sb1_bar1p2p_type(const struct p2ps_sb1_keys *k);
 void p2ps_sb1_driver_rule(const struct p2ps_sb1_keys *k, long force, uint64_t pci_bar1, uint64_t fb,
 			  uint64_t cfb, bool console, struct p2ps_sb1_pred_out *o);
 /*
- * Then p2p-shim's forcing where that rule said no (kmod/sbar1.c runs the
+ * Then p2p-shim's forcing where that rule said no (kmod/static_bar1.c runs the
  * same p2ps_sb1_no_force() and p2ps_sb1_gate()): turns @o into YES, or
  * appends why not.
  */
@@ -170,7 +171,7 @@ bool p2ps_sb1_mapped(uint32_t sb1_state);
  * The caps guard's verdict on one caps query that returned NV_OK: whether
  * the pair (the GPU set) keeps the driver's answer or gets the stock one.
  * What it needs of the set is gathered one GPU at a time, as the records
- * are read (kmod/sbar1.c, under its lock): a few flags, not the records.
+ * are read (kmod/static_bar1.c, under its lock): a few flags, not the records.
  */
 struct p2ps_caps_set {
 	unsigned int nr;		/* GPUs added */

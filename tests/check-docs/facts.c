@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The facts the documentation states about the profiles, taken from
- * kmod/profile.c itself (compiled in, as lib/ does for `p2pctl check`).
+ * rules/profile.c itself (compiled in, as lib/ does for `p2pctl check`).
  *
  *   facts            one line per fact, for tests/check-docs/run:
  *                      profile NAME MAJORS NR_HOOKS

@@ -641,7 +641,7 @@ static void test_4090d_48g(void **state)
 
 /*
  * RTX 3090 + RTX 4090: static BAR1 on both, but two generations: the
- * module's caps guard refuses the pair (kmod/gpurule.c, Correctness III
+ * module's caps guard refuses the pair (rules/gpurule.c, Correctness III
  * item 6), so doctor says none.
  */
 static void test_3090_4090(void **state)
@@ -719,7 +719,7 @@ static void test_550_cards(void **state)
 	assert_int_equal(verdict(r, "p2p", PAIR), P2PS_V_FAIL);
 	p2ps_doctor_free(r);
 
-	/* 3090 + 4090: static BAR1 on both, two generations: none (kmod/gpurule.c) */
+	/* 3090 + 4090: static BAR1 on both, two generations: none (rules/gpurule.c) */
 	r = doctor("rtx3090-4090-550", NULL);
 	assert_int_equal(r->gpus[0].static_bar1, P2PS_SB_YES);
 	assert_int_equal(r->gpus[1].static_bar1, P2PS_SB_YES);
@@ -1562,7 +1562,7 @@ static void test_host_cpu_parse(void **state)
 	assert_false(p2ps_host_cpu_parse("", &cpu));
 }
 
-/* The driver's BAR1 peer-read rule (kmod/readrule.c), shared with the module. */
+/* The driver's BAR1 peer-read rule (rules/readrule.c), shared with the module. */
 static void test_readrule(void **state)
 {
 	(void)state;

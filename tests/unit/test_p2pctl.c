@@ -457,7 +457,7 @@ static void test_config_gpus(void **state)
 	assert_int_equal(run("config", "--gpus", "03:00.0;04:00.0", NULL), P2PCTL_EXIT_USAGE);
 	assert_int_equal(run("config", "--gpus", "03:00.0", "--registry", "--driver", "580.142", NULL),
 			 P2PCTL_EXIT_USAGE);
-	/* A VMD domain (10000 and above): the module takes it (kmod/bdf.c), so p2pctl does. */
+	/* A VMD domain (10000 and above): the module takes it (rules/bdf.c), so p2pctl does. */
 	assert_int_equal(run("config", "--gpus", "10000:01:00.0", NULL), 0);
 	assert_non_null(strstr(out_text, "registry_gpus=10000:01:00.0\n"));
 	/* What libc's sscanf let through: a 0x prefix, a sign, a space, a bus of three digits. */
@@ -468,7 +468,7 @@ static void test_config_gpus(void **state)
 	assert_int_equal(run("config", "--gpus", "123456789:03:00.0", NULL), P2PCTL_EXIT_USAGE);
 }
 
-/* kmod/bdf.c, the one parser of a GPU address (module and p2pctl). */
+/* rules/bdf.c, the one parser of a GPU address (module and p2pctl). */
 static void test_parse_bdf(void **state)
 {
 	static const struct {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Rules of kmod/profile.c that the module applies to code it reads:
+ * Rules of rules/profile.c that the module applies to code it reads:
  * p2ps_calls_target(), the check that nvidia-uvm's copy function calls the
  * function the UVM peer set hooks (570-580), on code as a kernel with and
  * without call-depth tracking leaves it.

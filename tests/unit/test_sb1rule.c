@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kmod/sb1rule.c, the rules the module and `p2pctl doctor` share: the
+ * rules/sb1rule.c, the rules the module and `p2pctl doctor` share: the
  * cards of docs/cards.md (section 3) and README's card table, per driver
  * generation (550, 565, 570, 575, 580, 590/595), through the driver's
  * rule, p2p-shim's forcing (decision and enable) and the caps guard.
@@ -391,7 +391,7 @@ static void test_caps_reads(void **state)
 }
 
 /*
- * kmod/gpurule.c's table, on IDs from open-gpu-kernel-modules' README
+ * rules/gpurule.c's table, on IDs from open-gpu-kernel-modules' README
  * (595.45.04): by chip, not by name (an RTX 2050 is a GA107, an RTX 3050 A
  * laptop GPU an AD106), and nothing for another vendor.
  */

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # Correctness III item 6: GPUs of two generations get no P2P from
-# p2p-shim (kmod/gpurule.c, the caps guard).  From 580 the driver gives a
+# p2p-shim (rules/gpurule.c, the caps guard).  From 580 the driver gives a
 # BAR1 peer mapping of an RTX 50xx's memory a coherent aperture and PCIe
 # atomics whatever GPU maps it, which an Ada GPU is never set up to send.
 # QEMU has no NVIDIA function: the fault build's fault_pci_id gives the

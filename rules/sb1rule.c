@@ -5,9 +5,10 @@
  * unchanged, into libp2pshim (lib/Makefile), as profile.c is, so that
  * `p2pctl doctor` predicts with the rules the module applies.
  *
- * kmod/sbar1.c keeps the per-GPU record (what the hooks observed) under its
- * lock and asks p2ps_sb1_no_force() and p2ps_sb1_gate(); kmod/bar1.c asks
- * p2ps_caps_verdict() with what sbar1.c gathered of the set's records
+ * kmod/static_bar1.c keeps the per-GPU record (what the hooks observed)
+ * under its lock and asks p2ps_sb1_no_force() and p2ps_sb1_gate();
+ * kmod/caps.c asks p2ps_caps_verdict() with what static_bar1.c gathered of
+ * the set's records
  * (p2ps_caps_add()).  The doctor
  * (lib/doctor_sbar1.c) predicts the driver's own rule with
  * p2ps_sb1_driver_rule() and p2p-shim's forcing with p2ps_sb1_shim_rule().
@@ -82,7 +83,7 @@ uint64_t p2ps_sb1_aperture(uint64_t bar1_size, uint64_t key)
 }
 
 /*
- * Forcing (kmod/sbar1.c's header): where the decision says no for a GPU
+ * Forcing (kmod/static_bar1.c's header): where the decision says no for a GPU
  * whose user did not set RMForceStaticBar1 nor shrink BAR1 with
  * RMBar1ApertureSizeMB (the sizes below are the PCI BAR's), whose P2P type is BAR1 (no
  * mailbox), and where the placement can work (570-575: no console below
@@ -496,7 +497,7 @@ bool p2ps_force_p2p_forces(uint32_t v)
 }
 
 /*
- * The caps guard (kmod/bar1.c), for a GPU set with a GPU forced to P2P by
+ * The caps guard (kmod/caps.c), for a GPU set with a GPU forced to P2P by
  * a ForceP2P (p2p-shim's or the user's): PCIE_PROPRIETARY (the mailbox path, broken on
  * GeForce) gets the stock answer; PCIE_BAR1 gets it where the driver's BAR1
  * P2P create would fail: 550-570 skipped the HAL check, which wants static

@@ -22,7 +22,8 @@
 /*
  * What each hook does on top of its kind: its action (which `p2pctl check`
  * reads too) and, in the module, the policy's handlers (struct
- * p2ps_hook_ops, kmod/p2p-shim.h) that the engine calls.
+ * p2ps_hook_ops, kmod/hook.h; kmod/p2p-shim.h lists them) that the engine
+ * calls.
  */
 #ifdef __KERNEL__
 #include "p2p-shim.h"
@@ -121,7 +122,7 @@ static const struct p2ps_code ret_void =		/* return */
 	}
 
 /*
- * 565+: the per-GPU static BAR1 decision (kmod/sbar1.c, docs/cards.md).
+ * 565+: the per-GPU static BAR1 decision (kmod/static_bar1.c, docs/cards.md).
  * kbusInitBar1_GM107 asks kbusIsStaticBar1Supported_TU102 (with the
  * console and mailbox sizes from 570) and calls
  * kbusEnableStaticBar1Mapping_TU102, which maps what

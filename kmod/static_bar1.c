@@ -48,10 +48,14 @@
  * 565 decides before the console and mailbox exist (NvBool, 3 arguments):
  * observed only.
  *
- * A forced decision counts itself as one of bar1.c's wrappers
- * (p2ps_bar1_enter): one closing gate then stops new forcing and new BAR1
+ * A forced decision counts itself in the in-flight gate (gate.c) as the
+ * wrappers do: one closing gate then stops new forcing and new BAR1
  * mappings alike while a disable decides, and the disable sees a forcing
- * in flight (p2ps_sb1_forcing).  The rules themselves are sb1rule.c's.
+ * in flight (sb1_busy()).  The rules themselves are sb1rule.c's.
+ *
+ * Gen 0's variant (550, 560: static BAR1 set up by the hooks themselves)
+ * is static_bar1_gen0.c; it asks this file to hold its decision in flight
+ * (p2ps_sb1_capable_begin()).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -62,10 +66,24 @@
 #include <linux/sched.h>
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
 
+#include <p2p-shim/readrule.h>
+#include <p2p-shim/sb1rule.h>
+#include <p2p-shim/uapi.h>
+
+#include "faults.h"
+#include "gate.h"
+#include "gpus.h"
+#include "hook.h"
+#include "nmi.h"
+#include "nv.h"
 #include "p2p-shim.h"
+#include "policy.h"
+#include "registry.h"
+#include "static_bar1.h"
 
 static bool force_static_bar1 = true;
 module_param_named(static_bar1, force_static_bar1, bool, 0644);
@@ -107,19 +125,26 @@ static unsigned int sb1_major;	/* the bound driver's major version */
 static bool sb1_native_uvm;	/* gen A's UVM fix also covers native-slot pairs */
 
 /*
- * @native_uvm: the profile feeds gen A's UVM fix from BAR1 pairs the
- * driver creates through its own _GH100 slots (GB20x from 570.86.16).
- * Without that, 570-575 would report a forced GB20x pair as BAR1 P2P while
- * CUDA's peer mappings of it keep the PEER aperture: so no forcing there.
+ * At arming: the driver's major version, and whether the profile feeds gen
+ * A's UVM fix from BAR1 pairs the driver creates through its own _GH100
+ * slots (GB20x from 570.86.16; issue 13).  Without that, 570-575 would
+ * report a forced GB20x pair as BAR1 P2P while CUDA's peer mappings of it
+ * keep the PEER aperture: so no forcing there.
  */
-void p2ps_sb1_bind(const char *version, bool native_uvm)
+static int sb1_bind(struct module *mod, const struct p2ps_profile *profile,
+		    struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err)
 {
-	unsigned int major = 0, minor, patch;
+	unsigned int major = 0, minor, patch, i;
+	bool native_uvm = false;
 
-	if (version && p2ps_parse_version(version, &major, &minor, &patch))
+	if (mod->version && p2ps_parse_version(mod->version, &major, &minor, &patch))
 		major = 0;
+	for (i = 0; i < n; i++)
+		if (!strcmp(hooks[i].desc->target, "kbusCreateP2PMappingForBar1P2P_GH100"))
+			native_uvm = true;
 	WRITE_ONCE(sb1_major, major);
 	WRITE_ONCE(sb1_native_uvm, native_uvm);
+	return 0;
 }
 
 __printf(2, 3)
@@ -145,7 +170,7 @@ static u64 mib(u64 v)
  * failure is no longer turned into "no static BAR1"; gen 0: the enable's
  * redirect is gone and the stub says NOT_SUPPORTED).  So it holds a module
  * reference (rmmod is refused) and a disable is refused meanwhile
- * (p2ps_sb1_forcing()).  This is the one place that decides what a
+ * (sb1_busy()).  This is the one place that decides what a
  * decision in flight is.  With sb1_lock held; false if rmmod is under way.
  */
 static bool inflight_begin(struct sb1_gpu *g)
@@ -174,7 +199,7 @@ static void record_reset(struct sb1_gpu *g)
 }
 
 /* With gpus_lock held (gpus.c): the GPU's record goes. */
-void p2ps_sb1_forget(unsigned int instance)
+static void sb1_forget(unsigned int instance)
 {
 	unsigned long flags;
 
@@ -205,41 +230,49 @@ bool p2ps_sb1_capable_begin(struct OBJGPU *gpu)
 }
 
 /*
- * The Intel I/O hub above the GPU at @dbd (sb1rule.c's
- * p2ps_intel_ioh_root_port()): its root port's bus, plus one; 0 if none.
+ * Whether @dbd is a PCI address as GPUATTACHARG's nvDomainBusDeviceFunc
+ * gives it (domain 63:32, bus 15:8, slot 7:3, function 2:0): bits 31:16
+ * and the slot's top 3 bits are 0 in a sane value.  U64_MAX (unknown) is
+ * not.
  */
-static u64 ioh_of(u64 dbd)
+static bool dbd_valid(u64 dbd)
 {
-	struct pci_dev *pdev, *rp;
-	u64 ioh = 0;
+	return !(dbd & 0xffff00e0ULL);
+}
 
-	pdev = pci_get_domain_bus_and_slot(dbd >> 32, (dbd >> 8) & 0xff, PCI_DEVFN(dbd & 0xff, 0));
-	if (!pdev)
-		return 0;
+/* The GPU at @dbd (function 0), with a reference; NULL if none. */
+static struct pci_dev *pdev_of(u64 dbd)
+{
+	return pci_get_domain_bus_and_slot(dbd >> 32, (dbd >> 8) & 0xff, PCI_DEVFN(dbd & 0xff, 0));
+}
+
+/*
+ * The Intel I/O hub above @pdev (sb1rule.c's p2ps_intel_ioh_root_port()):
+ * its root port's bus, plus one; 0 if none.
+ */
+static u64 ioh_of(struct pci_dev *pdev)
+{
+	struct pci_dev *rp;
+
 	for (rp = pci_upstream_bridge(pdev); rp; rp = pci_upstream_bridge(rp))
 		if (pci_is_pcie(rp) && pci_pcie_type(rp) == PCI_EXP_TYPE_ROOT_PORT)
 			break;
 	if (rp && rp->vendor == PCI_VENDOR_ID_INTEL && p2ps_intel_ioh_root_port(rp->device))
-		ioh = ((u64)pci_domain_nr(rp->bus) << 8 | rp->bus->number) + 1;
-	pci_dev_put(pdev);
-	return ioh;
+		return ((u64)pci_domain_nr(rp->bus) << 8 | rp->bus->number) + 1;
+	return 0;
 }
 
 /*
- * The PCIe switch right above the GPU at @dbd, as the driver's read rule
- * asks for a common one: the upstream port above the GPU's nearest switch
- * downstream port, plus one; 0 if none, or one the driver does not know
+ * The PCIe switch right above @pdev, as the driver's read rule asks for a
+ * common one: the upstream port above the GPU's nearest switch downstream
+ * port, plus one; 0 if none, or one the driver does not know
  * (readrule.c).  Nested switches: only the nearest counts (the driver
  * looks further up; such GPUs are refused here, which is safe).
  */
-static u64 switch_of(u64 dbd)
+static u64 switch_of(struct pci_dev *pdev)
 {
-	struct pci_dev *pdev, *br, *up;
-	u64 sw = 0;
+	struct pci_dev *br, *up;
 
-	pdev = pci_get_domain_bus_and_slot(dbd >> 32, (dbd >> 8) & 0xff, PCI_DEVFN(dbd & 0xff, 0));
-	if (!pdev)
-		return 0;
 	for (br = pci_upstream_bridge(pdev); br; br = pci_upstream_bridge(br)) {
 		if (!pci_is_pcie(br) || pci_pcie_type(br) == PCI_EXP_TYPE_ROOT_PORT)
 			break;
@@ -249,33 +282,26 @@ static u64 switch_of(u64 dbd)
 		if (up && pci_is_pcie(up) && pci_pcie_type(up) == PCI_EXP_TYPE_UPSTREAM &&
 		    (p2ps_pcie_switch_known(up->vendor, up->device) ||
 		     p2ps_fault(P2PS_FAULT_ANY_SWITCH, 0)))
-			sw = ((u64)pci_domain_nr(up->bus) << 16 | up->bus->number << 8 | up->devfn) + 1;
+			return ((u64)pci_domain_nr(up->bus) << 16 | up->bus->number << 8 | up->devfn) + 1;
 		break;
 	}
-	pci_dev_put(pdev);
-	return sw;
+	return 0;
 }
 
 /* The GPU's PCI vendor << 16 | device, for the generation rule; 0 if unknown. */
-static u32 pci_id_of(unsigned int instance, u64 dbd)
+static u32 pci_id_of(unsigned int instance, struct pci_dev *pdev)
 {
-	struct pci_dev *pdev;
-	u32 id;
+	u32 id = p2ps_fault_pci_id(instance);
 
-	id = p2ps_fault_pci_id(instance);
 	if (id)
 		return id;
-	pdev = pci_get_domain_bus_and_slot(dbd >> 32, (dbd >> 8) & 0xff, PCI_DEVFN(dbd & 0xff, 0));
-	if (!pdev)
-		return 0;
-	id = (u32)pdev->vendor << 16 | pdev->device;
-	pci_dev_put(pdev);
-	return id;
+	return pdev ? (u32)pdev->vendor << 16 | pdev->device : 0;
 }
 
 /* The PCI lookups run here, in process context, not in a probe handler. */
 static void topo_work_fn(struct work_struct *work)
 {
+	struct pci_dev *pdev;
 	unsigned long flags;
 	bool pending;
 	u64 dbd, ioh, sw;
@@ -289,9 +315,11 @@ static void topo_work_fn(struct work_struct *work)
 		spin_unlock_irqrestore(&sb1_lock, flags);
 		if (!pending)
 			continue;
-		ioh = ioh_of(dbd);
-		sw = switch_of(dbd);
-		pci_id = pci_id_of(i, dbd);
+		pdev = pdev_of(dbd);
+		ioh = pdev ? ioh_of(pdev) : 0;
+		sw = pdev ? switch_of(pdev) : 0;
+		pci_id = pci_id_of(i, pdev);
+		pci_dev_put(pdev);
 		p2ps_lock(&sb1_lock, flags);
 		if (sb1[i].topo_pending && sb1[i].dbd == dbd) {
 			sb1[i].ioh = ioh;
@@ -306,7 +334,7 @@ static void topo_work_fn(struct work_struct *work)
 static DECLARE_WORK(topo_work, topo_work_fn);
 
 /* Before the table is reset (no hook left that queues the work). */
-void p2ps_sb1_flush(void)
+static void sb1_flush(void)
 {
 	cancel_work_sync(&topo_work);
 }
@@ -329,7 +357,7 @@ void p2ps_sb1_gather(u32 mask, struct p2ps_caps_set *set)
 }
 
 /* gpumgrAttachGpu(gpuInstance, pAttachArg), at entry: BAR1 from the argument. */
-void p2ps_sb1_attach(unsigned int instance, const void *arg)
+static void sb1_attach(unsigned int instance, const void *arg)
 {
 	u64 addr = 0, size = 0, dbd = U64_MAX;
 	unsigned long flags;
@@ -353,11 +381,10 @@ void p2ps_sb1_attach(unsigned int instance, const void *arg)
 	g->bar1_addr = addr;
 	g->bar1_size = size;
 	why(g, size ? "no decision seen yet" : "BAR1 size unknown (attach argument not recognised)");
-	/* Bits 31:16 and the slot's top 3 bits are 0 in a sane value. */
-	g->topo_pending = !(dbd & 0xffff00e0ULL);
+	g->topo_pending = dbd_valid(dbd);
 	g->dbd = dbd;
 	spin_unlock_irqrestore(&sb1_lock, flags);
-	if (!(dbd & 0xffff00e0ULL))
+	if (dbd_valid(dbd))
 		schedule_work(&topo_work);
 }
 
@@ -373,7 +400,7 @@ u64 p2ps_sb1_dbd(u32 instance)
 	if (instance >= NV_MAX_DEVICES)
 		return dbd;
 	p2ps_lock(&sb1_lock, flags);
-	if (sb1[instance].seen && !(sb1[instance].dbd & 0xffff00e0ULL))
+	if (sb1[instance].seen && dbd_valid(sb1[instance].dbd))
 		dbd = sb1[instance].dbd;
 	spin_unlock_irqrestore(&sb1_lock, flags);
 	return dbd;
@@ -446,7 +473,7 @@ static const char *no_force(struct sb1_gpu *g, unsigned int major)
 	u64 offset;
 
 	/* A GPU registry_gpus= leaves out is not p2p-shim's (review F6). */
-	if (!p2ps_registry_scoped(g->dbd & 0xffff00e0ULL ? U64_MAX : g->dbd))
+	if (!p2ps_registry_scoped(dbd_valid(g->dbd) ? g->dbd : U64_MAX))
 		return "not among registry_gpus=";
 	no = p2ps_sb1_no_force(&in, &offset);
 	if (!(no & ~P2PS_NF_NO_ROOM))
@@ -467,8 +494,8 @@ static const char *p2ps_sb1_decide_return(void *data, struct pt_regs *regs)
 
 	if (instance >= NV_MAX_DEVICES)
 		return NULL;
-	/* Counted like a wrapper: a disable deciding sees this forcing (bar1.c). */
-	open = p2ps_bar1_enter();
+	/* Inside the in-flight gate: a disable deciding sees this forcing (gate.c). */
+	open = p2ps_gate_enter();
 	p2ps_lock(&sb1_lock, flags);
 	g = &sb1[instance];
 	g->decided = true;
@@ -512,7 +539,7 @@ static const char *p2ps_sb1_decide_return(void *data, struct pt_regs *regs)
 	regs_set_return_value(regs, NV_OK);
 out:
 	spin_unlock_irqrestore(&sb1_lock, flags);
-	p2ps_bar1_exit();
+	p2ps_gate_exit();
 	return NULL;
 }
 
@@ -691,10 +718,10 @@ void p2ps_sb1_torn_down(struct OBJGPU *gpu)
 
 /*
  * The GPUs with a static BAR1 decision in flight (inflight_begin()): a
- * disable is refused (main.c).  Read after p2ps_bar1_close(): no new
+ * disable is refused (lifecycle.c).  Read after p2ps_gate_close(): no new
  * decision starts then.
  */
-u32 p2ps_sb1_forcing(void)
+static u32 sb1_forcing(void)
 {
 	unsigned long flags;
 	u32 found = 0;
@@ -754,4 +781,25 @@ const struct p2ps_hook_ops p2ps_static_bar1_ops = {
 };
 const struct p2ps_hook_ops p2ps_static_bar1_off_ops = {
 	.entry = p2ps_sb1_disable_entry, .ret = p2ps_sb1_disable_return, .residual = true,
+};
+
+/* A disable is refused while a static BAR1 decision is in flight. */
+static bool sb1_busy(char *why, size_t len)
+{
+	u32 initialising = sb1_forcing();
+
+	if (!initialising)
+		return false;
+	snprintf(why, len, "GPUs 0x%x are initialising (a static BAR1 decision in "
+		 "flight); try again in a moment", initialising);
+	return true;
+}
+
+const struct p2ps_policy p2ps_sb1_policy = {
+	.name = "static BAR1",
+	.bind = sb1_bind,
+	.busy = sb1_busy,
+	.gpu_attach = sb1_attach,
+	.gpu_forget = sb1_forget,
+	.gpus_reset = sb1_flush,
 };

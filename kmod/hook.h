@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * hook.c: the hook engine.  An installed hook, the ops a policy gives it,
+ * and why an arming failed.
+ */
+#ifndef _P2PS_HOOK_H
+#define _P2PS_HOOK_H
+
+#include <linux/atomic.h>
+#include <linux/kprobes.h>
+#include <linux/module.h>
+#include <linux/types.h>
+
+#include <p2p-shim/profile.h>
+
+/* One installed hook. */
+struct p2ps_hook {
+	const struct p2ps_hook_desc *desc;
+	char symbol[P2PS_NAME_LEN];	/* the resolved target, e.g. with its stub suffix */
+	unsigned long addr;		/* target, in nvidia */
+	unsigned long dest;		/* REDIRECT: destination, in nvidia */
+	unsigned long via;		/* REDIRECT: wrapper in p2p-shim, or 0 */
+	enum p2ps_hook_kind kind;	/* as installed: COUNT in a dry run */
+	enum p2ps_hook_state state;
+	unsigned int set;		/* hook.c: only the live set's handlers act */
+	bool retiring;			/* being removed: takes no new call */
+	atomic_t calls;			/* RETURN: calls taken, return handler not yet run */
+	bool keep;			/* left installed by a disable (lifecycle.c: residual) */
+	atomic64_t hits;
+	atomic64_t bypassed;		/* UVM_SCOPE: builds that missed the aperture hook */
+	char last_error[P2PS_REASON_LEN];
+	union {
+		struct kprobe kp;
+		struct kretprobe krp;
+	};
+	struct kprobe guard;		/* RETURN: keeps krp unoptimised (hook.c) */
+};
+
+/*
+ * What a hook does on top of its kind: the handlers of the policy that owns
+ * it.  Each policy exports one ops object per action (p2p-shim.h lists
+ * them); the profile's descriptors point at them (profile.c: ACT()), and
+ * the engine calls them without knowing whose they are.
+ */
+#define P2PS_RET_DATA_SIZE	48
+struct p2ps_hook_ops {
+	/* REDIRECT: whether this call goes to the destination (NULL: every call). */
+	bool (*route)(struct pt_regs *regs);
+	/*
+	 * REDIRECT through a wrapper with the target's signature, which calls
+	 * the destination itself (its policy binds it at arming:
+	 * p2ps_hooks_bind_wrapper()).
+	 */
+	void *wrapper;
+	/* ARG: at the target's entry; may rewrite argument registers. */
+	void (*arg)(struct pt_regs *regs);
+	/*
+	 * RETURN: @entry saves what the call needs in @data (P2PS_RET_DATA_SIZE
+	 * bytes), @ret may change the return value and out-parameters.  @ret
+	 * returns why it left the call as the stock driver has it, when that
+	 * is worth showing, or NULL; the engine counts it in status.
+	 */
+	void (*entry)(void *data, struct pt_regs *regs);
+	const char *(*ret)(void *data, struct pt_regs *regs);
+	/* Kept by a disable while GPUs carry our ForceP2P (lifecycle.c). */
+	bool residual;
+};
+
+/* Why arming failed. */
+struct p2ps_arm_error {
+	char target[P2PS_NAME_LEN];
+	char reason[P2PS_REASON_LEN];
+};
+
+__printf(3, 4)
+void p2ps_fail(struct p2ps_arm_error *err, const char *target, const char *fmt, ...);
+
+int p2ps_hooks_install(struct p2ps_hook *hooks, unsigned int n, bool dry_run,
+		       struct p2ps_arm_error *err);
+void p2ps_hooks_remove(struct p2ps_hook *hooks, unsigned int n);
+void p2ps_hooks_activate(unsigned int set);
+unsigned long p2ps_hooks_bind_wrapper(struct p2ps_hook *hooks, unsigned int n,
+				      const struct p2ps_hook_ops *ops);
+
+/*
+ * A policy's bind (struct p2ps_policy, policy.h), at arming before its
+ * hooks are installed: what it learns of the driver and the profile, and
+ * its wrappers' destinations.
+ */
+typedef int p2ps_bind_fn(struct module *mod, const struct p2ps_profile *profile,
+			 struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err);
+
+#endif /* _P2PS_HOOK_H */

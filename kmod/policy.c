@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The policies, in the order their tables are walked.  Binding goes in
+ * this order, so the first refusal of an arming is the one users have
+ * always seen (the caps guard and the registry defaults never refuse;
+ * the mapping wrappers, the ledger's BAR1 DMA function, then gen 0's
+ * static BAR1 set may).  A disable asks static BAR1 for a decision in
+ * flight before the ledger for live mappings (a gen 0 decision ends in a
+ * ledger entry: read the other way round, one could slip between), and
+ * live mappings are the reason it names.  A detached GPU is forgotten by
+ * the ledger before the UVM peer set, whose tags the ledger's pairs back.
+ */
+#include "policy.h"
+
+static const struct p2ps_policy *const policies[] = {
+	&p2ps_caps_policy,
+	&p2ps_registry_policy,
+	&p2ps_sb1_policy,
+	&p2ps_bar1_policy,
+	&p2ps_gen0_policy,
+	&p2ps_ledger_policy,
+	&p2ps_uvm_policy,
+	&p2ps_uvm_peer_policy,
+};
+
+#define for_each_policy(p, i) \
+	for ((i) = 0; (i) < ARRAY_SIZE(policies) && ((p) = policies[i]); (i)++)
+
+int p2ps_policies_bind(struct module *mod, const struct p2ps_profile *profile,
+		       struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err)
+{
+	const struct p2ps_policy *p;
+	unsigned int i;
+	int ret;
+
+	for_each_policy(p, i) {
+		ret = p->bind ? p->bind(mod, profile, hooks, n, err) : 0;
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+void p2ps_policies_unbind(void)
+{
+	const struct p2ps_policy *p;
+	unsigned int i;
+
+	for_each_policy(p, i)
+		if (p->unbind)
+			p->unbind();
+}
+
+void p2ps_policies_reset(void)
+{
+	const struct p2ps_policy *p;
+	unsigned int i;
+
+	for_each_policy(p, i)
+		if (p->reset)
+			p->reset();
+}
+
+/*
+ * Every policy is asked, in table order, each reading its own state once;
+ * the last to refuse names the reason (it overwrites @why).
+ */
+bool p2ps_policies_busy(char *why, size_t len)
+{
+	const struct p2ps_policy *p;
+	bool busy = false;
+	unsigned int i;
+
+	for_each_policy(p, i)
+		if (p->busy && p->busy(why, len))
+			busy = true;
+	return busy;
+}
+
+void p2ps_policies_gpu_attach(unsigned int instance, const void *arg)
+{
+	const struct p2ps_policy *p;
+	unsigned int i;
+
+	for_each_policy(p, i)
+		if (p->gpu_attach)
+			p->gpu_attach(instance, arg);
+}
+
+void p2ps_policies_gpu_forget(unsigned int instance)
+{
+	const struct p2ps_policy *p;
+	unsigned int i;
+
+	for_each_policy(p, i)
+		if (p->gpu_forget)
+			p->gpu_forget(instance);
+}
+
+void p2ps_policies_gpus_reset(void)
+{
+	const struct p2ps_policy *p;
+	unsigned int i;
+
+	for_each_policy(p, i)
+		if (p->gpus_reset)
+			p->gpus_reset();
+}
+
+void p2ps_policies_forget_gpu(struct OBJGPU *gpu)
+{
+	const struct p2ps_policy *p;
+	unsigned int i;
+
+	for_each_policy(p, i)
+		if (p->forget_gpu)
+			p->forget_gpu(gpu);
+}
+
+void p2ps_policies_pair_created(struct OBJGPU *g0, struct OBJGPU *g1, bool native)
+{
+	const struct p2ps_policy *p;
+	unsigned int i;
+
+	for_each_policy(p, i)
+		if (p->pair_created)
+			p->pair_created(g0, g1, native);
+}
