@@ -30,6 +30,17 @@ out=$(p2pctl check --module $NV --json 2>&1); rc=$?
 p2pctl check --module $NV
 check_verdict "check --module" "$out" $rc
 
+# With nvidia-uvm.ko, the UVM peer set as the module arms it (its copy-
+# address call included): every target ok, the set arms.
+if [ "$EXPECT" = arm ] && [ "$EXPECT_UVM_SET" != none ]; then
+	echo "== the module files, with nvidia-uvm.ko: the UVM peer set $EXPECT_UVM_SET"
+	out=$(p2pctl check --module $NV --uvm-module $UVM 2>&1); rc=$?
+	echo "$out" | tail -n 2
+	expect_eq "check --uvm-module: exit status" $rc 0
+	expect_match "check --uvm-module: the set arms" "$out" \
+		"UVM peer set $EXPECT_UVM_SET: arms with nvidia-uvm"
+fi
+
 if [ "$EXPECT" = refuse ]; then
 	echo "== the module file, --force: $EXPECT_FORCE_PROFILE"
 	out=$(p2pctl check --module $NV --force --json 2>&1); rc=$?
