@@ -976,28 +976,60 @@ static void test_kallsyms_fixture(void **state)
 	p2ps_check_free(r);
 }
 
+/* An address of a kallsyms line changed: the line at @line gets @addr. */
+struct addr_edit {
+	const char *line;
+	const char *addr;		/* 16 hex digits */
+};
+
+/*
+ * The real 580.159.04 kallsyms (KALLSYMS) with the addresses of @edits
+ * (up to a { NULL } one; NULL for none) changed and @extra lines
+ * appended, checked as 580.159.04.
+ */
+static struct p2ps_check_report *check_kallsyms_edited(const struct addr_edit *edits,
+						       const char *extra)
+{
+	struct p2ps_check_report *r = NULL;
+	char *text = p2ps_read_file(KALLSYMS, NULL, true), *all, *at, *path;
+
+	assert_non_null(text);
+	for (; edits && edits->line; edits++) {
+		at = strstr(text, edits->line);
+		assert_non_null(at);
+		assert_int_equal(strlen(edits->addr), 16);
+		memcpy(at, edits->addr, 16);
+	}
+	assert_true(asprintf(&all, "%s%s", text, extra) > 0);
+	path = write_tmp(all, strlen(all), ".txt");
+	assert_int_equal(p2ps_check_kallsyms(path, "580.159.04", 0, &r), 0);
+	unlink(path);
+	free(path);
+	free(all);
+	free(text);
+	return r;
+}
+
 /*
  * Identical-code folding: two targets at one address.  The module refuses
- * it (kmod/driver.c check_folded), so check does.  The real 580.159.04
+ * it (rules/resolve.c check_folded), and so does check.  The real 580.159.04
  * kallsyms, with kbusHasPcieBar1P2PMapping_d69453 moved onto
  * kbusIsPcieBar1P2PMappingSupported_d69453's address; then both at 0, as
  * an unprivileged reader sees every address: no evidence, no refusal.
  */
 static void test_kallsyms_folded(void **state)
 {
-	const char *has = "ffffffffc0447f70 t kbusHasPcieBar1P2PMapping_d69453";
-	const char *is = "ffffffffc044bde0 t kbusIsPcieBar1P2PMappingSupported_d69453";
-	struct p2ps_check_report *r = NULL;
-	char *text = p2ps_read_file(KALLSYMS, NULL, true), *at, *path;
+	static const char has[] = "ffffffffc0447f70 t kbusHasPcieBar1P2PMapping_d69453";
+	static const char is[] = "ffffffffc044bde0 t kbusIsPcieBar1P2PMappingSupported_d69453";
+	static const struct addr_edit folded[] = { { has, "ffffffffc044bde0" }, { NULL, NULL } };
+	static const struct addr_edit hidden[] = {
+		{ has, "0000000000000000" }, { is, "0000000000000000" }, { NULL, NULL },
+	};
+	struct p2ps_check_report *r;
 	const struct p2ps_check_item *it;
 
 	(void)state;
-	assert_non_null(text);
-	at = strstr(text, has);
-	assert_non_null(at);
-	memcpy(at, "ffffffffc044bde0", 16);
-	path = write_tmp(text, strlen(text), ".txt");
-	assert_int_equal(p2ps_check_kallsyms(path, "580.159.04", 0, &r), 0);
+	r = check_kallsyms_edited(folded, "");
 	assert_false(r->supported);
 	it = item(r, "kbusHasPcieBar1P2PMapping");
 	if (it->ok)
@@ -1005,20 +1037,10 @@ static void test_kallsyms_folded(void **state)
 	assert_false(it->ok);
 	assert_non_null(strstr(it->status, "are one function (identical code folded)"));
 	p2ps_check_free(r);
-	unlink(path);
-	free(path);
 
-	memset(at, '0', 16);
-	at = strstr(text, is);
-	assert_non_null(at);
-	memset(at, '0', 16);
-	path = write_tmp(text, strlen(text), ".txt");
-	assert_int_equal(p2ps_check_kallsyms(path, "580.159.04", 0, &r), 0);
+	r = check_kallsyms_edited(hidden, "");
 	assert_true(r->supported);
 	p2ps_check_free(r);
-	unlink(path);
-	free(path);
-	free(text);
 }
 
 /*
@@ -1030,17 +1052,8 @@ static void test_kallsyms_folded(void **state)
  */
 static struct p2ps_check_report *check_with_uvm(const char *uvm_lines)
 {
-	struct p2ps_check_report *r = NULL;
-	char *text = p2ps_read_file(KALLSYMS, NULL, true), *all, *path;
+	struct p2ps_check_report *r = check_kallsyms_edited(NULL, uvm_lines);
 
-	assert_non_null(text);
-	assert_true(asprintf(&all, "%s%s", text, uvm_lines) > 0);
-	path = write_tmp(all, strlen(all), ".txt");
-	assert_int_equal(p2ps_check_kallsyms(path, "580.159.04", 0, &r), 0);
-	unlink(path);
-	free(path);
-	free(all);
-	free(text);
 	assert_true(r->supported);
 	assert_string_equal(r->uvm_set, "uvm-gpu");
 	return r;
