@@ -43,6 +43,19 @@ static const char *fp_state(const struct p2ps_check_report *r, const struct p2ps
 json_object *p2pctl_check_json(const struct p2ps_check_report *r, const char *source,
 			       const char *path);
 
+/* One hook of the profile or of the UVM peer set. */
+static json_object *item_json(const struct p2ps_check_report *r, const struct p2ps_check_item *it)
+{
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "target", json_object_new_string(it->target));
+	json_object_object_add(j, "status", json_object_new_string(it->status));
+	json_object_object_add(j, "symbol", p2pctl_json_str(it->symbol));
+	json_object_object_add(j, "dest", p2pctl_json_str(it->dest));
+	json_object_object_add(j, "fingerprint", json_object_new_string(fp_state(r, it)));
+	return j;
+}
+
 json_object *p2pctl_check_json(const struct p2ps_check_report *r, const char *source,
 			       const char *path)
 {
@@ -62,17 +75,8 @@ json_object *p2pctl_check_json(const struct p2ps_check_report *r, const char *so
 		r->fingerprints ? "checked" : "not checked"));
 	json_object_object_add(o, "symbols", json_object_new_int64((int64_t)r->nr_symbols));
 	a = json_object_new_array();
-	for (i = 0; i < r->nr_hooks; i++) {
-		const struct p2ps_check_item *it = &r->hooks[i];
-		json_object *j = json_object_new_object();
-
-		json_object_object_add(j, "target", json_object_new_string(it->target));
-		json_object_object_add(j, "status", json_object_new_string(it->status));
-		json_object_object_add(j, "symbol", p2pctl_json_str(it->symbol));
-		json_object_object_add(j, "dest", p2pctl_json_str(it->dest));
-		json_object_object_add(j, "fingerprint", json_object_new_string(fp_state(r, it)));
-		json_object_array_add(a, j);
-	}
+	for (i = 0; i < r->nr_hooks; i++)
+		json_object_array_add(a, item_json(r, &r->hooks[i]));
 	json_object_object_add(o, "hooks", a);
 	a = json_object_new_array();
 	for (i = 0; i < r->nr_calls; i++) {
@@ -91,17 +95,8 @@ json_object *p2pctl_check_json(const struct p2ps_check_report *r, const char *so
 		json_object_object_add(u, "ok", json_object_new_boolean(r->uvm_ok));
 		json_object_object_add(u, "reason", p2pctl_json_str(r->uvm_reason));
 		a = json_object_new_array();
-		for (i = 0; i < r->nr_uvm_hooks; i++) {
-			const struct p2ps_check_item *it = &r->uvm_hooks[i];
-			json_object *j = json_object_new_object();
-
-			json_object_object_add(j, "target", json_object_new_string(it->target));
-			json_object_object_add(j, "status", json_object_new_string(it->status));
-			json_object_object_add(j, "symbol", p2pctl_json_str(it->symbol));
-			json_object_object_add(j, "dest", p2pctl_json_str(it->dest));
-			json_object_object_add(j, "fingerprint", json_object_new_string(fp_state(r, it)));
-			json_object_array_add(a, j);
-		}
+		for (i = 0; i < r->nr_uvm_hooks; i++)
+			json_object_array_add(a, item_json(r, &r->uvm_hooks[i]));
 		json_object_object_add(u, "hooks", a);
 		json_object_object_add(o, "uvm_set", u);
 	}
