@@ -454,7 +454,10 @@ struct p2ps_check_report {
 	 * The UVM peer set for the driver version (docs/uvm.md), resolved as
 	 * the module resolves it when nvidia-uvm is loaded: its first hook in
 	 * nvidia, the rest in nvidia-uvm (a kallsyms dump's [nvidia_uvm]
-	 * lines; a module file has none: "not checked").  The module arms
+	 * lines, or an nvidia-uvm.ko: p2ps_check(); an nvidia.ko alone has
+	 * none: "not checked"), and from a file the copy-address function's
+	 * call to the phys-address hook (the first nvidia-uvm item's
+	 * fingerprint).  The module arms
 	 * the profile without it when it fails, so it does not decide
 	 * `supported`.
 	 */
@@ -484,6 +487,19 @@ int p2ps_check_module(const char *path, const char *version, unsigned int flags,
  */
 int p2ps_check_kallsyms(const char *path, const char *version, unsigned int flags,
 			struct p2ps_check_report **out);
+/*
+ * Either of the two (@module or @kallsyms), and nvidia-uvm's symbols and
+ * code for the UVM peer set from @uvm_module (an nvidia-uvm.ko) if not
+ * NULL, instead of a kallsyms dump's [nvidia_uvm] lines.
+ */
+struct p2ps_check_input {
+	const char *module;		/* nvidia.ko, or NULL */
+	const char *kallsyms;		/* or a kallsyms dump */
+	const char *uvm_module;		/* nvidia-uvm.ko, or NULL */
+	const char *version;		/* or NULL */
+	unsigned int flags;		/* P2PS_CHECK_* */
+};
+int p2ps_check(const struct p2ps_check_input *in, struct p2ps_check_report **out);
 void p2ps_check_free(struct p2ps_check_report *r);
 
 /*

@@ -11,6 +11,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include <p2p-shim/resolve.h>
 #include <p2p-shim/uapi.h>
 
 #include "driver.h"
@@ -46,224 +47,165 @@ struct module *p2ps_module_find(const char *name)
 }
 
 /*
- * Walk nvidia's symbol table for text symbols named @name, or, for a HAL
- * stub, "<name>_<6 hex>".  Returns the number of matches; the first one's
- * address and size go to @addr and @size, its name to @found.
+ * The symbol source of the shared resolver (rules/resolve.c): @mod's own
+ * text symbols, and its code as loaded.
  */
-static int lookup(struct module *mod, const char *name, bool stub,
-		  unsigned long *addr, unsigned long *size, char *found, size_t len)
+static void kallsyms_walk(const struct p2ps_symsrc *src,
+			  bool (*fn)(const struct p2ps_sym *sym, void *arg), void *arg)
 {
+	struct module *mod = src->priv;
 	struct mod_kallsyms *ks;
 	unsigned int i;
-	int n = 0;
 
 	preempt_disable();
 	ks = rcu_dereference_sched(mod->kallsyms);
 	for (i = 0; i < ks->num_symtab; i++) {
 		const Elf_Sym *sym = &ks->symtab[i];
-		const char *s = ks->strtab + sym->st_name;
-		char type = ks->typetab[i];
+		struct p2ps_sym s = {
+			.name = ks->strtab + sym->st_name,
+			.addr = sym->st_value,
+			.size = sym->st_size,
+		};
 
-		if (type != 't' && type != 'T')
+		if (ks->typetab[i] != 't' && ks->typetab[i] != 'T')
 			continue;
-		if (stub ? !p2ps_is_stub_of(s, name) : strcmp(s, name))
-			continue;
-		if (!n++) {
-			*addr = sym->st_value;
-			*size = sym->st_size;
-			if (found)
-				strscpy(found, s, len);
-		}
+		if (fn(&s, arg))
+			break;
 	}
 	preempt_enable();
-	return n;
 }
 
-/*
- * A compiler clone of @name ("<name>.isra.0", ".constprop.N", ".part.N"):
- * callers of the clone never reach the symbol we probe.  Its name goes to
- * @clone; returns whether there is one.  "<name>.cold" is not a clone but
- * the function's own cold part, reached only from its body.
- */
-static bool find_clone(struct module *mod, const char *name, char *clone, size_t len)
+static long kallsyms_read(const struct p2ps_symsrc *src, unsigned long long addr, void *buf,
+			  size_t len)
 {
-	size_t n = strlen(name);
-	struct mod_kallsyms *ks;
-	bool found = false;
-	unsigned int i;
+	if (copy_from_kernel_nofault(buf, (void *)(unsigned long)addr, len))
+		return -EFAULT;
+	return len;
+}
 
-	preempt_disable();
-	ks = rcu_dereference_sched(mod->kallsyms);
-	for (i = 0; i < ks->num_symtab && !found; i++) {
-		const char *s = ks->strtab + ks->symtab[i].st_name;
+static void symsrc_init(struct p2ps_symsrc *src, struct module *mod)
+{
+	*src = (struct p2ps_symsrc){
+		.module = mod->name,
+		.walk = kallsyms_walk,
+		.read = kallsyms_read,
+		.ibt = IS_ENABLED(CONFIG_X86_KERNEL_IBT),
+		.thunks = IS_ENABLED(CONFIG_CALL_DEPTH_TRACKING),
+		.priv = mod,
+	};
+}
 
-		if ((ks->typetab[i] == 't' || ks->typetab[i] == 'T') &&
-		    !strncmp(s, name, n) && p2ps_is_clone_suffix(s + n)) {
-			strscpy(clone, s, len);
-			found = true;
-		}
-	}
-	preempt_enable();
-	return found;
+/* The one text symbol @name in @mod, or 0; its size to @size. */
+unsigned long p2ps_driver_lookup_size(struct module *mod, const char *name, unsigned long *size)
+{
+	struct p2ps_symsrc src;
+	struct p2ps_sym s;
+
+	symsrc_init(&src, mod);
+	if (p2ps_find_symbol(&src, name, &s) != 1)
+		return 0;
+	*size = s.size;
+	return s.addr;
 }
 
 unsigned long p2ps_driver_lookup(struct module *mod, const char *name)
 {
-	unsigned long addr = 0, size;
+	unsigned long size;
 
-	return lookup(mod, name, false, &addr, &size, NULL, 0) == 1 ? addr : 0;
+	return p2ps_driver_lookup_size(mod, name, &size);
 }
 
-/* The same, with the function's size. */
-unsigned long p2ps_driver_lookup_size(struct module *mod, const char *name, unsigned long *size)
+/* Take the resolver's verdict on @n targets into @hooks; the failure to @err. */
+static int take(const struct p2ps_target *t, int failed, struct p2ps_hook *hooks, unsigned int n,
+		struct p2ps_arm_error *err)
 {
-	unsigned long addr = 0;
+	unsigned int i;
 
-	return lookup(mod, name, false, &addr, size, NULL, 0) == 1 ? addr : 0;
-}
-
-/* Check a stub's machine code against the profile's expectation. */
-static int check_body(struct p2ps_hook *h, unsigned long size, struct p2ps_arm_error *err)
-{
-	unsigned char text[32];
-	char why[P2PS_REASON_LEN];
-	size_t len = size && size < sizeof(text) ? size : sizeof(text);
-
-	if (copy_from_kernel_nofault(text, (void *)h->addr, len)) {
-		p2ps_fail(err, h->symbol, "cannot read its code");
-		return -EFAULT;
+	for (i = 0; i < n; i++) {
+		if (t[i].symbol[0])
+			strscpy(hooks[i].symbol, t[i].symbol, sizeof(hooks[i].symbol));
+		hooks[i].addr = t[i].addr;
+		hooks[i].dest = t[i].dest;
+		if (t[i].note[0])
+			pr_warn("%s\n", t[i].note);
 	}
-	if (p2ps_match_code(text, len, h->desc->expect, why, sizeof(why))) {
-		p2ps_fail(err, h->symbol, "%s", why);
-		return -EILSEQ;
-	}
-	return 0;
-}
-
-/*
- * A function the module will call must start with ENDBR on a kernel with
- * IBT: there objtool seals (and the kernel poisons, at load) the ENDBR of
- * functions that nvidia only ever calls directly, and our indirect call
- * would fault (#CP).  Elsewhere a missing ENDBR (a driver built without
- * -fcf-protection) is harmless: say so and go on.
- */
-static int check_callable(const char *name, unsigned long addr, struct p2ps_arm_error *err)
-{
-	unsigned char text[4];
-
-	if (copy_from_kernel_nofault(text, (void *)addr, sizeof(text))) {
-		p2ps_fail(err, name, "cannot read its code");
-		return -EFAULT;
-	}
-	if (p2ps_has_endbr(text))
+	if (failed < 0)
 		return 0;
-	if (!IS_ENABLED(CONFIG_X86_KERNEL_IBT)) {
-		pr_warn("%s does not start with endbr64 (%*ph): harmless on this kernel (no IBT); an IBT kernel would refuse it\n",
-			name, (int)sizeof(text), text);
-		return 0;
-	}
-	p2ps_fail(err, name, "%s does not start with endbr64 (%*ph): only called directly "
-		  "inside %s, so it cannot be called from here on IBT kernels",
-		  name, (int)sizeof(text), text, DRIVER_NAME);
-	return -ENOEXEC;
+	p2ps_fail(err, t[failed].culprit, "%s", t[failed].why);
+	return t[failed].err;
 }
 
-/*
- * Identical-code folding (some builds merge functions with the same body,
- * as the BAR1 P2P stubs are): two targets at one address.  A probe there
- * would act on the calls of both, e.g. send a remove to the create
- * implementation.  Refused.
- */
-static int check_folded(const struct p2ps_profile *profile, const struct p2ps_hook *hooks,
-			struct p2ps_arm_error *err)
+/* Every descriptor names its handlers (hook.c calls them unchecked). */
+static int check_ops(const struct p2ps_hook_desc *d, unsigned int n, struct p2ps_arm_error *err)
 {
-	unsigned int i, j;
+	unsigned int i;
 
-	for (i = 0; i < profile->nr_hooks; i++)
-		for (j = 0; j < i; j++)
-			if (hooks[i].addr == hooks[j].addr &&
-			    strcmp(profile->hooks[i].target, profile->hooks[j].target)) {
-				p2ps_fail(err, hooks[i].symbol, "%s and %s are one function (identical "
-					  "code folded): a hook on it would act on both", hooks[j].symbol,
-					  hooks[i].symbol);
-				return -ENOTUNIQ;
-			}
+	for (i = 0; i < n; i++) {
+		if (!d[i].ops) {
+			p2ps_fail(err, d[i].target, "the profile gives %s no ops", d[i].target);
+			return -EINVAL;
+		}
+	}
 	return 0;
 }
 
 /*
  * Resolve every target, destination and called function of @profile in
- * @mod and check every stub's body and every function we call.  Nothing
- * is installed here; the first problem fails the whole profile.
+ * @mod with the shared rules (rules/resolve.c: `p2pctl check` applies the
+ * same).  Nothing is installed here; any problem fails the whole profile.
  */
 int p2ps_resolve(struct module *mod, const struct p2ps_profile *profile,
 		 struct p2ps_hook *hooks, struct p2ps_arm_error *err)
 {
 	const char *const *call;
-	char clone[P2PS_NAME_LEN];
-	unsigned int i;
-	int n, ret;
+	struct p2ps_symsrc src;
+	struct p2ps_target *t;
+	int ret;
 
-	for (i = 0; i < profile->nr_hooks; i++) {
-		const struct p2ps_hook_desc *d = &profile->hooks[i];
-		struct p2ps_hook *h = &hooks[i];
-		bool stub = d->flags & P2PS_T_STUB;
-		unsigned long size = 0;
-
-		h->desc = d;
-		strscpy(h->symbol, d->target, sizeof(h->symbol));
-		if (!d->ops) {
-			p2ps_fail(err, d->target, "the profile gives %s no ops", d->target);
-			return -EINVAL;
-		}
-		n = lookup(mod, d->target, stub, &h->addr, &size, h->symbol, sizeof(h->symbol));
-		if (n == 0) {
-			p2ps_fail(err, d->target, "no %s%s in %s", d->target,
-				  stub ? "_<hash> stub" : "", mod->name);
-			return -ENOENT;
-		}
-		if (n > 1) {
-			p2ps_fail(err, d->target, "%d symbols match %s%s: ambiguous", n,
-				  d->target, stub ? "_<hash>" : "");
-			return -ENOTUNIQ;
-		}
-		if (d->expect) {
-			ret = check_body(h, size, err);
-			if (ret)
-				return ret;
-		}
-		if (!stub && find_clone(mod, d->target, clone, sizeof(clone))) {
-			p2ps_fail(err, d->target, "compiler clone %s exists: its callers would bypass "
-				  "the hook", clone);
-			return -ENOTUNIQ;
-		}
-		if (d->dest) {
-			h->dest = p2ps_driver_lookup(mod, d->dest);
-			if (!h->dest) {
-				p2ps_fail(err, d->target, "redirect destination %s not found",
-					  d->dest);
-				return -ENOENT;
-			}
-			if (p2ps_action_calls_dest(d->action)) {
-				ret = check_callable(d->dest, h->dest, err);
-				if (ret)
-					return ret;
-			}
-		}
-	}
-	ret = check_folded(profile, hooks, err);
+	ret = check_ops(profile->hooks, profile->nr_hooks, err);
 	if (ret)
 		return ret;
-	for (call = profile->calls; call && *call; call++) {
-		unsigned long addr = p2ps_driver_lookup(mod, *call);
-
-		if (!addr) {
-			p2ps_fail(err, *call, "function %s not found", *call);
-			return -ENOENT;
-		}
-		ret = check_callable(*call, addr, err);
-		if (ret)
-			return ret;
+	t = kcalloc(profile->nr_hooks, sizeof(*t), GFP_KERNEL);
+	if (!t) {
+		p2ps_fail(err, "", "out of memory");
+		return -ENOMEM;
 	}
-	return 0;
+	symsrc_init(&src, mod);
+	ret = take(t, p2ps_resolve_hooks(&src, profile->hooks, profile->nr_hooks, t),
+		   hooks, profile->nr_hooks, err);
+	for (call = profile->calls; !ret && call && *call; call++) {
+		ret = p2ps_resolve_call(&src, *call, t);
+		if (ret)
+			p2ps_fail(err, t->culprit, "%s", t->why);
+		else if (t->note[0])
+			pr_warn("%s\n", t->note);
+	}
+	kfree(t);
+	return ret;
+}
+
+/*
+ * The UVM peer set @set: its first hook in @nv, the others in @uvm, and
+ * the copy-address function's call (rules/resolve.c), into @hooks.
+ */
+int p2ps_resolve_uvm(struct module *nv, struct module *uvm, const struct p2ps_uvm_set *set,
+		     struct p2ps_hook *hooks, struct p2ps_arm_error *err)
+{
+	struct p2ps_symsrc nsrc, usrc;
+	struct p2ps_target *t;
+	int ret;
+
+	ret = check_ops(set->hooks, set->nr_hooks, err);
+	if (ret)
+		return ret;
+	t = kcalloc(set->nr_hooks, sizeof(*t), GFP_KERNEL);
+	if (!t) {
+		p2ps_fail(err, "", "out of memory");
+		return -ENOMEM;
+	}
+	symsrc_init(&nsrc, nv);
+	symsrc_init(&usrc, uvm);
+	ret = take(t, p2ps_resolve_uvm_set(&nsrc, &usrc, set, t), hooks, set->nr_hooks, err);
+	kfree(t);
+	return ret;
 }

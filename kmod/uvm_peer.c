@@ -453,45 +453,6 @@ static void p2ps_uvm_pte(struct pt_regs *regs)
 	regs->si += base;
 }
 
-/*
- * Hooking the phys-address function covers copies only if the copy-address
- * function calls it (rather than having it inlined): look for a direct call
- * to it in the loaded code.  A set that hooks the copy-address function
- * itself needs no such call.
- */
-static int check_copy_calls(struct module *uvm, unsigned long target,
-			    struct p2ps_arm_error *err)
-{
-	const char *fn = uset.set->copy_fn;
-	unsigned long addr, size = 0;
-	unsigned char *text;
-	int ret = -ENOEXEC;
-
-	addr = p2ps_driver_lookup_size(uvm, fn, &size);
-	if (!addr || !size) {
-		p2ps_fail(err, fn, "no %s in %s", fn, uvm->name);
-		return -ENOENT;
-	}
-	size = min(size, 4096UL);
-	text = kmalloc(size, GFP_KERNEL);
-	if (!text)
-		return -ENOMEM;
-	if (copy_from_kernel_nofault(text, (void *)addr, size)) {
-		p2ps_fail(err, fn, "cannot read its code");
-		ret = -EFAULT;
-		goto out;
-	}
-	if (p2ps_calls_target(text, size, addr, target, IS_ENABLED(CONFIG_CALL_DEPTH_TRACKING))) {
-		ret = 0;
-		goto out;
-	}
-	p2ps_fail(err, fn, "%s does not call %s (inlined?): physical-mode copies would keep "
-		  "the stock aperture", fn, uset.hooks[1].desc->target);
-out:
-	kfree(text);
-	return ret;
-}
-
 static void free_set_hooks(void)
 {
 	kfree(uset.hooks);
@@ -530,26 +491,8 @@ static void qualify_symbols(void)
 	}
 }
 
-static bool set_hooks_copy(void)
-{
-	unsigned int i;
-
-	for (i = 0; i < uset.set->nr_hooks; i++)
-		if (uset.set->hooks[i].action == P2PS_ACT_UVM_PEER_COPY)
-			return true;
-	return false;
-}
-
 static int arm_set(struct module *nv, struct module *uvm, struct p2ps_arm_error *err)
 {
-	struct p2ps_profile nv_part = {
-		.name = uset.set->name, .hooks = uset.set->hooks, .nr_hooks = 1,
-	};
-	struct p2ps_profile uvm_part = {
-		.name = uset.set->name,
-		.hooks = uset.set->hooks + 1,
-		.nr_hooks = uset.set->nr_hooks - 1,
-	};
 	unsigned int i;
 	int ret;
 
@@ -563,11 +506,7 @@ static int arm_set(struct module *nv, struct module *uvm, struct p2ps_arm_error 
 		strscpy(uset.hooks[i].symbol, uset.set->hooks[i].target,
 			sizeof(uset.hooks[i].symbol));
 	}
-	ret = p2ps_resolve(nv, &nv_part, uset.hooks, err);
-	if (!ret)
-		ret = p2ps_resolve(uvm, &uvm_part, uset.hooks + 1, err);
-	if (!ret && uset.set->copy_fn && !set_hooks_copy())
-		ret = check_copy_calls(uvm, uset.hooks[1].addr, err);
+	ret = p2ps_resolve_uvm(nv, uvm, uset.set, uset.hooks, err);
 	if (ret)
 		goto failed;
 	reset_tags();

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libp2pshim: offline driver check.  Runs the module's profile resolution
- * and fingerprint rules (rules/profile.c) on an nvidia.ko file or on a
- * kallsyms dump.
+ * libp2pshim: offline driver check.  Runs the module's own resolver
+ * (rules/resolve.c, over the profiles of rules/profile.c) on an nvidia.ko
+ * file or on a kallsyms dump, and nvidia-uvm's part of the UVM peer set on
+ * its kallsyms lines or an nvidia-uvm.ko file.
  *
  * IBT, statically: a function the module calls must start with endbr64 in
  * the file, and must not be listed in .ibt_endbr_seal, where objtool puts
@@ -19,24 +20,34 @@
 #include <libelf.h>
 
 #include <p2p-shim/profile.h>
+#include <p2p-shim/resolve.h>
 #include "internal.h"
 
+/*
+ * A symbol source for the shared resolver (rules/resolve.c): a module
+ * file's function symbols with their code, or a kallsyms dump's names.
+ * A module file is relocatable: each section gets an address of its own
+ * (bases[]), and its code is read with the relocations between its own
+ * symbols applied, as the loaded module has them (a call's target).
+ */
 struct sym {
 	const char *name;
-	const unsigned char *code;	/* NULL: names only */
-	size_t len;
-	size_t shndx;			/* module file: section and offset */
-	unsigned long long value;	/* (kallsyms: shndx 0, the address; 0 if hidden) */
+	unsigned long long addr;	/* ELF: section base + value; kallsyms: as given */
+	unsigned long long size;
 	bool sealed;			/* in .ibt_endbr_seal */
 };
 
 struct symset {
 	struct sym *v;
 	size_t n, cap;
-	char *strings;			/* kallsyms: owned copy of names */
+	Elf *e;				/* module file, or NULL: names only */
+	size_t nsec;
+	unsigned long long *bases;	/* per section; 0: not loaded */
+	Elf_Scn *symscn;
 };
 
-static int symset_add(struct symset *s, const char *name, const unsigned char *code, size_t len)
+static int symset_add(struct symset *s, const char *name, unsigned long long addr,
+		      unsigned long long size)
 {
 	if (s->n == s->cap) {
 		size_t c = s->cap ? s->cap * 2 : 1024;
@@ -47,215 +58,165 @@ static int symset_add(struct symset *s, const char *name, const unsigned char *c
 		s->v = n;
 		s->cap = c;
 	}
-	memset(&s->v[s->n], 0, sizeof(s->v[s->n]));
-	s->v[s->n].name = name;
-	s->v[s->n].code = code;
-	s->v[s->n].len = len;
+	s->v[s->n] = (struct sym){ .name = name, .addr = addr, .size = size };
 	s->n++;
 	return 0;
 }
 
-/* Why @sy cannot be called from the module on an IBT kernel, or NULL. */
-static const char *not_callable(const struct sym *sy)
+static void symset_walk(const struct p2ps_symsrc *src,
+			bool (*fn)(const struct p2ps_sym *sym, void *arg), void *arg)
 {
-	if (sy->code && sy->len >= 4 && !p2ps_has_endbr(sy->code))
-		return "does not start with endbr64";
-	if (sy->sealed)
-		return "is in .ibt_endbr_seal (only called directly: its ENDBR is sealed on IBT kernels)";
-	return NULL;
-}
+	const struct symset *s = src->priv;
+	size_t i;
 
-static int sym_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct sym *)a)->name, ((const struct sym *)b)->name);
-}
+	for (i = 0; i < s->n; i++) {
+		struct p2ps_sym sy = { s->v[i].name, s->v[i].addr, s->v[i].size };
 
-/* Index of the first symbol >= @name. */
-static size_t lower_bound(const struct symset *s, const char *name)
-{
-	size_t lo = 0, hi = s->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (strcmp(s->v[mid].name, name) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
+		if (fn(&sy, arg))
+			return;
 	}
-	return lo;
 }
 
-static size_t count_exact(const struct symset *s, const char *name, const struct sym **first)
+/* The section of a module file at @addr, or 0. */
+static size_t section_at(const struct symset *s, unsigned long long addr, GElf_Shdr *sh)
 {
-	size_t i = lower_bound(s, name), n = 0;
+	size_t i;
 
-	*first = NULL;
-	for (; i < s->n && !strcmp(s->v[i].name, name); i++) {
-		if (!n)
-			*first = &s->v[i];
-		n++;
+	for (i = 1; i < s->nsec; i++) {
+		Elf_Scn *scn = elf_getscn(s->e, i);
+
+		if (s->bases[i] && addr >= s->bases[i] && scn && gelf_getshdr(scn, sh) &&
+		    addr - s->bases[i] < sh->sh_size)
+			return i;
 	}
-	return n;
+	return 0;
 }
 
-/* Stubs "<base>_<6hex>": the number of distinct names, the first match. */
-static size_t find_stubs(const struct symset *s, const char *base, const struct sym **first,
-			 const char **second)
+/* Apply @rela's PC-relative relocations against defined symbols to @buf (at @at). */
+static void relocate(const struct symset *s, Elf_Scn *rela, unsigned long long at,
+		     unsigned char *buf, size_t len)
 {
-	char prefix[160];
-	size_t i, n = 0;
-	const char *last = NULL;
+	Elf_Data *rd = elf_getdata(rela, NULL), *sd = elf_getdata(s->symscn, NULL);
+	GElf_Shdr rsh;
+	size_t i, n;
 
-	snprintf(prefix, sizeof(prefix), "%s_", base);
-	*first = NULL;
-	*second = NULL;
-	for (i = lower_bound(s, prefix); i < s->n && !strncmp(s->v[i].name, prefix, strlen(prefix)); i++) {
-		if (!p2ps_is_stub_of(s->v[i].name, base))
+	if (!rd || !sd || !gelf_getshdr(rela, &rsh) || !rsh.sh_entsize)
+		return;
+	n = rsh.sh_size / rsh.sh_entsize;
+	for (i = 0; i < n; i++) {
+		GElf_Rela r;
+		GElf_Sym sym;
+		unsigned long long place, val;
+		unsigned int type;
+
+		if (!gelf_getrela(rd, (int)i, &r))
 			continue;
-		if (last && !strcmp(last, s->v[i].name))
+		type = (unsigned int)GELF_R_TYPE(r.r_info);
+		if (type != R_X86_64_PC32 && type != R_X86_64_PLT32)
 			continue;
-		if (!n)
-			*first = &s->v[i];
-		else if (n == 1)
-			*second = s->v[i].name;
-		last = s->v[i].name;
-		n++;
+		place = s->bases[rsh.sh_info] + r.r_offset;
+		if (place < at || place + 4 > at + len)
+			continue;
+		if (!gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &sym) ||
+		    sym.st_shndx == SHN_UNDEF || sym.st_shndx >= s->nsec || !s->bases[sym.st_shndx])
+			continue;	/* the kernel's: not ours to place */
+		val = s->bases[sym.st_shndx] + sym.st_value + (unsigned long long)r.r_addend - place;
+		buf[place - at] = (unsigned char)val;
+		buf[place - at + 1] = (unsigned char)(val >> 8);
+		buf[place - at + 2] = (unsigned char)(val >> 16);
+		buf[place - at + 3] = (unsigned char)(val >> 24);
 	}
-	return n;
 }
 
-/* Resolve one hook into @it; returns the target's symbol where it is ok, else NULL. */
-static const struct sym *resolve_hook(const struct symset *s, const struct p2ps_hook_desc *d,
-				      bool fp, struct p2ps_check_item *it)
+static long symset_read(const struct p2ps_symsrc *src, unsigned long long addr, void *buf,
+			size_t len)
 {
-	const struct sym *sy = NULL;
-	size_t n;
+	const struct symset *s = src->priv;
+	Elf_Scn *scn, *rela = NULL;
+	Elf_Data *d;
+	GElf_Shdr sh, rsh;
+	size_t ndx, off;
 
-	memset(it, 0, sizeof(*it));
-	p2ps_strlcpy(it->target, d->target, sizeof(it->target));
-	if (d->dest)
-		p2ps_strlcpy(it->dest, d->dest, sizeof(it->dest));
-	if (d->flags & P2PS_T_STUB) {
-		const char *second;
-
-		n = find_stubs(s, d->target, &sy, &second);
-		if (n == 0) {
-			snprintf(it->status, sizeof(it->status),
-				 "missing symbol: no stub %s_<6 hex>", d->target);
-			return NULL;
-		}
-		if (n > 1) {
-			snprintf(it->status, sizeof(it->status),
-				 "ambiguous: %zu stubs (%s, %s)", n, sy->name, second);
-			return NULL;
-		}
-	} else {
-		char dotted[160];
-		size_t i;
-
-		n = count_exact(s, d->target, &sy);
-		if (n == 0) {
-			snprintf(it->status, sizeof(it->status), "missing symbol %s", d->target);
-			return NULL;
-		}
-		/* A compiler clone "<target>.isra.0": its callers bypass the hook. */
-		snprintf(dotted, sizeof(dotted), "%s.", d->target);
-		for (i = lower_bound(s, dotted);
-		     i < s->n && !strncmp(s->v[i].name, dotted, strlen(dotted)); i++) {
-			if (!p2ps_is_clone_suffix(s->v[i].name + strlen(d->target)))
-				continue;
-			snprintf(it->status, sizeof(it->status),
-				 "compiler clone %s exists: its callers would bypass the hook",
-				 s->v[i].name);
-			return NULL;
-		}
-		if (n > 1) {
-			snprintf(it->status, sizeof(it->status),
-				 "ambiguous: %zu symbols named %s", n, d->target);
-			return NULL;
-		}
-	}
-	p2ps_strlcpy(it->symbol, sy->name, sizeof(it->symbol));
-	if ((d->flags & P2PS_T_STUB) && d->expect && fp && sy->code) {
-		char why[200] = "";
-
-		it->fingerprint_checked = true;
-		if (p2ps_match_code(sy->code, sy->len, d->expect, why, sizeof(why))) {
-			snprintf(it->status, sizeof(it->status), "changed stub %s: %s", sy->name, why);
-			return NULL;
-		}
-	}
-	if (d->dest) {
-		const struct sym *ds;
-		const char *why;
-
-		n = count_exact(s, d->dest, &ds);
-		if (n == 0) {
-			snprintf(it->status, sizeof(it->status), "missing destination %s", d->dest);
-			return NULL;
-		}
-		if (n > 1) {
-			snprintf(it->status, sizeof(it->status),
-				 "ambiguous destination: %zu symbols named %s", n, d->dest);
-			return NULL;
-		}
-		why = p2ps_action_calls_dest(d->action) ? not_callable(ds) : NULL;
-		if (why) {
-			snprintf(it->status, sizeof(it->status), "destination %s %s", d->dest, why);
-			return NULL;
-		}
-	}
-	it->ok = true;
-	p2ps_strlcpy(it->status, "ok", sizeof(it->status));
-	return sy;
+	if (!s->e)
+		return -ENODATA;
+	ndx = section_at(s, addr, &sh);
+	if (!ndx)
+		return -EFAULT;
+	if (sh.sh_type == SHT_NOBITS)
+		return -ENODATA;
+	scn = elf_getscn(s->e, ndx);
+	d = scn ? elf_getdata(scn, NULL) : NULL;
+	off = addr - s->bases[ndx];
+	if (!d || !d->d_buf || off >= d->d_size)
+		return -EFAULT;
+	if (len > d->d_size - off)
+		len = d->d_size - off;
+	memcpy(buf, (const unsigned char *)d->d_buf + off, len);
+	while ((rela = elf_nextscn(s->e, rela)))
+		if (gelf_getshdr(rela, &rsh) && rsh.sh_type == SHT_RELA && rsh.sh_info == ndx)
+			relocate(s, rela, addr, buf, len);
+	return (long)len;
 }
 
-/* One function: the same place in the file, or the same (known) address. */
-static bool same_place(const struct sym *a, const struct sym *b)
+static bool symset_sealed(const struct p2ps_symsrc *src, unsigned long long addr)
 {
-	return a->shndx == b->shndx && a->value == b->value && (a->shndx || a->value);
+	const struct symset *s = src->priv;
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->v[i].addr == addr && s->v[i].sealed)
+			return true;
+	return false;
 }
 
 /*
- * Resolve @n hooks @d into @items (the module's p2ps_resolve, hook by
- * hook); returns true if all resolved.  Then identical-code folding, as
- * the module refuses it (kmod/driver.c check_folded): two targets at one
- * address, a hook on it acting on both.
+ * Offline, a function the module calls must start with endbr64 (some
+ * kernel that loads it has IBT), and a module file's call targets are its
+ * own symbols (no call-depth thunks).
  */
-static bool resolve_hooks(const struct symset *s, const struct p2ps_hook_desc *d, size_t n,
-			  bool fp, struct p2ps_check_item *items)
+static void symsrc_init(struct p2ps_symsrc *src, struct symset *s, const char *module)
 {
-	const struct sym **at = calloc(n ? n : 1, sizeof(*at));
-	bool all = true;
-	size_t i, j;
+	*src = (struct p2ps_symsrc){
+		.module = module, .walk = symset_walk, .read = symset_read,
+		.sealed = symset_sealed, .ibt = true, .priv = s,
+	};
+}
 
-	if (!at)
+static void item_from(struct p2ps_check_item *it, const char *target, const char *dest,
+		      const struct p2ps_target *t)
+{
+	memset(it, 0, sizeof(*it));
+	p2ps_strlcpy(it->target, target, sizeof(it->target));
+	if (dest)
+		p2ps_strlcpy(it->dest, dest, sizeof(it->dest));
+	p2ps_strlcpy(it->symbol, t->symbol, sizeof(it->symbol));
+	it->ok = !t->err;
+	it->fingerprint_checked = t->fingerprint_checked;
+	p2ps_strlcpy(it->status, t->err ? t->why : "ok", sizeof(it->status));
+}
+
+/* Resolve @n hooks @d into @items with the module's rules; whether all are ok. */
+static bool resolve_hooks(const struct p2ps_symsrc *src, const struct p2ps_hook_desc *d,
+			  size_t n, struct p2ps_check_item *items)
+{
+	struct p2ps_target *t = calloc(n ? n : 1, sizeof(*t));
+	bool all;
+	size_t i;
+
+	if (!t)
 		return false;
-	for (i = 0; i < n; i++) {
-		at[i] = resolve_hook(s, &d[i], fp, &items[i]);
-		all &= items[i].ok;
-	}
-	for (i = 0; i < n; i++) {
-		for (j = 0; j < i && at[i]; j++) {
-			if (!at[j] || !same_place(at[i], at[j]) || !strcmp(d[i].target, d[j].target))
-				continue;
-			items[i].ok = false;
-			snprintf(items[i].status, sizeof(items[i].status),
-				 "%s and %s are one function (identical code folded): a hook on it "
-				 "would act on both", at[j]->name, at[i]->name);
-			all = false;
-			break;
-		}
-	}
-	free(at);
+	all = p2ps_resolve_hooks(src, d, (unsigned int)n, t) < 0;
+	for (i = 0; i < n; i++)
+		item_from(&items[i], d[i].target, d[i].dest, &t[i]);
+	free(t);
 	return all;
 }
 
 /* Resolve @p; returns true if every hook and call resolved. */
-static bool resolve(const struct symset *s, const struct p2ps_profile *p, bool fp,
+static bool resolve(const struct p2ps_symsrc *src, const struct p2ps_profile *p,
 		    struct p2ps_check_report *r)
 {
+	struct p2ps_target t;
 	bool all;
 	size_t i, nc = 0;
 
@@ -268,73 +229,55 @@ static bool resolve(const struct symset *s, const struct p2ps_profile *p, bool f
 	r->nr_hooks = r->nr_calls = 0;
 	if (!r->hooks || !r->calls)
 		return false;
-	all = resolve_hooks(s, p->hooks, p->nr_hooks, fp, r->hooks);
+	all = resolve_hooks(src, p->hooks, p->nr_hooks, r->hooks);
 	r->nr_hooks = p->nr_hooks;
 	for (i = 0; i < nc; i++) {
-		struct p2ps_check_item *it = &r->calls[i];
-		const struct sym *sy;
-		size_t n = count_exact(s, p->calls[i], &sy);
-
-		p2ps_strlcpy(it->target, p->calls[i], sizeof(it->target));
-		if (n == 1 && not_callable(sy)) {
-			p2ps_strlcpy(it->symbol, p->calls[i], sizeof(it->symbol));
-			snprintf(it->status, sizeof(it->status), "%s %s", p->calls[i],
-				 not_callable(sy));
-			all = false;
-		} else if (n == 1) {
-			it->ok = true;
-			p2ps_strlcpy(it->symbol, p->calls[i], sizeof(it->symbol));
-			p2ps_strlcpy(it->status, "ok", sizeof(it->status));
-		} else {
-			if (n)
-				snprintf(it->status, sizeof(it->status),
-					 "ambiguous: %zu symbols named %s", n, p->calls[i]);
-			else
-				snprintf(it->status, sizeof(it->status), "missing symbol %s",
-					 p->calls[i]);
-			all = false;
-		}
+		all &= !p2ps_resolve_call(src, p->calls[i], &t);
+		item_from(&r->calls[i], p->calls[i], NULL, &t);
 	}
 	r->nr_calls = nc;
 	return all;
 }
 
 /*
- * The UVM peer set of @version, as kmod/uvm_peer.c arm_set() resolves it:
- * hooks[0] in nvidia (@s), the rest in nvidia-uvm (@u, NULL or empty when
- * its symbols are not in the input).
+ * The UVM peer set of @version, as kmod/uvm_peer.c arms it (the shared
+ * p2ps_resolve_uvm_set()): hooks[0] in nvidia (@nv), the rest in
+ * nvidia-uvm (@uvm, NULL when its symbols are not in the input).
  */
-static int check_uvm(const struct symset *s, const struct symset *u, const char *version,
-		     bool fp, struct p2ps_check_report *r)
+static int check_uvm(const struct p2ps_symsrc *nv, const struct p2ps_symsrc *uvm,
+		     const char *version, struct p2ps_check_report *r)
 {
 	const struct p2ps_uvm_set *set = p2ps_uvm_set_for_version(version);
+	struct p2ps_target *t;
 	size_t i, n;
-	bool ok;
 
 	if (!set || !set->nr_hooks)
 		return 0;
 	n = set->nr_hooks;
 	r->uvm_hooks = calloc(n, sizeof(*r->uvm_hooks));
-	if (!r->uvm_hooks)
+	t = calloc(n, sizeof(*t));
+	if (!r->uvm_hooks || !t) {
+		free(t);
 		return -ENOMEM;
+	}
 	r->nr_uvm_hooks = n;
 	p2ps_strlcpy(r->uvm_set, set->name, sizeof(r->uvm_set));
-	ok = resolve_hooks(s, set->hooks, 1, fp, r->uvm_hooks);
-	r->uvm_checked = n == 1 || (u && u->n);
-	if (n > 1 && r->uvm_checked) {
-		ok &= resolve_hooks(u, set->hooks + 1, n - 1, fp, r->uvm_hooks + 1);
-	} else {
-		for (i = 1; i < n; i++) {
-			p2ps_strlcpy(r->uvm_hooks[i].target, set->hooks[i].target,
-				     sizeof(r->uvm_hooks[i].target));
+	r->uvm_checked = n == 1 || uvm;
+	if (r->uvm_checked)
+		p2ps_resolve_uvm_set(nv, uvm, set, t);
+	else
+		p2ps_resolve_hooks(nv, set->hooks, 1, t);
+	for (i = 0; i < n; i++) {
+		item_from(&r->uvm_hooks[i], set->hooks[i].target, set->hooks[i].dest, &t[i]);
+		if (i && !r->uvm_checked)
 			p2ps_strlcpy(r->uvm_hooks[i].status,
 				     "not checked: no nvidia-uvm symbols in the input",
 				     sizeof(r->uvm_hooks[i].status));
-		}
 	}
-	r->uvm_ok = ok && r->uvm_checked;
+	free(t);
 	for (i = 0; i < n && r->uvm_hooks[i].ok; i++)
 		;
+	r->uvm_ok = i == n && r->uvm_checked;
 	if (i < n)
 		snprintf(r->uvm_reason, sizeof(r->uvm_reason), "%.100s: %.150s",
 			 r->uvm_hooks[i].target, r->uvm_hooks[i].status);
@@ -342,20 +285,19 @@ static int check_uvm(const struct symset *s, const struct symset *u, const char 
 }
 
 static int run_check(struct symset *s, struct symset *u, const char *version,
-		     const char *vsource, unsigned int flags, bool fp,
-		     struct p2ps_check_report **out)
+		     const char *vsource, unsigned int flags, struct p2ps_check_report **out)
 {
 	struct p2ps_check_report *r;
 	const struct p2ps_profile *p = NULL;
+	struct p2ps_symsrc nv, uvm;
 	bool all;
 
-	qsort(s->v, s->n, sizeof(*s->v), sym_cmp);
-	if (u && u->n)
-		qsort(u->v, u->n, sizeof(*u->v), sym_cmp);
+	symsrc_init(&nv, s, "nvidia");
+	symsrc_init(&uvm, u, "nvidia_uvm");
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	r->fingerprints = fp;
+	r->fingerprints = s->e != NULL;
 	r->nr_symbols = s->n;
 	if (version && *version) {
 		unsigned int a, b, c;
@@ -389,11 +331,11 @@ static int run_check(struct symset *s, struct symset *u, const char *version,
 		const struct p2ps_profile *newest = p2ps_profile_newest();
 
 		r->profile_guessed = true;
-		if (newest && resolve(s, newest, fp, r)) {
+		if (newest && resolve(&nv, newest, r)) {
 			p = newest;
 		} else {
 			for (i = 0; i < p2ps_nr_profiles && !p; i++)
-				if (&p2ps_profiles[i] != newest && resolve(s, &p2ps_profiles[i], fp, r))
+				if (&p2ps_profiles[i] != newest && resolve(&nv, &p2ps_profiles[i], r))
 					p = &p2ps_profiles[i];
 		}
 		if (!p)
@@ -405,7 +347,7 @@ static int run_check(struct symset *s, struct symset *u, const char *version,
 		return 0;
 	}
 	p2ps_strlcpy(r->profile, p->name, sizeof(r->profile));
-	all = resolve(s, p, fp, r);
+	all = resolve(&nv, p, r);
 	if (!r->hooks || !r->calls) {
 		p2ps_check_free(r);
 		return -ENOMEM;
@@ -431,7 +373,7 @@ static int run_check(struct symset *s, struct symset *u, const char *version,
 			     sizeof(r->reason));
 	}
 	/* The set goes by the driver's own version (kmod/uvm_peer.c), as here. */
-	if (*r->driver_version && check_uvm(s, u, r->driver_version, fp, r)) {
+	if (*r->driver_version && check_uvm(&nv, u->n ? &uvm : NULL, r->driver_version, r)) {
 		p2ps_check_free(r);
 		return -ENOMEM;
 	}
@@ -474,9 +416,9 @@ static void modinfo_version(const char *data, size_t len, char *out, size_t outl
  * function's section, usually) plus an addend.  Mark the function symbols
  * at those places.
  */
-static void mark_sealed(Elf_Scn *rela, Elf_Scn *symscn, struct symset *s)
+static void mark_sealed(Elf_Scn *rela, struct symset *s)
 {
-	Elf_Data *rd = elf_getdata(rela, NULL), *sd = elf_getdata(symscn, NULL);
+	Elf_Data *rd = elf_getdata(rela, NULL), *sd = elf_getdata(s->symscn, NULL);
 	GElf_Shdr rsh;
 	size_t i, j, n;
 
@@ -489,137 +431,122 @@ static void mark_sealed(Elf_Scn *rela, Elf_Scn *symscn, struct symset *s)
 		unsigned long long where;
 
 		if (!gelf_getrela(rd, (int)i, &r) ||
-		    !gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &target))
+		    !gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &target) ||
+		    target.st_shndx >= s->nsec || !s->bases[target.st_shndx])
 			continue;
-		where = target.st_value + (unsigned long long)r.r_addend;
+		where = s->bases[target.st_shndx] + target.st_value + (unsigned long long)r.r_addend;
 		for (j = 0; j < s->n; j++)
-			if (s->v[j].shndx == target.st_shndx && s->v[j].value == where)
+			if (s->v[j].addr == where)
 				s->v[j].sealed = true;
 	}
 }
 
-int p2ps_check_module(const char *path, const char *version, unsigned int flags,
-		      struct p2ps_check_report **out)
+/* A module file, read and decompressed: its ELF, symbols and version. */
+struct modfile {
+	unsigned char *img;
+	struct symset s;
+	char version[P2PS_NAME_LEN];
+};
+
+static void modfile_free(struct modfile *m)
 {
-	unsigned char *raw = NULL, *img = NULL;
-	size_t rawlen, imglen;
-	struct symset s = { 0 };
-	char modver[P2PS_NAME_LEN] = "";
-	Elf *e = NULL;
-	Elf_Scn *scn = NULL, *symscn = NULL, *sealscn = NULL;
+	free(m->s.v);
+	free(m->s.bases);
+	if (m->s.e)
+		elf_end(m->s.e);
+	free(m->img);
+}
+
+static int modfile_open(const char *path, struct modfile *m)
+{
+	unsigned char *raw;
+	size_t rawlen, imglen, shstrndx, i, n;
+	struct symset *s = &m->s;
+	Elf_Scn *scn = NULL, *sealscn = NULL;
+	unsigned long long next = 0x1000;
+	Elf_Data *d;
 	GElf_Shdr sh;
-	size_t shstrndx, nsec;
 	int err;
 
-	*out = NULL;
+	memset(m, 0, sizeof(*m));
 	raw = (unsigned char *)p2ps_read_file(path, &rawlen, false);
 	if (!raw)
 		return -errno ? -errno : -EIO;
-	err = p2ps_decompress(raw, rawlen, &img, &imglen);
+	err = p2ps_decompress(raw, rawlen, &m->img, &imglen);
 	free(raw);
 	if (err)
 		return err;
 	elf_version(EV_CURRENT);
-	e = elf_memory((char *)img, imglen);
-	if (!e || elf_kind(e) != ELF_K_ELF || elf_getshdrstrndx(e, &shstrndx) ||
-	    elf_getshdrnum(e, &nsec)) {
-		err = -P2PS_E_FORMAT;
-		goto out;
-	}
-	while ((scn = elf_nextscn(e, scn))) {
+	s->e = elf_memory((char *)m->img, imglen);
+	if (!s->e || elf_kind(s->e) != ELF_K_ELF || elf_getshdrstrndx(s->e, &shstrndx) ||
+	    elf_getshdrnum(s->e, &s->nsec))
+		return -P2PS_E_FORMAT;
+	s->bases = calloc(s->nsec ? s->nsec : 1, sizeof(*s->bases));
+	if (!s->bases)
+		return -ENOMEM;
+	while ((scn = elf_nextscn(s->e, scn))) {
 		const char *name;
 
 		if (!gelf_getshdr(scn, &sh))
 			continue;
-		name = elf_strptr(e, shstrndx, sh.sh_name);
-		if (sh.sh_type == SHT_SYMTAB && !symscn)
-			symscn = scn;
+		name = elf_strptr(s->e, shstrndx, sh.sh_name);
+		/* A place of its own for each loaded section. */
+		if (sh.sh_flags & SHF_ALLOC) {
+			unsigned long long a = sh.sh_addralign > 1 ? sh.sh_addralign : 1;
+
+			next = (next + a - 1) / a * a;
+			s->bases[elf_ndxscn(scn)] = next;
+			next += sh.sh_size ? sh.sh_size : 1;
+		}
+		if (sh.sh_type == SHT_SYMTAB && !s->symscn)
+			s->symscn = scn;
 		if (sh.sh_type == SHT_RELA && name && !strcmp(name, ".rela.ibt_endbr_seal"))
 			sealscn = scn;
 		if (name && !strcmp(name, ".modinfo")) {
-			Elf_Data *d = elf_getdata(scn, NULL);
-
+			d = elf_getdata(scn, NULL);
 			if (d && d->d_buf)
-				modinfo_version(d->d_buf, d->d_size, modver, sizeof(modver));
+				modinfo_version(d->d_buf, d->d_size, m->version, sizeof(m->version));
 		}
 	}
-	if (!symscn) {
-		err = -P2PS_E_NO_SYMTAB;
-		goto out;
-	}
-	{
-		Elf_Data *d = elf_getdata(symscn, NULL);
-		GElf_Shdr ssh;
-		size_t i, n;
+	if (!s->symscn)
+		return -P2PS_E_NO_SYMTAB;
+	d = elf_getdata(s->symscn, NULL);
+	if (!d || !gelf_getshdr(s->symscn, &sh) || !sh.sh_entsize)
+		return -P2PS_E_FORMAT;
+	n = sh.sh_size / sh.sh_entsize;
+	for (i = 0; i < n; i++) {
+		GElf_Sym sym;
+		const char *name;
 
-		if (!d || !gelf_getshdr(symscn, &ssh) || !ssh.sh_entsize) {
-			err = -P2PS_E_FORMAT;
-			goto out;
-		}
-		n = ssh.sh_size / ssh.sh_entsize;
-		for (i = 0; i < n; i++) {
-			GElf_Sym sym;
-			const char *name;
-			const unsigned char *code = NULL;
-			size_t len = 0;
-
-			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC)
-				continue;
-			name = elf_strptr(e, ssh.sh_link, sym.st_name);
-			if (!name || !*name)
-				continue;
-			if (sym.st_shndx != SHN_UNDEF && sym.st_shndx < nsec) {
-				Elf_Scn *ts = elf_getscn(e, sym.st_shndx);
-				Elf_Data *td = ts ? elf_getdata(ts, NULL) : NULL;
-
-				if (td && td->d_buf && sym.st_value < td->d_size) {
-					size_t room = td->d_size - sym.st_value;
-
-					code = (const unsigned char *)td->d_buf + sym.st_value;
-					len = sym.st_size ? sym.st_size : 64;
-					if (len > room)
-						len = room;
-				}
-			} else {
-				continue;	/* undefined: not in this module */
-			}
-			err = symset_add(&s, name, code, len);
-			if (err)
-				goto out;
-			s.v[s.n - 1].shndx = sym.st_shndx;
-			s.v[s.n - 1].value = sym.st_value;
-		}
+		if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+		    sym.st_shndx == SHN_UNDEF || sym.st_shndx >= s->nsec || !s->bases[sym.st_shndx])
+			continue;	/* undefined: not in this module */
+		name = elf_strptr(s->e, sh.sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		err = symset_add(s, name, s->bases[sym.st_shndx] + sym.st_value, sym.st_size);
+		if (err)
+			return err;
 	}
 	if (sealscn)
-		mark_sealed(sealscn, symscn, &s);
-	if (version && *version)
-		err = run_check(&s, NULL, version, "given", flags, true, out);
-	else
-		err = run_check(&s, NULL, modver, "modinfo", flags, true, out);
-out:
-	free(s.v);
-	if (e)
-		elf_end(e);
-	free(img);
-	return err;
+		mark_sealed(sealscn, s);
+	return 0;
 }
 
-/* ---------------------------------------------------------------- kallsyms */
+/* --------------------------------------------------------------- kallsyms */
 
-int p2ps_check_kallsyms(const char *path, const char *version, unsigned int flags,
-			struct p2ps_check_report **out)
+/* A kallsyms dump: nvidia's text symbols into @s, nvidia-uvm's into @u. */
+static int kallsyms_open(const char *path, char **buf, struct symset *s, struct symset *u)
 {
-	struct symset s = { 0 }, u = { 0 };
+	char *line, *save = NULL;
 	bool tagged, uvm;
-	char *buf, *line, *save = NULL;
 	int err = 0;
 
-	*out = NULL;
-	buf = p2ps_read_file(path, NULL, true);
-	if (!buf)
+	*buf = p2ps_read_file(path, NULL, true);
+	if (!*buf)
 		return errno ? -errno : -EIO;
-	tagged = strstr(buf, "\t[") || strstr(buf, " [");
-	for (line = strtok_r(buf, "\n", &save); line && !err; line = strtok_r(NULL, "\n", &save)) {
+	tagged = strstr(*buf, "\t[") || strstr(*buf, " [");
+	for (line = strtok_r(*buf, "\n", &save); line && !err; line = strtok_r(NULL, "\n", &save)) {
 		char *f[4] = { 0 }, *p = line, *sp;
 		int nf = 0;
 
@@ -634,16 +561,63 @@ int p2ps_check_kallsyms(const char *path, const char *version, unsigned int flag
 			continue;
 		if (f[1][0] != 't' && f[1][0] != 'T' && f[1][0] != 'w' && f[1][0] != 'W')
 			continue;
-		err = symset_add(uvm ? &u : &s, f[2], NULL, 0);
-		if (!err)
-			(uvm ? &u : &s)->v[(uvm ? &u : &s)->n - 1].value = strtoull(f[0], NULL, 16);
+		err = symset_add(uvm ? u : s, f[2], strtoull(f[0], NULL, 16), 0);
 	}
-	if (!err && s.n == 0)
+	if (!err && s->n == 0)
 		err = -P2PS_E_FORMAT;
-	if (!err)
-		err = run_check(&s, &u, version, "given", flags, false, out);
-	free(s.v);
-	free(u.v);
-	free(buf);
 	return err;
+}
+
+/* ------------------------------------------------------------------ check */
+
+int p2ps_check(const struct p2ps_check_input *in, struct p2ps_check_report **out)
+{
+	struct modfile nv = { 0 }, uvm = { 0 };
+	struct symset ks = { 0 }, ku = { 0 }, *s, *u = &ku;
+	const char *version = in->version, *vsource = "given";
+	char *text = NULL;
+	int err;
+
+	*out = NULL;
+	if (!in->module == !in->kallsyms)
+		return -EINVAL;
+	if (in->module) {
+		err = modfile_open(in->module, &nv);
+		s = &nv.s;
+		if (!version || !*version) {
+			version = nv.version;
+			vsource = "modinfo";
+		}
+	} else {
+		err = kallsyms_open(in->kallsyms, &text, &ks, &ku);
+		s = &ks;
+	}
+	if (!err && in->uvm_module) {
+		err = modfile_open(in->uvm_module, &uvm);
+		u = &uvm.s;
+	}
+	if (!err)
+		err = run_check(s, u, version, vsource, in->flags, out);
+	modfile_free(&nv);
+	modfile_free(&uvm);
+	free(ks.v);
+	free(ku.v);
+	free(text);
+	return err;
+}
+
+int p2ps_check_module(const char *path, const char *version, unsigned int flags,
+		      struct p2ps_check_report **out)
+{
+	struct p2ps_check_input in = { .module = path, .version = version, .flags = flags };
+
+	return p2ps_check(&in, out);
+}
+
+int p2ps_check_kallsyms(const char *path, const char *version, unsigned int flags,
+			struct p2ps_check_report **out)
+{
+	struct p2ps_check_input in = { .kallsyms = path, .version = version, .flags = flags };
+
+	return p2ps_check(&in, out);
 }

@@ -8,7 +8,7 @@
 
 static const char help[] =
 	"Usage: p2pctl check [--module PATH | --kallsyms PATH [--driver-version V]]\n"
-	"                    [--force] [--json]\n\n"
+	"                    [--uvm-module PATH] [--force] [--json]\n\n"
 	"Run p2p-shim's profile resolution and fingerprint rules offline: choose the\n"
 	"profile for the driver version, find every hook target and destination, and\n"
 	"compare each HAL stub's machine code with the profile.  Nothing is loaded.\n\n"
@@ -17,6 +17,8 @@ static const char help[] =
 	"                           from .modinfo\n"
 	"  -k, --kallsyms PATH      a kallsyms dump (plain or gzip; [nvidia] lines):\n"
 	"                           names only, fingerprints are \"not checked\"\n"
+	"  -u, --uvm-module PATH    an nvidia-uvm.ko: the UVM peer set's nvidia-uvm\n"
+	"                           targets, and its copy-address call, from the file\n"
 	"  -d, --driver-version V   driver version (instead of .modinfo; for kallsyms\n"
 	"                           without it the profile is chosen by its symbols)\n"
 	"  -f, --force              unknown version: check against the newest profile\n"
@@ -30,7 +32,8 @@ static const char help[] =
 static const char *fp_state(const struct p2ps_check_report *r, const struct p2ps_check_item *it)
 {
 	if (it->fingerprint_checked)
-		return it->ok || strncmp(it->status, "changed stub", 12) ? "ok" : "changed";
+		return it->ok || (strncmp(it->status, "body is not", 11) &&
+				  !strstr(it->status, " does not call ")) ? "ok" : "changed";
 	if (!r->fingerprints && *it->symbol && strchr(it->symbol, '_') &&
 	    strcmp(it->symbol, it->target))
 		return "not checked";
@@ -39,6 +42,19 @@ static const char *fp_state(const struct p2ps_check_report *r, const struct p2ps
 
 json_object *p2pctl_check_json(const struct p2ps_check_report *r, const char *source,
 			       const char *path);
+
+/* One hook of the profile or of the UVM peer set. */
+static json_object *item_json(const struct p2ps_check_report *r, const struct p2ps_check_item *it)
+{
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "target", json_object_new_string(it->target));
+	json_object_object_add(j, "status", json_object_new_string(it->status));
+	json_object_object_add(j, "symbol", p2pctl_json_str(it->symbol));
+	json_object_object_add(j, "dest", p2pctl_json_str(it->dest));
+	json_object_object_add(j, "fingerprint", json_object_new_string(fp_state(r, it)));
+	return j;
+}
 
 json_object *p2pctl_check_json(const struct p2ps_check_report *r, const char *source,
 			       const char *path)
@@ -59,17 +75,8 @@ json_object *p2pctl_check_json(const struct p2ps_check_report *r, const char *so
 		r->fingerprints ? "checked" : "not checked"));
 	json_object_object_add(o, "symbols", json_object_new_int64((int64_t)r->nr_symbols));
 	a = json_object_new_array();
-	for (i = 0; i < r->nr_hooks; i++) {
-		const struct p2ps_check_item *it = &r->hooks[i];
-		json_object *j = json_object_new_object();
-
-		json_object_object_add(j, "target", json_object_new_string(it->target));
-		json_object_object_add(j, "status", json_object_new_string(it->status));
-		json_object_object_add(j, "symbol", p2pctl_json_str(it->symbol));
-		json_object_object_add(j, "dest", p2pctl_json_str(it->dest));
-		json_object_object_add(j, "fingerprint", json_object_new_string(fp_state(r, it)));
-		json_object_array_add(a, j);
-	}
+	for (i = 0; i < r->nr_hooks; i++)
+		json_object_array_add(a, item_json(r, &r->hooks[i]));
 	json_object_object_add(o, "hooks", a);
 	a = json_object_new_array();
 	for (i = 0; i < r->nr_calls; i++) {
@@ -88,14 +95,8 @@ json_object *p2pctl_check_json(const struct p2ps_check_report *r, const char *so
 		json_object_object_add(u, "ok", json_object_new_boolean(r->uvm_ok));
 		json_object_object_add(u, "reason", p2pctl_json_str(r->uvm_reason));
 		a = json_object_new_array();
-		for (i = 0; i < r->nr_uvm_hooks; i++) {
-			json_object *j = json_object_new_object();
-
-			json_object_object_add(j, "target", json_object_new_string(r->uvm_hooks[i].target));
-			json_object_object_add(j, "symbol", p2pctl_json_str(r->uvm_hooks[i].symbol));
-			json_object_object_add(j, "status", json_object_new_string(r->uvm_hooks[i].status));
-			json_object_array_add(a, j);
-		}
+		for (i = 0; i < r->nr_uvm_hooks; i++)
+			json_object_array_add(a, item_json(r, &r->uvm_hooks[i]));
 		json_object_object_add(u, "hooks", a);
 		json_object_object_add(o, "uvm_set", u);
 	}
@@ -162,13 +163,15 @@ int cmd_check(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "module", required_argument, NULL, 'm' },
 		{ "kallsyms", required_argument, NULL, 'k' },
+		{ "uvm-module", required_argument, NULL, 'u' },
 		{ "driver-version", required_argument, NULL, 'd' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *module = NULL, *kallsyms = NULL, *version = NULL, *source;
+	const char *module = NULL, *kallsyms = NULL, *uvm_module = NULL, *version = NULL, *source;
+	struct p2ps_check_input in = { 0 };
 	char live_ver[P2PS_NAME_LEN];
 	struct p2ps_check_report *r;
 	unsigned int flags = 0;
@@ -176,10 +179,11 @@ int cmd_check(int argc, char **argv)
 	int c, err;
 
 	p2pctl_getopt_reset();
-	while ((c = getopt_long(argc, argv, "+m:k:d:fjh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+m:k:u:d:fjh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm': module = optarg; break;
 		case 'k': kallsyms = optarg; break;
+		case 'u': uvm_module = optarg; break;
 		case 'd': version = optarg; break;
 		case 'f': flags |= P2PS_CHECK_FORCE; break;
 		case 'j': json = true; break;
@@ -228,13 +232,13 @@ int cmd_check(int argc, char **argv)
 		if (f)
 			fclose(f);
 	}
-	if (module) {
-		source = "module";
-		err = p2ps_check_module(module, version, flags, &r);
-	} else {
-		source = "kallsyms";
-		err = p2ps_check_kallsyms(kallsyms, version, flags, &r);
-	}
+	source = module ? "module" : "kallsyms";
+	in.module = module;
+	in.kallsyms = module ? NULL : kallsyms;
+	in.uvm_module = uvm_module;
+	in.version = version;
+	in.flags = flags;
+	err = p2ps_check(&in, &r);
 	if (err == -P2PS_E_FORMAT && !module) {
 		/* A kallsyms list without a single nvidia text symbol. */
 		if (live)
@@ -246,7 +250,8 @@ int cmd_check(int argc, char **argv)
 		return P2PCTL_EXIT_NOT_MET;
 	}
 	if (err) {
-		p2pctl_error("check", "%s: %s", module ? module : kallsyms, p2ps_strerror(err));
+		p2pctl_error("check", "%s%s%s: %s", module ? module : kallsyms,
+			     uvm_module ? " or " : "", uvm_module ? uvm_module : "", p2ps_strerror(err));
 		return p2pctl_exit_for(err) == P2PCTL_EXIT_PERM ? P2PCTL_EXIT_PERM : P2PCTL_EXIT_NOT_MET;
 	}
 	if (json)

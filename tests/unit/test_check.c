@@ -27,6 +27,7 @@
 #include <zstd.h>
 
 #include <p2p-shim/profile.h>
+#include <p2p-shim/resolve.h>
 #include "internal.h"
 
 struct buf {
@@ -406,7 +407,7 @@ static void test_elf_missing_stub(void **state)
 	assert_false(r->supported);
 	it = item(r, first_stub());
 	assert_false(it->ok);
-	assert_non_null(strstr(it->status, "missing symbol"));
+	assert_non_null(strstr(it->status, "_<hash> stub in nvidia"));
 	assert_non_null(strstr(r->reason, first_stub()));
 	p2ps_check_free(r);
 }
@@ -423,7 +424,7 @@ static void test_elf_missing_dest(void **state)
 	assert_true(i < p->nr_hooks);
 	r = check_elf(V_OK, p->hooks[i].dest, NULL, NULL, 0);
 	assert_false(r->supported);
-	assert_non_null(strstr(item(r, p->hooks[i].target)->status, "missing destination"));
+	assert_non_null(strstr(item(r, p->hooks[i].target)->status, "redirect destination"));
 	p2ps_check_free(r);
 }
 
@@ -452,7 +453,7 @@ static void test_elf_changed_stub(void **state)
 	it = item(r, first_stub());
 	assert_false(it->ok);
 	assert_true(it->fingerprint_checked);
-	assert_non_null(strstr(it->status, "changed stub"));
+	assert_non_null(strstr(it->status, "body is not"));
 	p2ps_check_free(r);
 }
 
@@ -856,7 +857,8 @@ static void test_real_550(void **state)
 	assert_true(r->forced);
 	assert_false(r->supported);
 	assert_string_equal(r->profile, "gen-b");
-	assert_non_null(strstr(item(r, "kbusIsStaticBar1Supported_TU102")->status, "missing symbol"));
+	assert_string_equal(item(r, "kbusIsStaticBar1Supported_TU102")->status,
+			    "no kbusIsStaticBar1Supported_TU102 in nvidia");
 	p2ps_check_free(r);
 }
 
@@ -974,28 +976,60 @@ static void test_kallsyms_fixture(void **state)
 	p2ps_check_free(r);
 }
 
+/* An address of a kallsyms line changed: the line at @line gets @addr. */
+struct addr_edit {
+	const char *line;
+	const char *addr;		/* 16 hex digits */
+};
+
+/*
+ * The real 580.159.04 kallsyms (KALLSYMS) with the addresses of @edits
+ * (up to a { NULL } one; NULL for none) changed and @extra lines
+ * appended, checked as 580.159.04.
+ */
+static struct p2ps_check_report *check_kallsyms_edited(const struct addr_edit *edits,
+						       const char *extra)
+{
+	struct p2ps_check_report *r = NULL;
+	char *text = p2ps_read_file(KALLSYMS, NULL, true), *all, *at, *path;
+
+	assert_non_null(text);
+	for (; edits && edits->line; edits++) {
+		at = strstr(text, edits->line);
+		assert_non_null(at);
+		assert_int_equal(strlen(edits->addr), 16);
+		memcpy(at, edits->addr, 16);
+	}
+	assert_true(asprintf(&all, "%s%s", text, extra) > 0);
+	path = write_tmp(all, strlen(all), ".txt");
+	assert_int_equal(p2ps_check_kallsyms(path, "580.159.04", 0, &r), 0);
+	unlink(path);
+	free(path);
+	free(all);
+	free(text);
+	return r;
+}
+
 /*
  * Identical-code folding: two targets at one address.  The module refuses
- * it (kmod/driver.c check_folded), so check does.  The real 580.159.04
+ * it (rules/resolve.c check_folded), and so does check.  The real 580.159.04
  * kallsyms, with kbusHasPcieBar1P2PMapping_d69453 moved onto
  * kbusIsPcieBar1P2PMappingSupported_d69453's address; then both at 0, as
  * an unprivileged reader sees every address: no evidence, no refusal.
  */
 static void test_kallsyms_folded(void **state)
 {
-	const char *has = "ffffffffc0447f70 t kbusHasPcieBar1P2PMapping_d69453";
-	const char *is = "ffffffffc044bde0 t kbusIsPcieBar1P2PMappingSupported_d69453";
-	struct p2ps_check_report *r = NULL;
-	char *text = p2ps_read_file(KALLSYMS, NULL, true), *at, *path;
+	static const char has[] = "ffffffffc0447f70 t kbusHasPcieBar1P2PMapping_d69453";
+	static const char is[] = "ffffffffc044bde0 t kbusIsPcieBar1P2PMappingSupported_d69453";
+	static const struct addr_edit folded[] = { { has, "ffffffffc044bde0" }, { NULL, NULL } };
+	static const struct addr_edit hidden[] = {
+		{ has, "0000000000000000" }, { is, "0000000000000000" }, { NULL, NULL },
+	};
+	struct p2ps_check_report *r;
 	const struct p2ps_check_item *it;
 
 	(void)state;
-	assert_non_null(text);
-	at = strstr(text, has);
-	assert_non_null(at);
-	memcpy(at, "ffffffffc044bde0", 16);
-	path = write_tmp(text, strlen(text), ".txt");
-	assert_int_equal(p2ps_check_kallsyms(path, "580.159.04", 0, &r), 0);
+	r = check_kallsyms_edited(folded, "");
 	assert_false(r->supported);
 	it = item(r, "kbusHasPcieBar1P2PMapping");
 	if (it->ok)
@@ -1003,20 +1037,10 @@ static void test_kallsyms_folded(void **state)
 	assert_false(it->ok);
 	assert_non_null(strstr(it->status, "are one function (identical code folded)"));
 	p2ps_check_free(r);
-	unlink(path);
-	free(path);
 
-	memset(at, '0', 16);
-	at = strstr(text, is);
-	assert_non_null(at);
-	memset(at, '0', 16);
-	path = write_tmp(text, strlen(text), ".txt");
-	assert_int_equal(p2ps_check_kallsyms(path, "580.159.04", 0, &r), 0);
+	r = check_kallsyms_edited(hidden, "");
 	assert_true(r->supported);
 	p2ps_check_free(r);
-	unlink(path);
-	free(path);
-	free(text);
 }
 
 /*
@@ -1028,17 +1052,8 @@ static void test_kallsyms_folded(void **state)
  */
 static struct p2ps_check_report *check_with_uvm(const char *uvm_lines)
 {
-	struct p2ps_check_report *r = NULL;
-	char *text = p2ps_read_file(KALLSYMS, NULL, true), *all, *path;
+	struct p2ps_check_report *r = check_kallsyms_edited(NULL, uvm_lines);
 
-	assert_non_null(text);
-	assert_true(asprintf(&all, "%s%s", text, uvm_lines) > 0);
-	path = write_tmp(all, strlen(all), ".txt");
-	assert_int_equal(p2ps_check_kallsyms(path, "580.159.04", 0, &r), 0);
-	unlink(path);
-	free(path);
-	free(all);
-	free(text);
 	assert_true(r->supported);
 	assert_string_equal(r->uvm_set, "uvm-gpu");
 	return r;
@@ -1056,24 +1071,302 @@ static void test_kallsyms_uvm(void **state)
 	p2ps_check_free(r);
 	r = check_with_uvm("ffffffffc1000000 t uvm_gpu_peer_phys_address\t[nvidia_uvm]\n"
 			   "ffffffffc1000100 t make_pte_turing\t[nvidia_uvm]\n"
-			   "ffffffffc1000200 t make_pte_hopper\t[nvidia_uvm]\n");
+			   "ffffffffc1000200 t make_pte_hopper\t[nvidia_uvm]\n"
+			   "ffffffffc1000300 T uvm_gpu_peer_copy_address\t[nvidia_uvm]\n");
 	assert_true(r->uvm_checked);
 	assert_true(r->uvm_ok);
 	assert_int_equal(r->nr_uvm_hooks, 4);
+	/* names only: the copy-address function's call is the module's to check */
+	assert_false(r->uvm_hooks[1].fingerprint_checked);
+	p2ps_check_free(r);
+	/* without the copy-address function the module refuses the set, so check does */
+	r = check_with_uvm("ffffffffc1000000 t uvm_gpu_peer_phys_address\t[nvidia_uvm]\n"
+			   "ffffffffc1000100 t make_pte_turing\t[nvidia_uvm]\n"
+			   "ffffffffc1000200 t make_pte_hopper\t[nvidia_uvm]\n");
+	assert_false(r->uvm_ok);
+	assert_non_null(strstr(r->uvm_reason, "no uvm_gpu_peer_copy_address in nvidia_uvm"));
 	p2ps_check_free(r);
 	r = check_with_uvm("ffffffffc1000000 t uvm_gpu_peer_phys_address\t[nvidia_uvm]\n"
 			   "ffffffffc1000100 t make_pte_turing\t[nvidia_uvm]\n"
-			   "ffffffffc1000100 t make_pte_hopper\t[nvidia_uvm]\n");
+			   "ffffffffc1000100 t make_pte_hopper\t[nvidia_uvm]\n"
+			   "ffffffffc1000300 T uvm_gpu_peer_copy_address\t[nvidia_uvm]\n");
 	assert_false(r->uvm_ok);
 	assert_non_null(strstr(r->uvm_reason, "identical code folded"));
 	p2ps_check_free(r);
 	r = check_with_uvm("ffffffffc1000000 t uvm_gpu_peer_phys_address\t[nvidia_uvm]\n"
 			   "ffffffffc1000080 t uvm_gpu_peer_phys_address.isra.0\t[nvidia_uvm]\n"
 			   "ffffffffc1000100 t make_pte_turing\t[nvidia_uvm]\n"
-			   "ffffffffc1000200 t make_pte_hopper\t[nvidia_uvm]\n");
+			   "ffffffffc1000200 t make_pte_hopper\t[nvidia_uvm]\n"
+			   "ffffffffc1000300 T uvm_gpu_peer_copy_address\t[nvidia_uvm]\n");
 	assert_false(r->uvm_ok);
 	assert_non_null(strstr(r->uvm_reason, "compiler clone uvm_gpu_peer_phys_address.isra.0"));
 	p2ps_check_free(r);
+}
+
+/*
+ * An nvidia-uvm.ko for the UVM peer set uvm-gpu (570-580): its three
+ * targets and uvm_gpu_peer_copy_address, which calls
+ * uvm_gpu_peer_phys_address through a PLT32 relocation, as gcc builds it
+ * (docs/uvm.md, 3.5); or, @inlined, has its body inlined and calls
+ * nothing; with @folded, make_pte_hopper at make_pte_turing's place.
+ */
+static void gen_uvm_elf(bool inlined, bool folded, struct buf *out)
+{
+	/* endbr64; xor %eax,%eax; ret */
+	static const unsigned char plain[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x31, 0xc0, 0xc3 };
+	/* endbr64; call <reloc>; ret, or endbr64; mov %rdi,%rax; nop; nop; ret */
+	static const unsigned char calls[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0xe8, 0, 0, 0, 0, 0xc3 };
+	static const unsigned char inl[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x89, 0xf8, 0x90, 0x90, 0xc3 };
+	static const char *const names[] = { "uvm_gpu_peer_phys_address", "make_pte_turing",
+					     "make_pte_hopper", "uvm_gpu_peer_copy_address" };
+	struct buf text = { 0 }, str = { 0 }, sym = { 0 }, shstr = { 0 };
+	size_t at[4], nm[6], off_text, off_rela, off_sym, off_str, off_shstr;
+	Elf64_Sym s;
+	Elf64_Rela rela;
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh[6];
+	unsigned int i;
+
+	put(&str, "", 1);
+	memset(&s, 0, sizeof(s));
+	put(&sym, &s, sizeof(s));
+	for (i = 0; i < 4; i++) {
+		align(&text, 16);
+		if (i == 2 && folded)
+			at[i] = at[1];
+		else if (i == 3)
+			at[i] = put(&text, inlined ? inl : calls, sizeof(calls));
+		else
+			at[i] = put(&text, plain, sizeof(plain));
+		s.st_name = (Elf64_Word)put(&str, names[i], strlen(names[i]) + 1);
+		s.st_info = ELF64_ST_INFO(i == 1 || i == 2 ? STB_LOCAL : STB_GLOBAL, STT_FUNC);
+		s.st_shndx = 1;
+		s.st_value = at[i];
+		s.st_size = i == 3 ? sizeof(calls) : sizeof(plain);
+		put(&sym, &s, sizeof(s));
+	}
+	/* the call's rel32, at copy_address + 5, to symbol 1 (phys_address) - 4 */
+	rela = (Elf64_Rela){ .r_offset = at[3] + 5, .r_info = ELF64_R_INFO(1, R_X86_64_PLT32),
+			     .r_addend = -4 };
+	put(&shstr, "", 1);
+	nm[1] = put(&shstr, ".text", 6);
+	nm[2] = put(&shstr, ".rela.text", 11);
+	nm[3] = put(&shstr, ".symtab", 8);
+	nm[4] = put(&shstr, ".strtab", 8);
+	nm[5] = put(&shstr, ".shstrtab", 10);
+	memset(out, 0, sizeof(*out));
+	memset(&eh, 0, sizeof(eh));
+	put(out, &eh, sizeof(eh));
+	align(out, 16);
+	off_text = put(out, text.p, text.len);
+	align(out, 8);
+	off_rela = put(out, &rela, inlined ? 0 : sizeof(rela));
+	off_sym = put(out, sym.p, sym.len);
+	off_str = put(out, str.p, str.len);
+	off_shstr = put(out, shstr.p, shstr.len);
+	align(out, 8);
+	memset(sh, 0, sizeof(sh));
+	sh[1] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[1], .sh_type = SHT_PROGBITS,
+			      .sh_flags = SHF_ALLOC | SHF_EXECINSTR, .sh_offset = off_text,
+			      .sh_size = text.len, .sh_addralign = 16 };
+	sh[2] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[2], .sh_type = SHT_RELA,
+			      .sh_offset = off_rela, .sh_size = inlined ? 0 : sizeof(rela),
+			      .sh_link = 3, .sh_info = 1, .sh_addralign = 8,
+			      .sh_entsize = sizeof(Elf64_Rela) };
+	sh[3] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[3], .sh_type = SHT_SYMTAB,
+			      .sh_offset = off_sym, .sh_size = sym.len, .sh_link = 4,
+			      .sh_info = 1, .sh_addralign = 8, .sh_entsize = sizeof(Elf64_Sym) };
+	sh[4] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[4], .sh_type = SHT_STRTAB,
+			      .sh_offset = off_str, .sh_size = str.len, .sh_addralign = 1 };
+	sh[5] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[5], .sh_type = SHT_STRTAB,
+			      .sh_offset = off_shstr, .sh_size = shstr.len, .sh_addralign = 1 };
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_REL;
+	eh.e_machine = EM_X86_64;
+	eh.e_version = EV_CURRENT;
+	eh.e_ehsize = sizeof(Elf64_Ehdr);
+	eh.e_shentsize = sizeof(Elf64_Shdr);
+	eh.e_shnum = 6;
+	eh.e_shstrndx = 5;
+	eh.e_shoff = put(out, sh, sizeof(sh));
+	memcpy(out->p, &eh, sizeof(eh));
+	free(text.p);
+	free(str.p);
+	free(sym.p);
+	free(shstr.p);
+}
+
+/* The real 580.159.04 kallsyms for nvidia, nvidia-uvm from a generated file. */
+static struct p2ps_check_report *check_uvm_module(bool inlined, bool folded)
+{
+	struct p2ps_check_input in = { .kallsyms = KALLSYMS, .version = "580.159.04" };
+	struct p2ps_check_report *r = NULL;
+	struct buf b;
+
+	gen_uvm_elf(inlined, folded, &b);
+	in.uvm_module = write_tmp(b.p, b.len, ".ko");
+	free(b.p);
+	assert_int_equal(p2ps_check(&in, &r), 0);
+	unlink(in.uvm_module);
+	free((char *)in.uvm_module);
+	assert_true(r->supported);
+	assert_true(r->uvm_checked);
+	assert_string_equal(r->uvm_set, "uvm-gpu");
+	return r;
+}
+
+/*
+ * `p2pctl check --uvm-module`: the UVM peer set checked on an nvidia-uvm.ko
+ * as the module checks it when nvidia-uvm arrives, the copy-address
+ * function's call to the phys-address hook included (the module's refusal
+ * "does not call ... (inlined?)", tests/vm/cases/uvm-peer.sh).
+ */
+static void test_uvm_module(void **state)
+{
+	struct p2ps_check_report *r;
+
+	(void)state;
+	r = check_uvm_module(false, false);
+	assert_true(r->uvm_ok);
+	assert_string_equal(r->uvm_hooks[1].status, "ok");
+	assert_true(r->uvm_hooks[1].fingerprint_checked);
+	p2ps_check_free(r);
+
+	/* the copy-address function changed: its phys-address call inlined */
+	r = check_uvm_module(true, false);
+	assert_false(r->uvm_ok);
+	assert_false(r->uvm_hooks[1].ok);
+	assert_true(r->uvm_hooks[1].fingerprint_checked);
+	assert_string_equal(r->uvm_reason, "uvm_gpu_peer_phys_address: uvm_gpu_peer_copy_address "
+			    "does not call uvm_gpu_peer_phys_address (inlined?): physical-mode "
+			    "copies would keep the stock aperture");
+	p2ps_check_free(r);
+
+	/* two targets folded into one function */
+	r = check_uvm_module(false, true);
+	assert_false(r->uvm_ok);
+	assert_false(r->uvm_hooks[3].ok);
+	assert_non_null(strstr(r->uvm_reason, "make_pte_turing and make_pte_hopper are one "
+			       "function (identical code folded)"));
+	p2ps_check_free(r);
+}
+
+/*
+ * The resolver itself (rules/resolve.c), over a source shaped as the
+ * module's (kmod/driver.c: loaded code, addresses, the kernel's IBT and
+ * call-depth thunk settings): the module's own verdicts.
+ */
+struct fakesym {
+	const char *name;
+	unsigned long long addr;
+	const unsigned char *code;
+	size_t len;
+};
+
+static void fake_walk(const struct p2ps_symsrc *src,
+		      bool (*fn)(const struct p2ps_sym *sym, void *arg), void *arg)
+{
+	const struct fakesym *f;
+
+	for (f = src->priv; f->name; f++) {
+		struct p2ps_sym s = { f->name, f->addr, f->len };
+
+		if (fn(&s, arg))
+			return;
+	}
+}
+
+static long fake_read(const struct p2ps_symsrc *src, unsigned long long addr, void *buf, size_t len)
+{
+	const struct fakesym *f;
+
+	for (f = src->priv; f->name; f++) {
+		if (f->addr == addr) {
+			len = len < f->len ? len : f->len;
+			memcpy(buf, f->code, len);
+			return (long)len;
+		}
+	}
+	return -EFAULT;
+}
+
+static void test_resolver(void **state)
+{
+	/* endbr64; xor %eax,%eax; ret: the stub body of both */
+	static const unsigned char ret_false[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x31, 0xc0, 0xc3 };
+	static const unsigned char noendbr[] = { 0x55, 0x48, 0x89, 0xe5, 0x5d, 0xc3 };
+	/* a call to 0x2000 from 0x3000 (rel32 0xffffeffb), or to the thunk 16 bytes before */
+	static const unsigned char call[] = { 0xe8, 0xfb, 0xef, 0xff, 0xff, 0xc3 };
+	static const unsigned char call_thunk[] = { 0xe8, 0xeb, 0xef, 0xff, 0xff, 0xc3 };
+	static const unsigned char inlined[] = { 0x48, 0x89, 0xf8, 0xc3 };
+	struct fakesym nv[] = {
+		{ "kbusIsPcieBar1P2PMappingSupported_d69453", 0x1000, ret_false, sizeof(ret_false) },
+		{ "kbusHasPcieBar1P2PMapping_d69453", 0x1000, ret_false, sizeof(ret_false) },
+		{ "kbusIsPcieBar1P2PMappingSupported_GH100", 0x1100, noendbr, sizeof(noendbr) },
+		{ "kbusHasPcieBar1P2PMapping_GH100", 0x1200, noendbr, sizeof(noendbr) },
+		{ "nvUvmInterfaceGetP2PCaps", 0x1300, ret_false, sizeof(ret_false) },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct fakesym uvm[] = {
+		{ "uvm_gpu_peer_phys_address", 0x2000, ret_false, sizeof(ret_false) },
+		{ "make_pte_turing", 0x2100, ret_false, sizeof(ret_false) },
+		{ "make_pte_hopper", 0x2200, ret_false, sizeof(ret_false) },
+		{ "uvm_gpu_peer_copy_address", 0x3000, call, sizeof(call) },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct p2ps_symsrc src = { .module = "nvidia", .walk = fake_walk, .read = fake_read,
+				   .ibt = true, .priv = nv };
+	struct p2ps_symsrc usrc = { .module = "nvidia_uvm", .walk = fake_walk, .read = fake_read,
+				    .priv = uvm };
+	const struct p2ps_profile *p = gen_b();
+	const struct p2ps_uvm_set *set = p2ps_uvm_set_for_version("580.142");
+	struct p2ps_target t[4];
+
+	(void)state;
+	/* B1 and B2 (the first two hooks), folded: the second refused */
+	assert_string_equal(p->hooks[0].target, "kbusIsPcieBar1P2PMappingSupported");
+	assert_string_equal(p->hooks[1].target, "kbusHasPcieBar1P2PMapping");
+	assert_int_equal(p2ps_resolve_hooks(&src, p->hooks, 2, t), 1);
+	assert_int_equal(t[0].err, 0);
+	assert_true(t[0].fingerprint_checked);
+	assert_int_equal(t[1].err, -ENOTUNIQ);
+	assert_true(t[1].folded);
+	assert_string_equal(t[1].culprit, "kbusHasPcieBar1P2PMapping_d69453");
+	assert_string_equal(t[1].why, "kbusIsPcieBar1P2PMappingSupported_d69453 and "
+			    "kbusHasPcieBar1P2PMapping_d69453 are one function (identical code "
+			    "folded): a hook on it would act on both");
+	nv[1].addr = 0x1080;
+	assert_int_equal(p2ps_resolve_hooks(&src, p->hooks, 2, t), -1);
+
+	/* a called function without ENDBR: refused with IBT, a note without */
+	assert_int_equal(p2ps_resolve_call(&src, "kbusHasPcieBar1P2PMapping_GH100", t), -ENOEXEC);
+	assert_string_equal(t[0].culprit, "kbusHasPcieBar1P2PMapping_GH100");
+	assert_non_null(strstr(t[0].why, "does not start with endbr64 (55 48 89 e5): only "
+			       "called directly inside nvidia"));
+	src.ibt = false;
+	assert_int_equal(p2ps_resolve_call(&src, "kbusHasPcieBar1P2PMapping_GH100", t), 0);
+	assert_non_null(strstr(t[0].note, "harmless on this kernel (no IBT)"));
+
+	/* the UVM peer set: the copy-address function calls the hook ... */
+	assert_non_null(set);
+	assert_int_equal(set->nr_hooks, 4);
+	assert_int_equal(p2ps_resolve_uvm_set(&src, &usrc, set, t), -1);
+	assert_true(t[1].fingerprint_checked);
+	/* ... through a call-depth thunk only where the kernel has them ... */
+	uvm[3].code = call_thunk;
+	assert_int_equal(p2ps_resolve_uvm_set(&src, &usrc, set, t), 1);
+	usrc.thunks = true;
+	assert_int_equal(p2ps_resolve_uvm_set(&src, &usrc, set, t), -1);
+	/* ... and not at all once inlined: the set is refused, naming it */
+	uvm[3].code = inlined;
+	uvm[3].len = sizeof(inlined);
+	assert_int_equal(p2ps_resolve_uvm_set(&src, &usrc, set, t), 1);
+	assert_int_equal(t[1].err, -ENOEXEC);
+	assert_string_equal(t[1].culprit, "uvm_gpu_peer_copy_address");
+	assert_non_null(strstr(t[1].why, "does not call uvm_gpu_peer_phys_address (inlined?)"));
 }
 
 static void test_kallsyms_synthetic(void **state)
@@ -1094,7 +1387,7 @@ static void test_kallsyms_synthetic(void **state)
 	it = item(r, "kbusIsPcieBar1P2PMappingSupported");
 	assert_non_null(strstr(it->status, "ambiguous"));
 	it = item(r, "kbusHasPcieBar1P2PMapping");
-	assert_non_null(strstr(it->status, "missing symbol"));
+	assert_string_equal(it->status, "no kbusHasPcieBar1P2PMapping_<hash> stub in nvidia");
 	p2ps_check_free(r);
 	unlink(path);
 	free(path);
@@ -1112,6 +1405,8 @@ int main(void)
 		cmocka_unit_test(test_uvm_sets),
 		cmocka_unit_test(test_kallsyms_folded),
 		cmocka_unit_test(test_kallsyms_uvm),
+		cmocka_unit_test(test_uvm_module),
+		cmocka_unit_test(test_resolver),
 		cmocka_unit_test(test_elf_missing_stub),
 		cmocka_unit_test(test_elf_missing_dest),
 		cmocka_unit_test(test_elf_missing_call),

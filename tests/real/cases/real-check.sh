@@ -11,10 +11,20 @@ check_verdict() {
 		expect_match "$1: supported" "$2" '"supported": *true'
 		expect_eq "$1: profile" "$(jstr profile "$2")" "$EXPECT_PROFILE"
 		n=$(echo "$2" | grep -c '"status": *"ok"')
-		# nvidia-uvm's targets of the UVM peer set, where its symbols are
-		# not in the input, are said so (and checked below with it loaded).
-		bad=$(echo "$2" | grep '"status":' | grep -v '"status": *"ok"' |
-			grep -v '"status": *"not checked: no nvidia-uvm symbols in the input"')
+		# The UVM peer set comes last ("uvm_set": {checked, ..., hooks}).
+		# Where nvidia-uvm's symbols were not in the input (checked false;
+		# they are checked below with it loaded) only its first target,
+		# in nvidia, counts.
+		uvm=$(echo "$2" | sed -n '/"uvm_set":/,$p')
+		statuses=$(echo "$2" | sed '/"uvm_set":/,$d' | grep '"status":')
+		if echo "$uvm" | grep -q '"checked": *true'; then
+			statuses="$statuses
+$(echo "$uvm" | grep '"status":')"
+		else
+			statuses="$statuses
+$(echo "$uvm" | grep '"status":' | head -n 1)"
+		fi
+		bad=$(echo "$statuses" | grep '"status":' | grep -v '"status": *"ok"')
 		expect_eq "$1: targets not ok" "$bad" ""
 		[ "$n" -ge "$EXPECT_HOOKS" ] || fail "$1: $n targets ok, want at least $EXPECT_HOOKS"
 		echo "ok: $1: $n targets ok"
@@ -29,6 +39,17 @@ echo "== the module file"
 out=$(p2pctl check --module $NV --json 2>&1); rc=$?
 p2pctl check --module $NV
 check_verdict "check --module" "$out" $rc
+
+# With nvidia-uvm.ko, the UVM peer set as the module arms it (its copy-
+# address call included): every target ok, the set arms.
+if [ "$EXPECT" = arm ] && [ "$EXPECT_UVM_SET" != none ]; then
+	echo "== the module files, with nvidia-uvm.ko: the UVM peer set $EXPECT_UVM_SET"
+	out=$(p2pctl check --module $NV --uvm-module $UVM 2>&1); rc=$?
+	echo "$out" | tail -n 2
+	expect_eq "check --uvm-module: exit status" $rc 0
+	expect_match "check --uvm-module: the set arms" "$out" \
+		"UVM peer set $EXPECT_UVM_SET: arms with nvidia-uvm"
+fi
 
 if [ "$EXPECT" = refuse ]; then
 	echo "== the module file, --force: $EXPECT_FORCE_PROFILE"
