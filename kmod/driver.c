@@ -90,7 +90,9 @@ static void symsrc_init(struct p2ps_symsrc *src, struct module *mod)
 		.walk = kallsyms_walk,
 		.read = kallsyms_read,
 		.ibt = IS_ENABLED(CONFIG_X86_KERNEL_IBT),
-		.thunks = IS_ENABLED(CONFIG_CALL_DEPTH_TRACKING),
+		/* 6.9 renamed it: CONFIG_CALL_DEPTH_TRACKING before */
+		.thunks = IS_ENABLED(CONFIG_MITIGATION_CALL_DEPTH_TRACKING) ||
+			  IS_ENABLED(CONFIG_CALL_DEPTH_TRACKING),
 		.priv = mod,
 	};
 }

@@ -664,9 +664,9 @@ bool p2ps_has_endbr(const unsigned char *text)
 }
 
 /*
- * On kernels with call-depth tracking (CONFIG_CALL_DEPTH_TRACKING, active
- * with retbleed=stuff) the module loader rewrites every direct call in a
- * module: the call goes to an accounting thunk written into the 16 bytes
+ * On kernels with call-depth tracking (CONFIG_MITIGATION_CALL_DEPTH_TRACKING,
+ * CONFIG_CALL_DEPTH_TRACKING before 6.9; active with retbleed=stuff) the
+ * module loader rewrites every direct call in a module: the call goes to an accounting thunk written into the 16 bytes
  * of padding right before the callee, which then falls through into it
  * (arch/x86/kernel/callthunks.c, patch_dest(): pad = dest - template
  * size).  So a call reaches @target if its rel32 lands on @target, or,
