@@ -269,10 +269,13 @@ static int check_uvm(const struct p2ps_symsrc *nv, const struct p2ps_symsrc *uvm
 		p2ps_resolve_hooks(nv, set->hooks, 1, t);
 	for (i = 0; i < n; i++) {
 		item_from(&r->uvm_hooks[i], set->hooks[i].target, set->hooks[i].dest, &t[i]);
-		if (i && !r->uvm_checked)
+		if (i && !r->uvm_checked) {
+			/* not ok: the set's reason then says why it is not */
+			r->uvm_hooks[i].ok = false;
 			p2ps_strlcpy(r->uvm_hooks[i].status,
 				     "not checked: no nvidia-uvm symbols in the input",
 				     sizeof(r->uvm_hooks[i].status));
+		}
 	}
 	free(t);
 	for (i = 0; i < n && r->uvm_hooks[i].ok; i++)

@@ -1068,6 +1068,9 @@ static void test_kallsyms_uvm(void **state)
 	assert_false(r->uvm_checked);
 	assert_false(r->uvm_ok);
 	assert_true(r->uvm_hooks[0].ok);	/* nvUvmInterfaceGetP2PCaps, in nvidia */
+	/* the unchecked hooks are not ok, and the set's reason says why */
+	assert_false(r->uvm_hooks[1].ok);
+	assert_non_null(strstr(r->uvm_reason, "not checked: no nvidia-uvm symbols"));
 	p2ps_check_free(r);
 	r = check_with_uvm("ffffffffc1000000 t uvm_gpu_peer_phys_address\t[nvidia_uvm]\n"
 			   "ffffffffc1000100 t make_pte_turing\t[nvidia_uvm]\n"
