@@ -107,28 +107,28 @@ static void pattern_and_compare(void **st)
 	uint64_t off, nbad;
 
 	(void)st;
-	verify_pattern(a, sizeof(a), 1);
-	verify_pattern(b, sizeof(b), 1);
+	pattern_fill(a, sizeof(a), 1);
+	pattern_fill(b, sizeof(b), 1);
 	assert_memory_equal(a, b, sizeof(a));
-	assert_int_equal(verify_compare(a, b, sizeof(a), &off, &e, &g, &nbad), 0);
+	assert_int_equal(pattern_compare(a, b, sizeof(a), &off, &e, &g, &nbad), 0);
 	assert_true(nbad == 0);
-	verify_pattern(b, 13, 1);	/* a prefix of the same pattern */
+	pattern_fill(b, 13, 1);	/* a prefix of the same pattern */
 	assert_memory_equal(a, b, 13);
-	verify_pattern(b, sizeof(b), 2);
+	pattern_fill(b, sizeof(b), 2);
 	assert_memory_not_equal(a, b, sizeof(a));
-	verify_pattern(b, sizeof(b), 1);
+	pattern_fill(b, sizeof(b), 1);
 	b[37] ^= 0x10;
 	b[50] ^= 0x01;
-	assert_int_equal(verify_compare(b, a, sizeof(a), &off, &e, &g, &nbad), 1);
+	assert_int_equal(pattern_compare(b, a, sizeof(a), &off, &e, &g, &nbad), 1);
 	assert_true(off == 37 && e == a[37] && g == (uint8_t)(a[37] ^ 0x10) && nbad == 2);
 	/* a difference in a later 4 KiB block */
 	{
 		uint8_t *x = malloc(10000), *y = malloc(10000);
 
-		verify_pattern(x, 10000, 9);
+		pattern_fill(x, 10000, 9);
 		memcpy(y, x, 10000);
 		y[9999] = (uint8_t)~y[9999];
-		assert_int_equal(verify_compare(y, x, 10000, &off, &e, &g, &nbad), 1);
+		assert_int_equal(pattern_compare(y, x, 10000, &off, &e, &g, &nbad), 1);
 		assert_true(off == 9999 && nbad == 1 && (uint8_t)(g ^ e) == 0xff);
 		free(x);
 		free(y);
@@ -147,7 +147,7 @@ static void corruption_reported(void **st)
 	assert_non_null(strstr(out, "  ce          0->1  OK"));
 	assert_non_null(strstr(out, "  ce          1->0  OK"));
 	/* sm-read 0->1's first round comes after ce's four. */
-	verify_pattern(pat, sizeof(pat), SEED(4));
+	pattern_fill(pat, sizeof(pat), SEED(4));
 	snprintf(line, sizeof(line),
 		 "  sm-read     0->1  FAIL  first mismatch at offset 4097 (0x1001): expected 0x%02x, got 0x%02x"
 		 " (1 of 8192 bytes differ)\n              usually: SM peer loads are broken", pat[4097],
@@ -420,7 +420,7 @@ static void um_wrong_mapping(void **st)
 	assert_non_null(strstr(out, "  sm-write    1->0  OK"));
 	/* um-read 0->1 is round 64 (after 2 x (2 + 2 + 2 + 8 + 8 + 8 + 2));
 	 * GPU 1 reads its own (zeroed) memory. */
-	verify_pattern(pat, sizeof(pat), SEED(64));
+	pattern_fill(pat, sizeof(pat), SEED(64));
 	for (size_t k = 0; k < sizeof(pat); k++)
 		differ += pat[k] != 0;
 	snprintf(line, sizeof(line),
@@ -509,14 +509,14 @@ static void um_bad_migration(void **st)
 	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "1000"), 1);
 	assert_non_null(strstr(out, "  um-read     0->1  OK"));
 	assert_non_null(strstr(out, "  um-write    1->0  OK"));
-	verify_pattern(pat, sizeof(pat), SEED(68));	/* um-prefetch 0->1 */
+	pattern_fill(pat, sizeof(pat), SEED(68));	/* um-prefetch 0->1 */
 	snprintf(line, sizeof(line),
 		 "  um-prefetch 0->1  FAIL  first mismatch at offset 0 (0x0): expected 0x%02x, got 0x%02x"
 		 " (1 of 1000 bytes differ)\n", pat[0], (uint8_t)~pat[0]);
 	assert_non_null(strstr(out, line));
 	/* um-fault: GPU 0 faults GPU 1's pages over (flipped, then
 	 * overwritten), GPU 1 faults them back (flipped). */
-	verify_pattern(pat, sizeof(pat), SEED(70));
+	pattern_fill(pat, sizeof(pat), SEED(70));
 	snprintf(line, sizeof(line),
 		 "  um-fault    0->1  FAIL  first mismatch at offset 0 (0x0): expected 0x%02x, got 0x%02x",
 		 pat[0], (uint8_t)~pat[0]);

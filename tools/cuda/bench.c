@@ -183,7 +183,7 @@ static int same_data(struct bench *b, int s, int d, size_t n, char *why, size_t 
 		snprintf(why, len, "reading back for the data check: %s", cu_errstr(cr));
 		return -1;
 	}
-	if (!verify_compare(b->h2, b->h1, n, &off, &e, &g, &nbad))
+	if (!pattern_compare(b->h2, b->h1, n, &off, &e, &g, &nbad))
 		return 0;
 	snprintf(why, len, "first mismatch at offset %llu: expected 0x%02x, got 0x%02x%s (%llu of %zu "
 		 "bytes differ)", (unsigned long long)off, e, g,
@@ -484,46 +484,6 @@ static void print_text(struct bench *b)
 	print_summary(b, f);
 }
 
-static json_object *devices_json(const struct rig *r)
-{
-	json_object *a = json_object_new_array();
-
-	for (int i = 0; i < r->n; i++) {
-		json_object *d = json_object_new_object();
-		char cc[16];
-
-		snprintf(cc, sizeof(cc), "%d.%d", r->g[i].cc_major, r->g[i].cc_minor);
-		json_object_object_add(d, "index", json_object_new_int(i));
-		json_object_object_add(d, "name", json_object_new_string(r->g[i].name));
-		json_object_object_add(d, "pci_bus_id", json_object_new_string(r->g[i].busid));
-		json_object_object_add(d, "sm_count", json_object_new_int(r->g[i].sms));
-		json_object_object_add(d, "compute_capability", json_object_new_string(cc));
-		json_object_object_add(d, "measured", json_object_new_boolean(r->g[i].used));
-		json_object_array_add(a, d);
-	}
-	return a;
-}
-
-json_object *cuda_devices_json(const struct rig *r)
-{
-	return devices_json(r);
-}
-
-json_object *cuda_peer_json(const struct rig *r)
-{
-	json_object *a = json_object_new_array();
-
-	for (int i = 0; i < r->n; i++) {
-		json_object *row = json_object_new_array();
-
-		for (int j = 0; j < r->n; j++)
-			json_object_array_add(row, i == j ? NULL :
-					      json_object_new_boolean(r->can_peer[i][j]));
-		json_object_array_add(a, row);
-	}
-	return a;
-}
-
 int bench_main(int argc, char **argv, FILE *out, FILE *err)
 {
 	static const struct option lo[] = {
@@ -719,7 +679,7 @@ int bench_main(int argc, char **argv, FILE *out, FILE *err)
 
 		if (!b->r.g[i].used)
 			continue;
-		verify_pattern(b->h1, b->size, 0x62656e6368000000ULL + ((uint64_t)i << 40));
+		pattern_fill(b->h1, b->size, 0x62656e6368000000ULL + ((uint64_t)i << 40));
 		cr = rig_cur(&b->r, i);
 		if (cr == CUDA_SUCCESS)
 			cr = cu.cuMemcpyHtoD(b->r.g[i].src, b->h1, b->size);
@@ -788,8 +748,8 @@ report:
 		if (rc)
 			json_object_object_add(o, "error", json_object_new_string(b->errmsg));
 		json_object_object_add(o, "driver_version", json_object_new_int(b->r.driver_version));
-		json_object_object_add(o, "devices", devices_json(&b->r));
-		json_object_object_add(o, "p2p_access", cuda_peer_json(&b->r));
+		json_object_object_add(o, "devices", rig_devices_json(&b->r));
+		json_object_object_add(o, "p2p_access", rig_peer_json(&b->r));
 		json_object_object_add(p, "size_bytes", json_object_new_int64((int64_t)b->size));
 		json_object_object_add(p, "copies_per_run", json_object_new_int(b->copies));
 		json_object_object_add(p, "reps", json_object_new_int(b->reps));
