@@ -92,8 +92,8 @@ static void vusage(FILE *f)
 		"  --size BYTES     bytes per copy (default 64M = 64 MiB; any size >= 1)\n"
 		"  --pairs LIST     only these GPU pairs (default: every pair)\n"
 		"  --tests LIST     only these tests (default all): path, ce, sm-read, sm-write,\n"
-		"                   sm, flags, flags-poll, graph, ipc, vram, um-read, um-write,\n"
-		"                   um-prefetch, um-fault, um, concurrent, nccl\n"
+		"                   sm, flags, flags-poll, graph, ipc, vram, vmm, car, um-read,\n"
+		"                   um-write, um-prefetch, um-fault, um, concurrent, nccl\n"
 		"  --seed N         pattern seed (default: random, printed)\n"
 		"  --seconds S      how long the concurrent test runs (default 3)\n"
 		"  --timeout S      deadline of every wait; a later one is a hang (default 10)\n"
@@ -111,6 +111,10 @@ static void vusage(FILE *f)
 		"  graph (ce, sm-write and sm-read captured in CUDA graphs, replayed);\n"
 		"  ipc (a second process opens the buffers with cuIpcOpenMemHandle);\n"
 		"  vram (ce, sm-read, sm-write at the bottom, middle and top of free memory);\n"
+		"  vmm (ce, sm-write, sm-read between cuMemCreate/cuMemMap buffers that\n"
+		"  cuMemSetAccess grants the peer); car (a one-kernel custom all-reduce\n"
+		"  with a second process: payload, flag, flag wait, peer read; launched and\n"
+		"  replayed from a CUDA graph);\n"
 		"  um-read, um-write (a GPU using the other's managed pages through its\n"
 		"  mapping), um-prefetch (migration between the GPUs), um-fault (demand\n"
 		"  paging); then concurrent (every directed pair at once) and nccl\n"
@@ -227,6 +231,10 @@ static int pair_tests(struct vstate *v, int a, int b, struct vtest *tests)
 				run_ipc(v, t);
 			else if (m == V_VRAM)
 				run_vram(v, t);
+			else if (m == V_VMM)
+				run_vmm(v, t);
+			else if (m == V_CAR)
+				run_car(v, t);
 			else
 				run_copy(v, t);
 			vdone(v, t, stop_before);
@@ -250,6 +258,7 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 		{ "no-managed", no_argument, NULL, 'M' },
 		/* internal: p2pctl's own second process for the ipc test */
 		{ "ipc-child", required_argument, NULL, 'I' },
+		{ "car-child", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -323,6 +332,10 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 		case 'I':
 			/* internal: the second process of the ipc test */
 			rc = ipc_child(optarg, out);
+			goto done;
+		case 'C':
+			/* internal: rank 1 of the car test */
+			rc = car_child(optarg, out);
 			goto done;
 		case 'j': json = 1; break;
 		case 'M': v->no_managed = 1; break;

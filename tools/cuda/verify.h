@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/types.h>
 #include <json-c/json.h>
 
 #include "cuda_int.h"
@@ -30,7 +31,7 @@
 #define VRAM_MARGIN (256ULL << 20)	/* left free at the vram test's top place */
 
 enum {
-	V_PATH, V_CE, V_SM_READ, V_SM_WRITE, V_FLAGS, V_FLAGS_POLL, V_GRAPH, V_IPC, V_VRAM,
+	V_PATH, V_CE, V_SM_READ, V_SM_WRITE, V_FLAGS, V_FLAGS_POLL, V_GRAPH, V_IPC, V_VRAM, V_VMM, V_CAR,
 	V_UM_READ, V_UM_WRITE, V_UM_PREFETCH, V_UM_FAULT, V_CONCURRENT, V_NCCL, V_COUNT
 };
 #define V_DEV_COUNT V_UM_READ	/* the device-memory tests of a pair come first */
@@ -146,6 +147,13 @@ int run_path(struct vstate *v, struct vtest *t);
 int run_copy(struct vstate *v, struct vtest *t);
 int run_vram(struct vstate *v, struct vtest *t);
 
+/* verify_vmm.c */
+int run_vmm(struct vstate *v, struct vtest *t);
+
+/* verify_car.c */
+int run_car(struct vstate *v, struct vtest *t);
+int car_child(const char *spec, FILE *out);
+
 /* verify_flags.c */
 int run_flags(struct vstate *v, struct vtest *t);
 
@@ -154,6 +162,12 @@ int run_graph(struct vstate *v, struct vtest *t);
 
 /* verify_ipc.c */
 int ipc_child(const char *spec, FILE *out);
+void vhex(char *out, const void *p, size_t n);
+int vunhex(void *p, const char *s, size_t n);
+CUresult vchild_wait(CUstream s, double timeout);
+int vchild_start(struct vtest *t, const char *opt, const char *spec, pid_t *pid, int *fd);
+int vchild_read(struct vtest *t, pid_t pid, int fd, char *buf, size_t len, size_t *got,
+		const char *until, double end, const char *what);
 int run_ipc(struct vstate *v, struct vtest *t);
 
 /* verify_nccl.c */

@@ -10,7 +10,7 @@
 #include "verify.h"
 
 const char *const vnames[V_COUNT] = {
-	"path", "ce", "sm-read", "sm-write", "flags", "flags-poll", "graph", "ipc", "vram",
+	"path", "ce", "sm-read", "sm-write", "flags", "flags-poll", "graph", "ipc", "vram", "vmm", "car",
 	"um-read", "um-write", "um-prefetch", "um-fault", "concurrent", "nccl",
 };
 
@@ -35,6 +35,11 @@ const char *const vhint[V_COUNT] = {
 	"peer accesses to part of VRAM go wrong: the BAR1 window covers less than all of VRAM "
 	"(static BAR1 smaller than VRAM, or a wrong BAR1 base): check `p2pctl doctor` (BAR1 size "
 	"against VRAM)",
+	"peer accesses through cuMem (VMM) mappings are wrong (NCCL's P2P/CUMEM transport, PyTorch's "
+	"expandable segments): check `p2pctl doctor` (BAR1, peer mappings)",
+	"a custom all-reduce across processes (vLLM, SGLang) would return wrong or stale data or "
+	"hang: peer stores or flags lost, or peer reads stale; check `p2pctl doctor` (BAR1, "
+	"IOMMU/ACS); until fixed, disable custom all-reduce (vLLM: --disable-custom-all-reduce)",
 	"UVM's peer mapping is wrong: check `p2pctl doctor` (uvm peer set, docs/uvm.md)",
 	"UVM's peer mapping is wrong: check `p2pctl doctor` (uvm peer set, docs/uvm.md)",
 	"UVM's peer migration copy is wrong: check `p2pctl doctor` (uvm peer set)",

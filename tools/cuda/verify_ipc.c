@@ -22,13 +22,13 @@ extern char **environ;
  * from a's source into its own buffer), a p2p_read kernel, both checked
  * there, and a p2p_write kernel into a's destination, checked here.
  */
-static void hex(char *out, const void *p, size_t n)
+void vhex(char *out, const void *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		sprintf(out + 2 * i, "%02x", ((const uint8_t *)p)[i]);
 }
 
-static int unhex(void *p, const char *s, size_t n)
+int vunhex(void *p, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		unsigned x;
@@ -41,7 +41,7 @@ static int unhex(void *p, const char *s, size_t n)
 }
 
 /* Wait for s with a deadline (the child's version of vwait). */
-static CUresult child_wait(CUstream s, double timeout)
+CUresult vchild_wait(CUstream s, double timeout)
 {
 	double end = now_s() + timeout;
 	long us = 10;
@@ -75,7 +75,7 @@ int ipc_child(const char *spec, FILE *out)
 
 	if (!r || sscanf(spec, "b=%d,n=%zu,s1=%" SCNx64 ",s2=%" SCNx64 ",t=%lf,src=%128[0-9a-f],dst=%128[0-9a-f]",
 			 &b, &n, &s1, &s2, &timeout, hs, hd) != 7 || b < 0 || b >= P2P_MAX_GPUS || !n ||
-	    unhex(&h[0], hs, 64) || unhex(&h[1], hd, 64)) {
+	    vunhex(&h[0], hs, 64) || vunhex(&h[1], hd, 64)) {
 		fprintf(out, "ipc-child: ERROR bad --ipc-child '%s'\n", spec);
 		free(r);
 		return P2P_EXIT_USAGE;
@@ -117,7 +117,7 @@ int ipc_child(const char *spec, FILE *out)
 			CC(sm_launch(r, b, s, K_READ, &sm, L, ps + GUARD, n), "launch p2p_read");
 		else
 			CC(cu.cuMemcpyDtoDAsync(L, ps + GUARD, n, s), "cuMemcpyDtoDAsync");
-		cr = child_wait(s, timeout);
+		cr = vchild_wait(s, timeout);
 		if (cr == CUDA_ERROR_NOT_READY) {
 			fprintf(out, "ipc-child: %s FAIL did not finish within %.3g s (hung)\n", name, timeout);
 			fflush(out);
@@ -136,7 +136,7 @@ int ipc_child(const char *spec, FILE *out)
 	pattern_fill(want, n, s2);
 	CC(cu.cuMemcpyHtoDAsync(L, want, n, s), "cuMemcpyHtoDAsync");
 	CC(sm_launch(r, b, s, K_WRITE, &sm, pd + GUARD, L, n), "launch p2p_write");
-	cr = child_wait(s, timeout);
+	cr = vchild_wait(s, timeout);
 	if (cr == CUDA_ERROR_NOT_READY) {
 		fprintf(out, "ipc-child: sm-write FAIL did not finish within %.3g s (hung)\n", timeout);
 		fflush(out);
@@ -162,62 +162,88 @@ close:
 	return rc;
 }
 
-/* Run the child; its output lines in buf. 0, or -1 with t failed. */
-static int ipc_spawn(struct vstate *v, struct vtest *t, const char *spec, char *buf, size_t len)
+/*
+ * Start PROGRAM verify OPT SPEC (p2pctl itself, or $P2PCTL_SELF), its
+ * stdout and stderr into *fd. 0, or -1 with t failed.
+ */
+int vchild_start(struct vtest *t, const char *opt, const char *spec, pid_t *pid, int *fd)
 {
 	const char *self = getenv("P2PCTL_SELF");
-	char *argv[] = { NULL, "verify", "--ipc-child", (char *)spec, NULL };
+	char *argv[] = { NULL, "verify", (char *)opt, (char *)spec, NULL };
 	posix_spawn_file_actions_t fa;
-	int fd[2], status = 0, st;
-	size_t got = 0;
-	double end = now_s() + 3 * v->timeout + 10;
-	pid_t pid;
+	int p[2], st;
 
 	argv[0] = (char *)(self && *self ? self : "/proc/self/exe");
-	if (pipe(fd)) {
+	if (pipe(p)) {
 		t->ok = 0;
 		snprintf(t->error, sizeof(t->error), "pipe: %s", strerror(errno));
 		return -1;
 	}
 	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, fd[1], 2);
-	posix_spawn_file_actions_addclose(&fa, fd[0]);
-	st = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 2);
+	posix_spawn_file_actions_addclose(&fa, p[0]);
+	st = posix_spawn(pid, argv[0], &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
-	close(fd[1]);
+	close(p[1]);
 	if (st) {
-		close(fd[0]);
+		close(p[0]);
 		t->ok = 0;
 		snprintf(t->error, sizeof(t->error), "cannot start the second process %s: %s", argv[0],
 			 strerror(st));
 		return -1;
 	}
+	*fd = p[0];
+	return 0;
+}
+
+/*
+ * Read the child's output into buf (appending at *got) until until appears
+ * (NULL: until it exits, then reap it), or the deadline end (now_s()) passes:
+ * then the child is killed and reaped, and t fails naming what. 0 or -1.
+ */
+int vchild_read(struct vtest *t, pid_t pid, int fd, char *buf, size_t len, size_t *got,
+		const char *until, double end, const char *what)
+{
 	for (;;) {
-		struct pollfd p = { fd[0], POLLIN, 0 };
+		struct pollfd p = { fd, POLLIN, 0 };
 		int left = (int)((end - now_s()) * 1000);
 		ssize_t k;
 
+		buf[*got] = '\0';
+		if (until && strstr(buf, until))
+			return 0;
 		if (left <= 0 || poll(&p, 1, left) <= 0) {
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
-			close(fd[0]);
+			close(fd);
 			t->ok = 0;
-			snprintf(t->error, sizeof(t->error), "the second process did not finish within "
-				 "%.3g s and was killed: the IPC path hangs", 3 * v->timeout + 10);
+			snprintf(t->error, sizeof(t->error), "%s", what);
 			return -1;
 		}
-		k = read(fd[0], buf + got, len - 1 - got);
-		if (k <= 0)
-			break;
-		got += (size_t)k;
-		if (got >= len - 1)
-			break;
+		k = read(fd, buf + *got, len - 1 - *got);
+		if (k <= 0 || (*got += (size_t)k) >= len - 1) {
+			buf[*got] = '\0';
+			close(fd);
+			waitpid(pid, NULL, 0);
+			return until && !strstr(buf, until) ? 1 : 0;
+		}
 	}
-	buf[got] = '\0';
-	close(fd[0]);
-	waitpid(pid, &status, 0);
-	return 0;
+}
+
+/* Run the child; its output lines in buf. 0, or -1 with t failed. */
+static int ipc_spawn(struct vstate *v, struct vtest *t, const char *spec, char *buf, size_t len)
+{
+	char what[160];
+	size_t got = 0;
+	pid_t pid;
+	int fd;
+
+	if (vchild_start(t, "--ipc-child", spec, &pid, &fd))
+		return -1;
+	snprintf(what, sizeof(what), "the second process did not finish within %.3g s and was "
+		 "killed: the IPC path hangs", 3 * v->timeout + 10);
+	return vchild_read(t, pid, fd, buf, len, &got, NULL, now_s() + 3 * v->timeout + 10, what);
 }
 
 int run_ipc(struct vstate *v, struct vtest *t)
@@ -247,8 +273,8 @@ int run_ipc(struct vstate *v, struct vtest *t)
 	VT(rig_cur(r, a), "cuCtxSetCurrent");
 	VT(cu.cuIpcGetMemHandle(&h[0], r->g[a].src), "cuIpcGetMemHandle (source)");
 	VT(cu.cuIpcGetMemHandle(&h[1], r->g[a].dst), "cuIpcGetMemHandle (destination)");
-	hex(hs, &h[0], 64);
-	hex(hd, &h[1], 64);
+	vhex(hs, &h[0], 64);
+	vhex(hd, &h[1], 64);
 	snprintf(spec, sizeof(spec), "b=%d,n=%zu,s1=%" PRIx64 ",s2=%" PRIx64 ",t=%g,src=%s,dst=%s",
 		 b, n, s1, s2, v->timeout, hs, hd);
 	if (ipc_spawn(v, t, spec, out, sizeof(out)))

@@ -98,6 +98,14 @@ static const char *test_how(const struct vtest *t, char *buf, size_t len)
 			 t->vram_mb[2][0], t->src, t->vram_mb[0][1], t->vram_mb[1][1], t->vram_mb[2][1],
 			 t->dst);
 		break;
+	case V_VMM:
+		snprintf(buf, len, "ce (GPU %d), sm-write (GPU %d) and sm-read (GPU %d) between "
+			 "cuMemCreate buffers mapped with cuMemMap + cuMemSetAccess", t->src, t->src, t->dst);
+		break;
+	case V_CAR:
+		snprintf(buf, len, "%d rounds (half replayed from a CUDA graph) of a one-kernel all-reduce, "
+			 "rank 0 on GPU %d, rank 1 a second process on GPU %d", t->rounds, t->src, t->dst);
+		break;
 	case V_CONCURRENT:
 		snprintf(buf, len, "%d rounds of all pairs at once%s", t->rounds,
 			 t->cut ? " (cut short by the signal)" : "");
