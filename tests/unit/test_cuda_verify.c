@@ -78,7 +78,7 @@ static void all_ok(void **st)
 	 * in 0.01 s depends on the machine's load */
 	assert_non_null(strstr(out, "  concurrent  1->0  OK    "));
 	assert_non_null(strstr(out, "0 bytes, "));
-	assert_non_null(strstr(out, "verify: OK (33 OK, 0 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: OK (35 OK, 0 FAIL); 5 OK without a proven path\n"));
 	assert_null(strstr(out, "FAIL  "));
 	assert_string_equal(err, "");
 	free(out);
@@ -94,8 +94,8 @@ static void odd_sizes(void **st)
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", (char *)sizes[i]);
 		/* below 48 bytes the concurrent test has no room */
-		assert_non_null(strstr(out, i == 0 ? "(30 OK, 0 FAIL, 3 skipped)" :
-					    i < 3 ? "(31 OK, 0 FAIL, 2 skipped)" : "(33 OK, 0 FAIL)"));
+		assert_non_null(strstr(out, i == 0 ? "(32 OK, 0 FAIL, 3 skipped)" :
+					    i < 3 ? "(33 OK, 0 FAIL, 2 skipped)" : "(35 OK, 0 FAIL)"));
 		free(out);
 		free(err);
 	}
@@ -160,7 +160,7 @@ static void corruption_reported(void **st)
 				    "first mismatch at offset 4097"));
 	assert_null(strstr(out, "um-read"));
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: --no-managed\n"));
-	assert_non_null(strstr(out, "verify: FAIL (13 OK, 12 FAIL, 8 skipped)"));
+	assert_non_null(strstr(out, "verify: FAIL (13 OK, 14 FAIL, 8 skipped)"));
 	free(out);
 	free(err);
 }
@@ -179,12 +179,12 @@ static void corruption_json(void **st)
 	assert_true(json_object_object_get_ex(o, "result", &v));
 	assert_string_equal(json_object_get_string(v), "FAIL");
 	assert_true(json_object_object_get_ex(o, "failures", &v));
-	/* path (both ways), ce, graph (its ce node), ipc, vram, vmm, concurrent */
-	assert_int_equal(json_object_get_int(v), 14);
+	/* path (both ways), ce, graph (its ce node), ipc, vram, vmm, procs, concurrent */
+	assert_int_equal(json_object_get_int(v), 16);
 	assert_true(json_object_object_get_ex(o, "pairs", &pairs));
 	assert_int_equal(json_object_array_length(pairs), 1);
 	assert_true(json_object_object_get_ex(json_object_array_get_idx(pairs, 0), "tests", &t));
-	assert_int_equal(json_object_array_length(t), 30);
+	assert_int_equal(json_object_array_length(t), 32);
 	v = json_object_array_get_idx(t, 2);
 	assert_true(json_object_object_get_ex(v, "method", &m));
 	assert_string_equal(json_object_get_string(m), "ce");
@@ -315,7 +315,7 @@ static void three_gpus_pairs(void **st)
 	assert_non_null(strstr(out, "pair 0-1"));
 	assert_non_null(strstr(out, "pair 0-2"));
 	assert_non_null(strstr(out, "pair 1-2"));
-	assert_non_null(strstr(out, "(100 OK, 0 FAIL); 16 OK without a proven path"));
+	assert_non_null(strstr(out, "(106 OK, 0 FAIL); 16 OK without a proven path"));
 	assert_non_null(strstr(out, "  concurrent  2->1  OK"));
 	assert_non_null(strstr(out, "  managed memory 1-2: OK (8 OK"));
 	free(out);
@@ -435,7 +435,7 @@ static void um_wrong_mapping(void **st)
 	assert_non_null(strstr(out, "  um-fault    1->0  SKIP  not run: um-read failed\n"));
 	assert_non_null(strstr(out, "  managed memory 0-1: FAIL (0 OK, 2 FAIL, 6 not run; cuMemAllocManaged, "
 				    "8192 bytes): um-read failed, so the other managed tests were not run"));
-	assert_non_null(strstr(out, "verify: FAIL (25 OK, 2 FAIL, 6 skipped); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (27 OK, 2 FAIL, 6 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 	/* Without peer access enabled UVM migrates instead of mapping: the
@@ -475,8 +475,8 @@ static void um_wrong_mapping_json(void **st)
 	assert_true(json_object_object_get_ex(m, "reason", &v));
 	assert_non_null(strstr(json_object_get_string(v), "um-read failed"));
 	assert_true(json_object_object_get_ex(p, "tests", &t));
-	assert_int_equal(json_object_array_length(t), 30);
-	v = json_object_array_get_idx(t, 22);
+	assert_int_equal(json_object_array_length(t), 32);
+	v = json_object_array_get_idx(t, 24);
 	assert_true(json_object_object_get_ex(v, "method", &m));
 	assert_string_equal(json_object_get_string(m), "um-read");
 	assert_true(json_object_object_get_ex(v, "status", &m));
@@ -486,7 +486,7 @@ static void um_wrong_mapping_json(void **st)
 	assert_true(json_object_object_get_ex(v, "first_mismatch", &m));
 	assert_true(json_object_object_get_ex(m, "where", &v));
 	assert_string_equal(json_object_get_string(v), "data");
-	v = json_object_array_get_idx(t, 29);
+	v = json_object_array_get_idx(t, 31);
 	assert_true(json_object_object_get_ex(v, "method", &m));
 	assert_string_equal(json_object_get_string(m), "um-fault");
 	assert_true(json_object_object_get_ex(v, "status", &m));
@@ -523,7 +523,7 @@ static void um_bad_migration(void **st)
 		 pat[0], (uint8_t)~pat[0]);
 	assert_non_null(strstr(out, line));
 	assert_non_null(strstr(out, "  managed memory 0-1: FAIL (4 OK, 4 FAIL, 0 not run;"));
-	assert_non_null(strstr(out, "verify: FAIL (29 OK, 4 FAIL); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (31 OK, 4 FAIL); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -541,7 +541,7 @@ static void um_not_supported(void **st)
 				    "another processor (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 0)\n"));
 	assert_null(strstr(out, "  um-read     0->1"));
 	assert_non_null(strstr(out, "  um-read      SKIP  SKIP\n"));
-	assert_non_null(strstr(out, "verify: OK (25 OK, 0 FAIL, 8 skipped); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: OK (27 OK, 0 FAIL, 8 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--json");
@@ -584,7 +584,7 @@ static void um_old_driver(void **st)
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: the CUDA driver lacks cuMemAllocManaged\n"));
 	/* nor cuMemGetInfo_v2: the vram test cannot place its buffers */
 	assert_non_null(strstr(out, "  vram        0->1  SKIP  the driver lacks cuMemGetInfo_v2\n"));
-	assert_non_null(strstr(out, "verify: OK (23 OK, 0 FAIL, 10 skipped); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: OK (25 OK, 0 FAIL, 10 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 	fake_setup();
@@ -633,7 +633,7 @@ static void fault_stale_read(void **st)
 	assert_non_null(strstr(out, "  flags       1->0  OK"));
 	assert_non_null(strstr(out, "  graph       0->1  FAIL  replay 0: first mismatch at offset 2720 (0xaa0)"));
 	assert_non_null(strstr(out, "(the SM-load node)\n"));
-	assert_non_null(strstr(out, "verify: FAIL (19 OK, 14 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (21 OK, 14 FAIL); 5 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -658,7 +658,7 @@ static void fault_lost_store(void **st)
 	assert_non_null(strstr(out, "  sm-read     0->1  OK"));
 	assert_non_null(strstr(out, "  flags-poll  0->1  OK"));
 	assert_non_null(strstr(out, "  um-read     0->1  OK"));
-	assert_non_null(strstr(out, "verify: FAIL (15 OK, 18 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (15 OK, 20 FAIL); 5 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -682,7 +682,7 @@ static void fault_no_mapping(void **st)
 				    "stage the pages\n"));
 	assert_non_null(strstr(out, "  um-write    0->1  SKIP  not run: um-read failed\n"));
 	assert_non_null(strstr(out, "  concurrent  0->1  FAIL"));
-	assert_non_null(strstr(out, "verify: FAIL (3 OK, 24 FAIL, 6 skipped); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (3 OK, 26 FAIL, 6 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 	/* The ce check alone, without the knob: proven. */
@@ -706,7 +706,7 @@ static void fault_wrong_gpu(void **st)
 	assert_non_null(strstr(out, "its peer loads reached the wrong memory"));
 	assert_non_null(strstr(out, "  concurrent  0->1  FAIL  SM-load slice"));
 	assert_non_null(strstr(out, "  sm-write    0->1  OK"));
-	assert_non_null(strstr(out, "verify: FAIL (9 OK, 16 FAIL, 8 skipped); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (9 OK, 18 FAIL, 8 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -787,7 +787,7 @@ static void fault_graph_drop(void **st)
 	assert_non_null(strstr(out, "got 0xa5, the poison: the write never landed (2725 of 4096 bytes differ) (the SM-store node)\n"
 				    "              usually: copies replayed from a CUDA graph are lost"));
 	assert_non_null(strstr(out, "  graph       1->0  FAIL  replay 1:"));
-	assert_non_null(strstr(out, "verify: FAIL (29 OK, 4 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (31 OK, 4 FAIL); 5 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -929,7 +929,7 @@ static void interrupted_run(void **st)
 	assert_null(strstr(out, "nccl: all-reduce"));
 	assert_non_null(strstr(out, "verdict:\n  0<->1: P2P verified, 95.4 GB/s (line rate unknown), 2.0 us\n"));
 	assert_non_null(strstr(out, "  nccl: not run (interrupted by Interrupt)\n"
-				    "verify: INTERRUPTED by SIGINT, a partial verdict (32 OK, 0 FAIL); 4 OK "
+				    "verify: INTERRUPTED by SIGINT, a partial verdict (34 OK, 0 FAIL); 4 OK "
 				    "without a proven path\n"));
 	free(out);
 	/* SIGTERM after the first ce line: the rest of the pair is not run
@@ -964,7 +964,7 @@ static void fault_vmm_stale(void **st)
 	assert_non_null(strstr(out, "              usually: peer accesses through cuMem (VMM) mappings are "
 				    "wrong"));
 	assert_non_null(strstr(out, "  vmm         1->0  FAIL  sm-read on GPU 0"));
-	assert_non_null(strstr(out, "verify: FAIL (31 OK, 2 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (33 OK, 2 FAIL); 5 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -1038,6 +1038,30 @@ static void fault_car_graph(void **st)
 	free(err);
 }
 
+/* Processes that map the peer's memory while others start and exit
+ * deadlock (the fake's openhang: a second process opening while another
+ * opens blocks for good): each round's processes have a deadline, the late
+ * ones are killed and named, and the single-process ipc test still passes. */
+static void fault_procs_hang(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "openhang", 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "ipc,procs",
+	       "--pairs", "0-1");
+	assert_non_null(strstr(out, "  ipc         0->1  OK    "));
+	assert_non_null(strstr(out, " of 4 processes started at once on GPU 1 (each opening GPU 0's "
+				    "buffers, copying, exiting) did not finish within 6 s and were killed: "
+				    "processes mapping a peer's memory while others exit hang (on "
+				    "580.65.06-595.x nvidia-uvm's devicesLock inversion, docs/support.md; "
+				    "fixed in 610.57.04)\n"));
+	assert_non_null(strstr(out, "  procs       0->1  FAIL  round 1: "));
+	assert_non_null(strstr(out, "verify: FAIL (2 OK, 2 FAIL)"));
+	free(out);
+	free(err);
+}
+
 /* The second process's cuIpcOpenMemHandle maps the wrong memory: ipc fails
  * at its first check, nothing else does. */
 static void fault_ipc_wrong(void **st)
@@ -1051,7 +1075,7 @@ static void fault_ipc_wrong(void **st)
 				    "first mismatch at offset 0 (0x0): expected 0x"));
 	assert_non_null(strstr(out, "              usually: buffers shared between processes"));
 	assert_non_null(strstr(out, "  ipc         1->0  FAIL  second process on GPU 0, ce of GPU 1's buffer"));
-	assert_non_null(strstr(out, "verify: FAIL (29 OK, 4 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (29 OK, 6 FAIL); 5 OK without a proven path\n"));
 	free(out);
 	free(err);
 	/* no second process to run: a clear failure, no hang */
@@ -1201,7 +1225,7 @@ static void loopback(void **st)
 	assert_non_null(strstr(out, "GPU 0 loopback (no P2P: a check of the tool and the GPU)\n"));
 	assert_non_null(strstr(out, "  flags       0->0  OK    524288 bytes, 8 rounds"));
 	assert_non_null(strstr(out, "path not proven: loopback within GPU 0: no peer path was used\n"));
-	assert_non_null(strstr(out, "verify: OK (10 OK, 0 FAIL); 10 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: OK (11 OK, 0 FAIL); 11 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -1503,6 +1527,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fault_car_flag_lost, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(fault_car_stale, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(fault_car_graph, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_procs_hang, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(fault_pte_illegal_address, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(interrupted_run, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(vram_sweep, fake_test_setup, fake_test_teardown),

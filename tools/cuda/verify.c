@@ -92,8 +92,9 @@ static void vusage(FILE *f)
 		"  --size BYTES     bytes per copy (default 64M = 64 MiB; any size >= 1)\n"
 		"  --pairs LIST     only these GPU pairs (default: every pair)\n"
 		"  --tests LIST     only these tests (default all): path, ce, sm-read, sm-write,\n"
-		"                   sm, flags, flags-poll, graph, ipc, vram, vmm, car, um-read,\n"
-		"                   um-write, um-prefetch, um-fault, um, concurrent, nccl\n"
+		"                   sm, flags, flags-poll, graph, ipc, vram, vmm, car, procs,\n"
+		"                   um-read, um-write, um-prefetch, um-fault, um, concurrent,\n"
+		"                   nccl\n"
 		"  --seed N         pattern seed (default: random, printed)\n"
 		"  --seconds S      how long the concurrent test runs (default 3)\n"
 		"  --timeout S      deadline of every wait; a later one is a hang (default 10)\n"
@@ -114,7 +115,8 @@ static void vusage(FILE *f)
 		"  vmm (ce, sm-write, sm-read between cuMemCreate/cuMemMap buffers that\n"
 		"  cuMemSetAccess grants the peer); car (a one-kernel custom all-reduce\n"
 		"  with a second process: payload, flag, flag wait, peer read; launched and\n"
-		"  replayed from a CUDA graph);\n"
+		"  replayed from a CUDA graph); procs (4 processes at once mapping the\n"
+		"  peer's buffers, copying and exiting, 3 rounds);\n"
 		"  um-read, um-write (a GPU using the other's managed pages through its\n"
 		"  mapping), um-prefetch (migration between the GPUs), um-fault (demand\n"
 		"  paging); then concurrent (every directed pair at once) and nccl\n"
@@ -235,6 +237,8 @@ static int pair_tests(struct vstate *v, int a, int b, struct vtest *tests)
 				run_vmm(v, t);
 			else if (m == V_CAR)
 				run_car(v, t);
+			else if (m == V_PROCS)
+				run_procs(v, t);
 			else
 				run_copy(v, t);
 			vdone(v, t, stop_before);

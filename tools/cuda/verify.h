@@ -31,7 +31,7 @@
 #define VRAM_MARGIN (256ULL << 20)	/* left free at the vram test's top place */
 
 enum {
-	V_PATH, V_CE, V_SM_READ, V_SM_WRITE, V_FLAGS, V_FLAGS_POLL, V_GRAPH, V_IPC, V_VRAM, V_VMM, V_CAR,
+	V_PATH, V_CE, V_SM_READ, V_SM_WRITE, V_FLAGS, V_FLAGS_POLL, V_GRAPH, V_IPC, V_VRAM, V_VMM, V_CAR, V_PROCS,
 	V_UM_READ, V_UM_WRITE, V_UM_PREFETCH, V_UM_FAULT, V_CONCURRENT, V_NCCL, V_COUNT
 };
 #define V_DEV_COUNT V_UM_READ	/* the device-memory tests of a pair come first */
@@ -128,6 +128,11 @@ struct pverdict {
 
 /* verify_common.c */
 int vfail(struct vtest *t, const char *what, CUresult cr);
+/* 0 if cr is CUDA_SUCCESS, else vfail()'s -1. */
+static inline int vfail_if(struct vtest *t, CUresult cr, const char *what)
+{
+	return cr == CUDA_SUCCESS ? 0 : vfail(t, what, cr);
+}
 void vexplain(struct vtest *t);
 void vnap(long us);
 CUresult vwait(struct vstate *v, struct vtest *t, int g, CUstream s, CUevent e,
@@ -153,6 +158,9 @@ int run_vmm(struct vstate *v, struct vtest *t);
 /* verify_car.c */
 int run_car(struct vstate *v, struct vtest *t);
 int car_child(const char *spec, FILE *out);
+
+/* verify_procs.c */
+int run_procs(struct vstate *v, struct vtest *t);
 
 /* verify_flags.c */
 int run_flags(struct vstate *v, struct vtest *t);

@@ -11,6 +11,7 @@
 
 const char *const vnames[V_COUNT] = {
 	"path", "ce", "sm-read", "sm-write", "flags", "flags-poll", "graph", "ipc", "vram", "vmm", "car",
+	"procs",
 	"um-read", "um-write", "um-prefetch", "um-fault", "concurrent", "nccl",
 };
 
@@ -40,6 +41,9 @@ const char *const vhint[V_COUNT] = {
 	"a custom all-reduce across processes (vLLM, SGLang) would return wrong or stale data or "
 	"hang: peer stores or flags lost, or peer reads stale; check `p2pctl doctor` (BAR1, "
 	"IOMMU/ACS); until fixed, disable custom all-reduce (vLLM: --disable-custom-all-reduce)",
+	"processes that map a peer's memory while others start or exit hang or fail (580.65.06 to "
+	"595.x: nvidia-uvm's devicesLock inversion, docs/support.md): start and stop multi-GPU jobs "
+	"one at a time, or update the driver; check `p2pctl doctor`",
 	"UVM's peer mapping is wrong: check `p2pctl doctor` (uvm peer set, docs/uvm.md)",
 	"UVM's peer mapping is wrong: check `p2pctl doctor` (uvm peer set, docs/uvm.md)",
 	"UVM's peer migration copy is wrong: check `p2pctl doctor` (uvm peer set)",

@@ -106,6 +106,10 @@ static const char *test_how(const struct vtest *t, char *buf, size_t len)
 		snprintf(buf, len, "%d rounds (half replayed from a CUDA graph) of a one-kernel all-reduce, "
 			 "rank 0 on GPU %d, rank 1 a second process on GPU %d", t->rounds, t->src, t->dst);
 		break;
+	case V_PROCS:
+		snprintf(buf, len, "%d rounds of 4 processes at once on GPU %d opening GPU %d's buffers "
+			 "(ce, sm-read, sm-write) and exiting", t->rounds, t->dst, t->src);
+		break;
 	case V_CONCURRENT:
 		snprintf(buf, len, "%d rounds of all pairs at once%s", t->rounds,
 			 t->cut ? " (cut short by the signal)" : "");

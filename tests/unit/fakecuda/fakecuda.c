@@ -84,6 +84,10 @@
  *     flaglost the flag store of the custom all-reduce kernel (p2p_car) into
  *              the peer's memory is lost (its payload stores land): the
  *              peer's flag wait times out
+ *     openhang cuIpcOpenMemHandle blocks forever in a process that opens
+ *              while another child of the same parent is opening (a
+ *              lock file held 50 ms per open): processes mapping at once
+ *              deadlock, as 580.65.06-595.x's devicesLock inversion can
  *     ipcwrong cuIpcOpenMemHandle maps other (zeroed) memory, not the
  *              exporter's allocation
  *     graphdrop  from the second launch of a CUDA graph on, its last node
@@ -128,6 +132,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -168,7 +173,7 @@ static struct {
 	int inited, ndev, peer, enable_error, jit_error, copy_error, overrun, underrun, drop_tail;
 	int managed, concurrent_managed;
 	int f_stale, f_lost, f_nomap, f_wrong, f_hang, f_graphdrop, f_ipcwrong, f_staged, f_ptefault;
-	int f_cedrop, f_vmmstale, f_flaglost;
+	int f_cedrop, f_vmmstale, f_flaglost, f_openhang;
 	long long flaky, peer_stores;
 	char hang_kind[8];
 	int hung;			/* the hang has been used */
@@ -891,7 +896,7 @@ static void set_faults(void)
 	char buf[128], *save = NULL;
 
 	F.f_stale = F.f_lost = F.f_nomap = F.f_wrong = F.f_hang = F.f_graphdrop = F.f_ipcwrong = F.f_staged = F.f_ptefault = F.f_cedrop = 0;
-	F.f_vmmstale = F.f_flaglost = F.hung = 0;
+	F.f_vmmstale = F.f_flaglost = F.f_openhang = F.hung = 0;
 	snprintf(F.hang_kind, sizeof(F.hang_kind), "%s", k ? k : "");
 	F.wrong_above = (unsigned long long)envd("FAKECUDA_WRONG_ABOVE", 0);
 	snprintf(buf, sizeof(buf), "%s", f ? f : "");
@@ -920,6 +925,8 @@ static void set_faults(void)
 			F.f_vmmstale = 1;
 		else if (!strcmp(t, "flaglost"))
 			F.f_flaglost = 1;
+		else if (!strcmp(t, "openhang"))
+			F.f_openhang = 1;
 		else
 			fprintf(stderr, "fakecuda: unknown FAKECUDA_FAULT '%s'\n", t);
 	}
@@ -2062,6 +2069,18 @@ CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsigned int fl
 		return 1;	/* CUDA refuses a handle of the same process */
 	if (x.dev != current->dev && !(flags & 1) && !current->peer[x.dev])
 		return 705;
+	if (F.f_openhang) {
+		int lf;
+
+		snprintf(path, sizeof(path), "/tmp/fakecuda-openhang-%d", (int)getppid());
+		lf = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+		if (lf >= 0 && flock(lf, LOCK_EX | LOCK_NB))
+			for (;;)
+				pause();	/* another process is mapping: the deadlock */
+		usleep(50000);
+		if (lf >= 0)
+			close(lf);	/* and its lock */
+	}
 	if (F.f_ipcwrong) {
 		m = mmap(NULL, x.maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 			 -1, 0);
