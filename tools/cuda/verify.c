@@ -262,6 +262,7 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 		{ "no-managed", no_argument, NULL, 'M' },
 		/* internal: p2pctl's own second process for the ipc test */
 		{ "ipc-child", required_argument, NULL, 'I' },
+		/* internal: rank 1 of the car test */
 		{ "car-child", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
