@@ -22,7 +22,8 @@
 static void json_shape(void **st)
 {
 	static const char *const keys[] = { "uni_p2p_off", "uni_p2p_on", "bi_p2p_off", "bi_p2p_on",
-		"lat_gpu_p2p_off", "lat_gpu_p2p_on", "lat_cpu_p2p_off", "lat_cpu_p2p_on" };
+		"lat_gpu_p2p_off", "lat_gpu_p2p_on", "lat_cpu_p2p_off", "lat_cpu_p2p_on",
+		"uni_p2p_on_fastest" };
 	json_object *o = BENCH_JSON(0, "--reps", "3");
 	char path[128];
 
@@ -40,8 +41,8 @@ static void json_shape(void **st)
 	assert_true(jnum(o, "params.latency_copies") == 100);
 	assert_string_equal(jstr(o, "params.method"), "auto");
 	assert_true(jnum(o, "wall_s") > 0);
-	assert_int_equal(json_object_object_length(jget(o, "matrices")), 8);
-	for (size_t k = 0; k < 8; k++) {
+	assert_int_equal(json_object_object_length(jget(o, "matrices")), 9);
+	for (size_t k = 0; k < 9; k++) {
 		snprintf(path, sizeof(path), "matrices.%s.median", keys[k]);
 		assert_int_equal(json_object_array_length(jget(o, path)), 2);
 		snprintf(path, sizeof(path), "matrices.%s.median.1", keys[k]);
@@ -76,16 +77,22 @@ static void values_follow_fake(void **st)
 	assert_string_equal(jstr(o, "matrices.uni_p2p_on.method.0.1"), "ce");
 	/* our staged copy is two host copies in a row in the fake: 10 GB/s */
 	assert_true(fabs(jnum(o, "matrices.uni_p2p_off.calibration.0.1.staged") - 10) < 0.05);
-	assert_true(fabs(jnum(o, "matrices.uni_p2p_on.calibration.0.1.sm-write") - 50) < 0.1);
+	assert_true(fabs(jnum(o, "matrices.uni_p2p_on_fastest.calibration.0.1.sm-write") - 50) < 0.1);
 	assert_string_equal(jstr(o, "params.p2p_off_method"), "fastest");
 	assert_non_null(strstr(jstr(o, "matrices.uni_p2p_off.title"), "not the sample's method"));
 	json_object_put(o);
 
+	/* SM copies faster than CE: the sample-comparable matrix keeps the
+	 * sample's method (ce), the fastest one is its own, labelled matrix. */
 	setenv("FAKECUDA_SM_GBPS", "80", 1);
 	o = BENCH_JSON(0, "--reps", "2", "--no-p2p-off");
-	assert_string_equal(jstr(o, "matrices.uni_p2p_on.method.0.1"), "sm-write");
-	assert_true(fabs(jnum(o, "matrices.uni_p2p_on.median.0.1") - 80) < 0.1);
-	assert_true(fabs(jnum(o, "matrices.uni_p2p_on.calibration.0.1.ce") - 50) < 0.1);
+	assert_string_equal(jstr(o, "matrices.uni_p2p_on.method.0.1"), "ce");
+	assert_true(fabs(jnum(o, "matrices.uni_p2p_on.median.0.1") - 50) < 0.1);
+	assert_null(jget(o, "matrices.uni_p2p_on.calibration.0.1.sm-write"));
+	assert_string_equal(jstr(o, "matrices.uni_p2p_on_fastest.method.0.1"), "sm-write");
+	assert_true(fabs(jnum(o, "matrices.uni_p2p_on_fastest.median.0.1") - 80) < 0.1);
+	assert_true(fabs(jnum(o, "matrices.uni_p2p_on_fastest.calibration.0.1.ce") - 50) < 0.1);
+	assert_non_null(strstr(jstr(o, "matrices.uni_p2p_on_fastest.title"), "not the sample's method"));
 	assert_null(jget(o, "matrices.uni_p2p_off"));
 	assert_false(json_object_get_boolean(jget(o, "params.p2p_off")));
 	json_object_put(o);

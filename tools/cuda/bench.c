@@ -20,7 +20,7 @@
 
 enum kind { K_UNI, K_BI, K_LAT };
 enum { MX_UNI_OFF, MX_UNI_ON, MX_BI_OFF, MX_BI_ON, MX_LAT_OFF, MX_LAT_ON,
-       MX_CPU_OFF, MX_CPU_ON, MX_COUNT };
+       MX_CPU_OFF, MX_CPU_ON, MX_UNI_FAST, MX_COUNT };
 
 static const struct {
 	const char *key, *title, *unit;
@@ -33,6 +33,8 @@ static const struct {
 	{ "lat_gpu_p2p_on", "P2P=Enabled Latency, GPU", "us" },
 	{ "lat_cpu_p2p_off", "P2P=Disabled Latency, CPU", "us" },
 	{ "lat_cpu_p2p_on", "P2P=Enabled Latency, CPU", "us" },
+	{ "uni_p2p_on_fastest", "Unidirectional P2P=Enabled Bandwidth [p2pctl's fastest method per "
+	  "cell, not the sample's method]", "GB/s" },
 };
 
 struct bench {
@@ -42,6 +44,7 @@ struct bench {
 	uint64_t size;
 	int copies, reps, lat_copies, forced, do_off, json, tty;
 	int off_fastest;	/* P2P=Disabled: fastest of ce, ce-pull, staged (else the sample's ce) */
+	int fastest;		/* measuring MX_UNI_FAST (else the sample's method, ce) */
 	uint8_t *h1, *h2;	/* host buffers of size bytes for the data checks */
 	size_t slot;
 	int sel[P2P_MAX_GPUS][P2P_MAX_GPUS];
@@ -87,6 +90,11 @@ static int candidates(const struct bench *b, enum kind k, int p2p, int diag, int
 		if (b->forced != M_CE)
 			c[n++] = M_CE;	/* fallback when the forced one can't do this cell */
 		return -n;		/* negative: take the first that works, no calibration */
+	}
+	if (!b->fastest && (p2p || !b->off_fastest)) {
+		/* The sample-comparable matrices: its cuMemcpyPeerAsync (a CE push) */
+		c[n++] = M_CE;
+		return -n;
 	}
 	if (diag) {
 		c[n++] = M_CE;
@@ -375,7 +383,9 @@ static void usage(FILE *f)
 		"  --copies N       transfers per timed run (default 5, as the sample)\n"
 		"  --lat-copies N   16-byte transfers per latency run (default 100, as the sample)\n"
 		"  --pairs LIST     only these GPU pairs (and their GPUs' diagonal cells)\n"
-		"  --method M       one copy method for every cell instead of the fastest (auto)\n"
+		"  --method M       one copy method for every cell (default auto: the sample's\n"
+		"                   cuMemcpyPeerAsync in its matrices, and a separate matrix of\n"
+		"                   the fastest method per cell, uni_p2p_on_fastest)\n"
 		"  --no-p2p-off     skip the P2P=Disabled matrices\n"
 		"  --off-method M   P2P=Disabled cells: sample (default: cuMemcpyPeerAsync, the\n"
 		"                   sample's method) or fastest (of ce, ce-pull and p2pctl's own\n"
@@ -471,7 +481,7 @@ static void print_text(struct bench *b)
 		"latency: 16 bytes x %d\n\n", (unsigned long long)b->size, b->copies, b->reps,
 		b->lat_copies);
 	static const int order[] = { MX_UNI_OFF, MX_UNI_ON, MX_BI_OFF, MX_BI_ON,
-				     MX_LAT_OFF, MX_CPU_OFF, MX_LAT_ON, MX_CPU_ON };
+				     MX_LAT_OFF, MX_CPU_OFF, MX_LAT_ON, MX_CPU_ON, MX_UNI_FAST };
 	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
 		const struct matrix *m = &b->mx[order[k]];
 		int any = 0;
@@ -694,7 +704,7 @@ int bench_main(int argc, char **argv, FILE *out, FILE *err)
 	}
 	for (int i = 0; i < b->r.n; i++)
 		for (int j = 0; j < b->r.n; j++)
-			b->total += want_cell(b, i, j) ? 3 * (b->do_off ? 2 : 1) : 0;
+			b->total += want_cell(b, i, j) ? 3 * (b->do_off ? 2 : 1) + (b->forced < 0) : 0;
 	if (b->do_off) {
 		size_t slot = b->slot < b->size ? b->slot : b->size;
 
@@ -733,6 +743,19 @@ int bench_main(int argc, char **argv, FILE *out, FILE *err)
 		}
 	if (run_phase(b, 1))
 		rc = P2P_EXIT_FAIL;
+	/* Beside the sample's method: the fastest of p2pctl's per cell, its own matrix. */
+	if (!rc && b->forced < 0) {
+		b->fastest = 1;
+		for (int i = 0; i < b->r.n && !rc; i++)
+			for (int j = 0; j < b->r.n && !rc; j++) {
+				if (!want_cell(b, i, j))
+					continue;
+				progress(b, "unidirectional, fastest method", i, j);
+				if (measure_cell(b, K_UNI, 1, i, j, &b->mx[MX_UNI_FAST].c[i * b->r.n + j], NULL))
+					rc = P2P_EXIT_FAIL;
+				b->done++;
+			}
+	}
 report:
 	if (b->tty)
 		fprintf(err, "\r%70s\r", "");
