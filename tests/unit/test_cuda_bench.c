@@ -479,6 +479,14 @@ static void nccl_bench_wrong(void **st)
 	setenv("FAKENCCL_WRONG", "1", 1);
 	RUN_RC(1, bench_main, &out, &err, "bench", "--nccl", "--max-bytes", "1k", "--iters", "1");
 	assert_non_null(strstr(out, "bench --nccl: FAIL: all_reduce 8 bytes: GPU 0's result: element 1 is "));
+	/* the fake's error is one unit in the last place: the message must show it */
+	{
+		double got, want;
+		const char *s = strstr(out, "element 1 is ");
+
+		assert_int_equal(sscanf(s, "element 1 is %lf, expected %lf", &got, &want), 2);
+		assert_true(got != want);
+	}
 	free(out);
 	free(err);
 }
