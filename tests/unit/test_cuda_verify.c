@@ -997,7 +997,7 @@ static void fault_car_flag_lost(void **st)
 	setenv("FAKECUDA_FAULT", "flaglost", 1);
 	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "car");
 	assert_non_null(strstr(out, "  car         0->1  FAIL  rank 0 (this process, GPU 0): round 1: GPU 1's "
-				    "flag never arrived in GPU 0's memory within 0.25 s (it holds "));
+				    "flag never arrived in GPU 0's memory within 0.5 s (it holds "));
 	assert_non_null(strstr(out, "GPU 1's flag store into the peer was lost or never became visible"));
 	assert_non_null(strstr(out, "              usually: a custom all-reduce across processes (vLLM, "
 				    "SGLang) would return wrong or stale data or hang"));

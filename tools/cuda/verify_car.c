@@ -63,7 +63,10 @@ static CUresult car_launch(struct car *c)
 {
 	CUdeviceptr mine = c->mine + CAR_HDR, peer = c->theirs + CAR_HDR, ctr = c->misc;
 	CUdeviceptr st = c->misc + 16;
-	unsigned long long n = c->n, tmo = (unsigned long long)(c->timeout / 2 * 1e9);
+	/* The flag wait may last all of --timeout: the peer's rank may still be
+	 * on the host between rounds (checking, capturing the graph); the host's
+	 * own wait outlasts it (car_round), so a lost flag is named, not a hang. */
+	unsigned long long n = c->n, tmo = (unsigned long long)(c->timeout * 1e9);
 	void *args[10] = { &c->in, &mine, &peer, &c->out, &n, &ctr, &c->mine, &c->theirs, &tmo, &st };
 
 	return cu.cuLaunchKernel(c->r->g[c->g].fn[K_CAR], 1, 1, 1, CAR_THREADS, 1, 1, 0, c->s, args,
@@ -90,10 +93,10 @@ static int car_round(struct car *c, int k, CUgraphExec ge, char *err, size_t len
 	if (cr == CUDA_SUCCESS)
 		cr = ge ? cu.cuGraphLaunch(ge, c->s) : car_launch(c);
 	if (cr == CUDA_SUCCESS)
-		cr = vchild_wait(c->s, c->timeout);
+		cr = vchild_wait(c->s, 2 * c->timeout + 1);
 	if (cr == CUDA_ERROR_NOT_READY) {
 		snprintf(err, len, "round %d%s: the kernel did not finish within %.3g s on GPU %d: the "
-			 "path hangs", k + 1, ge ? " (graph replay)" : "", c->timeout, c->g);
+			 "path hangs", k + 1, ge ? " (graph replay)" : "", 2 * c->timeout + 1, c->g);
 		return -2;
 	}
 	if (cr == CUDA_SUCCESS)
@@ -109,7 +112,7 @@ static int car_round(struct car *c, int k, CUgraphExec ge, char *err, size_t len
 		snprintf(err, len, "round %d%s: GPU %d's flag never arrived in GPU %d's memory within "
 			 "%.3g s (it holds %u, the round's value is %u): GPU %d's flag store into the peer "
 			 "was lost or never became visible", k + 1, ge ? " (graph replay)" : "", c->peer,
-			 c->g, c->timeout / 2, st[0], st[2], c->peer);
+			 c->g, c->timeout, st[0], st[2], c->peer);
 		return 1;
 	}
 	for (size_t i = 0; i < c->n; i++) {
