@@ -14,8 +14,8 @@
 cuda_saved_goal := $(.DEFAULT_GOAL)
 CUDA_UNIT := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 CUDA_TOOLS := $(CUDA_UNIT)/../../tools/cuda
-CUDA_TOOL_SRCS := $(addprefix $(CUDA_TOOLS)/,cu.c kernels.c stats.c opts.c report.c rig.c \
-	engine.c bench.c verify.c linkrate.c ncclx.c ncclbench.c)
+include $(CUDA_TOOLS)/sources.mk
+CUDA_TOOL_SRCS := $(addprefix $(CUDA_TOOLS)/,$(CUDA_SRC_NAMES))
 CUDA_TESTS := $(addprefix $(CUDA_UNIT)/,test_cuda_stats test_cuda_report test_cuda_verify \
 	test_cuda_bench)
 CUDA_FAKE := $(CUDA_UNIT)/fakecuda/libcuda.so.1

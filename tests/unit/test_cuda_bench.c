@@ -17,89 +17,43 @@
 #include "ncclx.h"
 
 
-static json_object *get(json_object *o, const char *path)
-{
-	char buf[256], *save = NULL;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *t = strtok_r(buf, ".", &save); t && o; t = strtok_r(NULL, ".", &save)) {
-		if (json_object_is_type(o, json_type_array))
-			o = json_object_array_get_idx(o, atoi(t));
-		else if (!json_object_object_get_ex(o, t, &o))
-			return NULL;
-	}
-	return o;
-}
-
-static double num(json_object *o, const char *path)
-{
-	json_object *v = get(o, path);
-
-	assert_non_null(v);
-	return json_object_get_double(v);
-}
-
-static const char *str(json_object *o, const char *path)
-{
-	json_object *v = get(o, path);
-
-	assert_non_null(v);
-	return json_object_get_string(v);
-}
-
-static json_object *bench_json(int want_rc, char **argv, int argc)
-{
-	char *out, *err;
-	int rc = run_cmd(bench_main, &out, &err, argc, argv);
-	json_object *o;
-
-	if (rc != want_rc)
-		fprintf(stderr, "rc %d, stderr: %s\n", rc, err);
-	assert_int_equal(rc, want_rc);
-	o = json_tokener_parse(out);
-	assert_non_null(o);
-	free(out);
-	free(err);
-	return o;
-}
-
-#define BENCH_JSON(rc, ...) ({ char *a_[] = { "bench", "--size", "64k", "--json", __VA_ARGS__, NULL }; \
-	bench_json(rc, a_, (int)(sizeof(a_) / sizeof(a_[0])) - 1); })
+#define BENCH_JSON(rc, ...) RUN_JSON(rc, bench_main, "bench", "--size", "64k", "--json", __VA_ARGS__)
 
 static void json_shape(void **st)
 {
 	static const char *const keys[] = { "uni_p2p_off", "uni_p2p_on", "bi_p2p_off", "bi_p2p_on",
-		"lat_gpu_p2p_off", "lat_gpu_p2p_on", "lat_cpu_p2p_off", "lat_cpu_p2p_on" };
+		"lat_gpu_p2p_off", "lat_gpu_p2p_on", "lat_cpu_p2p_off", "lat_cpu_p2p_on",
+		"uni_p2p_on_fastest" };
 	json_object *o = BENCH_JSON(0, "--reps", "3");
 	char path[128];
 
 	(void)st;
-	assert_string_equal(str(o, "command"), "bench");
-	assert_true(json_object_get_boolean(get(o, "ok")));
-	assert_int_equal(json_object_array_length(get(o, "devices")), 2);
-	assert_string_equal(str(o, "devices.1.name"), "Fake GPU 1");
-	assert_string_equal(str(o, "devices.0.compute_capability"), "9.0");
-	assert_null(get(o, "p2p_access.0.0"));
-	assert_true(json_object_get_boolean(get(o, "p2p_access.0.1")));
-	assert_true(num(o, "params.size_bytes") == 65536);
-	assert_true(num(o, "params.copies_per_run") == 5);
-	assert_true(num(o, "params.reps") == 3);
-	assert_true(num(o, "params.latency_copies") == 100);
-	assert_string_equal(str(o, "params.method"), "auto");
-	assert_true(num(o, "wall_s") > 0);
-	assert_int_equal(json_object_object_length(get(o, "matrices")), 8);
-	for (size_t k = 0; k < 8; k++) {
+	assert_string_equal(jstr(o, "command"), "bench");
+	assert_true(json_object_get_boolean(jget(o, "ok")));
+	assert_int_equal(json_object_array_length(jget(o, "devices")), 2);
+	assert_string_equal(jstr(o, "devices.1.name"), "Fake GPU 1");
+	assert_string_equal(jstr(o, "devices.0.compute_capability"), "9.0");
+	assert_null(jget(o, "p2p_access.0.0"));
+	assert_true(json_object_get_boolean(jget(o, "p2p_access.0.1")));
+	assert_true(jnum(o, "params.size_bytes") == 65536);
+	assert_true(jnum(o, "params.copies_per_run") == 5);
+	assert_true(jnum(o, "params.reps") == 3);
+	assert_true(jnum(o, "params.latency_copies") == 100);
+	assert_string_equal(jstr(o, "params.method"), "auto");
+	assert_true(jnum(o, "wall_s") > 0);
+	assert_int_equal(json_object_object_length(jget(o, "matrices")), 9);
+	for (size_t k = 0; k < 9; k++) {
 		snprintf(path, sizeof(path), "matrices.%s.median", keys[k]);
-		assert_int_equal(json_object_array_length(get(o, path)), 2);
+		assert_int_equal(json_object_array_length(jget(o, path)), 2);
 		snprintf(path, sizeof(path), "matrices.%s.median.1", keys[k]);
-		assert_int_equal(json_object_array_length(get(o, path)), 2);
+		assert_int_equal(json_object_array_length(jget(o, path)), 2);
 		snprintf(path, sizeof(path), "matrices.%s.n.0.1", keys[k]);
-		assert_true(num(o, path) == 3);
+		assert_true(jnum(o, path) == 3);
 		snprintf(path, sizeof(path), "matrices.%s.method.1.0", keys[k]);
-		assert_non_null(get(o, path));
+		assert_non_null(jget(o, path));
 	}
-	assert_string_equal(str(o, "matrices.uni_p2p_on.unit"), "GB/s");
-	assert_string_equal(str(o, "matrices.lat_gpu_p2p_on.unit"), "us");
+	assert_string_equal(jstr(o, "matrices.uni_p2p_on.unit"), "GB/s");
+	assert_string_equal(jstr(o, "matrices.lat_gpu_p2p_on.unit"), "us");
 	json_object_put(o);
 }
 
@@ -113,34 +67,40 @@ static void values_follow_fake(void **st)
 	setenv("FAKECUDA_LOCAL_GBPS", "1000", 1);
 	setenv("FAKECUDA_LAT_US", "0", 1);
 	o = BENCH_JSON(0, "--reps", "2", "--off-method", "fastest");
-	assert_true(fabs(num(o, "matrices.uni_p2p_on.median.0.1") - 50) < 0.1);
-	assert_true(fabs(num(o, "matrices.uni_p2p_on.median.1.0") - 50) < 0.1);
-	assert_true(fabs(num(o, "matrices.bi_p2p_on.median.0.1") - 50) < 0.1);	/* fake runs serially */
-	assert_true(fabs(num(o, "matrices.uni_p2p_off.median.0.1") - 20) < 0.05);
+	assert_true(fabs(jnum(o, "matrices.uni_p2p_on.median.0.1") - 50) < 0.1);
+	assert_true(fabs(jnum(o, "matrices.uni_p2p_on.median.1.0") - 50) < 0.1);
+	assert_true(fabs(jnum(o, "matrices.bi_p2p_on.median.0.1") - 50) < 0.1);	/* fake runs serially */
+	assert_true(fabs(jnum(o, "matrices.uni_p2p_off.median.0.1") - 20) < 0.05);
 	/* the diagonal counts read and write, as cuda-samples does */
-	assert_true(fabs(num(o, "matrices.uni_p2p_on.median.0.0") - 2000) < 2);
+	assert_true(fabs(jnum(o, "matrices.uni_p2p_on.median.0.0") - 2000) < 2);
 	/* ce (push) ties with ce-pull etc.; the first candidate wins */
-	assert_string_equal(str(o, "matrices.uni_p2p_on.method.0.1"), "ce");
+	assert_string_equal(jstr(o, "matrices.uni_p2p_on.method.0.1"), "ce");
 	/* our staged copy is two host copies in a row in the fake: 10 GB/s */
-	assert_true(fabs(num(o, "matrices.uni_p2p_off.calibration.0.1.staged") - 10) < 0.05);
-	assert_true(fabs(num(o, "matrices.uni_p2p_on.calibration.0.1.sm-write") - 50) < 0.1);
-	assert_string_equal(str(o, "params.p2p_off_method"), "fastest");
-	assert_non_null(strstr(str(o, "matrices.uni_p2p_off.title"), "not the sample's method"));
+	assert_true(fabs(jnum(o, "matrices.uni_p2p_off.calibration.0.1.staged") - 10) < 0.05);
+	assert_true(fabs(jnum(o, "matrices.uni_p2p_on_fastest.calibration.0.1.sm-write") - 50) < 0.1);
+	assert_string_equal(jstr(o, "params.p2p_off_method"), "fastest");
+	assert_non_null(strstr(jstr(o, "matrices.uni_p2p_off.title"), "not the sample's method"));
 	json_object_put(o);
 
+	/* SM copies faster than CE: the sample-comparable matrix keeps the
+	 * sample's method (ce), the fastest one is its own, labelled matrix. */
 	setenv("FAKECUDA_SM_GBPS", "80", 1);
 	o = BENCH_JSON(0, "--reps", "2", "--no-p2p-off");
-	assert_string_equal(str(o, "matrices.uni_p2p_on.method.0.1"), "sm-write");
-	assert_true(fabs(num(o, "matrices.uni_p2p_on.median.0.1") - 80) < 0.1);
-	assert_true(fabs(num(o, "matrices.uni_p2p_on.calibration.0.1.ce") - 50) < 0.1);
-	assert_null(get(o, "matrices.uni_p2p_off"));
-	assert_false(json_object_get_boolean(get(o, "params.p2p_off")));
+	assert_string_equal(jstr(o, "matrices.uni_p2p_on.method.0.1"), "ce");
+	assert_true(fabs(jnum(o, "matrices.uni_p2p_on.median.0.1") - 50) < 0.1);
+	assert_null(jget(o, "matrices.uni_p2p_on.calibration.0.1.sm-write"));
+	assert_string_equal(jstr(o, "matrices.uni_p2p_on_fastest.method.0.1"), "sm-write");
+	assert_true(fabs(jnum(o, "matrices.uni_p2p_on_fastest.median.0.1") - 80) < 0.1);
+	assert_true(fabs(jnum(o, "matrices.uni_p2p_on_fastest.calibration.0.1.ce") - 50) < 0.1);
+	assert_non_null(strstr(jstr(o, "matrices.uni_p2p_on_fastest.title"), "not the sample's method"));
+	assert_null(jget(o, "matrices.uni_p2p_off"));
+	assert_false(json_object_get_boolean(jget(o, "params.p2p_off")));
 	json_object_put(o);
 
 	setenv("FAKECUDA_LAT_US", "3", 1);
 	o = BENCH_JSON(0, "--reps", "2", "--no-p2p-off");
-	assert_true(fabs(num(o, "matrices.lat_gpu_p2p_on.median.0.1") - 3.0) < 0.01);
-	assert_true(num(o, "matrices.lat_cpu_p2p_on.median.0.1") >= 0);
+	assert_true(fabs(jnum(o, "matrices.lat_gpu_p2p_on.median.0.1") - 3.0) < 0.01);
+	assert_true(jnum(o, "matrices.lat_cpu_p2p_on.median.0.1") >= 0);
 	json_object_put(o);
 }
 
@@ -151,11 +111,11 @@ static void spread(void **st)
 	(void)st;
 	setenv("FAKECUDA_JITTER", "0.2", 1);
 	o = BENCH_JSON(0, "--reps", "5", "--method", "ce", "--no-p2p-off");
-	assert_true(num(o, "matrices.uni_p2p_on.min.0.1") < num(o, "matrices.uni_p2p_on.max.0.1"));
-	assert_true(num(o, "matrices.uni_p2p_on.q1.0.1") <= num(o, "matrices.uni_p2p_on.median.0.1"));
-	assert_true(num(o, "matrices.uni_p2p_on.median.0.1") <= num(o, "matrices.uni_p2p_on.q3.0.1"));
-	assert_string_equal(str(o, "params.method"), "ce");
-	assert_null(get(o, "matrices.uni_p2p_on.calibration.0.1"));	/* forced: no calibration */
+	assert_true(jnum(o, "matrices.uni_p2p_on.min.0.1") < jnum(o, "matrices.uni_p2p_on.max.0.1"));
+	assert_true(jnum(o, "matrices.uni_p2p_on.q1.0.1") <= jnum(o, "matrices.uni_p2p_on.median.0.1"));
+	assert_true(jnum(o, "matrices.uni_p2p_on.median.0.1") <= jnum(o, "matrices.uni_p2p_on.q3.0.1"));
+	assert_string_equal(jstr(o, "params.method"), "ce");
+	assert_null(jget(o, "matrices.uni_p2p_on.calibration.0.1"));	/* forced: no calibration */
 	json_object_put(o);
 }
 
@@ -166,17 +126,17 @@ static void pairs_subset(void **st)
 	(void)st;
 	setenv("FAKECUDA_DEVICES", "3", 1);
 	o = BENCH_JSON(0, "--reps", "1", "--pairs", "0-2", "--no-p2p-off");
-	assert_int_equal(json_object_array_length(get(o, "matrices.uni_p2p_on.median")), 3);
-	assert_non_null(get(o, "matrices.uni_p2p_on.median.0.2"));
-	assert_non_null(get(o, "matrices.uni_p2p_on.median.2.2"));
-	assert_null(get(o, "matrices.uni_p2p_on.median.0.1"));
-	assert_null(get(o, "matrices.uni_p2p_on.median.1.1"));
-	assert_false(json_object_get_boolean(get(o, "devices.1.measured")));
+	assert_int_equal(json_object_array_length(jget(o, "matrices.uni_p2p_on.median")), 3);
+	assert_non_null(jget(o, "matrices.uni_p2p_on.median.0.2"));
+	assert_non_null(jget(o, "matrices.uni_p2p_on.median.2.2"));
+	assert_null(jget(o, "matrices.uni_p2p_on.median.0.1"));
+	assert_null(jget(o, "matrices.uni_p2p_on.median.1.1"));
+	assert_false(json_object_get_boolean(jget(o, "devices.1.measured")));
 	json_object_put(o);
 	{
 		char *out, *err;
 
-		assert_int_equal(RUN(bench_main, &out, &err, "bench", "--pairs", "0-5"), 3);
+		RUN_RC(3, bench_main, &out, &err, "bench", "--pairs", "0-5");
 		assert_non_null(strstr(err, "no GPU 5 (3 found)"));
 		free(out);
 		free(err);
@@ -188,7 +148,7 @@ static void text_output(void **st)
 	char *out, *err;
 
 	(void)st;
-	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--size", "4k", "--reps", "2"), 0);
+	RUN_RC(0, bench_main, &out, &err, "bench", "--size", "4k", "--reps", "2");
 	assert_non_null(strstr(out, "Device: 0, Fake GPU 0, pciBusID: 0000:10:00.0"));
 	assert_non_null(strstr(out, "P2P Connectivity Matrix"));
 	assert_non_null(strstr(out, "Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)\n   D\\D        0        1\n"));
@@ -210,8 +170,8 @@ static void plot(void **st)
 	(void)st;
 	assert_true(fd >= 0);
 	close(fd);
-	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--size", "4k", "--reps", "1",
-			     "--no-p2p-off", "--plot", path, "--plot-matrix", "bi_p2p_on"), 0);
+	RUN_RC(0, bench_main, &out, &err, "bench", "--size", "4k", "--reps", "1",
+	       "--no-p2p-off", "--plot", path, "--plot-matrix", "bi_p2p_on");
 	free(out);
 	free(err);
 	f = fopen(path, "r");
@@ -220,8 +180,8 @@ static void plot(void **st)
 	fclose(f);
 	unlink(path);
 	assert_string_equal(head, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--size", "4k", "--reps", "1",
-			     "--no-p2p-off", "--plot", "/nonexistent-dir/x.svg"), 1);
+	RUN_RC(1, bench_main, &out, &err, "bench", "--size", "4k", "--reps", "1",
+	       "--no-p2p-off", "--plot", "/nonexistent-dir/x.svg");
 	assert_non_null(strstr(err, "cannot write /nonexistent-dir/x.svg"));
 	free(out);
 	free(err);
@@ -240,8 +200,8 @@ static void plot_leaves_out_diagonal(void **st)
 	close(fd);
 	setenv("FAKECUDA_BW_GBPS", "50", 1);
 	setenv("FAKECUDA_LOCAL_GBPS", "1000", 1);
-	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--size", "1M", "--reps", "1",
-			     "--no-p2p-off", "--method", "ce", "--plot", path), 0);
+	RUN_RC(0, bench_main, &out, &err, "bench", "--size", "1M", "--reps", "1",
+	       "--no-p2p-off", "--method", "ce", "--plot", path);
 	free(out);
 	free(err);
 	f = fopen(path, "r");
@@ -267,8 +227,8 @@ static void pair_summary(void **st)
 	setenv("FAKECUDA_NOPEER_GBPS", "10", 1);
 	setenv("FAKECUDA_LAT_US", "0", 1);
 	fake_sysfs("16.0 GT/s PCIe", "16", "16");
-	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--size", "1M", "--reps", "1",
-			     "--method", "ce"), 0);
+	RUN_RC(0, bench_main, &out, &err, "bench", "--size", "1M", "--reps", "1",
+	       "--method", "ce");
 	assert_non_null(strstr(out, "summary (unidirectional, P2P=Enabled against P2P=Disabled, share of "
 				    "the line rate):\n  0<->1: 0->1 25.00 GB/s on, 10.00 off (2.5x), 79% of "
 				    "PCIe Gen4 x16 (31.5 GB/s); 1->0 25.00 on, 10.00 off (2.5x), 79%\n"));
@@ -276,8 +236,8 @@ static void pair_summary(void **st)
 	free(err);
 	fake_sysfs_rm();
 	setenv("P2PCTL_SYSFS", "/nonexistent/p2pctl-test-sysfs", 1);
-	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--size", "1M", "--reps", "1",
-			     "--method", "ce", "--no-p2p-off"), 0);
+	RUN_RC(0, bench_main, &out, &err, "bench", "--size", "1M", "--reps", "1",
+	       "--method", "ce", "--no-p2p-off");
 	assert_non_null(strstr(out, "  0<->1: 0->1 25.00 GB/s on, off not measured, line rate unknown ("));
 	free(out);
 	free(err);
@@ -290,8 +250,8 @@ static void copy_error(void **st)
 	(void)st;
 	setenv("FAKECUDA_COPY_ERROR", "7", 1);
 	o = BENCH_JSON(1, "--reps", "2");
-	assert_false(json_object_get_boolean(get(o, "ok")));
-	assert_non_null(strstr(str(o, "error"), "CUDA_ERROR_LAUNCH_FAILED"));
+	assert_false(json_object_get_boolean(jget(o, "ok")));
+	assert_non_null(strstr(jstr(o, "error"), "CUDA_ERROR_LAUNCH_FAILED"));
 	json_object_put(o);
 }
 
@@ -305,13 +265,13 @@ static void degraded(void **st)
 	setenv("FAKECUDA_JIT_ERROR", "1", 1);
 	setenv("FAKECUDA_LAT_US", "0", 1);
 	o = BENCH_JSON(0, "--reps", "1");
-	notes = json_object_to_json_string(get(o, "notes"));
+	notes = json_object_to_json_string(jget(o, "notes"));
 	assert_non_null(strstr(notes, "SM copy kernels unavailable"));
 	assert_non_null(strstr(notes, "no peer access 0->1"));
 	/* P2P=Enabled falls back to the unmapped path, like the sample */
-	assert_true(fabs(num(o, "matrices.uni_p2p_on.median.0.1") - 20) < 0.1);
-	assert_null(get(o, "matrices.uni_p2p_on.calibration.0.1.sm-write"));
-	assert_false(json_object_get_boolean(get(o, "p2p_access.1.0")));
+	assert_true(fabs(jnum(o, "matrices.uni_p2p_on.median.0.1") - 20) < 0.1);
+	assert_null(jget(o, "matrices.uni_p2p_on.calibration.0.1.sm-write"));
+	assert_false(json_object_get_boolean(jget(o, "p2p_access.1.0")));
 	json_object_put(o);
 }
 
@@ -322,7 +282,7 @@ static void one_gpu(void **st)
 	(void)st;
 	setenv("FAKECUDA_DEVICES", "1", 1);
 	o = BENCH_JSON(0, "--reps", "1");
-	assert_int_equal(json_object_array_length(get(o, "matrices.uni_p2p_on.median")), 1);
+	assert_int_equal(json_object_array_length(jget(o, "matrices.uni_p2p_on.median")), 1);
 	json_object_put(o);
 }
 
@@ -332,30 +292,30 @@ static void errors(void **st)
 
 	(void)st;
 	setenv("P2PCTL_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
-	assert_int_equal(RUN(bench_main, &out, &err, "bench"), 3);
+	RUN_RC(3, bench_main, &out, &err, "bench");
 	assert_non_null(strstr(err, "bench: no CUDA driver"));
 	free(out);
 	free(err);
 	fake_setup();
 	setenv("FAKECUDA_INIT_ERROR", "100", 1);
-	assert_int_equal(RUN(bench_main, &out, &err, "bench"), 3);
+	RUN_RC(3, bench_main, &out, &err, "bench");
 	free(out);
 	free(err);
 	unsetenv("FAKECUDA_INIT_ERROR");
-	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--method", "warp"), 2);
+	RUN_RC(2, bench_main, &out, &err, "bench", "--method", "warp");
 	assert_non_null(strstr(err, "unknown --method 'warp'"));
 	free(out);
 	free(err);
-	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--reps", "0"), 2);
+	RUN_RC(2, bench_main, &out, &err, "bench", "--reps", "0");
 	free(out);
 	free(err);
-	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--plot-matrix", "nope"), 2);
+	RUN_RC(2, bench_main, &out, &err, "bench", "--plot-matrix", "nope");
 	free(out);
 	free(err);
-	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--size", "12Q"), 2);
+	RUN_RC(2, bench_main, &out, &err, "bench", "--size", "12Q");
 	free(out);
 	free(err);
-	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--help"), 0);
+	RUN_RC(0, bench_main, &out, &err, "bench", "--help");
 	assert_non_null(strstr(out, "Usage: p2pctl bench"));
 	free(out);
 	free(err);
@@ -368,21 +328,21 @@ static void off_method_sample(void **st)
 
 	(void)st;
 	o = BENCH_JSON(0, "--reps", "1");
-	assert_string_equal(str(o, "params.p2p_off_method"), "sample");
-	assert_string_equal(str(o, "matrices.uni_p2p_off.method.0.1"), "ce");
-	assert_string_equal(str(o, "matrices.bi_p2p_off.method.1.0"), "ce");
-	assert_null(get(o, "matrices.uni_p2p_off.calibration.0.1"));
-	assert_string_equal(str(o, "matrices.uni_p2p_off.title"), "Unidirectional P2P=Disabled Bandwidth");
+	assert_string_equal(jstr(o, "params.p2p_off_method"), "sample");
+	assert_string_equal(jstr(o, "matrices.uni_p2p_off.method.0.1"), "ce");
+	assert_string_equal(jstr(o, "matrices.bi_p2p_off.method.1.0"), "ce");
+	assert_null(jget(o, "matrices.uni_p2p_off.calibration.0.1"));
+	assert_string_equal(jstr(o, "matrices.uni_p2p_off.title"), "Unidirectional P2P=Disabled Bandwidth");
 	/* every cell's data was checked; no timeouts */
-	assert_true(json_object_get_boolean(get(o, "matrices.uni_p2p_on.data_checked.0.1")));
-	assert_true(json_object_get_boolean(get(o, "matrices.lat_gpu_p2p_off.data_checked.1.0")));
-	assert_true(num(o, "matrices.uni_p2p_on.timeouts.0.1") == 0);
-	assert_false(json_object_get_boolean(get(o, "matrices.uni_p2p_on.staged.0.1")));
+	assert_true(json_object_get_boolean(jget(o, "matrices.uni_p2p_on.data_checked.0.1")));
+	assert_true(json_object_get_boolean(jget(o, "matrices.lat_gpu_p2p_off.data_checked.1.0")));
+	assert_true(jnum(o, "matrices.uni_p2p_on.timeouts.0.1") == 0);
+	assert_false(json_object_get_boolean(jget(o, "matrices.uni_p2p_on.staged.0.1")));
 	json_object_put(o);
 	{
 		char *out, *err;
 
-		assert_int_equal(RUN(bench_main, &out, &err, "bench", "--off-method", "best"), 2);
+		RUN_RC(2, bench_main, &out, &err, "bench", "--off-method", "best");
 		assert_non_null(strstr(err, "unknown --off-method 'best'"));
 		free(out);
 		free(err);
@@ -398,8 +358,8 @@ static void wrong_data_fails(void **st)
 	setenv("FAKECUDA_CORRUPT_OFFSET", "5", 1);
 	setenv("FAKECUDA_CORRUPT_KIND", "sm", 1);
 	o = BENCH_JSON(1, "--reps", "1", "--no-p2p-off", "--method", "sm-write");
-	assert_false(json_object_get_boolean(get(o, "ok")));
-	assert_non_null(strstr(str(o, "error"), "with sm-write copied wrong data (fast but wrong): "
+	assert_false(json_object_get_boolean(jget(o, "ok")));
+	assert_non_null(strstr(jstr(o, "error"), "with sm-write copied wrong data (fast but wrong): "
 					      "first mismatch at offset 5"));
 	json_object_put(o);
 	/* the same without the fault */
@@ -424,17 +384,17 @@ static void poisoned_cells(void **st)
 	(void)st;
 	setenv("FAKECUDA_FAULT", "cedrop", 1);
 	o = BENCH_JSON(1, "--size", "8M", "--reps", "2", "--no-p2p-off");
-	assert_false(json_object_get_boolean(get(o, "ok")));
-	assert_non_null(strstr(str(o, "error"), "copy 0->1 with ce copied wrong data (fast but wrong): "
+	assert_false(json_object_get_boolean(jget(o, "ok")));
+	assert_non_null(strstr(jstr(o, "error"), "copy 0->1 with ce copied wrong data (fast but wrong): "
 					      "first mismatch at offset 0: expected 0x"));
-	assert_non_null(strstr(str(o, "error"), ", the poison: the copy never wrote it ("));
+	assert_non_null(strstr(jstr(o, "error"), ", the poison: the copy never wrote it ("));
 	json_object_put(o);
 	unsetenv("FAKECUDA_FAULT");
 	setenv("FAKECUDA_BAR1_BYTES", "12582912", 1);
 	o = BENCH_JSON(1, "--size", "8M", "--reps", "2", "--method", "ce");
-	assert_non_null(strstr(str(o, "error"), "copy 0->1 with ce copied wrong data (fast but wrong): "
+	assert_non_null(strstr(jstr(o, "error"), "copy 0->1 with ce copied wrong data (fast but wrong): "
 					      "first mismatch at offset 4194304: expected 0x"));
-	assert_non_null(strstr(str(o, "error"), ", the poison: the copy never wrote it"));
+	assert_non_null(strstr(jstr(o, "error"), ", the poison: the copy never wrote it"));
 	json_object_put(o);
 	unsetenv("FAKECUDA_BAR1_BYTES");
 	o = BENCH_JSON(0, "--size", "8M", "--reps", "2", "--no-p2p-off");
@@ -452,14 +412,14 @@ static void staged_cells_marked(void **st)
 	setenv("FAKECUDA_ENABLE_ERROR", "217", 1);
 	setenv("FAKECUDA_DEVICES", "3", 1);
 	o = BENCH_JSON(0, "--reps", "1", "--no-p2p-off");
-	assert_true(json_object_get_boolean(get(o, "ok")));
-	assert_true(json_object_get_boolean(get(o, "matrices.uni_p2p_on.staged.0.1")));
-	assert_true(json_object_get_boolean(get(o, "matrices.lat_cpu_p2p_on.staged.2.1")));
-	assert_false(json_object_get_boolean(get(o, "matrices.uni_p2p_on.staged.1.1")));
-	assert_non_null(strstr(json_object_to_json_string(get(o, "notes")),
+	assert_true(json_object_get_boolean(jget(o, "ok")));
+	assert_true(json_object_get_boolean(jget(o, "matrices.uni_p2p_on.staged.0.1")));
+	assert_true(json_object_get_boolean(jget(o, "matrices.lat_cpu_p2p_on.staged.2.1")));
+	assert_false(json_object_get_boolean(jget(o, "matrices.uni_p2p_on.staged.1.1")));
+	assert_non_null(strstr(json_object_to_json_string(jget(o, "notes")),
 			       "cuCtxEnablePeerAccess 0->1 failed"));
 	json_object_put(o);
-	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--size", "4k", "--reps", "1", "--no-p2p-off"), 0);
+	RUN_RC(0, bench_main, &out, &err, "bench", "--size", "4k", "--reps", "1", "--no-p2p-off");
 	assert_non_null(strstr(out, "  * no peer access: the driver staged these copies through host memory "
 				    "(not P2P)\n"));
 	assert_non_null(strstr(out, "*"));
@@ -487,8 +447,8 @@ static void nccl_bench_table(void **st)
 	char *out, *err, line[128];
 
 	(void)st;
-	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--nccl", "--max-bytes", "1M", "--iters", "2",
-			     "--warmup", "1"), 0);
+	RUN_RC(0, bench_main, &out, &err, "bench", "--nccl", "--max-bytes", "1M", "--iters", "2",
+	       "--warmup", "1");
 	assert_non_null(strstr(out, "# p2pctl bench --nccl: 2 GPUs (0,1), "));
 	assert_non_null(strstr(out, "# all_reduce\n"));
 	assert_non_null(strstr(out, "# all_gather\n"));
@@ -502,8 +462,8 @@ static void nccl_bench_table(void **st)
 	assert_string_equal(err, "");
 	free(out);
 	free(err);
-	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--nccl", "--max-bytes", "64k", "--iters", "1",
-			     "--json"), 0);
+	RUN_RC(0, bench_main, &out, &err, "bench", "--nccl", "--max-bytes", "64k", "--iters", "1",
+	       "--json");
 	assert_non_null(strstr(out, "\"busbw_gbps\""));
 	assert_non_null(strstr(out, "\"result\":\"OK\"") ? out : strstr(out, "\"result\": \"OK\""));
 	free(out);
@@ -517,8 +477,16 @@ static void nccl_bench_wrong(void **st)
 
 	(void)st;
 	setenv("FAKENCCL_WRONG", "1", 1);
-	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--nccl", "--max-bytes", "1k", "--iters", "1"), 1);
+	RUN_RC(1, bench_main, &out, &err, "bench", "--nccl", "--max-bytes", "1k", "--iters", "1");
 	assert_non_null(strstr(out, "bench --nccl: FAIL: all_reduce 8 bytes: GPU 0's result: element 1 is "));
+	/* the fake's error is one unit in the last place: the message must show it */
+	{
+		double got, want;
+		const char *s = strstr(out, "element 1 is ");
+
+		assert_int_equal(sscanf(s, "element 1 is %lf, expected %lf", &got, &want), 2);
+		assert_true(got != want);
+	}
 	free(out);
 	free(err);
 }
@@ -530,7 +498,7 @@ static void nccl_bench_hang(void **st)
 
 	(void)st;
 	setenv("FAKENCCL_HANG_INIT", "1", 1);
-	assert_int_equal(RUN(bench_main, &out, &err, "bench", "--nccl", "--max-bytes", "1k", "--timeout", "0.3"), 1);
+	RUN_RC(1, bench_main, &out, &err, "bench", "--nccl", "--max-bytes", "1k", "--timeout", "0.3");
 	assert_non_null(strstr(out, "bench --nccl: HUNG: ncclCommInitAll over 2 GPUs did not return within "
 				    "0.3 s"));
 	free(out);

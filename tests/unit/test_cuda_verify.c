@@ -30,7 +30,7 @@ static void all_ok(void **st)
 	char *out, *err;
 
 	(void)st;
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "1M"), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "1M");
 	assert_non_null(strstr(out, "seed 0x70327063746c0000 (--seed to repeat), timeout 0.5 s\n"));
 	assert_non_null(strstr(out, "  vram        0->1  OK    18874323 bytes, ce, sm-read and sm-write at the "
 				    "bottom, middle and top of free memory (pads of 0, 32634 and 65270 MiB on "
@@ -78,7 +78,7 @@ static void all_ok(void **st)
 	 * in 0.01 s depends on the machine's load */
 	assert_non_null(strstr(out, "  concurrent  1->0  OK    "));
 	assert_non_null(strstr(out, "0 bytes, "));
-	assert_non_null(strstr(out, "verify: OK (29 OK, 0 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: OK (35 OK, 0 FAIL); 5 OK without a proven path\n"));
 	assert_null(strstr(out, "FAIL  "));
 	assert_string_equal(err, "");
 	free(out);
@@ -92,10 +92,10 @@ static void odd_sizes(void **st)
 
 	(void)st;
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", (char *)sizes[i]), 0);
+		RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", (char *)sizes[i]);
 		/* below 48 bytes the concurrent test has no room */
-		assert_non_null(strstr(out, i == 0 ? "(26 OK, 0 FAIL, 3 skipped)" :
-					    i < 3 ? "(27 OK, 0 FAIL, 2 skipped)" : "(29 OK, 0 FAIL)"));
+		assert_non_null(strstr(out, i == 0 ? "(32 OK, 0 FAIL, 3 skipped)" :
+					    i < 3 ? "(33 OK, 0 FAIL, 2 skipped)" : "(35 OK, 0 FAIL)"));
 		free(out);
 		free(err);
 	}
@@ -107,28 +107,28 @@ static void pattern_and_compare(void **st)
 	uint64_t off, nbad;
 
 	(void)st;
-	verify_pattern(a, sizeof(a), 1);
-	verify_pattern(b, sizeof(b), 1);
+	pattern_fill(a, sizeof(a), 1);
+	pattern_fill(b, sizeof(b), 1);
 	assert_memory_equal(a, b, sizeof(a));
-	assert_int_equal(verify_compare(a, b, sizeof(a), &off, &e, &g, &nbad), 0);
+	assert_int_equal(pattern_compare(a, b, sizeof(a), &off, &e, &g, &nbad), 0);
 	assert_true(nbad == 0);
-	verify_pattern(b, 13, 1);	/* a prefix of the same pattern */
+	pattern_fill(b, 13, 1);	/* a prefix of the same pattern */
 	assert_memory_equal(a, b, 13);
-	verify_pattern(b, sizeof(b), 2);
+	pattern_fill(b, sizeof(b), 2);
 	assert_memory_not_equal(a, b, sizeof(a));
-	verify_pattern(b, sizeof(b), 1);
+	pattern_fill(b, sizeof(b), 1);
 	b[37] ^= 0x10;
 	b[50] ^= 0x01;
-	assert_int_equal(verify_compare(b, a, sizeof(a), &off, &e, &g, &nbad), 1);
+	assert_int_equal(pattern_compare(b, a, sizeof(a), &off, &e, &g, &nbad), 1);
 	assert_true(off == 37 && e == a[37] && g == (uint8_t)(a[37] ^ 0x10) && nbad == 2);
 	/* a difference in a later 4 KiB block */
 	{
 		uint8_t *x = malloc(10000), *y = malloc(10000);
 
-		verify_pattern(x, 10000, 9);
+		pattern_fill(x, 10000, 9);
 		memcpy(y, x, 10000);
 		y[9999] = (uint8_t)~y[9999];
-		assert_int_equal(verify_compare(y, x, 10000, &off, &e, &g, &nbad), 1);
+		assert_int_equal(pattern_compare(y, x, 10000, &off, &e, &g, &nbad), 1);
 		assert_true(off == 9999 && nbad == 1 && (uint8_t)(g ^ e) == 0xff);
 		free(x);
 		free(y);
@@ -143,11 +143,11 @@ static void corruption_reported(void **st)
 	(void)st;
 	setenv("FAKECUDA_CORRUPT_OFFSET", "4097", 1);
 	setenv("FAKECUDA_CORRUPT_KIND", "sm", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "8192", "--no-managed"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "8192", "--no-managed");
 	assert_non_null(strstr(out, "  ce          0->1  OK"));
 	assert_non_null(strstr(out, "  ce          1->0  OK"));
 	/* sm-read 0->1's first round comes after ce's four. */
-	verify_pattern(pat, sizeof(pat), SEED(4));
+	pattern_fill(pat, sizeof(pat), SEED(4));
 	snprintf(line, sizeof(line),
 		 "  sm-read     0->1  FAIL  first mismatch at offset 4097 (0x1001): expected 0x%02x, got 0x%02x"
 		 " (1 of 8192 bytes differ)\n              usually: SM peer loads are broken", pat[4097],
@@ -160,7 +160,7 @@ static void corruption_reported(void **st)
 				    "first mismatch at offset 4097"));
 	assert_null(strstr(out, "um-read"));
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: --no-managed\n"));
-	assert_non_null(strstr(out, "verify: FAIL (11 OK, 10 FAIL, 8 skipped)"));
+	assert_non_null(strstr(out, "verify: FAIL (13 OK, 14 FAIL, 8 skipped)"));
 	free(out);
 	free(err);
 }
@@ -173,17 +173,18 @@ static void corruption_json(void **st)
 	(void)st;
 	setenv("FAKECUDA_CORRUPT_OFFSET", "0", 1);
 	setenv("FAKECUDA_CORRUPT_KIND", "ce", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "100", "--json"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "100", "--json");
 	o = json_tokener_parse(out);
 	assert_non_null(o);
 	assert_true(json_object_object_get_ex(o, "result", &v));
 	assert_string_equal(json_object_get_string(v), "FAIL");
 	assert_true(json_object_object_get_ex(o, "failures", &v));
-	assert_int_equal(json_object_get_int(v), 12);	/* path (both ways), ce, graph (its ce node), ipc, vram, concurrent */
+	/* path (both ways), ce, graph (its ce node), ipc, vram, vmm, procs, concurrent */
+	assert_int_equal(json_object_get_int(v), 16);
 	assert_true(json_object_object_get_ex(o, "pairs", &pairs));
 	assert_int_equal(json_object_array_length(pairs), 1);
 	assert_true(json_object_object_get_ex(json_object_array_get_idx(pairs, 0), "tests", &t));
-	assert_int_equal(json_object_array_length(t), 26);
+	assert_int_equal(json_object_array_length(t), 32);
 	v = json_object_array_get_idx(t, 2);
 	assert_true(json_object_object_get_ex(v, "method", &m));
 	assert_string_equal(json_object_get_string(m), "ce");
@@ -220,7 +221,7 @@ static void overrun_detected(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_OVERRUN", "1", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "1000"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "1000");
 	/* the source's tail is initialised (0x5a), the guard poisoned (0xa5) */
 	assert_non_null(strstr(out, "sm-read     0->1  FAIL  wrote past the end: offset 1000 (0x3e8): "
 				    "expected 0xa5, got 0x5a\n"));
@@ -240,7 +241,7 @@ static void overrun_detected(void **st)
 	/* and before the start */
 	fake_reset();
 	setenv("FAKECUDA_UNDERRUN", "1", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "1000", "--tests", "sm"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "1000", "--tests", "sm");
 	assert_non_null(strstr(out, "  sm-write    0->1  FAIL  wrote before the start: 4 bytes before offset 0: "
 				    "expected 0xa5, got 0x5a\n"));
 	assert_non_null(strstr(out, "verify: FAIL (0 OK, 4 FAIL)\n"));
@@ -254,7 +255,7 @@ static void copy_error(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_COPY_ERROR", "3", 1);	/* the third copy: ce 1->0's first round */
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "ce"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "ce");
 	assert_non_null(strstr(out, "  ce          1->0  FAIL  cuMemcpyPeerAsync on GPU 1: CUDA_ERROR_LAUNCH_FAILED"));
 	assert_non_null(strstr(out, "(1 OK, 1 FAIL)"));
 	free(out);
@@ -267,7 +268,7 @@ static void no_peer(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_PEER", "0", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k");
 	assert_non_null(strstr(out, "can-access-peer 0->1 no, 1->0 no"));
 	assert_non_null(strstr(out, "FAIL  peer access not supported"));
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: peer access is not enabled\n"));
@@ -281,7 +282,7 @@ static void enable_fails(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_ENABLE_ERROR", "217", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k");
 	assert_non_null(strstr(out, "cuCtxEnablePeerAccess 0->1 (GPU 0 mapping GPU 1's memory): "
 				    "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED"));
 	assert_non_null(strstr(out, "; 1->0 failed too\n"));
@@ -295,7 +296,7 @@ static void jit_fails(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_JIT_ERROR", "1", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k");
 	assert_non_null(strstr(out, "  ce          0->1  OK"));
 	assert_non_null(strstr(out, "sm-write    0->1  FAIL  kernels not loaded on GPU 0: ptxas fatal   : fake JIT failure"));
 	assert_non_null(strstr(out, "um-read     1->0  FAIL  kernels not loaded on GPU 0"));
@@ -310,22 +311,22 @@ static void three_gpus_pairs(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_DEVICES", "3", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k");
 	assert_non_null(strstr(out, "pair 0-1"));
 	assert_non_null(strstr(out, "pair 0-2"));
 	assert_non_null(strstr(out, "pair 1-2"));
-	assert_non_null(strstr(out, "(88 OK, 0 FAIL); 16 OK without a proven path"));
+	assert_non_null(strstr(out, "(106 OK, 0 FAIL); 16 OK without a proven path"));
 	assert_non_null(strstr(out, "  concurrent  2->1  OK"));
 	assert_non_null(strstr(out, "  managed memory 1-2: OK (8 OK"));
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--pairs", "2-1"), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--pairs", "2-1");
 	assert_null(strstr(out, "pair 0-1"));
 	assert_non_null(strstr(out, "pair 1-2"));
 	assert_null(strstr(out, "GPU 0:"));
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--pairs", "0-3"), 3);
+	RUN_RC(3, verify_main, &out, &err, "verify", VOPTS, "--pairs", "0-3");
 	assert_non_null(strstr(err, "no GPU 3 (3 found)"));
 	free(out);
 	free(err);
@@ -337,7 +338,7 @@ static void no_driver(void **st)
 
 	(void)st;
 	setenv("P2PCTL_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS), 3);
+	RUN_RC(3, verify_main, &out, &err, "verify", VOPTS);
 	assert_non_null(strstr(err, "verify: no CUDA driver: cannot load /nonexistent/libcuda.so.1"));
 	assert_string_equal(out, "");
 	free(out);
@@ -351,7 +352,7 @@ static void init_fails(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_INIT_ERROR", "100", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS), 3);
+	RUN_RC(3, verify_main, &out, &err, "verify", VOPTS);
 	assert_non_null(strstr(err, "cuInit failed: CUDA_ERROR_NO_DEVICE"));
 	assert_non_null(strstr(err, "no NVIDIA GPU visible"));
 	free(out);
@@ -364,12 +365,12 @@ static void one_gpu(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_DEVICES", "1", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS), 3);
+	RUN_RC(3, verify_main, &out, &err, "verify", VOPTS);
 	assert_non_null(strstr(err, "needs at least two GPUs (1 found)"));
 	free(out);
 	free(err);
 	setenv("FAKECUDA_DEVICES", "0", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS), 3);
+	RUN_RC(3, verify_main, &out, &err, "verify", VOPTS);
 	assert_non_null(strstr(err, "no CUDA GPU found"));
 	free(out);
 	free(err);
@@ -380,21 +381,21 @@ static void usage_errors(void **st)
 	char *out, *err;
 
 	(void)st;
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "0"), 2);
+	RUN_RC(2, verify_main, &out, &err, "verify", VOPTS, "--size", "0");
 	assert_non_null(strstr(err, "bad --size '0'"));
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--pairs", "1-1"), 2);
+	RUN_RC(2, verify_main, &out, &err, "verify", VOPTS, "--pairs", "1-1");
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--bogus"), 2);
+	RUN_RC(2, verify_main, &out, &err, "verify", VOPTS, "--bogus");
 	assert_non_null(strstr(err, "Usage: p2pctl verify"));
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "extra"), 2);
+	RUN_RC(2, verify_main, &out, &err, "verify", VOPTS, "extra");
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--help"), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--help");
 	assert_non_null(strstr(out, "Usage: p2pctl verify"));
 	assert_non_null(strstr(out, "--no-managed"));
 	assert_non_null(strstr(out, "um-prefetch"));
@@ -416,11 +417,11 @@ static void um_wrong_mapping(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_UM_BUG", "map", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "8192"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "8192");
 	assert_non_null(strstr(out, "  sm-write    1->0  OK"));
 	/* um-read 0->1 is round 64 (after 2 x (2 + 2 + 2 + 8 + 8 + 8 + 2));
 	 * GPU 1 reads its own (zeroed) memory. */
-	verify_pattern(pat, sizeof(pat), SEED(64));
+	pattern_fill(pat, sizeof(pat), SEED(64));
 	for (size_t k = 0; k < sizeof(pat); k++)
 		differ += pat[k] != 0;
 	snprintf(line, sizeof(line),
@@ -434,13 +435,13 @@ static void um_wrong_mapping(void **st)
 	assert_non_null(strstr(out, "  um-fault    1->0  SKIP  not run: um-read failed\n"));
 	assert_non_null(strstr(out, "  managed memory 0-1: FAIL (0 OK, 2 FAIL, 6 not run; cuMemAllocManaged, "
 				    "8192 bytes): um-read failed, so the other managed tests were not run"));
-	assert_non_null(strstr(out, "verify: FAIL (21 OK, 2 FAIL, 6 skipped); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (27 OK, 2 FAIL, 6 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 	/* Without peer access enabled UVM migrates instead of mapping: the
 	 * wrong PTE is never used, and verify says peer access failed. */
 	setenv("FAKECUDA_ENABLE_ERROR", "217", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "8192"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "8192");
 	assert_null(strstr(out, "  um-read     0->1"));
 	free(out);
 	free(err);
@@ -453,7 +454,7 @@ static void um_wrong_mapping_json(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_UM_BUG", "map", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--json"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--json");
 	o = json_tokener_parse(out);
 	assert_non_null(o);
 	assert_true(json_object_object_get_ex(o, "skipped_tests", &v));
@@ -474,8 +475,8 @@ static void um_wrong_mapping_json(void **st)
 	assert_true(json_object_object_get_ex(m, "reason", &v));
 	assert_non_null(strstr(json_object_get_string(v), "um-read failed"));
 	assert_true(json_object_object_get_ex(p, "tests", &t));
-	assert_int_equal(json_object_array_length(t), 26);
-	v = json_object_array_get_idx(t, 18);
+	assert_int_equal(json_object_array_length(t), 32);
+	v = json_object_array_get_idx(t, 24);
 	assert_true(json_object_object_get_ex(v, "method", &m));
 	assert_string_equal(json_object_get_string(m), "um-read");
 	assert_true(json_object_object_get_ex(v, "status", &m));
@@ -485,7 +486,7 @@ static void um_wrong_mapping_json(void **st)
 	assert_true(json_object_object_get_ex(v, "first_mismatch", &m));
 	assert_true(json_object_object_get_ex(m, "where", &v));
 	assert_string_equal(json_object_get_string(v), "data");
-	v = json_object_array_get_idx(t, 25);
+	v = json_object_array_get_idx(t, 31);
 	assert_true(json_object_object_get_ex(v, "method", &m));
 	assert_string_equal(json_object_get_string(m), "um-fault");
 	assert_true(json_object_object_get_ex(v, "status", &m));
@@ -506,23 +507,23 @@ static void um_bad_migration(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_UM_BUG", "copy", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "1000"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "1000");
 	assert_non_null(strstr(out, "  um-read     0->1  OK"));
 	assert_non_null(strstr(out, "  um-write    1->0  OK"));
-	verify_pattern(pat, sizeof(pat), SEED(68));	/* um-prefetch 0->1 */
+	pattern_fill(pat, sizeof(pat), SEED(68));	/* um-prefetch 0->1 */
 	snprintf(line, sizeof(line),
 		 "  um-prefetch 0->1  FAIL  first mismatch at offset 0 (0x0): expected 0x%02x, got 0x%02x"
 		 " (1 of 1000 bytes differ)\n", pat[0], (uint8_t)~pat[0]);
 	assert_non_null(strstr(out, line));
 	/* um-fault: GPU 0 faults GPU 1's pages over (flipped, then
 	 * overwritten), GPU 1 faults them back (flipped). */
-	verify_pattern(pat, sizeof(pat), SEED(70));
+	pattern_fill(pat, sizeof(pat), SEED(70));
 	snprintf(line, sizeof(line),
 		 "  um-fault    0->1  FAIL  first mismatch at offset 0 (0x0): expected 0x%02x, got 0x%02x",
 		 pat[0], (uint8_t)~pat[0]);
 	assert_non_null(strstr(out, line));
 	assert_non_null(strstr(out, "  managed memory 0-1: FAIL (4 OK, 4 FAIL, 0 not run;"));
-	assert_non_null(strstr(out, "verify: FAIL (25 OK, 4 FAIL); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (31 OK, 4 FAIL); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -535,15 +536,15 @@ static void um_not_supported(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_CONCURRENT_MANAGED", "0", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k");
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: GPU 0 cannot share managed memory with "
 				    "another processor (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 0)\n"));
 	assert_null(strstr(out, "  um-read     0->1"));
 	assert_non_null(strstr(out, "  um-read      SKIP  SKIP\n"));
-	assert_non_null(strstr(out, "verify: OK (21 OK, 0 FAIL, 8 skipped); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: OK (27 OK, 0 FAIL, 8 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--json"), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--json");
 	o = json_tokener_parse(out);
 	assert_non_null(o);
 	assert_true(json_object_object_get_ex(o, "result", &v));
@@ -564,7 +565,7 @@ static void um_not_supported(void **st)
 	free(err);
 	fake_reset();
 	setenv("FAKECUDA_MANAGED", "0", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k");
 	assert_non_null(strstr(out, "SKIPPED: GPU 0 has no managed memory "
 				    "(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 0)\n"));
 	free(out);
@@ -578,12 +579,12 @@ static void um_old_driver(void **st)
 
 	(void)st;
 	fake_setup_variant("old/");
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k");
 	assert_non_null(strstr(out, "  sm-write    1->0  OK"));
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: the CUDA driver lacks cuMemAllocManaged\n"));
 	/* nor cuMemGetInfo_v2: the vram test cannot place its buffers */
 	assert_non_null(strstr(out, "  vram        0->1  SKIP  the driver lacks cuMemGetInfo_v2\n"));
-	assert_non_null(strstr(out, "verify: OK (19 OK, 0 FAIL, 10 skipped); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: OK (25 OK, 0 FAIL, 10 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 	fake_setup();
@@ -598,12 +599,12 @@ static void um_too_big(void **st)
 	/* 40 MiB of VRAM: 8 MiB buffers take 32 MiB (three of 10 MiB, 2 MiB
 	 * granules, and the flags' 2 MiB), leaving 8 MiB free */
 	setenv("FAKECUDA_FREE_BYTES", "41943040", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "8M"), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "8M");
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: 8389120 bytes of managed memory is more "
 				    "than half of the 8388608 bytes free on GPU 0; use a smaller --size\n"));
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4M"), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4M");
 	assert_non_null(strstr(out, "  managed memory 0-1: OK (8 OK"));
 	free(out);
 	free(err);
@@ -619,7 +620,7 @@ static void fault_stale_read(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_FAULT", "stale", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k");
 	/* the second round's pattern reads as the first's */
 	assert_non_null(strstr(out, "  sm-read     0->1  FAIL  first mismatch at offset 0"));
 	assert_non_null(strstr(out, "  sm-read     1->0  FAIL  first mismatch at offset 0"));
@@ -632,7 +633,7 @@ static void fault_stale_read(void **st)
 	assert_non_null(strstr(out, "  flags       1->0  OK"));
 	assert_non_null(strstr(out, "  graph       0->1  FAIL  replay 0: first mismatch at offset 2720 (0xaa0)"));
 	assert_non_null(strstr(out, "(the SM-load node)\n"));
-	assert_non_null(strstr(out, "verify: FAIL (19 OK, 10 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (21 OK, 14 FAIL); 5 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -643,7 +644,7 @@ static void fault_lost_store(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_FAULT", "lost", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k");
 	assert_non_null(strstr(out, "  sm-write    0->1  FAIL  first mismatch at offset 0 (0x0): expected 0x"));
 	assert_non_null(strstr(out, "got 0xa5, the poison: the write never landed (4082 of 4096 bytes differ)"));
 	assert_non_null(strstr(out, "  flags       1->0  FAIL  flag never arrived: round 0, GPU 0 still saw "));
@@ -657,7 +658,7 @@ static void fault_lost_store(void **st)
 	assert_non_null(strstr(out, "  sm-read     0->1  OK"));
 	assert_non_null(strstr(out, "  flags-poll  0->1  OK"));
 	assert_non_null(strstr(out, "  um-read     0->1  OK"));
-	assert_non_null(strstr(out, "verify: FAIL (15 OK, 14 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (15 OK, 20 FAIL); 5 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -670,7 +671,7 @@ static void fault_no_mapping(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_FAULT", "nomap", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k");
 	assert_non_null(strstr(out, "  ce          0->1  FAIL  no peer mapping: GPU 0 has no access to GPU 1's "
 				    "memory (CU_POINTER_ATTRIBUTE_ACCESS_FLAGS = 0) although peer access was "
 				    "enabled; cuMemcpyPeerAsync stages such a copy through host memory"));
@@ -681,12 +682,12 @@ static void fault_no_mapping(void **st)
 				    "stage the pages\n"));
 	assert_non_null(strstr(out, "  um-write    0->1  SKIP  not run: um-read failed\n"));
 	assert_non_null(strstr(out, "  concurrent  0->1  FAIL"));
-	assert_non_null(strstr(out, "verify: FAIL (1 OK, 22 FAIL, 6 skipped); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (3 OK, 26 FAIL, 6 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 	/* The ce check alone, without the knob: proven. */
 	fake_reset();
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "ce"), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "ce");
 	assert_non_null(strstr(out, "verify: OK (2 OK, 0 FAIL); 2 OK without a proven path\n"));
 	free(out);
 	free(err);
@@ -698,14 +699,14 @@ static void fault_wrong_gpu(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_FAULT", "wrong", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--no-managed"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--no-managed");
 	assert_non_null(strstr(out, "  sm-read     0->1  FAIL  first mismatch at offset 0"));
 	assert_non_null(strstr(out, "  flags-poll  0->1  FAIL  round 0: GPU 1 read 0x"));
 	assert_non_null(strstr(out, "from the flag, a value nobody wrote (want 0x"));
 	assert_non_null(strstr(out, "its peer loads reached the wrong memory"));
 	assert_non_null(strstr(out, "  concurrent  0->1  FAIL  SM-load slice"));
 	assert_non_null(strstr(out, "  sm-write    0->1  OK"));
-	assert_non_null(strstr(out, "verify: FAIL (9 OK, 12 FAIL, 8 skipped); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (9 OK, 18 FAIL, 8 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -720,24 +721,24 @@ static void fault_high_offset(void **st)
 	setenv("FAKECUDA_FAULT", "wrong", 1);
 	setenv("FAKECUDA_WRONG_ABOVE", "1073741824", 1);
 	/* the default: the tests' buffers at the bottom, the vram test above */
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "sm-read"), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "sm-read");
 	assert_non_null(strstr(out, "; test buffers not offset\n"));
 	assert_non_null(strstr(out, "  sm-read     0->1  OK"));
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "vram"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "vram");
 	assert_non_null(strstr(out, "  vram        0->1  FAIL  middle of free memory (buffers above pads of "
 				    "32634 MiB on GPU 0 and 32634 MiB on GPU 1): sm-read: first mismatch"));
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "sm-read",
-			     "--offset", "auto"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "sm-read",
+	       "--offset", "auto");
 	assert_non_null(strstr(out, "buffers above a 32638 MiB allocation on each GPU"));
 	assert_non_null(strstr(out, "  sm-read     0->1  FAIL"));
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "sm-read",
-			     "--offset", "2G"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "sm-read",
+	       "--offset", "2G");
 	assert_non_null(strstr(out, "buffers above a 2048 MiB allocation on each GPU"));
 	free(out);
 	free(err);
@@ -752,13 +753,13 @@ static void fault_hang(void **st)
 		"sm-read 0->1 hung: the copy did not finish within 0.5 s on GPU 1",
 		"flags 0->1 hung: the flag store did not finish within 0.5 s on GPU 0" };
 	char *out, *err;
-	json_object *o, *v;
+	json_object *o;
 
 	(void)st;
 	setenv("FAKECUDA_FAULT", "hang", 1);
 	for (size_t k = 0; k < 3; k++) {
 		setenv("FAKECUDA_HANG_KIND", kinds[k], 1);
-		assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
+		RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k");
 		assert_non_null(strstr(err, first[k]));
 		assert_non_null(strstr(out, "the path hangs (the GPU context is stuck; verify stops here)\n"));
 		assert_non_null(strstr(out, "verify: HUNG ("));
@@ -766,16 +767,10 @@ static void fault_hang(void **st)
 		free(out);
 		free(err);
 	}
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--json"), 1);
-	o = json_tokener_parse(out);
-	assert_non_null(o);
-	assert_true(json_object_object_get_ex(o, "result", &v));
-	assert_string_equal(json_object_get_string(v), "HUNG");
-	assert_true(json_object_object_get_ex(o, "hung", &v));
-	assert_non_null(strstr(json_object_get_string(v), "flags 0->1 hung"));
+	o = RUN_JSON(1, verify_main, "verify", VOPTS, "--size", "4k", "--json");
+	assert_string_equal(jstr(o, "result"), "HUNG");
+	assert_non_null(strstr(jstr(o, "hung"), "flags 0->1 hung"));
 	json_object_put(o);
-	free(out);
-	free(err);
 }
 
 /* A graph replay that drops a node (the last: GPU a's SM stores, and GPU
@@ -786,13 +781,13 @@ static void fault_graph_drop(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_FAULT", "graphdrop", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k");
 	assert_non_null(strstr(out, "  graph       0->1  FAIL  replay 1: first mismatch at offset 1360 (0x550): "
 				    "expected 0x"));
 	assert_non_null(strstr(out, "got 0xa5, the poison: the write never landed (2725 of 4096 bytes differ) (the SM-store node)\n"
 				    "              usually: copies replayed from a CUDA graph are lost"));
 	assert_non_null(strstr(out, "  graph       1->0  FAIL  replay 1:"));
-	assert_non_null(strstr(out, "verify: FAIL (27 OK, 2 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (31 OK, 4 FAIL); 5 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -806,7 +801,7 @@ static void fault_pte_illegal_address(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_FAULT", "ptefault", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--no-managed"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--no-managed");
 	assert_non_null(strstr(out, "  ce          0->1  OK"));
 	assert_non_null(strstr(out, "  sm-read     0->1  FAIL  the copy on GPU 1: CUDA_ERROR_ILLEGAL_ADDRESS "
 				    "(fake error text); this likely means GPU 1 faulted on GPU 0's memory: its "
@@ -836,7 +831,7 @@ static void vram_sweep(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_FREE_BYTES", "51539607552", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--no-managed"), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--no-managed");
 	assert_non_null(strstr(out, "  vram        0->1  OK    73683 bytes, ce, sm-read and sm-write at the "
 				    "bottom, middle and top of free memory (pads of 0, 24442 and 48886 MiB on GPU 0, "
 				    "0, 24442 and 48886 MiB on GPU 1); path: SM loads and stores through the peer "
@@ -844,7 +839,7 @@ static void vram_sweep(void **st)
 	free(out);
 	free(err);
 	setenv("FAKECUDA_BAR1_BYTES", "34359738368", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--no-managed"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--no-managed");
 	assert_non_null(strstr(out, "  ce          0->1  OK"));
 	assert_non_null(strstr(out, "  vram        0->1  FAIL  top of free memory (buffers above pads of 48886 "
 				    "MiB on GPU 0 and 48886 MiB on GPU 1): ce: first mismatch at offset 0 (0x0): "
@@ -934,7 +929,7 @@ static void interrupted_run(void **st)
 	assert_null(strstr(out, "nccl: all-reduce"));
 	assert_non_null(strstr(out, "verdict:\n  0<->1: P2P verified, 95.4 GB/s (line rate unknown), 2.0 us\n"));
 	assert_non_null(strstr(out, "  nccl: not run (interrupted by Interrupt)\n"
-				    "verify: INTERRUPTED by SIGINT, a partial verdict (28 OK, 0 FAIL); 4 OK "
+				    "verify: INTERRUPTED by SIGINT, a partial verdict (34 OK, 0 FAIL); 4 OK "
 				    "without a proven path\n"));
 	free(out);
 	/* SIGTERM after the first ce line: the rest of the pair is not run
@@ -954,6 +949,119 @@ static void interrupted_run(void **st)
 	free(out);
 }
 
+/* A cuMem (VMM) peer mapping whose SM loads return stale data: the vmm
+ * test fails on its second sm-read round, naming the copy; the peer
+ * mappings of cuCtxEnablePeerAccess (every other test) are fine. */
+static void fault_vmm_stale(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "vmmstale", 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k");
+	assert_non_null(strstr(out, "  vmm         0->1  FAIL  sm-read on GPU 1, GPU 0's cuMem buffer into "
+				    "GPU 1's: first mismatch at offset "));
+	assert_non_null(strstr(out, "              usually: peer accesses through cuMem (VMM) mappings are "
+				    "wrong"));
+	assert_non_null(strstr(out, "  vmm         1->0  FAIL  sm-read on GPU 0"));
+	assert_non_null(strstr(out, "verify: FAIL (33 OK, 2 FAIL); 5 OK without a proven path\n"));
+	free(out);
+	free(err);
+}
+
+/* Only cuMemSetAccess makes a cuMem mapping: with peer access "enabled"
+ * but no mapping behind it (nomap), vmm still passes. */
+static void vmm_ok_without_ctx_mapping(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "nomap", 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "vmm,car");
+	assert_non_null(strstr(out, "  vmm         0->1  OK    24561 bytes, ce (GPU 0), sm-write (GPU 0) and "
+				    "sm-read (GPU 1) between cuMemCreate buffers mapped with cuMemMap + "
+				    "cuMemSetAccess; path: SM stores of GPU 0 and SM loads of GPU 1 through the "
+				    "cuMemSetAccess mappings"));
+	assert_non_null(strstr(out, "  car         0->1  FAIL  "));
+	free(out);
+	free(err);
+}
+
+/* The custom all-reduce's flag store into the peer is lost: each rank's
+ * flag wait ends at its deadline and the test fails, naming the flag. */
+static void fault_car_flag_lost(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "flaglost", 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "car");
+	assert_non_null(strstr(out, "  car         0->1  FAIL  rank 0 (this process, GPU 0): round 1: GPU 1's "
+				    "flag never arrived in GPU 0's memory within 0.5 s (it holds "));
+	assert_non_null(strstr(out, "GPU 1's flag store into the peer was lost or never became visible"));
+	assert_non_null(strstr(out, "              usually: a custom all-reduce across processes (vLLM, "
+				    "SGLang) would return wrong or stale data or hang"));
+	assert_non_null(strstr(out, "verify: FAIL (0 OK, 2 FAIL)"));
+	free(out);
+	free(err);
+}
+
+/* Stale peer reads: the all-reduce's sum misses the peer's payload of
+ * the round, and the message says a stale read after the flag. */
+static void fault_car_stale(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "stale", 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "car");
+	assert_non_null(strstr(out, "  car         0->1  FAIL  rank 0 (this process, GPU 0): round 2: "
+				    "element 0 is 0x"));
+	assert_non_null(strstr(out, "where GPU 1's payload of this round was, after its flag: a stale "
+				    "peer read"));
+	free(out);
+	free(err);
+}
+
+/* A graph replay that drops its node: the car test's graph phase fails
+ * on its first replay after the launched rounds passed. */
+static void fault_car_graph(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "graphdrop", 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "car");
+	assert_non_null(strstr(out, "  car         0->1  FAIL  rank 0 (this process, GPU 0): round 10 "
+				    "(graph replay): "));
+	free(out);
+	free(err);
+}
+
+/* Processes that map the peer's memory while others start and exit
+ * deadlock (the fake's openhang: a second process opening while another
+ * opens blocks for good): each round's processes have a deadline, the late
+ * ones are killed and named, and the single-process ipc test still passes. */
+static void fault_procs_hang(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "openhang", 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "ipc,procs",
+	       "--pairs", "0-1");
+	assert_non_null(strstr(out, "  ipc         0->1  OK    "));
+	assert_non_null(strstr(out, " of 4 processes started at once on GPU 1 (each opening GPU 0's "
+				    "buffers, copying, exiting) did not finish within 6 s and were killed: "
+				    "processes mapping a peer's memory while others exit hang (on "
+				    "580.65.06-595.x nvidia-uvm's devicesLock inversion, docs/support.md; "
+				    "fixed in 610.57.04)\n"));
+	assert_non_null(strstr(out, "  procs       0->1  FAIL  round 1: "));
+	assert_non_null(strstr(out, "verify: FAIL (2 OK, 2 FAIL)"));
+	free(out);
+	free(err);
+}
+
 /* The second process's cuIpcOpenMemHandle maps the wrong memory: ipc fails
  * at its first check, nothing else does. */
 static void fault_ipc_wrong(void **st)
@@ -962,18 +1070,18 @@ static void fault_ipc_wrong(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_FAULT", "ipcwrong", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k");
 	assert_non_null(strstr(out, "  ipc         0->1  FAIL  second process on GPU 1, ce of GPU 0's buffer: "
 				    "first mismatch at offset 0 (0x0): expected 0x"));
 	assert_non_null(strstr(out, "              usually: buffers shared between processes"));
 	assert_non_null(strstr(out, "  ipc         1->0  FAIL  second process on GPU 0, ce of GPU 1's buffer"));
-	assert_non_null(strstr(out, "verify: FAIL (27 OK, 2 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (29 OK, 6 FAIL); 5 OK without a proven path\n"));
 	free(out);
 	free(err);
 	/* no second process to run: a clear failure, no hang */
 	fake_reset();
 	setenv("P2PCTL_SELF", "/nonexistent/p2pctl", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "ipc"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "ipc");
 	assert_non_null(strstr(out, "  ipc         0->1  FAIL  cannot start the second process /nonexistent/p2pctl: "
 				    "No such file or directory\n"));
 	free(out);
@@ -988,27 +1096,27 @@ static void nccl_allreduce(void **st)
 	char *out, *err;
 
 	(void)st;
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "nccl"), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "nccl");
 	assert_non_null(strstr(out, "libnccl.so.2\n  nccl        0,1   OK    102984 "
 				    "bytes, int32 sum all-reduce over 2 GPUs, 6 sizes from 8 bytes; path not "
 				    "proven: NCCL reports P2P/CUMEM on all 24 channel connections"));
 	free(out);
 	free(err);
 	setenv("FAKENCCL_WRONG", "1", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "nccl"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "nccl");
 	assert_non_null(strstr(out, "  nccl        0,1   FAIL  8 bytes: GPU 0's result: element 1 is "));
 	assert_non_null(strstr(out, "              usually: NCCL's all-reduce over these GPUs returns wrong data"));
 	free(out);
 	free(err);
 	unsetenv("FAKENCCL_WRONG");
 	setenv("FAKECUDA_DEVICES", "3", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl"), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl");
 	assert_non_null(strstr(out, "  nccl        1,2   OK"));
 	assert_non_null(strstr(out, "  nccl        0,1,2  OK    4680 bytes, int32 sum all-reduce over 3 GPUs, 4 sizes"));
 	free(out);
 	free(err);
 	setenv("P2PCTL_LIBNCCL", "/nonexistent/libnccl.so.2", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl"), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl");
 	assert_non_null(strstr(out, "  nccl        -     SKIP  cannot load /nonexistent/libnccl.so.2"));
 	assert_non_null(strstr(out, "verify: OK (0 OK, 0 FAIL, 1 skipped)\n"));
 	free(out);
@@ -1027,14 +1135,14 @@ static void nccl_transport(void **st)
 	char *out, *err;
 
 	(void)st;
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl"), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl");
 	assert_non_null(strstr(out, "  nccl        0,1   OK    4680 bytes, int32 sum all-reduce over 2 GPUs, "
 				    "4 sizes from 8 bytes; path not proven: NCCL reports P2P/CUMEM on all 16 "
 				    "channel connections (NCCL_DEBUG=INFO); p2pctl does not measure NCCL's path\n"));
 	free(out);
 	free(err);
 	setenv("FAKENCCL_TRANSPORT", "SHM/direct/direct", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl");
 	assert_non_null(strstr(out, "  nccl        0,1   FAIL  NCCL moved data via SHM/direct/direct on 16 of "
 				    "16 channel connections between GPUs with peer access (0->1 first), not "
 				    "P2P: its topology check put them further apart than NCCL_P2P_LEVEL allows "
@@ -1046,7 +1154,7 @@ static void nccl_transport(void **st)
 	free(err);
 	/* the user's own NCCL_P2P_LEVEL is named */
 	setenv("NCCL_P2P_LEVEL", "PHB", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl");
 	assert_non_null(strstr(out, "further apart than NCCL_P2P_LEVEL=PHB (set here) allows"));
 	free(out);
 	free(err);
@@ -1054,7 +1162,7 @@ static void nccl_transport(void **st)
 	/* the user's own NCCL_DEBUG: NCCL prints where the user wants it, and
 	 * the transport is not known */
 	setenv("NCCL_DEBUG", "WARN", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl"), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl");
 	assert_non_null(strstr(out, "path not proven: NCCL chose its own transport; NCCL_DEBUG is set "
 				    "(WARN), so p2pctl did not read which\n"));
 	free(out);
@@ -1069,7 +1177,7 @@ static void byte_tail(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_DROP_TAIL", "1", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "sm"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "sm");
 	assert_non_null(strstr(out, "  sm-read     0->1  FAIL  first mismatch at offset 65520 (0xfff0): "
 				    "expected 0x"));
 	assert_non_null(strstr(out, "got 0xa5, the poison: the write never landed (11 of 65531 bytes differ)"));
@@ -1083,22 +1191,22 @@ static void seeds(void **st)
 	char *out, *err, *a, *b;
 
 	(void)st;
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "1k", "--tests", "ce",
-			     "--seconds", "0.01"), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", "--size", "1k", "--tests", "ce",
+	       "--seconds", "0.01");
 	a = strstr(out, "seed 0x");
 	assert_non_null(a);
 	a = strndup(a, 23);	/* "seed 0x" and 16 digits */
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "1k", "--tests", "ce",
-			     "--seconds", "0.01"), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", "--size", "1k", "--tests", "ce",
+	       "--seconds", "0.01");
 	b = strstr(out, "seed 0x");
 	assert_non_null(b);
 	assert_memory_not_equal(a, b, 23);
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--size", "1k", "--tests", "ce", "--seed",
-			     a + 5), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", "--size", "1k", "--tests", "ce", "--seed",
+	       a + 5);
 	assert_non_null(strstr(out, a));
 	free(out);
 	free(err);
@@ -1113,11 +1221,11 @@ static void loopback(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_DEVICES", "1", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--loopback"), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--loopback");
 	assert_non_null(strstr(out, "GPU 0 loopback (no P2P: a check of the tool and the GPU)\n"));
 	assert_non_null(strstr(out, "  flags       0->0  OK    524288 bytes, 8 rounds"));
 	assert_non_null(strstr(out, "path not proven: loopback within GPU 0: no peer path was used\n"));
-	assert_non_null(strstr(out, "verify: OK (8 OK, 0 FAIL); 8 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: OK (11 OK, 0 FAIL); 11 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -1127,7 +1235,7 @@ static void tests_option(void **st)
 	char *out, *err;
 
 	(void)st;
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "flags"), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "flags");
 	assert_non_null(strstr(out, "  flags       0->1  OK"));
 	assert_non_null(strstr(out, "  flags-poll  1->0  OK"));
 	assert_null(strstr(out, "  ce "));
@@ -1135,25 +1243,25 @@ static void tests_option(void **st)
 	assert_non_null(strstr(out, "verify: OK (4 OK, 0 FAIL)\n"));
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests",
-			     "concurrent,um-read"), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests",
+	       "concurrent,um-read");
 	assert_non_null(strstr(out, "  um-read     1->0  OK"));
 	assert_null(strstr(out, "um-write"));
 	assert_non_null(strstr(out, "  managed memory 0-1: OK (2 OK, 0 FAIL"));
 	assert_non_null(strstr(out, "  concurrent  0->1  OK"));
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--tests", "bogus"), 2);
+	RUN_RC(2, verify_main, &out, &err, "verify", "--tests", "bogus");
 	assert_non_null(strstr(err, "unknown test 'bogus' in --tests"));
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--timeout", "0"), 2);
+	RUN_RC(2, verify_main, &out, &err, "verify", "--timeout", "0");
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--seed", "x1"), 2);
+	RUN_RC(2, verify_main, &out, &err, "verify", "--seed", "x1");
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", "--offset", "junk"), 2);
+	RUN_RC(2, verify_main, &out, &err, "verify", "--offset", "junk");
 	free(out);
 	free(err);
 }
@@ -1166,7 +1274,7 @@ static void path_staged(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_FAULT", "staged", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "1M"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "1M");
 	assert_non_null(strstr(out, "  path        0->1  FAIL  P2P works at staging speed: GPU 0 -> GPU 1 "
 				    "copies 19.8 GB/s with peer access on, 19.8 GB/s with it off"));
 	assert_non_null(strstr(out, "  path        1->0  FAIL  P2P works at staging speed: GPU 1 -> GPU 0 "));
@@ -1176,7 +1284,7 @@ static void path_staged(void **st)
 	free(out);
 	free(err);
 	/* --tests ce alone: OK, but only the driver's word, so not proven */
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "ce"), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "ce");
 	assert_non_null(strstr(out, "verify: OK (2 OK, 0 FAIL); 2 OK without a proven path\n"));
 	free(out);
 	free(err);
@@ -1189,7 +1297,7 @@ static void path_slow_peer(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_BW_GBPS", "3", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "1M"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "1M");
 	assert_non_null(strstr(out, "  path        0->1  FAIL  P2P works at staging speed: GPU 0 -> GPU 1 "
 				    "copies 3.0 GB/s with peer access on, 19.8 GB/s with it off"));
 	assert_non_null(strstr(out, "0<->1: P2P works at staging speed"));
@@ -1205,7 +1313,7 @@ static void path_faster_than_link(void **st)
 
 	(void)st;
 	fake_sysfs("8.0 GT/s PCIe", "16", "4");
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "1M"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "1M");
 	fake_sysfs_rm();
 	assert_non_null(strstr(out, "  path        0->1  FAIL  faster than the link: GPU 0 -> GPU 1 copied "));
 	assert_non_null(strstr(out, "GB/s over PCIe Gen3 x4 (3.9 GB/s): the data did not cross it"));
@@ -1218,12 +1326,12 @@ static void path_faster_than_link(void **st)
 static void path_verified(void **st)
 {
 	char *out, *err;
-	json_object *o, *pairs, *p, *v;
+	json_object *o;
 
 	(void)st;
 	setenv("FAKECUDA_BW_GBPS", "25", 1);
 	fake_sysfs("16.0 GT/s PCIe", "16", "16");
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "1M"), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "1M");
 	assert_non_null(strstr(out, "  path        0->1  OK    GPU 0 -> GPU 1: 24.7 GB/s with peer access "
 				    "on (78% of PCIe Gen4 x16, 31.5 GB/s), 19.8 GB/s off (1.2x); "
 				    "latency 2.0 us on, 2.0 us off"));
@@ -1233,44 +1341,27 @@ static void path_verified(void **st)
 	assert_non_null(strstr(out, "path: peer copy measured"));
 	free(out);
 	free(err);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "1M", "--json"), 0);
+	o = RUN_JSON(0, verify_main, "verify", VOPTS, "--size", "1M", "--json");
 	fake_sysfs_rm();
-	o = json_tokener_parse(out);
-	assert_non_null(o);
-	assert_true(json_object_object_get_ex(o, "pairs", &pairs));
-	p = json_object_array_get_idx(pairs, 0);
-	assert_true(json_object_object_get_ex(p, "verdict", &v));
-	assert_string_equal(json_object_get_string(v), "0<->1: P2P verified, 24.7 GB/s (78% of PCIe Gen4 x16), 2.0 us");
-	assert_true(json_object_object_get_ex(p, "path_proven", &v));
-	assert_true(json_object_get_boolean(v));
+	assert_string_equal(jstr(o, "pairs.0.verdict"),
+			    "0<->1: P2P verified, 24.7 GB/s (78% of PCIe Gen4 x16), 2.0 us");
+	assert_true(json_object_get_boolean(jget(o, "pairs.0.path_proven")));
 	json_object_put(o);
-	free(out);
-	free(err);
 }
 
 /* A failed test never says its path was proven. */
 static void failed_not_proven_json(void **st)
 {
-	char *out, *err;
-	json_object *o, *pairs, *t, *v;
+	json_object *o;
 
 	(void)st;
 	setenv("FAKECUDA_CORRUPT_OFFSET", "0", 1);
 	setenv("FAKECUDA_CORRUPT_KIND", "sm", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "sm-read",
-			     "--json"), 1);
-	o = json_tokener_parse(out);
-	assert_non_null(o);
-	assert_true(json_object_object_get_ex(o, "pairs", &pairs));
-	assert_true(json_object_object_get_ex(json_object_array_get_idx(pairs, 0), "tests", &t));
-	v = json_object_array_get_idx(t, 0);
-	assert_true(json_object_object_get_ex(v, "status", &t));
-	assert_string_equal(json_object_get_string(t), "FAIL");
-	assert_true(json_object_object_get_ex(v, "path_proven", &t));
-	assert_false(json_object_get_boolean(t));
+	o = RUN_JSON(1, verify_main, "verify", VOPTS, "--size", "4k", "--tests", "sm-read", "--json");
+	assert_string_equal(jstr(o, "pairs.0.tests.0.status"), "FAIL");
+	assert_non_null(jget(o, "pairs.0.tests.0.path_proven"));
+	assert_false(json_object_get_boolean(jget(o, "pairs.0.tests.0.path_proven")));
 	json_object_put(o);
-	free(out);
-	free(err);
 }
 
 /* libnccl.so.2 only in a pip wheel (~/.local/.../nvidia/nccl/lib): found and run. */
@@ -1293,7 +1384,7 @@ static void nccl_pip_wheel(void **st)
 	assert_int_equal(system(cmd), 0);
 	unsetenv("P2PCTL_LIBNCCL");
 	setenv("HOME", home, 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl"), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl");
 	if (saved)
 		setenv("HOME", saved, 1);
 	free(saved);
@@ -1314,7 +1405,7 @@ static void nccl_init_hang(void **st)
 
 	(void)st;
 	setenv("FAKENCCL_HANG_INIT", "1", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl");
 	assert_non_null(strstr(out, "  nccl        0,1   FAIL  8 bytes: ncclCommInitAll over 2 GPUs did not "
 				    "return within 0.5 s: NCCL's init hangs"));
 	assert_non_null(strstr(out, "verify: HUNG ("));
@@ -1330,7 +1421,7 @@ static void nccl_skip_in_verdict(void **st)
 
 	(void)st;
 	setenv("P2PCTL_LIBNCCL", "/nonexistent/libnccl.so.2", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "path,nccl"), 0);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "path,nccl");
 	assert_non_null(strstr(out, "verdict:\n  0<->1: P2P verified, 95.4 GB/s (line rate unknown), 2.0 us\n"
 				    "  nccl -: SKIPPED: cannot load /nonexistent/libnccl.so.2"));
 	free(out);
@@ -1347,8 +1438,8 @@ static void concurrent_transient_loss(void **st)
 	(void)st;
 	setenv("FAKECUDA_FLAKY", "3", 1);	/* round 2, 0->1's SM stores */
 	/* a long --seconds: the test ends at the bad round, however slow the host */
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "concurrent",
-			     "--seconds", "30"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "concurrent",
+	       "--seconds", "30");
 	assert_non_null(strstr(out, "  concurrent  0->1  FAIL  SM-store slice: first mismatch at offset "));
 	assert_non_null(strstr(out, "got 0xa5, the poison: the write never landed"));
 	assert_non_null(strstr(out, "in round 2 of all pairs at once"));
@@ -1365,7 +1456,7 @@ static void one_way_enable(void **st)
 	(void)st;
 	setenv("FAKECUDA_ENABLE_ERROR", "217", 1);
 	setenv("FAKECUDA_ENABLE_FROM", "1", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k");
 	assert_non_null(strstr(out, "  FAIL  cuCtxEnablePeerAccess 1->0 (GPU 1 mapping GPU 0's memory): "
 				    "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED"));
 	assert_non_null(strstr(out, "; 0->1 was enabled\n"));
@@ -1382,7 +1473,7 @@ static void graph_hang_names_gpu(void **st)
 	(void)st;
 	setenv("FAKECUDA_FAULT", "hang", 1);
 	setenv("FAKECUDA_HANG_KIND", "ce", 1);
-	assert_int_equal(RUN(verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "graph"), 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "graph");
 	assert_non_null(strstr(err, "graph 0->1 hung: the replay of GPU 0's graph did not finish within 0.5 s"));
 	assert_null(strstr(out, "GPU a's"));
 	free(out);
@@ -1430,6 +1521,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fault_hang, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(fault_graph_drop, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(fault_ipc_wrong, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_vmm_stale, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(vmm_ok_without_ctx_mapping, fake_test_setup,
+						fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_car_flag_lost, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_car_stale, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_car_graph, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_procs_hang, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(fault_pte_illegal_address, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(interrupted_run, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(vram_sweep, fake_test_setup, fake_test_teardown),

@@ -20,7 +20,7 @@
 
 enum kind { K_UNI, K_BI, K_LAT };
 enum { MX_UNI_OFF, MX_UNI_ON, MX_BI_OFF, MX_BI_ON, MX_LAT_OFF, MX_LAT_ON,
-       MX_CPU_OFF, MX_CPU_ON, MX_COUNT };
+       MX_CPU_OFF, MX_CPU_ON, MX_UNI_FAST, MX_COUNT };
 
 static const struct {
 	const char *key, *title, *unit;
@@ -33,6 +33,8 @@ static const struct {
 	{ "lat_gpu_p2p_on", "P2P=Enabled Latency, GPU", "us" },
 	{ "lat_cpu_p2p_off", "P2P=Disabled Latency, CPU", "us" },
 	{ "lat_cpu_p2p_on", "P2P=Enabled Latency, CPU", "us" },
+	{ "uni_p2p_on_fastest", "Unidirectional P2P=Enabled Bandwidth [p2pctl's fastest method per "
+	  "cell, not the sample's method]", "GB/s" },
 };
 
 struct bench {
@@ -42,6 +44,7 @@ struct bench {
 	uint64_t size;
 	int copies, reps, lat_copies, forced, do_off, json, tty;
 	int off_fastest;	/* P2P=Disabled: fastest of ce, ce-pull, staged (else the sample's ce) */
+	int fastest;		/* measuring MX_UNI_FAST (else the sample's method, ce) */
 	uint8_t *h1, *h2;	/* host buffers of size bytes for the data checks */
 	size_t slot;
 	int sel[P2P_MAX_GPUS][P2P_MAX_GPUS];
@@ -87,6 +90,11 @@ static int candidates(const struct bench *b, enum kind k, int p2p, int diag, int
 		if (b->forced != M_CE)
 			c[n++] = M_CE;	/* fallback when the forced one can't do this cell */
 		return -n;		/* negative: take the first that works, no calibration */
+	}
+	if (!b->fastest && (p2p || !b->off_fastest)) {
+		/* The sample-comparable matrices: its cuMemcpyPeerAsync (a CE push) */
+		c[n++] = M_CE;
+		return -n;
 	}
 	if (diag) {
 		c[n++] = M_CE;
@@ -183,7 +191,7 @@ static int same_data(struct bench *b, int s, int d, size_t n, char *why, size_t 
 		snprintf(why, len, "reading back for the data check: %s", cu_errstr(cr));
 		return -1;
 	}
-	if (!verify_compare(b->h2, b->h1, n, &off, &e, &g, &nbad))
+	if (!pattern_compare(b->h2, b->h1, n, &off, &e, &g, &nbad))
 		return 0;
 	snprintf(why, len, "first mismatch at offset %llu: expected 0x%02x, got 0x%02x%s (%llu of %zu "
 		 "bytes differ)", (unsigned long long)off, e, g,
@@ -375,7 +383,9 @@ static void usage(FILE *f)
 		"  --copies N       transfers per timed run (default 5, as the sample)\n"
 		"  --lat-copies N   16-byte transfers per latency run (default 100, as the sample)\n"
 		"  --pairs LIST     only these GPU pairs (and their GPUs' diagonal cells)\n"
-		"  --method M       one copy method for every cell instead of the fastest (auto)\n"
+		"  --method M       one copy method for every cell (default auto: the sample's\n"
+		"                   cuMemcpyPeerAsync in its matrices, and a separate matrix of\n"
+		"                   the fastest method per cell, uni_p2p_on_fastest)\n"
 		"  --no-p2p-off     skip the P2P=Disabled matrices\n"
 		"  --off-method M   P2P=Disabled cells: sample (default: cuMemcpyPeerAsync, the\n"
 		"                   sample's method) or fastest (of ce, ce-pull and p2pctl's own\n"
@@ -471,7 +481,7 @@ static void print_text(struct bench *b)
 		"latency: 16 bytes x %d\n\n", (unsigned long long)b->size, b->copies, b->reps,
 		b->lat_copies);
 	static const int order[] = { MX_UNI_OFF, MX_UNI_ON, MX_BI_OFF, MX_BI_ON,
-				     MX_LAT_OFF, MX_CPU_OFF, MX_LAT_ON, MX_CPU_ON };
+				     MX_LAT_OFF, MX_CPU_OFF, MX_LAT_ON, MX_CPU_ON, MX_UNI_FAST };
 	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
 		const struct matrix *m = &b->mx[order[k]];
 		int any = 0;
@@ -482,46 +492,6 @@ static void print_text(struct bench *b)
 			matrix_print(f, m, method_names);
 	}
 	print_summary(b, f);
-}
-
-static json_object *devices_json(const struct rig *r)
-{
-	json_object *a = json_object_new_array();
-
-	for (int i = 0; i < r->n; i++) {
-		json_object *d = json_object_new_object();
-		char cc[16];
-
-		snprintf(cc, sizeof(cc), "%d.%d", r->g[i].cc_major, r->g[i].cc_minor);
-		json_object_object_add(d, "index", json_object_new_int(i));
-		json_object_object_add(d, "name", json_object_new_string(r->g[i].name));
-		json_object_object_add(d, "pci_bus_id", json_object_new_string(r->g[i].busid));
-		json_object_object_add(d, "sm_count", json_object_new_int(r->g[i].sms));
-		json_object_object_add(d, "compute_capability", json_object_new_string(cc));
-		json_object_object_add(d, "measured", json_object_new_boolean(r->g[i].used));
-		json_object_array_add(a, d);
-	}
-	return a;
-}
-
-json_object *cuda_devices_json(const struct rig *r)
-{
-	return devices_json(r);
-}
-
-json_object *cuda_peer_json(const struct rig *r)
-{
-	json_object *a = json_object_new_array();
-
-	for (int i = 0; i < r->n; i++) {
-		json_object *row = json_object_new_array();
-
-		for (int j = 0; j < r->n; j++)
-			json_object_array_add(row, i == j ? NULL :
-					      json_object_new_boolean(r->can_peer[i][j]));
-		json_object_array_add(a, row);
-	}
-	return a;
 }
 
 int bench_main(int argc, char **argv, FILE *out, FILE *err)
@@ -719,7 +689,7 @@ int bench_main(int argc, char **argv, FILE *out, FILE *err)
 
 		if (!b->r.g[i].used)
 			continue;
-		verify_pattern(b->h1, b->size, 0x62656e6368000000ULL + ((uint64_t)i << 40));
+		pattern_fill(b->h1, b->size, 0x62656e6368000000ULL + ((uint64_t)i << 40));
 		cr = rig_cur(&b->r, i);
 		if (cr == CUDA_SUCCESS)
 			cr = cu.cuMemcpyHtoD(b->r.g[i].src, b->h1, b->size);
@@ -734,7 +704,7 @@ int bench_main(int argc, char **argv, FILE *out, FILE *err)
 	}
 	for (int i = 0; i < b->r.n; i++)
 		for (int j = 0; j < b->r.n; j++)
-			b->total += want_cell(b, i, j) ? 3 * (b->do_off ? 2 : 1) : 0;
+			b->total += want_cell(b, i, j) ? 3 * (b->do_off ? 2 : 1) + (b->forced < 0) : 0;
 	if (b->do_off) {
 		size_t slot = b->slot < b->size ? b->slot : b->size;
 
@@ -773,6 +743,19 @@ int bench_main(int argc, char **argv, FILE *out, FILE *err)
 		}
 	if (run_phase(b, 1))
 		rc = P2P_EXIT_FAIL;
+	/* Beside the sample's method: the fastest of p2pctl's per cell, its own matrix. */
+	if (!rc && b->forced < 0) {
+		b->fastest = 1;
+		for (int i = 0; i < b->r.n && !rc; i++)
+			for (int j = 0; j < b->r.n && !rc; j++) {
+				if (!want_cell(b, i, j))
+					continue;
+				progress(b, "unidirectional, fastest method", i, j);
+				if (measure_cell(b, K_UNI, 1, i, j, &b->mx[MX_UNI_FAST].c[i * b->r.n + j], NULL))
+					rc = P2P_EXIT_FAIL;
+				b->done++;
+			}
+	}
 report:
 	if (b->tty)
 		fprintf(err, "\r%70s\r", "");
@@ -788,8 +771,8 @@ report:
 		if (rc)
 			json_object_object_add(o, "error", json_object_new_string(b->errmsg));
 		json_object_object_add(o, "driver_version", json_object_new_int(b->r.driver_version));
-		json_object_object_add(o, "devices", devices_json(&b->r));
-		json_object_object_add(o, "p2p_access", cuda_peer_json(&b->r));
+		json_object_object_add(o, "devices", rig_devices_json(&b->r));
+		json_object_object_add(o, "p2p_access", rig_peer_json(&b->r));
 		json_object_object_add(p, "size_bytes", json_object_new_int64((int64_t)b->size));
 		json_object_object_add(p, "copies_per_run", json_object_new_int(b->copies));
 		json_object_object_add(p, "reps", json_object_new_int(b->reps));

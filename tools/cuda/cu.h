@@ -21,6 +21,26 @@ typedef struct CUfunc_st *CUfunction;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
 typedef struct { char reserved[64]; } CUipcMemHandle;
+typedef unsigned long long CUmemGenericAllocationHandle;
+
+/* Virtual memory management (cuMemCreate and friends, CUDA 10.2+). */
+typedef struct { int type, id; } CUmemLocation;	/* CU_MEM_LOCATION_TYPE_DEVICE, ordinal */
+typedef struct {
+	int type;			/* CU_MEM_ALLOCATION_TYPE_PINNED */
+	int requestedHandleTypes;	/* CUmemAllocationHandleType, 0: none */
+	CUmemLocation location;
+	void *win32HandleMetaData;
+	struct {
+		unsigned char compressionType, gpuDirectRDMACapable;
+		unsigned short usage;
+		unsigned char reserved[4];
+	} allocFlags;
+} CUmemAllocationProp;
+typedef struct { CUmemLocation location; int flags; } CUmemAccessDesc;
+#define CU_MEM_ALLOCATION_TYPE_PINNED 0x1
+#define CU_MEM_LOCATION_TYPE_DEVICE 0x1
+#define CU_MEM_ACCESS_FLAGS_PROT_READWRITE 0x3
+#define CU_MEM_ALLOC_GRANULARITY_MINIMUM 0x0
 
 enum {
 	CUDA_SUCCESS = 0,
@@ -158,8 +178,9 @@ enum {
 /*
  * Entry points verify uses to prove which path a test took (without them
  * the test says "path not proven"), to capture and replay CUDA graphs and
- * to share buffers between processes (without them the graph or ipc test
- * is skipped); cu_missing_optional() ignores them.
+ * to share buffers between processes, and the cuMem (VMM) calls (without
+ * them the graph, ipc or vmm test is skipped); cu_missing_optional()
+ * ignores them.
  */
 #define CU_API_PROOF_LIST(X)                                                    \
 	X(cuDeviceGetP2PAttribute, "cuDeviceGetP2PAttribute", (int *, int, CUdevice, CUdevice)) \
@@ -173,7 +194,19 @@ enum {
 	X(cuGraphDestroy, "cuGraphDestroy", (CUgraph))                              \
 	X(cuIpcGetMemHandle, "cuIpcGetMemHandle", (CUipcMemHandle *, CUdeviceptr))  \
 	X(cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2", (CUdeviceptr *, CUipcMemHandle, unsigned int)) \
-	X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle", (CUdeviceptr))
+	X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle", (CUdeviceptr))                \
+	X(cuMemGetAllocationGranularity, "cuMemGetAllocationGranularity", (size_t *, \
+		const CUmemAllocationProp *, int))                                  \
+	X(cuMemCreate, "cuMemCreate", (CUmemGenericAllocationHandle *, size_t,      \
+		const CUmemAllocationProp *, unsigned long long))                   \
+	X(cuMemRelease, "cuMemRelease", (CUmemGenericAllocationHandle))             \
+	X(cuMemAddressReserve, "cuMemAddressReserve", (CUdeviceptr *, size_t, size_t, \
+		CUdeviceptr, unsigned long long))                                   \
+	X(cuMemAddressFree, "cuMemAddressFree", (CUdeviceptr, size_t))              \
+	X(cuMemMap, "cuMemMap", (CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, \
+		unsigned long long))                                                \
+	X(cuMemUnmap, "cuMemUnmap", (CUdeviceptr, size_t))                          \
+	X(cuMemSetAccess, "cuMemSetAccess", (CUdeviceptr, size_t, const CUmemAccessDesc *, size_t))
 
 struct cu_api {
 #define CU_X_FIELD(name, sym, args) CUresult (*name) args;

@@ -14,8 +14,8 @@
 
 CUDA_DIR ?= cuda
 cuda_saved_goal := $(.DEFAULT_GOAL)
-CUDA_SRCS := $(addprefix $(CUDA_DIR)/,cu.c kernels.c stats.c opts.c report.c rig.c \
-	engine.c bench.c verify.c linkrate.c ncclx.c ncclbench.c)
+include $(CUDA_DIR)/sources.mk
+CUDA_SRCS := $(addprefix $(CUDA_DIR)/,$(CUDA_SRC_NAMES))
 CUDA_OBJS := $(CUDA_SRCS:.c=.o)
 CUDA_HDRS := $(wildcard $(CUDA_DIR)/*.h)
 CUDA_CFLAGS := $(shell pkg-config --cflags json-c) -pthread

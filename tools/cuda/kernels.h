@@ -23,8 +23,14 @@
  *       one thread: ld.acquire.sys of flag until it equals want or
  *       timeout_ns passes; status[0] = the last value seen, status[1] = 1
  *       (seen) or 2 (timed out).
+ *   p2p_car(u64 in, u64 mine, u64 peer, u64 out, u64 n, u64 ctr, u64 myflag,
+ *           u64 peerflag, u64 timeout_ns, u64 status)
+ *       one CTA: a two-rank one-shot custom all-reduce of n u32 words in
+ *       one kernel (payload store, flag store, flag wait, peer payload
+ *       read); see kernels.c. Launched with one block (CAR_THREADS).
  */
-enum { K_READ, K_WRITE, K_DELAY, K_FLAG_SET, K_FLAG_WAIT, K_COUNT };
+enum { K_READ, K_WRITE, K_DELAY, K_FLAG_SET, K_FLAG_WAIT, K_CAR, K_COUNT };
+#define CAR_THREADS 512
 extern const char *const kernel_names[K_COUNT];
 
 const char *kernels_ptx(void);

@@ -194,8 +194,9 @@ static int nb_size(struct nb *b, int coll, uint64_t bytes, double *sec, char *ms
 				uint32_t gb;
 
 				memcpy(&gb, &b->got[e], 4);
-				snprintf(msg, len, "GPU %d's result: element %zu is %g, expected %g%s", b->gs[k],
-					 e, (double)b->got[e], (double)b->want[e],
+				/* %.9g: a float off by one unit in the last place shows */
+				snprintf(msg, len, "GPU %d's result: element %zu is %.9g, expected %.9g%s",
+					 b->gs[k], e, (double)b->got[e], (double)b->want[e],
 					 gb == 0xa5a5a5a5u ? " (0xa5a5a5a5, the poison: NCCL never wrote it)" : "");
 				return -1;
 			}

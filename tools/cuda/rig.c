@@ -275,3 +275,40 @@ void rig_close(struct rig *r)
 		g->ctx = NULL;
 	}
 }
+
+/* The GPUs, for the JSON of verify and bench. */
+json_object *rig_devices_json(const struct rig *r)
+{
+	json_object *a = json_object_new_array();
+
+	for (int i = 0; i < r->n; i++) {
+		json_object *d = json_object_new_object();
+		char cc[16];
+
+		snprintf(cc, sizeof(cc), "%d.%d", r->g[i].cc_major, r->g[i].cc_minor);
+		json_object_object_add(d, "index", json_object_new_int(i));
+		json_object_object_add(d, "name", json_object_new_string(r->g[i].name));
+		json_object_object_add(d, "pci_bus_id", json_object_new_string(r->g[i].busid));
+		json_object_object_add(d, "sm_count", json_object_new_int(r->g[i].sms));
+		json_object_object_add(d, "compute_capability", json_object_new_string(cc));
+		json_object_object_add(d, "measured", json_object_new_boolean(r->g[i].used));
+		json_object_array_add(a, d);
+	}
+	return a;
+}
+
+/* Which GPU can reach which (cuDeviceCanAccessPeer), null on the diagonal. */
+json_object *rig_peer_json(const struct rig *r)
+{
+	json_object *a = json_object_new_array();
+
+	for (int i = 0; i < r->n; i++) {
+		json_object *row = json_object_new_array();
+
+		for (int j = 0; j < r->n; j++)
+			json_object_array_add(row, i == j ? NULL :
+					      json_object_new_boolean(r->can_peer[i][j]));
+		json_object_array_add(a, row);
+	}
+	return a;
+}

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <json-c/json.h>
 
 #include "cu.h"
 #include "kernels.h"
@@ -67,5 +68,10 @@ CUresult rig_cur(struct rig *r, int g);
 /* The GPU whose context rig_cur() last made current (-1: none yet): the GPU
  * an error message names. */
 extern int rig_cur_gpu;
+
+/* JSON for verify and bench: the GPUs, and which can reach which
+ * (cuDeviceCanAccessPeer; null on the diagonal). */
+json_object *rig_devices_json(const struct rig *r);
+json_object *rig_peer_json(const struct rig *r);
 
 #endif

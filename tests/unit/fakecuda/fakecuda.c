@@ -77,6 +77,17 @@
  *              access flags and CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED
  *              still claim a peer mapping (a driver staging them through
  *              host memory behind a lying attribute)
+ *     vmmstale an SM-issued load of another GPU's cuMemMap'ed memory (the
+ *              cuMem/VMM path: cuMemCreate + cuMemMap + cuMemSetAccess)
+ *              returns the first snapshot that GPU read of it, as stale
+ *              does for every peer load
+ *     flaglost the flag store of the custom all-reduce kernel (p2p_car) into
+ *              the peer's memory is lost (its payload stores land): the
+ *              peer's flag wait times out
+ *     openhang cuIpcOpenMemHandle blocks forever in a process that opens
+ *              while another child of the same parent is opening (a
+ *              lock file held 50 ms per open): processes mapping at once
+ *              deadlock, as 580.65.06-595.x's devicesLock inversion can
  *     ipcwrong cuIpcOpenMemHandle maps other (zeroed) memory, not the
  *              exporter's allocation
  *     graphdrop  from the second launch of a CUDA graph on, its last node
@@ -121,7 +132,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef int CUresult;
@@ -143,9 +156,9 @@ struct CUevent_st { int dev; int used; double t; int done; long long seq; struct
 struct CUmod_st { int dev; };
 struct CUfunc_st { int kind; };	/* K_* below */
 
-enum { K_READ, K_WRITE, K_DELAY, K_FLAG_SET, K_FLAG_WAIT, K_NFUNC };
+enum { K_READ, K_WRITE, K_DELAY, K_FLAG_SET, K_FLAG_WAIT, K_CAR, K_NFUNC };
 static const char *const kernel_entry[K_NFUNC] = {
-	"p2p_read", "p2p_write", "p2p_delay", "p2p_flag_set", "p2p_flag_wait",
+	"p2p_read", "p2p_write", "p2p_delay", "p2p_flag_set", "p2p_flag_wait", "p2p_car",
 };
 
 typedef struct CUctx_st *CUcontext;
@@ -160,7 +173,7 @@ static struct {
 	int inited, ndev, peer, enable_error, jit_error, copy_error, overrun, underrun, drop_tail;
 	int managed, concurrent_managed;
 	int f_stale, f_lost, f_nomap, f_wrong, f_hang, f_graphdrop, f_ipcwrong, f_staged, f_ptefault;
-	int f_cedrop;
+	int f_cedrop, f_vmmstale, f_flaglost, f_openhang;
 	long long flaky, peer_stores;
 	char hang_kind[8];
 	int hung;			/* the hang has been used */
@@ -177,7 +190,14 @@ static struct {
 } F;
 /* Device memory: a memfd mapped shared (so another process can open it
  * through an IPC handle); fd < 0 for memory opened from a handle. */
-static struct { char *p; size_t n, maplen; int dev, fd, opened, gen; unsigned long long off; } allocs[MAXALLOC];
+static struct {
+	char *p;
+	size_t n, maplen;
+	int dev, fd, opened, gen;
+	unsigned long long off;
+	int vmm;		/* a cuMemMap of handle vmm (1-based), not cuMemAlloc */
+	unsigned access;	/* vmm: GPUs granted read-write by cuMemSetAccess */
+} allocs[MAXALLOC];
 /* cuInit's count: allocations an earlier run left behind (a hung run does
  * not free) take no VRAM of a later run's GPUs. */
 static int generation;
@@ -197,7 +217,7 @@ static struct managed {
 } managed[MAXMANAGED];
 #define MAXMODULE 64
 static struct CUmod_st *modules[MAXMODULE];
-static struct CUfunc_st funcs[K_NFUNC] = { { 0 }, { 1 }, { 2 }, { 3 }, { 4 } };
+static struct CUfunc_st funcs[K_NFUNC] = { { 0 }, { 1 }, { 2 }, { 3 }, { 4 }, { 5 } };
 static _Thread_local CUcontext current;
 
 /* A queued operation. */
@@ -210,7 +230,7 @@ struct qop {
 	size_t n;
 	int sdev, ddev;		/* Q_COPY: contexts' devices */
 	int fkind;		/* Q_KERN */
-	unsigned long long a[4];
+	unsigned long long a[10];
 	unsigned int u32;
 	struct CUevent_st *ev;
 	struct CUstream_st *evs;	/* Q_WAIT: the stream and sequence number of the record */
@@ -286,6 +306,25 @@ static int find_dev(CUdeviceptr p)
 static int mapped(int g, int o)
 {
 	return g == o || (F.ctx[g].peer[o] && !F.f_nomap);
+}
+
+/* May GPU g reach p (owner o's memory)? A cuMemMap mapping: only where
+ * cuMemSetAccess granted it, peer access or not. */
+static int may_access(int g, CUdeviceptr p, int o)
+{
+	int i = find_alloc(p);
+
+	if (i >= 0 && allocs[i].vmm)
+		return (allocs[i].access >> g) & 1;
+	return mapped(g, o);
+}
+
+/* Is p in a cuMemMap mapping? */
+static int is_vmm(CUdeviceptr p)
+{
+	int i = find_alloc(p);
+
+	return i >= 0 && allocs[i].vmm;
 }
 
 static void advance(size_t n, double gbps)
@@ -385,7 +424,7 @@ static CUdeviceptr resolve(CUdeviceptr p, int g, int *owner, CUresult *err)
 
 	if (!m) {
 		*owner = find_dev(p);
-		if (*owner >= 0 && (!mapped(g, *owner) || (F.f_ptefault && *owner != g)))
+		if (*owner >= 0 && (!may_access(g, p, *owner) || (F.f_ptefault && *owner != g)))
 			*err = 700;
 		return p;
 	}
@@ -488,7 +527,7 @@ static void load_bytes(char *out, CUdeviceptr p, size_t n, int g, int owner)
 {
 	const char *from = (const char *)(uintptr_t)p;
 
-	if (owner >= 0 && owner != g && F.f_stale) {
+	if (owner >= 0 && owner != g && (F.f_stale || (F.f_vmmstale && is_vmm(p)))) {
 		size_t an = 0;
 		char *base = alloc_base(p, &an);
 		struct snap *s = NULL;
@@ -632,6 +671,62 @@ static void run_kernel(struct qop *o)
 		}
 		store_bytes(fl, (const char *)&o->u32, 4, g, dow);
 		advance(4, F.sm_bw);
+		break;
+	}
+	case K_CAR: {
+		/* (in, mine, peer, out, n, ctr, myflag, peerflag, timeout_ns,
+		 * status): see tools/cuda/kernels.c. The flag wait polls in real
+		 * time: the peer is another process. */
+		CUdeviceptr p[10];
+		int ow[10] = { 0 };
+		unsigned int v, f = 0, st[3];
+		size_t nb = o->a[4] * 4;
+		unsigned long long off;
+		struct timespec t0, t1, nap = { 0, 100000 };
+		char *mine, *peer;
+
+		for (int i = 0; i < 10; i++)
+			p[i] = i == 4 || i == 8 ? o->a[i] : resolve(o->a[i], g, &ow[i], &err);
+		if (err) {
+			o->s->err = err;
+			return;
+		}
+		load_bytes((char *)&v, p[5], 4, g, ow[5]);
+		v++;
+		store_bytes(p[5], (const char *)&v, 4, g, ow[5]);
+		off = (v & 1) * nb;
+		mine = malloc(nb ? nb : 1);
+		peer = malloc(nb ? nb : 1);
+		load_bytes(mine, p[0], nb, g, ow[0]);
+		store_bytes(p[1] + off, mine, nb, g, ow[1]);
+		if (!F.f_flaglost)
+			store_bytes(p[7], (const char *)&v, 4, g, ow[7]);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		st[1] = 2;
+		for (;;) {
+			load_bytes((char *)&f, p[6], 4, g, ow[6]);
+			if ((int)(f - v) >= 0) {
+				st[1] = 1;
+				break;
+			}
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			if ((t1.tv_sec - t0.tv_sec) * 1000000000ULL + t1.tv_nsec - t0.tv_nsec >= o->a[8])
+				break;
+			if (!progress_other(o->s))
+				nanosleep(&nap, NULL);
+		}
+		st[0] = f;
+		st[2] = v;
+		store_bytes(p[9], (const char *)st, 12, g, ow[9]);
+		if (st[1] == 1) {
+			load_bytes(peer, p[2] + off, nb, g, ow[2]);
+			for (size_t i = 0; i < nb / 4; i++)
+				((unsigned int *)mine)[i] += ((unsigned int *)peer)[i];
+			store_bytes(p[3], mine, nb, g, ow[3]);
+		}
+		free(mine);
+		free(peer);
+		advance(nb * 2, F.sm_bw);
 		break;
 	}
 	case K_FLAG_WAIT: {
@@ -800,7 +895,8 @@ static void set_faults(void)
 	const char *f = getenv("FAKECUDA_FAULT"), *k = getenv("FAKECUDA_HANG_KIND");
 	char buf[128], *save = NULL;
 
-	F.f_stale = F.f_lost = F.f_nomap = F.f_wrong = F.f_hang = F.f_graphdrop = F.f_ipcwrong = F.f_staged = F.f_ptefault = F.f_cedrop = F.hung = 0;
+	F.f_stale = F.f_lost = F.f_nomap = F.f_wrong = F.f_hang = F.f_graphdrop = F.f_ipcwrong = F.f_staged = F.f_ptefault = F.f_cedrop = 0;
+	F.f_vmmstale = F.f_flaglost = F.f_openhang = F.hung = 0;
 	snprintf(F.hang_kind, sizeof(F.hang_kind), "%s", k ? k : "");
 	F.wrong_above = (unsigned long long)envd("FAKECUDA_WRONG_ABOVE", 0);
 	snprintf(buf, sizeof(buf), "%s", f ? f : "");
@@ -825,6 +921,12 @@ static void set_faults(void)
 			F.f_staged = 1;
 		else if (!strcmp(t, "ipcwrong"))
 			F.f_ipcwrong = 1;
+		else if (!strcmp(t, "vmmstale"))
+			F.f_vmmstale = 1;
+		else if (!strcmp(t, "flaglost"))
+			F.f_flaglost = 1;
+		else if (!strcmp(t, "openhang"))
+			F.f_openhang = 1;
 		else
 			fprintf(stderr, "fakecuda: unknown FAKECUDA_FAULT '%s'\n", t);
 	}
@@ -1062,7 +1164,7 @@ static int vram_place(int dev, size_t n, unsigned long long *off)
 	for (int moved = 1; moved;) {
 		moved = 0;
 		for (int k = 0; k < MAXALLOC; k++)
-			if (allocs[k].p && allocs[k].dev == dev && !allocs[k].opened &&
+			if (allocs[k].p && allocs[k].dev == dev && !allocs[k].opened && !allocs[k].vmm &&
 			    allocs[k].gen == generation && allocs[k].off < o + vram_len(n) && o < allocs[k].off + vram_len(allocs[k].n)) {
 				o = allocs[k].off + vram_len(allocs[k].n);
 				moved = 1;
@@ -1154,7 +1256,7 @@ CUresult cuMemFree_v2(CUdeviceptr p)
 			UNLOCK_RET(0);
 		}
 	for (int i = 0; i < MAXALLOC; i++)
-		if (allocs[i].p == (char *)(uintptr_t)p) {
+		if (allocs[i].p == (char *)(uintptr_t)p && !allocs[i].vmm) {
 			drop_snaps(allocs[i].p);
 			munmap(allocs[i].p, allocs[i].maplen);
 			if (allocs[i].fd >= 0)
@@ -1177,7 +1279,7 @@ CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p)
 	if (d < 0 && !find_managed(p))
 		UNLOCK_RET(1);
 	if (attr == 16)
-		*v = d < 0 || mapped(current->dev, d) ? 3 : 0;
+		*v = d < 0 || may_access(current->dev, p, d) ? 3 : 0;
 	else if (attr == 9 && d >= 0)
 		*v = d;
 	else
@@ -1688,6 +1790,10 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
 		o->a[0] = *(unsigned long long *)args[0];
 		o->a[1] = *(unsigned long long *)args[1];
 		break;
+	case K_CAR:		/* ten u64 */
+		for (int i = 0; i < 10; i++)
+			o->a[i] = *(unsigned long long *)args[i];
+		break;
 	case K_FLAG_SET:	/* (u64 flag, u32 value) */
 		o->a[0] = *(unsigned long long *)args[0];
 		o->u32 = *(unsigned int *)args[1];
@@ -1771,6 +1877,161 @@ CUresult cuGraphDestroy(CUgraph g)
 	UNLOCK_RET(0);
 }
 
+/*
+ * Virtual memory management (cuMemCreate, cuMemMap, cuMemSetAccess), as
+ * NCCL's P2P/CUMEM transport and PyTorch's expandable segments use it: a
+ * handle is a memfd on its GPU, cuMemAddressReserve an inaccessible range,
+ * cuMemMap maps the memfd there. A GPU reaches a mapping only where
+ * cuMemSetAccess granted it (the owner too), whatever peer access says.
+ * Such memory takes no VRAM offset (FAKECUDA_BAR1_BYTES and
+ * FAKECUDA_FREE_BYTES leave it alone).
+ */
+typedef struct { int type, id; } CUmemLocation;
+typedef struct {
+	int type, requestedHandleTypes;
+	CUmemLocation location;
+	void *win32HandleMetaData;
+	unsigned char allocFlags[8];
+} CUmemAllocationProp;
+typedef struct { CUmemLocation location; int flags; } CUmemAccessDesc;
+#define MAXVMM 64
+static struct { int fd, dev; size_t n; } vmh[MAXVMM];
+
+CUresult cuMemGetAllocationGranularity(size_t *g, const CUmemAllocationProp *prop, int option)
+{
+	(void)option;
+	if (!prop || prop->location.type != 1)
+		return 1;
+	*g = VRAM_ALIGN;
+	return 0;
+}
+
+CUresult cuMemCreate(unsigned long long *h, size_t n, const CUmemAllocationProp *prop,
+		     unsigned long long flags)
+{
+	int fd;
+
+	(void)flags;
+	if (!prop || prop->type != 1 || prop->location.type != 1 || prop->location.id < 0 ||
+	    prop->location.id >= F.ndev || !n || n % VRAM_ALIGN)
+		return 1;
+	fd = memfd_create("fakecuda-vmm", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, (off_t)n)) {
+		if (fd >= 0)
+			close(fd);
+		return 2;
+	}
+	LOCK();
+	for (int i = 0; i < MAXVMM; i++)
+		if (!vmh[i].n) {
+			vmh[i].fd = fd;
+			vmh[i].dev = prop->location.id;
+			vmh[i].n = n;
+			*h = (unsigned long long)i + 1;
+			UNLOCK_RET(0);
+		}
+	close(fd);
+	UNLOCK_RET(2);
+}
+
+CUresult cuMemRelease(unsigned long long h)
+{
+	if (!h || h > MAXVMM || !vmh[h - 1].n)
+		return 1;
+	LOCK();
+	close(vmh[h - 1].fd);
+	vmh[h - 1].n = 0;
+	UNLOCK_RET(0);
+}
+
+CUresult cuMemAddressReserve(CUdeviceptr *p, size_t n, size_t align, CUdeviceptr addr,
+			     unsigned long long flags)
+{
+	void *m;
+
+	(void)align;
+	(void)addr;
+	(void)flags;
+	m = mmap(NULL, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED)
+		return 2;
+	*p = (CUdeviceptr)(uintptr_t)m;
+	return 0;
+}
+
+CUresult cuMemAddressFree(CUdeviceptr p, size_t n)
+{
+	return munmap((void *)(uintptr_t)p, n) ? 1 : 0;
+}
+
+CUresult cuMemMap(CUdeviceptr p, size_t n, size_t off, unsigned long long h, unsigned long long flags)
+{
+	void *m;
+
+	(void)flags;
+	if (!h || h > MAXVMM || !vmh[h - 1].n || off + n > vmh[h - 1].n)
+		return 1;
+	LOCK();
+	m = mmap((void *)(uintptr_t)p, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		 vmh[h - 1].fd, (off_t)off);
+	if (m == MAP_FAILED)
+		UNLOCK_RET(2);
+	for (int i = 0; i < MAXALLOC; i++)
+		if (!allocs[i].p) {
+			memset(&allocs[i], 0, sizeof(allocs[i]));
+			allocs[i].p = m;
+			/* find_alloc's 256 bytes of slack: no overrun knob here */
+			allocs[i].n = n - 256;
+			allocs[i].maplen = n;
+			allocs[i].fd = -1;
+			allocs[i].dev = vmh[h - 1].dev;
+			allocs[i].gen = generation;
+			allocs[i].vmm = (int)h;
+			UNLOCK_RET(0);
+		}
+	UNLOCK_RET(2);
+}
+
+CUresult cuMemSetAccess(CUdeviceptr p, size_t n, const CUmemAccessDesc *d, size_t count)
+{
+	(void)n;
+	LOCK();
+	for (int i = 0; i < MAXALLOC; i++)
+		if (allocs[i].p == (char *)(uintptr_t)p && allocs[i].vmm) {
+			for (size_t k = 0; k < count; k++) {
+				if (d[k].location.type != 1 || d[k].location.id < 0 ||
+				    d[k].location.id >= F.ndev)
+					UNLOCK_RET(1);
+				if (d[k].flags == 3)
+					allocs[i].access |= 1u << d[k].location.id;
+				else
+					allocs[i].access &= ~(1u << d[k].location.id);
+			}
+			UNLOCK_RET(0);
+		}
+	UNLOCK_RET(1);
+}
+
+CUresult cuMemUnmap(CUdeviceptr p, size_t n)
+{
+	LOCK();
+	for (int i = 0; i < MAXALLOC; i++)
+		if (allocs[i].p == (char *)(uintptr_t)p && allocs[i].vmm) {
+			for (int k = 0; k < MAXSTREAM; k++)
+				if (streams[k].used)
+					progress(&streams[k], 1LL << 62);
+			compact();
+			drop_snaps(allocs[i].p);
+			/* back to a reserved, inaccessible range */
+			mmap(allocs[i].p, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
+			     -1, 0);
+			allocs[i].p = NULL;
+			allocs[i].vmm = 0;
+			UNLOCK_RET(0);
+		}
+	UNLOCK_RET(1);
+}
+
 /* CUipcMemHandle: 64 opaque bytes; here the exporter's pid and memfd. */
 typedef struct { char reserved[64]; } CUipcMemHandle;
 struct ipc { unsigned magic; int pid, fd, dev; size_t n, maplen; unsigned long long off; };
@@ -1782,7 +2043,7 @@ CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p)
 
 	LOCK();
 	i = find_alloc(p);
-	if (i < 0 || allocs[i].opened || allocs[i].p != (char *)(uintptr_t)p)
+	if (i < 0 || allocs[i].opened || allocs[i].vmm || allocs[i].p != (char *)(uintptr_t)p)
 		UNLOCK_RET(1);
 	x.fd = allocs[i].fd;
 	x.dev = allocs[i].dev;
@@ -1808,6 +2069,18 @@ CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsigned int fl
 		return 1;	/* CUDA refuses a handle of the same process */
 	if (x.dev != current->dev && !(flags & 1) && !current->peer[x.dev])
 		return 705;
+	if (F.f_openhang) {
+		int lf;
+
+		snprintf(path, sizeof(path), "/tmp/fakecuda-openhang-%d", (int)getppid());
+		lf = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+		if (lf >= 0 && flock(lf, LOCK_EX | LOCK_NB))
+			for (;;)
+				pause();	/* another process is mapping: the deadlock */
+		usleep(50000);
+		if (lf >= 0)
+			close(lf);	/* and its lock */
+	}
 	if (F.f_ipcwrong) {
 		m = mmap(NULL, x.maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 			 -1, 0);

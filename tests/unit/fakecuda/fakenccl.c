@@ -119,14 +119,18 @@ static void run(struct group *g)
 	g->called = 0;
 }
 
-int ncclAllReduce(const void *s, void *r, size_t count, int type, int op, ncclComm_t comm, void *stream)
+/*
+ * A rank's part of a collective (gather 0: all-reduce, 1: all-gather): it
+ * runs when the last rank of the group has called, at the end of the
+ * outermost ncclGroupEnd if inside a group.
+ */
+static int collective(const void *s, void *r, size_t count, int type, int gather, ncclComm_t comm)
 {
 	struct group *g = comm->g;
 
-	(void)stream;
-	if (op != 0 || (type != 2 && type != 7))
-		return 4;
-	g->c[comm->rank] = (struct call){ s, r, count, type, 0 };
+	if (type != 2 && type != 7)
+		return 4;	/* ncclInvalidArgument: int32 and float32 only */
+	g->c[comm->rank] = (struct call){ s, r, count, type, gather };
 	if (++g->called < g->n)
 		return 0;
 	if (depth) {
@@ -137,22 +141,18 @@ int ncclAllReduce(const void *s, void *r, size_t count, int type, int op, ncclCo
 	return 0;
 }
 
+int ncclAllReduce(const void *s, void *r, size_t count, int type, int op, ncclComm_t comm, void *stream)
+{
+	(void)stream;
+	if (op != 0)
+		return 4;	/* sum only */
+	return collective(s, r, count, type, 0, comm);
+}
+
 int ncclAllGather(const void *s, void *r, size_t count, int type, ncclComm_t comm, void *stream)
 {
-	struct group *g = comm->g;
-
 	(void)stream;
-	if (type != 2 && type != 7)
-		return 4;
-	g->c[comm->rank] = (struct call){ s, r, count, type, 1 };
-	if (++g->called < g->n)
-		return 0;
-	if (depth) {
-		pending[npending++] = g;
-		return 0;
-	}
-	run(g);
-	return 0;
+	return collective(s, r, count, type, 1, comm);
 }
 
 int ncclGroupStart(void)

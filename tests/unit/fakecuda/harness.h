@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Shared helpers for tests/unit/test_cuda_*.c (header-only). */
+/* Shared helpers for tests/unit/test_cuda_*.c (header-only; include after
+ * <cmocka.h>): the fake's environment, running a command, its JSON. */
 #ifndef P2P_FAKECUDA_HARNESS_H
 #define P2P_FAKECUDA_HARNESS_H
 
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <json-c/json.h>
 
 static const char *const fake_vars[] = {
 	"FAKECUDA_INIT_ERROR", "FAKECUDA_DEVICES", "FAKECUDA_PEER", "FAKECUDA_ENABLE_ERROR",
@@ -105,5 +107,75 @@ static inline int run_cmd(cmd_fn fn, char **out, char **err, int argc, char **ar
 	char *argv_[] = { __VA_ARGS__, NULL };                             \
 	run_cmd(fn, out, err, (int)(sizeof(argv_) / sizeof(argv_[0])) - 1, argv_); \
 })
+
+/* Run fn; assert that it returned rc, showing its output where it did not. */
+static inline int run_rc(int rc, cmd_fn fn, char **out, char **err, int argc, char **argv)
+{
+	int got = run_cmd(fn, out, err, argc, argv);
+
+	if (got != rc)
+		fprintf(stderr, "%s returned %d, not %d; stdout:\n%s\nstderr:\n%s\n", argv[0], got, rc,
+			*out, *err);
+	return got;
+}
+
+#define RUN_RC(rc, fn, out, err, ...) ({                                   \
+	char *argv_[] = { __VA_ARGS__, NULL };                             \
+	assert_int_equal(run_rc(rc, fn, out, err,                          \
+				(int)(sizeof(argv_) / sizeof(argv_[0])) - 1, argv_), rc); \
+})
+
+/* Run fn with --json among its arguments; assert rc; its parsed output. */
+static inline json_object *run_json(int rc, cmd_fn fn, int argc, char **argv)
+{
+	char *out, *err;
+	json_object *o;
+
+	assert_int_equal(run_rc(rc, fn, &out, &err, argc, argv), rc);
+	o = json_tokener_parse(out);
+	if (!o)
+		fprintf(stderr, "not JSON:\n%s\n", out);
+	assert_non_null(o);
+	free(out);
+	free(err);
+	return o;
+}
+
+#define RUN_JSON(rc, fn, ...) ({                                           \
+	char *argv_[] = { __VA_ARGS__, NULL };                             \
+	run_json(rc, fn, (int)(sizeof(argv_) / sizeof(argv_[0])) - 1, argv_); \
+})
+
+/* o's member at a dotted path ("matrices.uni_p2p_on.median.0.1": array
+ * elements by index), or NULL. */
+static inline json_object *jget(json_object *o, const char *path)
+{
+	char buf[256], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *t = strtok_r(buf, ".", &save); t && o; t = strtok_r(NULL, ".", &save)) {
+		if (json_object_is_type(o, json_type_array))
+			o = json_object_array_get_idx(o, atoi(t));
+		else if (!json_object_object_get_ex(o, t, &o))
+			return NULL;
+	}
+	return o;
+}
+
+static inline double jnum(json_object *o, const char *path)
+{
+	json_object *v = jget(o, path);
+
+	assert_non_null(v);
+	return json_object_get_double(v);
+}
+
+static inline const char *jstr(json_object *o, const char *path)
+{
+	json_object *v = jget(o, path);
+
+	assert_non_null(v);
+	return json_object_get_string(v);
+}
 
 #endif

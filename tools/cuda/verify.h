@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * p2pctl verify, inside: the state of a run, one test's result, and what
+ * the test families (verify_<family>.c) share. verify.c parses the command
+ * line and runs the families pair by pair; verify_report.c prints and
+ * judges what they found. Nothing here is used by bench.
+ */
+#ifndef P2P_CUDA_VERIFY_H
+#define P2P_CUDA_VERIFY_H
+
+#include <inttypes.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+#include <json-c/json.h>
+
+#include "cuda_int.h"
+#include "engine.h"
+#include "linkrate.h"
+#include "pattern.h"
+
+#define GUARD 256		/* guard bytes before and after every destination */
+#define POISON 0xa5a5a5a5u	/* destinations and their guards */
+#define SRC_TAIL 0x5a		/* around the source's data: an overrun copies it */
+#define AUX_BYTES 4096		/* per GPU: the flag (offset 0) and the status (64) */
+#define FLAG_MAX (4ULL << 20)	/* payload bytes of the flags tests */
+#define FLAG_ROUNDS 8
+#define GRAPH_REPLAYS 8
+#define VRAM_MARGIN (256ULL << 20)	/* left free at the vram test's top place */
+
+enum {
+	V_PATH, V_CE, V_SM_READ, V_SM_WRITE, V_FLAGS, V_FLAGS_POLL, V_GRAPH, V_IPC, V_VRAM, V_VMM, V_CAR, V_PROCS,
+	V_UM_READ, V_UM_WRITE, V_UM_PREFETCH, V_UM_FAULT, V_CONCURRENT, V_NCCL, V_COUNT
+};
+#define V_DEV_COUNT V_UM_READ	/* the device-memory tests of a pair come first */
+#define V_UM_COUNT (V_CONCURRENT - V_UM_READ)
+extern const char *const vnames[V_COUNT];	/* the names --tests takes */
+extern const char *const vhint[V_COUNT];	/* what a failure usually means */
+
+struct vtest {
+	int src, dst, method, engine;
+	int ok;
+	int skipped;		/* not run; error says why */
+	int hung;		/* a wait ran past the deadline */
+	char error[1024];
+	int mismatch;		/* 1 data, 2 guard after, 3 guard before */
+	uint64_t offset, nbad, bytes;
+	uint8_t expected, got;
+	double gbps;
+	int proven;		/* the path was shown (path says how), else path says why not */
+	char label[64];		/* nccl: the GPU set */
+	double off_gbps, on_us, off_us;	/* path: peer access off/on */
+	char path[512];
+	int rounds;
+	int gpu;		/* 1 + the GPU whose call or wait returned the error */
+	uint64_t vram_mb[3][2];	/* vram: the pads (MiB) of each place, on src and dst */
+	int cut;		/* concurrent: ended early by a signal */
+};
+
+struct vstate {
+	struct rig r;
+	struct sm_cfg sm;
+	uint64_t size, seed0, seed, pad_req;
+	uint64_t vseed;		/* the vram test's seeds: a stream of their own */
+	int pad_auto;
+	size_t total;		/* bytes of every device buffer: GUARD + data + GUARD */
+	uint8_t *want, *got, *img;
+	int no_managed, loopback;
+	unsigned tests;		/* bit per V_* */
+	double timeout, seconds;
+	CUdeviceptr um;		/* managed buffer of total bytes, for the pair under test */
+	CUdeviceptr chk[P2P_MAX_GPUS], aux[P2P_MAX_GPUS], pad[P2P_MAX_GPUS];
+	uint64_t padbytes[P2P_MAX_GPUS];
+	int hung;
+	char hang[768];
+	struct linkrate link;	/* of the pair under test */
+	struct { int done, ok; double on_gbps, off_gbps, on_us, off_us; }
+		pm[P2P_MAX_GPUS][P2P_MAX_GPUS];	/* the path test of a -> b */
+	FILE *out;		/* text output (NULL with --json): a line per test as it ends */
+	char nccl_log[256];	/* NCCL's debug file (NCCL_DEBUG=INFO) that verify set up */
+	char nccl_user[64];	/* the user's own NCCL_DEBUG, which verify leaves alone */
+};
+
+/*
+ * SIGINT or SIGTERM: the signal's number (verify.c's handler sets it). The
+ * test running finishes (its GPU work is in flight), no new one starts, and
+ * the verdict of what ran is printed.
+ */
+extern volatile sig_atomic_t vstop;
+
+/* No new test starts: a hang or a signal. */
+static inline int vhalt(const struct vstate *v)
+{
+	return v->hung || vstop;
+}
+
+/* The managed-memory part of one pair. */
+enum { UM_OK, UM_FAIL, UM_SKIPPED };
+extern const char *const umstatus[];
+
+struct umpair {
+	int status;
+	char reason[512];	/* SKIPPED: why; FAIL: an error outside the tests */
+	int nok, nfail, nskip;
+};
+
+#define VT(call, what)                                  \
+	do {                                            \
+		CUresult cr_ = (call);                  \
+		if (cr_ != CUDA_SUCCESS)                \
+			return vfail(t, what, cr_);      \
+	} while (0)
+
+#define VW(g, s, what) VT(vwait(v, t, g, s, NULL, what), what)
+
+/* What a pair's results add up to. */
+struct pverdict {
+	int a, b, peer_ok, nfail, staging, measured;
+	int reached;		/* its tests ran (an interrupted run stops before some pairs) */
+	char noway[48];		/* the direction whose peer access could not be enabled */
+	double gbps, us;
+	char failed[160];	/* the failed tests' names */
+	struct linkrate link;
+	char cell[V_COUNT][2][6];	/* the grid: [test][0: a->b, 1: b->a]; "" not run */
+};
+
+/* verify_common.c */
+int vfail(struct vtest *t, const char *what, CUresult cr);
+/* 0 if cr is CUDA_SUCCESS, else vfail()'s -1. */
+static inline int vfail_if(struct vtest *t, CUresult cr, const char *what)
+{
+	return cr == CUDA_SUCCESS ? 0 : vfail(t, what, cr);
+}
+void vexplain(struct vtest *t);
+void vnap(long us);
+CUresult vwait(struct vstate *v, struct vtest *t, int g, CUstream s, CUevent e,
+		      const char *what);
+void vimages(struct vstate *v, size_t n);
+int vcheck_got(struct vstate *v, struct vtest *t, size_t n);
+int vpeer_mapped(struct vstate *v, int g, CUdeviceptr p, char *why, size_t len);
+int vstage(struct vstate *v, struct vtest *t, int a, int b, int chk);
+int vreadback(struct vstate *v, struct vtest *t, int g, CUdeviceptr p);
+size_t vround_size(const struct vstate *v, int round);
+
+/* verify_path.c */
+int vdev_path(struct vstate *v, struct vtest *t);
+int run_path(struct vstate *v, struct vtest *t);
+
+/* verify_copy.c */
+int run_copy(struct vstate *v, struct vtest *t);
+int run_vram(struct vstate *v, struct vtest *t);
+
+/* verify_vmm.c */
+int run_vmm(struct vstate *v, struct vtest *t);
+
+/* verify_car.c */
+int run_car(struct vstate *v, struct vtest *t);
+int car_child(const char *spec, FILE *out);
+
+/* verify_procs.c */
+int run_procs(struct vstate *v, struct vtest *t);
+
+/* verify_flags.c */
+int run_flags(struct vstate *v, struct vtest *t);
+
+/* verify_graph.c */
+int run_graph(struct vstate *v, struct vtest *t);
+
+/* verify_ipc.c */
+int ipc_child(const char *spec, FILE *out);
+void vhex(char *out, const void *p, size_t n);
+int vunhex(void *p, const char *s, size_t n);
+CUresult vchild_wait(CUstream s, double timeout);
+int vchild_start(struct vtest *t, const char *opt, const char *spec, pid_t *pid, int *fd);
+int vchild_read(struct vtest *t, pid_t pid, int fd, char *buf, size_t len, size_t *got,
+		const char *until, double end, const char *what);
+int run_ipc(struct vstate *v, struct vtest *t);
+
+/* verify_nccl.c */
+int nccl_open(char *why, size_t len);
+void run_nccl(struct vstate *v, struct vtest *t, const int *gs, int ng);
+void nccl_debug_begin(struct vstate *v);
+void nccl_debug_end(struct vstate *v);
+long nccl_log_size(const struct vstate *v);
+void nccl_transport(struct vstate *v, struct vtest *t, const int *gs, int ng, long off);
+
+/* verify_um.c */
+void um_pair(struct vstate *v, int a, int b, struct vtest *tests, int *nt, struct umpair *u);
+
+/* verify_conc.c */
+int run_concurrent(struct vstate *v, int sel[P2P_MAX_GPUS][P2P_MAX_GPUS], struct vtest *tests,
+			  int *nt, int maxt);
+
+/* verify_report.c */
+json_object *vtest_json(const struct vtest *t);
+void vdone(struct vstate *v, struct vtest *t, int stop_before);
+void um_print(FILE *out, const struct vstate *v, int a, int b, const struct umpair *u);
+void pv_add(struct pverdict *pv, const struct vtest *t);
+void pv_path(struct pverdict *pv, const struct vstate *v);
+int grid_row(const struct vstate *v, int m);
+void pv_line(const struct pverdict *pv, const struct vstate *v, char *buf, size_t len);
+void pv_grid(FILE *out, const struct pverdict *pv, const struct vstate *v);
+json_object *pv_grid_json(const struct pverdict *pv, const struct vstate *v);
+void pair_json(struct vstate *v, json_object *jpairs, int a, int b, int pfail, const char *perr,
+		      struct vtest *tests, int nt, const struct umpair *um);
+
+#endif

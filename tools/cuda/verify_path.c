@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * p2pctl verify's path test: the same peer copy timed with peer access off
+ * and on against the link's line rate, and the path proof the device tests
+ * take from it.
+ */
+
+#include <stdlib.h>
+
+#include "verify.h"
+
+/* The path of a device-memory test a -> b (ce, sm-*): 0, or -1 with t failed. */
+int vdev_path(struct vstate *v, struct vtest *t)
+{
+	struct rig *r = &v->r;
+	int a = t->src, b = t->dst, m;
+	char why[256];
+
+	if (a == b) {
+		snprintf(t->path, sizeof(t->path), "loopback within GPU %d: no peer path was used", a);
+		return 0;
+	}
+	/* The GPU whose context must map the other's buffer. */
+	m = vpeer_mapped(v, t->engine, t->engine == a ? r->g[b].dst : r->g[a].src, why, sizeof(why));
+	if (m == 0) {
+		t->ok = 0;
+		snprintf(t->error, sizeof(t->error),
+			 "no peer mapping: GPU %d has no access to GPU %d's memory "
+			 "(CU_POINTER_ATTRIBUTE_ACCESS_FLAGS = 0) although peer access was enabled; %s",
+			 t->engine, t->engine == a ? b : a,
+			 t->method == V_CE ? "cuMemcpyPeerAsync stages such a copy through host memory, "
+			 "so right bytes would not show P2P" : "its kernels cannot reach the peer");
+		return -1;
+	}
+	if (t->method == V_CE) {
+		int att = -1;
+
+		if (m < 0) {
+			snprintf(t->path, sizeof(t->path), "%s", why);
+			return 0;
+		}
+		if (cu.cuDeviceGetP2PAttribute &&
+		    cu.cuDeviceGetP2PAttribute(&att, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED,
+					       r->g[a].dev, r->g[b].dev) != CUDA_SUCCESS)
+			att = -1;
+		if (att == 0) {
+			t->ok = 0;
+			snprintf(t->error, sizeof(t->error),
+				 "CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED %d->%d = 0: the driver stages "
+				 "copies between these GPUs through host memory", a, b);
+			return -1;
+		}
+		if (att == 1 && v->pm[a][b].done && v->pm[a][b].ok) {
+			t->proven = 1;
+			snprintf(t->path, sizeof(t->path), "peer copy measured (path test): %.1f GB/s with "
+				 "peer access on against %.1f GB/s staged with it off, and GPU %d maps GPU %d's "
+				 "buffer read-write", v->pm[a][b].on_gbps, v->pm[a][b].off_gbps, a, b);
+		} else {
+			snprintf(t->path, sizeof(t->path), att == 1 ?
+				 "the driver reports a peer mapping (GPU %d maps GPU %d's buffer read-write, "
+				 "CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED = 1); no measurement backs it (the "
+				 "path test %s)" :
+				 "GPU %d maps GPU %d's buffer, but the driver lacks cuDeviceGetP2PAttribute, "
+				 "so staging is not excluded%s", a, b,
+				 att != 1 ? "" : !v->pm[a][b].done ? "did not run" : "failed");
+		}
+		return 0;
+	}
+	/* An SM load or store reaches another GPU's memory only through a mapping. */
+	t->proven = 1;
+	snprintf(t->path, sizeof(t->path), "SM %s by GPU %d through its peer mapping of GPU %d's "
+		 "memory (a kernel has no other way to reach it)%s",
+		 t->method == V_SM_READ ? "loads" : "stores", t->engine, t->engine == a ? b : a,
+		 m == 1 ? "; access flags read-write" : "");
+	return 0;
+}
+
+#define PATH_MIN (4ULL << 20)	/* bytes per timed copy of the path test */
+#define PATH_MAX_BYTES (32ULL << 20)
+#define PATH_REPS 3
+#define PATH_LAT_COPIES 100
+#define PATH_STAGING_MARGIN 1.1	/* peer copies must beat staging by this */
+#define PATH_LINK_MARGIN 1.05	/* and may not beat the line rate by more */
+
+/*
+ * One side of the path test: copies a -> b with cuMemcpyPeerAsync on a's
+ * stream, the destination poisoned first and checked after: the best of
+ * PATH_REPS timed copies of n bytes, then PATH_LAT_COPIES 4-byte copies for
+ * the latency. 0, or -1 with t failed.
+ */
+static int path_time(struct vstate *v, struct vtest *t, CUdeviceptr ps, CUdeviceptr pd, size_t n,
+		     const uint8_t *want, uint8_t *got, int on, double *gbps, double *us)
+{
+	struct rig *r = &v->r;
+	int a = t->src, b = t->dst;
+	struct gpu *ga = &r->g[a], *gb = &r->g[b];
+	CUstream s = ga->s[0];
+	float ms = 0;
+	uint64_t off, nbad;
+	uint8_t e, g8;
+
+	*gbps = 0;
+	VT(rig_cur(r, b), "cuCtxSetCurrent");
+	VT(cu.cuMemsetD32Async(pd, POISON, n / 4, gb->s[1]), "poison destination (cuMemsetD32Async)");
+	VW(b, gb->s[1], "poisoning of the destination");
+	VT(rig_cur(r, a), "cuCtxSetCurrent");
+	/* a warm-up, then the timed copies */
+	VT(cu.cuMemcpyPeerAsync(pd, gb->ctx, ps, ga->ctx, n, s), "cuMemcpyPeerAsync");
+	VW(a, s, on ? "the copy with peer access on" : "the copy with peer access off");
+	for (int k = 0; k < PATH_REPS; k++) {
+		VT(cu.cuEventRecord(ga->ev_start, s), "cuEventRecord");
+		VT(cu.cuMemcpyPeerAsync(pd, gb->ctx, ps, ga->ctx, n, s), "cuMemcpyPeerAsync");
+		VT(cu.cuEventRecord(ga->ev_stop, s), "cuEventRecord");
+		VW(a, s, on ? "the copy with peer access on" : "the copy with peer access off");
+		if (cu.cuEventElapsedTime(&ms, ga->ev_start, ga->ev_stop) == CUDA_SUCCESS && ms > 0 &&
+		    n / 1e9 / (ms / 1e3) > *gbps)
+			*gbps = n / 1e9 / (ms / 1e3);
+	}
+	VT(cu.cuEventRecord(ga->ev_start, s), "cuEventRecord");
+	for (int k = 0; k < PATH_LAT_COPIES; k++)
+		VT(cu.cuMemcpyPeerAsync(pd, gb->ctx, ps, ga->ctx, 4, s), "cuMemcpyPeerAsync");
+	VT(cu.cuEventRecord(ga->ev_stop, s), "cuEventRecord");
+	VW(a, s, "the small copies");
+	*us = cu.cuEventElapsedTime(&ms, ga->ev_start, ga->ev_stop) == CUDA_SUCCESS ?
+	      ms * 1e3 / PATH_LAT_COPIES : 0;
+	VT(rig_cur(r, b), "cuCtxSetCurrent");
+	VT(cu.cuMemcpyDtoH(got, pd, n), "read back (cuMemcpyDtoH)");
+	if (pattern_compare(got, want, n, &off, &e, &g8, &nbad)) {
+		t->ok = 0;
+		t->mismatch = 1;
+		t->offset = off;
+		t->expected = e;
+		t->got = g8;
+		t->nbad = nbad;
+		snprintf(t->error, sizeof(t->error), "GPU %d -> GPU %d, peer access %s: first mismatch "
+			 "at offset %" PRIu64 ": expected 0x%02x, got 0x%02x%s (%" PRIu64 " of %zu bytes "
+			 "differ)", a, b, on ? "on" : "off", off, e, g8,
+			 g8 == (POISON & 0xff) ? ", the poison: the write never landed" : "", nbad, n);
+		return -1;
+	}
+	t->bytes += n;
+	t->rounds++;
+	return 0;
+}
+
+/*
+ * path a -> b: the same copy timed with peer access off (the driver stages
+ * it through host memory) and on; the data checked both times. Peer copies
+ * no faster than staging, or faster than the link's line rate, fail.
+ */
+int run_path(struct vstate *v, struct vtest *t)
+{
+	struct rig *r = &v->r;
+	int a = t->src, b = t->dst, rc = -1;
+	size_t n = v->size < PATH_MIN ? PATH_MIN : v->size > PATH_MAX_BYTES ? PATH_MAX_BYTES : v->size;
+	CUdeviceptr ps = 0, pd = 0;
+	uint8_t *want = NULL, *got = NULL;
+	double on_gbps = 0, on_us = 0, off_gbps = 0, off_us = 0;
+	CUresult cr;
+	const struct linkrate *l = &v->link;
+	char rate[160];
+
+	t->ok = 1;
+	t->engine = a;
+	n &= ~(size_t)15;
+	want = malloc(n);
+	got = malloc(n);
+	if (!want || !got) {
+		t->ok = 0;
+		snprintf(t->error, sizeof(t->error), "cannot allocate 2 x %zu bytes of host memory", n);
+		goto out;
+	}
+	pattern_fill(want, n, v->seed ^ 0x7061746800000000ULL);
+	cr = rig_cur(r, a);
+	if (cr == CUDA_SUCCESS)
+		cr = cu.cuMemAlloc(&ps, n);
+	if (cr == CUDA_SUCCESS)
+		cr = rig_cur(r, b);
+	if (cr == CUDA_SUCCESS)
+		cr = cu.cuMemAlloc(&pd, n);
+	if (cr != CUDA_SUCCESS) {
+		vfail(t, "cuMemAlloc (the path test's buffers)", cr);
+		goto out;
+	}
+	cr = rig_cur(r, a);
+	if (cr == CUDA_SUCCESS)
+		cr = cu.cuMemcpyHtoDAsync(ps, want, n, r->g[a].s[1]);
+	if (cr != CUDA_SUCCESS) {
+		vfail(t, "upload pattern (cuMemcpyHtoDAsync)", cr);
+		goto out;
+	}
+	if (vwait(v, t, a, r->g[a].s[1], NULL, "upload of the pattern") != CUDA_SUCCESS) {
+		if (!t->hung)
+			snprintf(t->error, sizeof(t->error), "upload of the pattern failed on GPU %d", a);
+		t->ok = 0;
+		goto out;
+	}
+	/* Peer access off both ways: cuMemcpyPeerAsync stages through host memory. */
+	cr = rig_peer(r, a, b, 0);
+	if (cr == CUDA_SUCCESS)
+		cr = rig_peer(r, b, a, 0);
+	if (cr != CUDA_SUCCESS) {
+		vfail(t, "cuCtxDisablePeerAccess", cr);
+		goto on;
+	}
+	if (path_time(v, t, ps, pd, n, want, got, 0, &off_gbps, &off_us) && v->hung)
+		goto out;	/* a stuck context: touch nothing more */
+on:
+	cr = rig_peer(r, a, b, 1);
+	if (cr == CUDA_SUCCESS)
+		cr = rig_peer(r, b, a, 1);
+	if (cr != CUDA_SUCCESS) {
+		if (t->ok)
+			vfail(t, "cuCtxEnablePeerAccess (again, after the copy with peer access off)", cr);
+		goto out;
+	}
+	if (!t->ok || path_time(v, t, ps, pd, n, want, got, 1, &on_gbps, &on_us))
+		goto out;
+	t->gbps = on_gbps;
+	t->off_gbps = off_gbps;
+	t->on_us = on_us;
+	t->off_us = off_us;
+	if (l->kind != LINK_UNKNOWN)
+		snprintf(rate, sizeof(rate), "%.0f%% of %s, %.1f GB/s", 100 * on_gbps / l->gbps, l->label,
+			 l->gbps);
+	else
+		snprintf(rate, sizeof(rate), "line rate unknown: %.120s", l->why);
+	if (on_gbps < PATH_STAGING_MARGIN * off_gbps) {
+		t->ok = 0;
+		snprintf(t->error, sizeof(t->error), "P2P works at staging speed: GPU %d -> GPU %d copies "
+			 "%.1f GB/s with peer access on, %.1f GB/s with it off (%s); latency %.1f us on, "
+			 "%.1f us off: the copies take no direct path", a, b, on_gbps, off_gbps, rate,
+			 on_us, off_us);
+		goto out;
+	}
+	if (l->kind != LINK_UNKNOWN && on_gbps > PATH_LINK_MARGIN * l->gbps) {
+		t->ok = 0;
+		snprintf(t->error, sizeof(t->error), "faster than the link: GPU %d -> GPU %d copied "
+			 "%.1f GB/s over %s (%.1f GB/s): the data did not cross it (it stayed in one "
+			 "GPU's memory, or the link is misreported)", a, b, on_gbps, l->label, l->gbps);
+		goto out;
+	}
+	t->proven = 1;
+	snprintf(t->path, sizeof(t->path), "GPU %d -> GPU %d: %.1f GB/s with peer access on (%s), "
+		 "%.1f GB/s off (%.1fx); latency %.1f us on, %.1f us off", a, b, on_gbps, rate, off_gbps,
+		 off_gbps > 0 ? on_gbps / off_gbps : 0, on_us, off_us);
+	rc = 0;
+out:
+	if (!v->hung) {
+		if (pd && rig_cur(r, b) == CUDA_SUCCESS)
+			cu.cuMemFree(pd);
+		if (ps && rig_cur(r, a) == CUDA_SUCCESS)
+			cu.cuMemFree(ps);
+	}
+	v->pm[a][b].done = 1;
+	v->pm[a][b].ok = t->ok;
+	v->pm[a][b].on_gbps = on_gbps;
+	v->pm[a][b].off_gbps = off_gbps;
+	v->pm[a][b].on_us = on_us;
+	v->pm[a][b].off_us = off_us;
+	free(want);
+	free(got);
+	return rc;
+}

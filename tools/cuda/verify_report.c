@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * p2pctl verify's output: a line per test, JSON, and the per-pair grid and
+ * verdict.
+ */
+
+#include "verify.h"
+
+json_object *vtest_json(const struct vtest *t)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "method", json_object_new_string(vnames[t->method]));
+	if (t->label[0])
+		json_object_object_add(o, "gpus", json_object_new_string(t->label));
+	json_object_object_add(o, "src", json_object_new_int(t->src));
+	json_object_object_add(o, "dst", json_object_new_int(t->dst));
+	json_object_object_add(o, "engine_gpu", json_object_new_int(t->engine));
+	json_object_object_add(o, "status", json_object_new_string(
+		t->skipped ? "SKIPPED" : t->ok ? "OK" : "FAIL"));
+	if (t->skipped) {
+		json_object_object_add(o, "reason", json_object_new_string(t->error));
+		return o;
+	}
+	json_object_object_add(o, "path_proven", json_object_new_boolean(t->proven && t->ok));
+	if (t->method == V_PATH && (t->ok || t->off_gbps > 0)) {
+		json_object_object_add(o, "off_gbps", json_object_new_double((double)(int64_t)(t->off_gbps * 100) / 100));
+		json_object_object_add(o, "on_latency_us", json_object_new_double((double)(int64_t)(t->on_us * 100) / 100));
+		json_object_object_add(o, "off_latency_us", json_object_new_double((double)(int64_t)(t->off_us * 100) / 100));
+	}
+	if (t->path[0])
+		json_object_object_add(o, "path", json_object_new_string(t->path));
+	json_object_object_add(o, "rounds", json_object_new_int(t->rounds));
+	json_object_object_add(o, "bytes_checked", json_object_new_int64((int64_t)t->bytes));
+	if (t->ok) {
+		json_object_object_add(o, "gbps", json_object_new_double((double)(int64_t)(t->gbps * 100) / 100));
+	} else {
+		json_object_object_add(o, "error", json_object_new_string(t->error));
+		json_object_object_add(o, "hint", json_object_new_string(vhint[t->method]));
+		if (t->hung)
+			json_object_object_add(o, "hung", json_object_new_boolean(1));
+		if (t->mismatch) {
+			json_object *m = json_object_new_object();
+
+			json_object_object_add(m, "offset", json_object_new_int64((int64_t)t->offset));
+			json_object_object_add(m, "expected", json_object_new_int(t->expected));
+			json_object_object_add(m, "got", json_object_new_int(t->got));
+			json_object_object_add(m, "where", json_object_new_string(
+				t->mismatch == 1 ? "data" : t->mismatch == 2 ? "guard" : "guard-before"));
+			json_object_object_add(o, "first_mismatch", m);
+			if (t->mismatch == 1)
+				json_object_object_add(o, "bad_bytes", json_object_new_int64((int64_t)t->nbad));
+		}
+	}
+	return o;
+}
+
+/* What moved the data in t, for the text output. */
+static const char *test_how(const struct vtest *t, char *buf, size_t len)
+{
+	switch (t->method) {
+	case V_CE:
+		snprintf(buf, len, "copy engine on GPU %d", t->engine);
+		break;
+	case V_FLAGS:
+		snprintf(buf, len, "%d rounds, GPU %d stores payload + flag, GPU %d polls", t->rounds,
+			 t->src, t->dst);
+		break;
+	case V_FLAGS_POLL:
+		snprintf(buf, len, "%d rounds, GPU %d polls GPU %d's flag through peer loads",
+			 t->rounds, t->dst, t->src);
+		break;
+	case V_GRAPH:
+		snprintf(buf, len, "%d replays of ce + sm-write (GPU %d) and sm-read (GPU %d) graphs",
+			 t->rounds, t->src, t->dst);
+		break;
+	case V_IPC:
+		snprintf(buf, len, "ce, sm-read and sm-write by a second process on GPU %d", t->dst);
+		break;
+	case V_UM_READ:
+		snprintf(buf, len, "kernel on GPU %d through its mapping of GPU %d's pages",
+			 t->dst, t->src);
+		break;
+	case V_UM_WRITE:
+		snprintf(buf, len, "kernel on GPU %d through its mapping of GPU %d's pages",
+			 t->src, t->dst);
+		break;
+	case V_UM_PREFETCH:
+		snprintf(buf, len, "cuMemPrefetchAsync GPU %d -> GPU %d", t->src, t->dst);
+		break;
+	case V_UM_FAULT:
+		snprintf(buf, len, "kernel on GPU %d faulting on GPU %d's pages", t->src, t->dst);
+		break;
+	case V_VRAM:
+		snprintf(buf, len, "ce, sm-read and sm-write at the bottom, middle and top of free memory "
+			 "(pads of %" PRIu64 ", %" PRIu64 " and %" PRIu64 " MiB on GPU %d, %" PRIu64 ", %"
+			 PRIu64 " and %" PRIu64 " MiB on GPU %d)", t->vram_mb[0][0], t->vram_mb[1][0],
+			 t->vram_mb[2][0], t->src, t->vram_mb[0][1], t->vram_mb[1][1], t->vram_mb[2][1],
+			 t->dst);
+		break;
+	case V_VMM:
+		snprintf(buf, len, "ce (GPU %d), sm-write (GPU %d) and sm-read (GPU %d) between "
+			 "cuMemCreate buffers mapped with cuMemMap + cuMemSetAccess", t->src, t->src, t->dst);
+		break;
+	case V_CAR:
+		snprintf(buf, len, "%d rounds (half replayed from a CUDA graph) of a one-kernel all-reduce, "
+			 "rank 0 on GPU %d, rank 1 a second process on GPU %d", t->rounds, t->src, t->dst);
+		break;
+	case V_PROCS:
+		snprintf(buf, len, "%d rounds of 4 processes at once on GPU %d opening GPU %d's buffers "
+			 "(ce, sm-read, sm-write) and exiting", t->rounds, t->dst, t->src);
+		break;
+	case V_CONCURRENT:
+		snprintf(buf, len, "%d rounds of all pairs at once%s", t->rounds,
+			 t->cut ? " (cut short by the signal)" : "");
+		break;
+	case V_NCCL:
+		snprintf(buf, len, "int32 sum all-reduce over %d GPU%s, %d sizes from 8 bytes", t->engine,
+			 t->engine == 1 ? "" : "s", t->rounds);
+		break;
+	default:
+		snprintf(buf, len, "kernel on GPU %d", t->engine);
+	}
+	return buf;
+}
+
+static void test_print(FILE *out, const struct vtest *t)
+{
+	char how[256];
+
+	if (t->label[0])
+		fprintf(out, "  %-11s %-4s  %-4s", vnames[t->method], t->label,
+			t->skipped ? "SKIP" : t->ok ? "OK" : "FAIL");
+	else
+		fprintf(out, "  %-11s %d->%d  %-4s", vnames[t->method], t->src, t->dst,
+			t->skipped ? "SKIP" : t->ok ? "OK" : "FAIL");
+	if (t->skipped) {
+		fprintf(out, "  %s\n", t->error);
+	} else if (t->ok && t->method == V_PATH) {
+		fprintf(out, "  %s\n", t->path);
+	} else if (t->ok) {
+		fprintf(out, "  %" PRIu64 " bytes, %s", t->bytes, test_how(t, how, sizeof(how)));
+		if (t->gbps > 0)
+			fprintf(out, ", %.1f GB/s", t->gbps);
+		fprintf(out, "; %s: %s\n", t->proven ? "path" : "path not proven",
+			t->path[0] ? t->path : "no proof made");
+	} else {
+		fprintf(out, "  %s\n", t->error);
+		fprintf(out, "              usually: %s\n", vhint[t->method]);
+	}
+	fflush(out);	/* a line per test as it ends, also into a pipe */
+}
+
+static json_object *um_json(const struct vstate *v, int a, int b, const struct umpair *u)
+{
+	json_object *o = json_object_new_object(), *c = json_object_new_array();
+
+	json_object_object_add(o, "status", json_object_new_string(umstatus[u->status]));
+	if (u->reason[0])
+		json_object_object_add(o, "reason", json_object_new_string(u->reason));
+	json_object_object_add(o, "size_bytes", json_object_new_int64((int64_t)v->size));
+	json_object_array_add(c, json_object_new_int(v->r.g[a].concurrent_managed));
+	json_object_array_add(c, json_object_new_int(v->r.g[b].concurrent_managed));
+	json_object_object_add(o, "concurrent_managed_access", c);
+	json_object_object_add(o, "ok_tests", json_object_new_int(u->nok));
+	json_object_object_add(o, "failed_tests", json_object_new_int(u->nfail));
+	json_object_object_add(o, "skipped_tests", json_object_new_int(u->nskip));
+	return o;
+}
+
+/* A test has ended: explain its error, and print its line at once. */
+void vdone(struct vstate *v, struct vtest *t, int stop_before)
+{
+	/* A signal during the test: a failure may be the signal's doing (the
+	 * ipc test's second process gets the terminal's SIGINT too). */
+	if (!t->ok && !t->hung && !stop_before && vstop) {
+		t->ok = 1;
+		t->skipped = 1;
+		snprintf(t->error, sizeof(t->error), "not finished: interrupted (%s)", strsignal(vstop));
+	}
+	vexplain(t);
+	if (v->out)
+		test_print(v->out, t);
+}
+
+void um_print(FILE *out, const struct vstate *v, int a, int b, const struct umpair *u)
+{
+	fprintf(out, "  managed memory %d-%d: %s", a, b, umstatus[u->status]);
+	if (u->status == UM_SKIPPED) {
+		fprintf(out, ": %s\n", u->reason);
+		return;
+	}
+	fprintf(out, " (%d OK, %d FAIL, %d not run; cuMemAllocManaged, %" PRIu64 " bytes)",
+		u->nok, u->nfail, u->nskip, v->size);
+	if (u->reason[0])
+		fprintf(out, ": %s", u->reason);
+	fprintf(out, "\n");
+	fflush(out);
+}
+
+/* The grid cell of t: OK, OK* (path not proven), FAIL, HUNG, SKIP. */
+static const char *cell_text(const struct vtest *t)
+{
+	return t->skipped ? "SKIP" : t->hung ? "HUNG" : !t->ok ? "FAIL" : t->proven ? "OK" : "OK*";
+}
+
+void pv_add(struct pverdict *pv, const struct vtest *t)
+{
+	if (t->method != V_NCCL)
+		snprintf(pv->cell[t->method][t->src != pv->a], sizeof(pv->cell[0][0]), "%s",
+			 cell_text(t));
+	if (t->skipped || t->ok || t->method == V_NCCL)
+		return;
+	if (t->method == V_PATH && strstr(t->error, "staging speed"))
+		pv->staging = 1;
+	if (!strstr(pv->failed, vnames[t->method]) && strlen(pv->failed) < sizeof(pv->failed) - 16)
+		snprintf(pv->failed + strlen(pv->failed), sizeof(pv->failed) - strlen(pv->failed), "%s%s",
+			 pv->failed[0] ? ", " : "", vnames[t->method]);
+	pv->nfail++;
+}
+
+/* Fold the pair's path tests (both ways) into pv. */
+void pv_path(struct pverdict *pv, const struct vstate *v)
+{
+	int a = pv->a, b = pv->b;
+
+	pv->measured = v->pm[a][b].done && v->pm[a][b].ok && v->pm[b][a].done && v->pm[b][a].ok;
+	if (pv->measured) {
+		pv->gbps = v->pm[a][b].on_gbps < v->pm[b][a].on_gbps ? v->pm[a][b].on_gbps :
+			   v->pm[b][a].on_gbps;
+		pv->us = v->pm[a][b].on_us > v->pm[b][a].on_us ? v->pm[a][b].on_us : v->pm[b][a].on_us;
+	}
+}
+
+/* "0<->1: P2P verified, 25.1 GB/s (80% of PCIe Gen4 x16), 0.9 us" */
+static void pv_text(const struct pverdict *pv, char *buf, size_t len)
+{
+	int l = snprintf(buf, len, "%d<->%d: ", pv->a, pv->b);
+
+	if (l < 0 || (size_t)l >= len)
+		return;
+	buf += l;
+	len -= (size_t)l;
+	if (!pv->peer_ok && pv->noway[0])
+		snprintf(buf, len, "P2P not available (%s: peer access could not be enabled)", pv->noway);
+	else if (!pv->peer_ok)
+		snprintf(buf, len, "P2P not available (cuDeviceCanAccessPeer says no)");
+	else if (pv->staging)
+		snprintf(buf, len, "P2P works at staging speed (FAIL: %s)", pv->failed);
+	else if (pv->nfail)
+		snprintf(buf, len, "P2P FAILED (%d test%s: %s)", pv->nfail, pv->nfail == 1 ? "" : "s",
+			 pv->failed);
+	else if (!pv->measured)
+		snprintf(buf, len, "tests OK, path not measured (the path test did not run)");
+	else if (pv->link.kind != LINK_UNKNOWN)
+		snprintf(buf, len, "P2P verified, %.1f GB/s (%.0f%% of %s), %.1f us", pv->gbps,
+			 100 * pv->gbps / pv->link.gbps, pv->link.label, pv->us);
+	else
+		snprintf(buf, len, "P2P verified, %.1f GB/s (line rate unknown), %.1f us", pv->gbps,
+			 pv->us);
+}
+
+/* Grid rows: the tests --tests selected that run per pair (not nccl). */
+int grid_row(const struct vstate *v, int m)
+{
+	return m != V_NCCL && (v->tests & (1u << m)) &&
+	       !(m >= V_UM_READ && m < V_CONCURRENT && v->no_managed);
+}
+
+/* Cells of the grid that did not run. */
+static int pv_notrun(const struct pverdict *pv, const struct vstate *v)
+{
+	int k = 0;
+
+	for (int m = 0; m < V_COUNT; m++)
+		for (int d = 0; d < 2; d++)
+			k += grid_row(v, m) && !pv->cell[m][d][0];
+	return k;
+}
+
+/* The verdict line of a pair, with what an interrupted run left out. */
+void pv_line(const struct pverdict *pv, const struct vstate *v, char *buf, size_t len)
+{
+	size_t l;
+	int k = pv_notrun(pv, v);
+
+	if (vstop && !pv->reached) {
+		snprintf(buf, len, "%d<->%d: not tested (interrupted by %s)", pv->a, pv->b,
+			 strsignal(vstop));
+		return;
+	}
+	pv_text(pv, buf, len);
+	l = strlen(buf);
+	if (vstop && k && pv->peer_ok)
+		snprintf(buf + l, len - l, "; partial: %d of the grid's tests not run (interrupted by %s)",
+			 k, strsignal(vstop));
+}
+
+/*
+ * The direction x test grid of a pair:
+ *   0-1         0->1  1->0
+ *   path        OK    OK
+ */
+void pv_grid(FILE *out, const struct pverdict *pv, const struct vstate *v)
+{
+	char d0[16], d1[16];
+
+	snprintf(d0, sizeof(d0), "%d->%d", pv->a, pv->b);
+	snprintf(d1, sizeof(d1), "%d->%d", pv->b, pv->a);
+	fprintf(out, "  %d-%-10d %-5s %s\n", pv->a, pv->b, d0, d1);
+	for (int m = 0; m < V_COUNT; m++)
+		if (grid_row(v, m))
+			fprintf(out, "  %-12s %-5s %s\n", vnames[m], pv->cell[m][0][0] ? pv->cell[m][0] : "-",
+				pv->cell[m][1][0] ? pv->cell[m][1] : "-");
+}
+
+json_object *pv_grid_json(const struct pverdict *pv, const struct vstate *v)
+{
+	json_object *o = json_object_new_object();
+
+	for (int m = 0; m < V_COUNT; m++) {
+		json_object *d;
+
+		if (!grid_row(v, m))
+			continue;
+		d = json_object_new_array();
+		for (int k = 0; k < 2; k++)
+			json_object_array_add(d, json_object_new_string(pv->cell[m][k][0] ? pv->cell[m][k] :
+									  "-"));
+		json_object_object_add(o, vnames[m], d);
+	}
+	return o;
+}
+
+void pair_json(struct vstate *v, json_object *jpairs, int a, int b, int pfail, const char *perr,
+		      struct vtest *tests, int nt, const struct umpair *um)
+{
+	json_object *jp = json_object_new_object(), *jt = json_object_new_array();
+	json_object *gp = json_object_new_array();
+
+	json_object_array_add(gp, json_object_new_int(a));
+	json_object_array_add(gp, json_object_new_int(b));
+	json_object_object_add(jp, "gpus", gp);
+	json_object_object_add(jp, "can_access_peer", json_object_new_boolean(
+		a == b || (v->r.can_peer[a][b] && v->r.can_peer[b][a])));
+	json_object_object_add(jp, "status", json_object_new_string(pfail ? "FAIL" : "OK"));
+	if (perr[0])
+		json_object_object_add(jp, "error", json_object_new_string(perr));
+	for (int k = 0; k < nt; k++)
+		json_object_array_add(jt, vtest_json(&tests[k]));
+	json_object_object_add(jp, "tests", jt);
+	json_object_object_add(jp, "managed", um_json(v, a, b, um));
+	json_object_array_add(jpairs, jp);
+}
