@@ -796,11 +796,13 @@ RM_FN NV_STATUS kbusGetBar1P2PDmaInfo_395e98(OBJGPU *pSrcGpu,
 #define kbusIsPcieBar1P2PMappingSupported_STUB	kbusIsPcieBar1P2PMappingSupported_d69453
 #endif
 
+#ifndef NV_STANDIN_FAULT_FOLD
 RM_FN NvBool kbusHasPcieBar1P2PMapping_STUB(OBJGPU *pGpu0,
 		KernelBus *pKernelBus0, OBJGPU *pGpu1, KernelBus *pKernelBus1)
 {
 	return NV_FALSE;
 }
+#endif
 
 RM_FN NvBool kbusIsPcieBar1P2PMappingSupported_STUB(OBJGPU *pGpu0,
 		KernelBus *pKernelBus0, OBJGPU *pGpu1, KernelBus *pKernelBus1)
@@ -812,6 +814,16 @@ RM_FN NvBool kbusIsPcieBar1P2PMappingSupported_STUB(OBJGPU *pGpu0,
 	return NV_FALSE;
 #endif
 }
+
+#ifdef NV_STANDIN_FAULT_FOLD
+/*
+ * fault-fold build: the two stubs (the same body) folded into one
+ * function with two names, as identical-code folding leaves them.
+ */
+static NvBool kbusHasPcieBar1P2PMapping_STUB(OBJGPU *pGpu0,
+		KernelBus *pKernelBus0, OBJGPU *pGpu1, KernelBus *pKernelBus1)
+	__attribute__((__alias__("kbusIsPcieBar1P2PMappingSupported_d69453"), __used__));
+#endif
 
 #if NV_GEN_AT_LEAST(580)
 RM_FN NV_STATUS kbusEnableStaticBar1Mapping_395e98(OBJGPU *pGpu,

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Enabling is refused, with the culprit named and nothing armed, for a
-# driver version without a profile (unless forced), a missing target and a
-# changed stub; a failing _GH100 body fails cleanly with no ledger entry.
+# driver version without a profile (unless forced), a missing target, a
+# changed stub and two targets folded into one function (p2pctl check
+# refusing each the same way); a failing _GH100 body fails cleanly with no ledger entry.
 . /cases/lib.sh
 
 # The kernel's own list of registered kprobes (register_kprobe's, which
@@ -37,7 +38,8 @@ run rmmod nvidia
 
 # build, the target named, the status row that shows the failure, the reason
 for f in "fault-nosym|kbusGetBar1P2PDmaInfo|kbusGetBar1P2PDmaInfo_395e98|reason: redirect destination kbusGetBar1P2PDmaInfo_GH100 not found" \
-	 "fault-stub|kbusIsPcieBar1P2PMappingSupported_d69453|kbusIsPcieBar1P2PMappingSupported_d69453|reason: body is not 'xor %eax,%eax; ret': f3 0f 1e fa b8 01 00 00 00 c3"; do
+	 "fault-stub|kbusIsPcieBar1P2PMappingSupported_d69453|kbusIsPcieBar1P2PMappingSupported_d69453|reason: body is not 'xor %eax,%eax; ret': f3 0f 1e fa b8 01 00 00 00 c3" \
+	 "fault-fold|kbusHasPcieBar1P2PMapping_d69453|kbusHasPcieBar1P2PMapping_d69453|reason: kbusIsPcieBar1P2PMappingSupported_d69453 and kbusHasPcieBar1P2PMapping_d69453 are one function \(identical code folded\)"; do
 	IFS='|'
 	set -- $f
 	IFS=' 	
@@ -48,6 +50,10 @@ for f in "fault-nosym|kbusGetBar1P2PDmaInfo|kbusGetBar1P2PDmaInfo_395e98|reason:
 	nothing_armed "$1"
 	st=$(p2pctl status)
 	expect_match "$1 status shows the failure" "$st" "$3 +[a-z]+ +failed"
+	# p2pctl check on the file runs the module's resolver (rules/resolve.c):
+	# the same refusal
+	expect_refused "$1: p2pctl check refuses it too" "NOT supported: .*${4#reason: }" \
+		p2pctl check --module /lib/standin/$1/nvidia.ko
 	run rmmod nvidia
 done
 
