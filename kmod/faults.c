@@ -30,6 +30,10 @@ static bool fault_any_switch;
 module_param(fault_any_switch, bool, 0644);
 MODULE_PARM_DESC(fault_any_switch, "Test build: any PCIe switch counts as one the driver knows (QEMU has none it knows)");
 
+static bool fault_unbound_wrapper;
+module_param(fault_unbound_wrapper, bool, 0644);
+MODULE_PARM_DESC(fault_unbound_wrapper, "Test build: the policies' wrappers are left unbound at arming (a bug of ours)");
+
 static unsigned int fault_pci_id[8];
 module_param_array(fault_pci_id, uint, NULL, 0644);
 MODULE_PARM_DESC(fault_pci_id, "Test build: GPU instance N's PCI vendor << 16 | device (0: the real one; QEMU has no NVIDIA function)");
@@ -53,6 +57,8 @@ bool p2ps_fault(enum p2ps_fault f, unsigned int index)
 		return READ_ONCE(fault_install) == (int)index;
 	case P2PS_FAULT_REMOVE_NOMEM:
 		return READ_ONCE(fault_remove_nomem);
+	case P2PS_FAULT_UNBOUND_WRAPPER:
+		return READ_ONCE(fault_unbound_wrapper);
 	}
 	return false;
 }

@@ -256,7 +256,8 @@ unsigned long p2ps_hooks_bind_wrapper(struct p2ps_hook *hooks, unsigned int n,
 
 	for (i = 0; i < n; i++)
 		if (hooks[i].desc->ops == ops) {
-			hooks[i].via = (unsigned long)ops->wrapper;
+			if (!p2ps_fault(P2PS_FAULT_UNBOUND_WRAPPER, i))
+				hooks[i].via = (unsigned long)ops->wrapper;
 			dest = hooks[i].dest;
 		}
 	return dest;
@@ -271,6 +272,17 @@ int p2ps_hooks_install(struct p2ps_hook *hooks, unsigned int n, bool dry_run,
 	for (i = 0; i < n; i++) {
 		struct p2ps_hook *h = &hooks[i];
 
+		/*
+		 * A wrapper its policy did not bind would leave the redirect
+		 * to go straight to the driver's body: no ledger entry, no
+		 * gate, no module reference.  A bug of ours: refused, not armed.
+		 */
+		if (!dry_run && h->desc->kind == P2PS_HOOK_REDIRECT && h->desc->ops &&
+		    h->desc->ops->wrapper && !h->via) {
+			p2ps_fail(err, h->symbol, "its wrapper was not bound at arming (a p2p-shim bug)");
+			p2ps_hooks_remove(hooks, i);
+			return -EINVAL;
+		}
 		ret = p2ps_fault(P2PS_FAULT_INSTALL, i) ? -ENOMEM : install_one(h, dry_run);
 		if (ret) {
 			h->state = P2PS_HOOK_FAILED;

@@ -54,6 +54,26 @@ expect_match "armed" "$(p2pctl status)" 'state: +armed'
 expect_eq "BAR1 P2P again" "$(kv connectivity "$(nvflow caps 0 1)")" pcie_bar1
 expect_eq "guard: one probe pair" "$(guard)" 2
 
+echo "== a wrapper its policy left unbound: arming refused, not armed around it"
+# Outside review of issue 35 (review-35.md #2): the call would have gone
+# straight to the driver's body, with no ledger entry.
+run rmmod nvidia
+run p2pctl disable
+echo 1 >$P/fault_unbound_wrapper
+run insmod /lib/standin/580.159.04/nvidia.ko gpus="$G"
+out=$(p2pctl enable 2>&1) && fail "enable with unbound wrappers succeeded: $out"
+echo "$out"
+expect_match "refused, naming the wrapper" "$out" 'wrapper was not bound'
+echo 0 >$P/fault_unbound_wrapper
+expect_match "disabled" "$(p2pctl status)" 'state: +disabled'
+expect_eq "no probe on nvidia" "$(grep -c '\[nvidia\]' /sys/kernel/debug/kprobes/list || true)" 0
+expect_eq "no reference" "$(refcnt)" 0
+# The GPUs attached without hooks: armed before nvidia comes back.
+run rmmod nvidia
+run p2pctl enable
+run insmod /lib/standin/580.159.04/nvidia.ko gpus="$G"
+expect_eq "re-enabled: BAR1 P2P" "$(kv connectivity "$(nvflow caps 0 1)")" pcie_bar1
+
 echo "== a fresh arming that fails part-way installs nothing"
 run rmmod nvidia
 run p2pctl disable
