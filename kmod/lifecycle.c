@@ -120,8 +120,9 @@ static int arm(struct module *mod, struct p2ps_arm_error *err)
 	if (!handover)
 		p2ps_gpus_reset();
 	ret = p2ps_policies_bind(mod, profile, hooks, n, err);
-	if (!ret)
-		ret = p2ps_hooks_install(hooks, n, dry, err);
+	if (ret)
+		goto failed;	/* unbound what it had bound */
+	ret = p2ps_hooks_install(hooks, n, dry, err);
 	if (ret) {
 		p2ps_policies_unbind();
 		goto failed;

@@ -3,8 +3,8 @@
  * The policies, in the order their tables are walked.  Binding goes in
  * this order, so the first refusal of an arming is the one users have
  * always seen (the caps guard and the registry defaults never refuse;
- * the mapping wrappers, the ledger's BAR1 DMA function, then gen 0's
- * static BAR1 set may).  A disable asks static BAR1 for a decision in
+ * the mapping wrappers, gen 0's static BAR1 set, then the ledger's BAR1
+ * DMA function may).  A disable asks static BAR1 for a decision in
  * flight before the ledger for live mappings (a gen 0 decision ends in a
  * ledger entry: read the other way round, one could slip between), and
  * live mappings are the reason it names.  A detached GPU is forgotten by
@@ -36,9 +36,16 @@ int p2ps_policies_bind(struct module *mod, const struct p2ps_profile *profile,
 	for_each_policy(p, i) {
 		ret = p->bind ? p->bind(mod, profile, hooks, n, err) : 0;
 		if (ret)
-			return ret;
+			goto unwind;
 	}
 	return 0;
+
+unwind:
+	/* Only those bound, last first: a bind that fails undoes its own part. */
+	while (i--)
+		if (policies[i]->unbind)
+			policies[i]->unbind();
+	return ret;
 }
 
 void p2ps_policies_unbind(void)

@@ -18,7 +18,8 @@ struct p2ps_policy {
 	/*
 	 * At arming, before the new set is installed: what the policy learns
 	 * of the driver and the profile, its wrappers' destinations.  In
-	 * table order; the first refusal ends the arming.
+	 * table order; the first refusal ends the arming, and the policies
+	 * bound before it are unbound (a bind that fails undoes its own part).
 	 */
 	p2ps_bind_fn *bind;
 	/* After its hooks are gone (disarm, residual): its calls have ended. */
