@@ -190,7 +190,7 @@ dkms-source:
 	sed 's/#MODULE_VERSION#/$(DKMS_VERSION)/' dkms.conf >$(DKMS_SRC)/dkms.conf
 	install -m 644 VERSION $(DKMS_SRC)/
 	install -m 644 kmod/Kbuild kmod/Makefile kmod/*.c kmod/*.h $(DKMS_SRC)/kmod/
-	install -m 644 rules/*.c $(DKMS_SRC)/rules/
+	install -m 644 rules/*.c rules/sources.mk $(DKMS_SRC)/rules/
 	rm -f $(DKMS_SRC)/kmod/*.mod.c
 	install -m 644 include/p2p-shim/*.h $(DKMS_SRC)/include/p2p-shim/
 
