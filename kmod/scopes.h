@@ -4,7 +4,9 @@
  * call of the driver's; the user keeps what the scope carries in its own
  * array, indexed by the slot.  Claiming and looking up are single loads
  * and one cmpxchg: safe in NMI context (kprobe pre-handlers, kretprobe
- * entry handlers).  Only the owning task touches its slot's data.
+ * entry handlers).  Only the owning task touches its slot's data, but for
+ * a user that says otherwise (uvm_peer.c's notes of a new pair are
+ * released and reused by other tasks, under its created_lock).
  */
 #ifndef _P2PS_SCOPES_H
 #define _P2PS_SCOPES_H

@@ -4,7 +4,10 @@
  * whether the module may hook them.  rules/resolve.c is compiled into the
  * module (kmod/driver.c gives it nvidia's kallsyms) and into libp2pshim
  * (lib/check.c gives it an nvidia.ko file or a kallsyms dump), so that
- * `p2pctl check` refuses exactly what the module refuses.
+ * `p2pctl check` applies the module's rules.  The symbol sources differ
+ * at the edges: the module's walk takes text symbols of type t/T only, a
+ * kallsyms dump also w/W, an ELF file every STT_FUNC (none of the built
+ * drivers 550-595 has a weak or init-section target, so no verdict differs).
  */
 #ifndef _P2P_SHIM_RESOLVE_H
 #define _P2P_SHIM_RESOLVE_H
