@@ -14,7 +14,7 @@
  *
  * Every driver function called from here is a HAL body the driver itself
  * reaches through its NVOC tables, so it keeps its ENDBR on IBT kernels;
- * p2ps_resolve() checks that before arming.
+ * p2ps_resolve_object() checks that before arming.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -29,7 +29,6 @@
 #include "p2p-shim.h"
 #include "policy.h"
 #include "static_bar1_gen0.h"
-#include "uvm_peer.h"
 
 /* The driver's functions the wrappers call, bound at arming. */
 static struct {

@@ -152,62 +152,45 @@ static int check_ops(const struct p2ps_hook_desc *d, unsigned int n, struct p2ps
 }
 
 /*
- * Resolve every target, destination and called function of @profile in
- * @mod with the shared rules (rules/resolve.c: `p2pctl check` applies the
- * same).  Nothing is installed here; any problem fails the whole profile.
+ * Resolve every target, destination and called function of @obj with the
+ * shared rules (rules/resolve.c: `p2pctl check` applies the same), into
+ * @hooks.  nvidia's object: its hooks and calls in @nv.  Another object
+ * (the UVM peer set): its first hook in @nv, the others in @mod, and the
+ * copy-address function's call.  Nothing is installed here; any problem
+ * fails the whole object.
  */
-int p2ps_resolve(struct module *mod, const struct p2ps_profile *profile,
-		 struct p2ps_hook *hooks, struct p2ps_arm_error *err)
+int p2ps_resolve_object(struct module *nv, struct module *mod, const struct p2ps_object *obj,
+			struct p2ps_hook *hooks, struct p2ps_arm_error *err)
 {
 	const char *const *call;
-	struct p2ps_symsrc src;
+	struct p2ps_symsrc nsrc, msrc;
 	struct p2ps_target *t;
 	int ret;
 
-	ret = check_ops(profile->hooks, profile->nr_hooks, err);
+	ret = check_ops(obj->hooks, obj->nr_hooks, err);
 	if (ret)
 		return ret;
-	t = kcalloc(profile->nr_hooks, sizeof(*t), GFP_KERNEL);
-	if (!t) {
-		p2ps_fail(err, "", "out of memory");
-		return -ENOMEM;
-	}
-	symsrc_init(&src, mod);
-	ret = take(t, p2ps_resolve_hooks(&src, profile->hooks, profile->nr_hooks, t),
-		   hooks, profile->nr_hooks, err);
-	for (call = profile->calls; !ret && call && *call; call++) {
-		ret = p2ps_resolve_call(&src, *call, t);
-		if (ret)
-			p2ps_fail(err, t->culprit, "%s", t->why);
-		else if (t->note[0])
-			pr_warn("%s\n", t->note);
-	}
-	kfree(t);
-	return ret;
-}
-
-/*
- * The UVM peer set @set: its first hook in @nv, the others in @uvm, and
- * the copy-address function's call (rules/resolve.c), into @hooks.
- */
-int p2ps_resolve_uvm(struct module *nv, struct module *uvm, const struct p2ps_uvm_set *set,
-		     struct p2ps_hook *hooks, struct p2ps_arm_error *err)
-{
-	struct p2ps_symsrc nsrc, usrc;
-	struct p2ps_target *t;
-	int ret;
-
-	ret = check_ops(set->hooks, set->nr_hooks, err);
-	if (ret)
-		return ret;
-	t = kcalloc(set->nr_hooks, sizeof(*t), GFP_KERNEL);
+	t = kcalloc(obj->nr_hooks, sizeof(*t), GFP_KERNEL);
 	if (!t) {
 		p2ps_fail(err, "", "out of memory");
 		return -ENOMEM;
 	}
 	symsrc_init(&nsrc, nv);
-	symsrc_init(&usrc, uvm);
-	ret = take(t, p2ps_resolve_uvm_set(&nsrc, &usrc, set, t), hooks, set->nr_hooks, err);
+	if (mod != nv) {
+		symsrc_init(&msrc, mod);
+		ret = take(t, p2ps_resolve_uvm_set(&nsrc, &msrc, obj, t), hooks, obj->nr_hooks, err);
+		kfree(t);
+		return ret;
+	}
+	ret = take(t, p2ps_resolve_hooks(&nsrc, obj->hooks, obj->nr_hooks, t),
+		   hooks, obj->nr_hooks, err);
+	for (call = obj->calls; !ret && call && *call; call++) {
+		ret = p2ps_resolve_call(&nsrc, *call, t);
+		if (ret)
+			p2ps_fail(err, t->culprit, "%s", t->why);
+		else if (t->note[0])
+			pr_warn("%s\n", t->note);
+	}
 	kfree(t);
 	return ret;
 }

@@ -83,7 +83,7 @@ static bool acts(const struct p2ps_hook *h)
 /* A hook with nothing on top of its kind (a plain redirect). */
 const struct p2ps_hook_ops p2ps_none_ops;
 
-/* Every descriptor names its ops (p2ps_resolve() checks). */
+/* Every descriptor names its ops (p2ps_resolve_object() checks). */
 static const struct p2ps_hook_ops *ops_of(const struct p2ps_hook *h)
 {
 	return h->desc->ops;

@@ -90,4 +90,42 @@ unsigned long p2ps_hooks_bind_wrapper(struct p2ps_hook *hooks, unsigned int n,
 typedef int p2ps_bind_fn(struct module *mod, const struct p2ps_profile *profile,
 			 struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err);
 
+/*
+ * One object's arming (struct p2ps_object, profile.h), as its callbacks
+ * see it: the profile, nvidia, the object's module and its hooks.
+ */
+struct p2ps_arming {
+	const struct p2ps_profile *profile;
+	const struct p2ps_object *obj;
+	struct module *nv;		/* nvidia */
+	struct module *mod;		/* the object's module (nvidia for nvidia's) */
+	struct p2ps_hook *hooks;
+	unsigned int nr_hooks;
+	bool dry_run;
+};
+
+/*
+ * An object's callbacks (the profile's p2ps_object names them), as
+ * livepatch's klp_callbacks: around the arming and disarming of its hooks,
+ * under the lifecycle's lock (lifecycle.c: object_arm(), object_disarm()).
+ * Every member is optional.
+ */
+struct p2ps_object_cb {
+	/*
+	 * Every target resolved, nothing installed yet: may refuse, and
+	 * then undoes its own part (post_disarm is not called).
+	 */
+	int (*pre_arm)(const struct p2ps_arming *a, struct p2ps_arm_error *err);
+	/* Every hook installed. */
+	void (*post_arm)(const struct p2ps_arming *a);
+	/* The arming failed (what pre_arm set up, if it succeeded, undone). */
+	void (*arm_failed)(const struct p2ps_arming *a, const struct p2ps_arm_error *err, int ret);
+	/* Its hooks are about to go. */
+	void (*pre_disarm)(const struct p2ps_object *obj);
+	/* Its hooks are gone, or their installing after pre_arm failed. */
+	void (*post_disarm)(const struct p2ps_object *obj);
+	/* Its module left; its hooks are gone. */
+	void (*left)(const struct p2ps_object *obj);
+};
+
 #endif /* _P2PS_HOOK_H */

@@ -10,11 +10,16 @@
  * Disabling is refused while a policy says so (live BAR1 mappings, a
  * static BAR1 decision in flight).
  *
+ * The profile lists objects (profile.h, as livepatch's klp_object): nvidia's
+ * hooks, and nvidia-uvm's (the UVM peer set).  One path arms either
+ * (object_arm()): nvidia's when the profile arms, nvidia-uvm's then if it
+ * is loaded, or when it arrives; each object's callbacks are told around
+ * it (nvidia's bind the policies, nvidia-uvm's are uvm_peer.c's).
+ *
  * It walks the policies' tables (policy.c) to bind, unbind and reset
  * them and to ask what refuses a disable; it names only the GPU table and
- * the ledger (shared state), the caps guard's residual mode, and the UVM
- * peer set (armed with nvidia-uvm).  Events leave through the sink
- * (events.c).
+ * the ledger (shared state) and the caps guard's residual mode.  Events
+ * leave through the sink (events.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -33,16 +38,37 @@
 #include "hook.h"
 #include "ledger.h"
 #include "lifecycle.h"
+#include "p2p-shim.h"
 #include "policy.h"
-#include "uvm_peer.h"
+
+/*
+ * An object of the armed profile (struct p2ps_object, profile.h; livepatch's
+ * klp_object): one module's hooks.  obj[0] is nvidia's, armed with the
+ * profile; the others (nvidia-uvm's) arm when the profile arms with their
+ * module loaded, or when it arrives, and disarm when it leaves.
+ */
+enum object_state {
+	OBJ_OFF,		/* profile not armed, or no such object for this driver */
+	OBJ_WAITING,		/* waiting for its module */
+	OBJ_ARMED,
+	OBJ_FAILED,		/* its module is there, the object could not arm */
+};
+
+struct object {
+	const struct p2ps_object *desc;
+	enum object_state state;
+	struct p2ps_hook *hooks;	/* installed, or of the last failed arming */
+	unsigned int nr_hooks;
+};
+
+#define NR_OBJECTS	2	/* nvidia's, nvidia-uvm's */
 
 static struct {
 	struct mutex lock;		/* serialises everything below */
 	enum p2ps_state state;
 	u32 flags;			/* P2PS_ENABLE_* asked for */
 	const struct p2ps_profile *profile;
-	struct p2ps_hook *hooks;	/* installed, or of the last failed arming */
-	unsigned int nr_hooks;
+	struct object obj[NR_OBJECTS];
 	unsigned int set;		/* the newest hook set's number (hook.c) */
 	char driver_version[P2PS_NAME_LEN];
 } shim = {
@@ -56,11 +82,226 @@ static u32 caller_uid(void)
 
 static void free_hooks(void)
 {
-	kfree(shim.hooks);
-	shim.hooks = NULL;
-	shim.nr_hooks = 0;
+	kfree(shim.obj[0].hooks);
+	shim.obj[0].hooks = NULL;
+	shim.obj[0].nr_hooks = 0;
+	shim.obj[0].desc = NULL;
+	shim.obj[0].state = OBJ_OFF;
 	shim.profile = NULL;
 }
+
+/* @obj's hooks, of hook set @set (hook.c), not yet resolved; NULL: no memory. */
+static struct p2ps_hook *object_hooks(const struct p2ps_object *obj, unsigned int set)
+{
+	struct p2ps_hook *hooks;
+	unsigned int i;
+
+	hooks = kcalloc(obj->nr_hooks, sizeof(*hooks), GFP_KERNEL);
+	if (!hooks)
+		return NULL;
+	for (i = 0; i < obj->nr_hooks; i++) {
+		hooks[i].desc = &obj->hooks[i];
+		hooks[i].set = set;
+		strscpy(hooks[i].symbol, obj->hooks[i].target, sizeof(hooks[i].symbol));
+	}
+	return hooks;
+}
+
+/* The rows a failed arming names: the culprit is kept for the status dump. */
+static void mark_failed(const struct p2ps_arming *a, const struct p2ps_arm_error *err)
+{
+	const struct p2ps_object *obj = a->obj;
+	unsigned int i;
+
+	for (i = 0; i < a->nr_hooks; i++) {
+		struct p2ps_hook *h = &a->hooks[i];
+
+		/*
+		 * The target itself, or a function it leads to that we call:
+		 * its destination, or the copy-address function that must
+		 * call the UVM peer set's phys-address hook (hooks[1]).  A
+		 * UVM peer set's error without a target goes on its first
+		 * row: nvidia's is the enable's refusal, the set has no other.
+		 */
+		if (!strcmp(h->symbol, err->target) || !strcmp(h->desc->target, err->target) ||
+		    (h->desc->dest && !strcmp(h->desc->dest, err->target)) ||
+		    (i == 1 && obj->copy_fn && !strcmp(obj->copy_fn, err->target)) ||
+		    (!err->target[0] && i == 0 && a->mod != a->nv)) {
+			h->state = P2PS_HOOK_FAILED;
+			strscpy(h->last_error, err->reason, sizeof(h->last_error));
+		}
+	}
+}
+
+/*
+ * Rows of an object other than nvidia's are shown as "<module>:<symbol>",
+ * which also tells p2pctl the UVM peer set's rows.
+ */
+static void qualify_symbols(const struct p2ps_arming *a)
+{
+	char name[P2PS_NAME_LEN];
+	unsigned int i;
+
+	if (a->mod == a->nv)
+		return;
+	for (i = 0; i < a->nr_hooks; i++) {
+		struct p2ps_hook *h = &a->hooks[i];
+
+		snprintf(name, sizeof(name), "%s:%s",
+			 h->desc->flags & P2PS_T_UVM ? a->obj->module : "nvidia", h->symbol);
+		strscpy(h->symbol, name, sizeof(h->symbol));
+	}
+}
+
+/*
+ * The one arming path, for every object: resolve and check every target
+ * (driver.c), let the object's owner prepare (pre_arm), install all hooks
+ * or none (hook.c).  On failure the hooks that failed are marked for the
+ * status dump and, if installing failed, what pre_arm set up is undone
+ * (post_disarm); a pre_arm that refuses undoes its own part.  Called
+ * with the lock held.
+ */
+static int object_arm(const struct p2ps_arming *a, struct p2ps_arm_error *err)
+{
+	const struct p2ps_object_cb *cb = a->obj->cb;
+	int ret;
+
+	ret = p2ps_resolve_object(a->nv, a->mod, a->obj, a->hooks, err);
+	if (!ret) {
+		/* A pre_arm that fails undoes its own part (as livepatch's). */
+		ret = cb->pre_arm ? cb->pre_arm(a, err) : 0;
+		if (!ret) {
+			ret = p2ps_hooks_install(a->hooks, a->nr_hooks, a->dry_run, err);
+			if (ret && cb->post_disarm)
+				cb->post_disarm(a->obj);
+		}
+	}
+	if (ret)
+		mark_failed(a, err);
+	qualify_symbols(a);
+	if (ret) {
+		if (cb->arm_failed)
+			cb->arm_failed(a, err, ret);
+		return ret;
+	}
+	if (cb->post_arm)
+		cb->post_arm(a);
+	return 0;
+}
+
+/* Remove an object's hooks (after nvidia's: see disarm() for nvidia's own). */
+static void object_disarm(struct object *o)
+{
+	const struct p2ps_object_cb *cb = o->desc->cb;
+
+	if (cb->pre_disarm)
+		cb->pre_disarm(o->desc);
+	if (o->hooks)
+		p2ps_hooks_remove(o->hooks, o->nr_hooks);
+	if (cb->post_disarm)
+		cb->post_disarm(o->desc);
+	kfree(o->hooks);
+	o->hooks = NULL;
+	o->nr_hooks = 0;
+}
+
+/*
+ * Arm @o now that its module @mod is there and nvidia's object is armed;
+ * @nv holds a reference.  Its hooks are of set 0, which always acts: a
+ * residual handover never replaces them.
+ */
+static void object_try_arm(struct object *o, struct module *nv, struct module *mod)
+{
+	struct p2ps_arm_error err = {};
+	struct p2ps_arming a;
+
+	if (mod->state == MODULE_STATE_GOING)
+		return;
+	object_disarm(o);
+	o->hooks = object_hooks(o->desc, 0);
+	if (!o->hooks)
+		return;
+	o->nr_hooks = o->desc->nr_hooks;
+	a = (struct p2ps_arming){
+		.profile = shim.profile, .obj = o->desc, .nv = nv, .mod = mod,
+		.hooks = o->hooks, .nr_hooks = o->nr_hooks,
+		.dry_run = shim.state == P2PS_STATE_DRY_RUN,
+	};
+	o->state = object_arm(&a, &err) ? OBJ_FAILED : OBJ_ARMED;
+}
+
+/* nvidia's object is disarmed: so are the others. */
+static void objects_stop(void)
+{
+	unsigned int i;
+
+	for (i = 1; i < NR_OBJECTS; i++) {
+		struct object *o = &shim.obj[i];
+
+		if (o->desc)
+			object_disarm(o);
+		o->state = OBJ_OFF;
+		o->desc = NULL;
+	}
+}
+
+/*
+ * nvidia's object is armed (or counting) for @nv: the profile's other
+ * objects for this driver wait for their modules, and arm now where one
+ * is loaded already.
+ */
+static void objects_start(struct module *nv)
+{
+	const struct p2ps_object *d;
+	struct module *mod;
+	unsigned int n = 1;
+
+	objects_stop();
+	for (d = shim.profile->objects + 1; d->module && n < NR_OBJECTS; d++) {
+		struct object *o = &shim.obj[n];
+
+		/* The profile's object for this module at this driver's major. */
+		if (d != p2ps_profile_object(shim.profile, nv->version, d->module))
+			continue;
+		o->desc = d;
+		o->state = OBJ_WAITING;
+		n++;
+		mod = p2ps_module_find(d->module);
+		if (mod) {
+			object_try_arm(o, nv, mod);
+			module_put(mod);
+		}
+	}
+	/* 590 and later need none before Blackwell's native BAR1 (docs/uvm.md). */
+	if (!p2ps_profile_object(shim.profile, nv->version, "nvidia_uvm") &&
+	    !p2ps_uvm_native_bar1(nv->version))
+		pr_warn("no UVM peer set for nvidia %s: nvidia-uvm's own peer mappings of BAR1 pairs are not fixed\n",
+			nv->version ?: "?");
+}
+
+/*
+ * nvidia's object's callbacks: the policies learn of the driver and the
+ * profile before its hooks go in (policy.c), and forget it if they do not.
+ */
+static int nvidia_pre_arm(const struct p2ps_arming *a, struct p2ps_arm_error *err)
+{
+	/* What the hooks of an earlier set taught (gen A's scopes, native pairs). */
+	p2ps_policies_reset();
+	/* The residual set kept the GPU table up to date: keep it then. */
+	if (shim.state != P2PS_STATE_RESIDUAL)
+		p2ps_gpus_reset();
+	return p2ps_policies_bind(a->nv, a->profile, a->hooks, a->nr_hooks, err);
+}
+
+static void nvidia_post_disarm(const struct p2ps_object *obj)
+{
+	p2ps_policies_unbind();
+}
+
+const struct p2ps_object_cb p2ps_nvidia_cb = {
+	.pre_arm = nvidia_pre_arm,
+	.post_disarm = nvidia_post_disarm,
+};
 
 /*
  * Install the profile for @mod as a new hook set; all or nothing.  From
@@ -73,6 +314,7 @@ static int arm(struct module *mod, struct p2ps_arm_error *err)
 	bool dry = shim.flags & P2PS_ENABLE_DRY_RUN;
 	bool handover = shim.state == P2PS_STATE_RESIDUAL;
 	const struct p2ps_profile *profile;
+	struct p2ps_arming arming;
 	struct p2ps_hook *hooks;
 	char supported[64];
 	unsigned int i, n;
@@ -97,46 +339,33 @@ static int arm(struct module *mod, struct p2ps_arm_error *err)
 		return -EOPNOTSUPP;
 	}
 
-	n = profile->nr_hooks;
-	hooks = kcalloc(n, sizeof(*hooks), GFP_KERNEL);
+	if (!++shim.set)
+		++shim.set;	/* 0 is the set that always acts */
+	hooks = object_hooks(&profile->objects[0], shim.set);
 	if (!hooks) {
 		p2ps_fail(err, "", "out of memory");
 		return -ENOMEM;
 	}
-	if (!++shim.set)
-		++shim.set;	/* 0 is the set that always acts */
-	for (i = 0; i < n; i++) {
-		hooks[i].desc = &profile->hooks[i];
-		hooks[i].set = shim.set;
-		strscpy(hooks[i].symbol, profile->hooks[i].target, sizeof(hooks[i].symbol));
-	}
-
-	ret = p2ps_resolve(mod, profile, hooks, err);
+	n = profile->objects[0].nr_hooks;
+	arming = (struct p2ps_arming){
+		.profile = profile, .obj = &profile->objects[0], .nv = mod, .mod = mod,
+		.hooks = hooks, .nr_hooks = n, .dry_run = dry,
+	};
+	ret = object_arm(&arming, err);
 	if (ret)
 		goto failed;
-	/* What the hooks of an earlier set taught (gen A's scopes, native pairs). */
-	p2ps_policies_reset();
-	/* The residual set kept the GPU table up to date: keep it then. */
-	if (!handover)
-		p2ps_gpus_reset();
-	ret = p2ps_policies_bind(mod, profile, hooks, n, err);
-	if (ret)
-		goto failed;	/* unbound what it had bound */
-	ret = p2ps_hooks_install(hooks, n, dry, err);
-	if (ret) {
-		p2ps_policies_unbind();
-		goto failed;
-	}
 	p2ps_hooks_activate(shim.set);
 	p2ps_caps_guard_only(false);
 	if (handover) {
-		for (i = 0; i < shim.nr_hooks; i++)
-			shim.hooks[i].keep = false;
-		p2ps_hooks_remove(shim.hooks, shim.nr_hooks);
+		for (i = 0; i < shim.obj[0].nr_hooks; i++)
+			shim.obj[0].hooks[i].keep = false;
+		p2ps_hooks_remove(shim.obj[0].hooks, shim.obj[0].nr_hooks);
 		free_hooks();
 	}
-	shim.hooks = hooks;
-	shim.nr_hooks = n;
+	shim.obj[0].hooks = hooks;
+	shim.obj[0].nr_hooks = n;
+	shim.obj[0].desc = arming.obj;
+	shim.obj[0].state = OBJ_ARMED;
 	shim.profile = profile;
 	shim.state = dry ? P2PS_STATE_DRY_RUN : P2PS_STATE_ARMED;
 	return 0;
@@ -148,19 +377,11 @@ failed:
 		return ret;
 	}
 	/* Keep the hooks of the failed arming: the status dump names the culprit. */
-	shim.hooks = hooks;
-	shim.nr_hooks = n;
+	shim.obj[0].hooks = hooks;
+	shim.obj[0].nr_hooks = n;
+	shim.obj[0].desc = arming.obj;
+	shim.obj[0].state = OBJ_FAILED;
 	shim.profile = profile;
-	for (i = 0; i < n; i++) {
-		struct p2ps_hook *h = &hooks[i];
-
-		/* The target itself, or a function it leads to that we call. */
-		if (!strcmp(h->symbol, err->target) || !strcmp(h->desc->target, err->target) ||
-		    (h->desc->dest && !strcmp(h->desc->dest, err->target))) {
-			h->state = P2PS_HOOK_FAILED;
-			strscpy(h->last_error, err->reason, sizeof(h->last_error));
-		}
-	}
 	return ret;
 }
 
@@ -169,10 +390,10 @@ static void disarm(void)
 {
 	unsigned int i;
 
-	p2ps_uvm_peer_stop();
-	for (i = 0; i < shim.nr_hooks; i++)
-		shim.hooks[i].keep = false;
-	p2ps_hooks_remove(shim.hooks, shim.nr_hooks);
+	objects_stop();
+	for (i = 0; i < shim.obj[0].nr_hooks; i++)
+		shim.obj[0].hooks[i].keep = false;
+	p2ps_hooks_remove(shim.obj[0].hooks, shim.obj[0].nr_hooks);
 	p2ps_policies_unbind();
 	p2ps_caps_guard_only(false);
 	p2ps_policies_reset();
@@ -193,12 +414,12 @@ static void enter_residual(void)
 {
 	unsigned int i;
 
-	p2ps_uvm_peer_stop();
+	objects_stop();
 	/* Before the routing goes: from now on no pair is offered BAR1 P2P. */
 	p2ps_caps_guard_only(true);
-	for (i = 0; i < shim.nr_hooks; i++)
-		shim.hooks[i].keep = shim.hooks[i].desc->ops->residual;
-	p2ps_hooks_remove(shim.hooks, shim.nr_hooks);
+	for (i = 0; i < shim.obj[0].nr_hooks; i++)
+		shim.obj[0].hooks[i].keep = shim.obj[0].hooks[i].desc->ops->residual;
+	p2ps_hooks_remove(shim.obj[0].hooks, shim.obj[0].nr_hooks);
 	p2ps_policies_unbind();
 	p2ps_policies_reset();
 	shim.state = P2PS_STATE_RESIDUAL;
@@ -225,7 +446,7 @@ static void announce_armed(const char *why, bool late)
 	snapshot_locked(&snap);
 	pr_info("%s profile %s for nvidia %s (%u hooks) %s\n",
 		shim.state == P2PS_STATE_DRY_RUN ? "dry run of" : "armed",
-		snap.profile, snap.driver_version, shim.nr_hooks, why);
+		snap.profile, snap.driver_version, shim.obj[0].nr_hooks, why);
 	if (late && shim.state == P2PS_STATE_ARMED)
 		pr_info("GPUs initialised before arming keep the stock P2P settings until re-initialised\n");
 	p2ps_emit(P2PS_EV_ARMED, &snap, NULL);
@@ -311,7 +532,7 @@ static int life_enable(u32 flags, struct p2ps_arm_error *err, const char *who)
 		return ret;
 	}
 	announce_armed(who, true);
-	p2ps_uvm_peer_start(mod, flags & P2PS_ENABLE_DRY_RUN);
+	objects_start(mod);
 	module_put(mod);
 	return 0;
 }
@@ -391,7 +612,7 @@ static void life_driver_coming(struct module *mod)
 			break;
 		}
 		announce_armed("on nvidia's arrival", false);
-		p2ps_uvm_peer_start(mod, shim.flags & P2PS_ENABLE_DRY_RUN);
+		objects_start(mod);
 		break;
 	default:
 		/* Disabled; armed, dry run and residual need nvidia: not here. */
@@ -432,16 +653,36 @@ static void life_driver_going(void)
 	p2ps_emit(P2PS_EV_DRIVER_LEFT, &snap, NULL);
 }
 
-/* nvidia-uvm arrives or leaves: the UVM peer set follows, if armed. */
-static void life_uvm(struct module *mod, unsigned long action)
+/* The module of another object arrives or leaves: the object follows, if armed. */
+static void life_object(struct module *mod, unsigned long action)
 {
+	struct module *nv;
+	unsigned int i;
+
 	switch (shim.state) {
 	case P2PS_STATE_ARMED:
 	case P2PS_STATE_DRY_RUN:
-		p2ps_uvm_peer_module(mod, action);
 		break;
 	default:
-		break;
+		return;
+	}
+	for (i = 1; i < NR_OBJECTS; i++) {
+		struct object *o = &shim.obj[i];
+
+		if (!o->desc || strcmp(o->desc->module, mod->name))
+			continue;
+		if (action == MODULE_STATE_COMING && o->state != OBJ_ARMED) {
+			nv = p2ps_driver_find();
+			if (nv) {
+				object_try_arm(o, nv, mod);
+				module_put(nv);
+			}
+		} else if (action == MODULE_STATE_GOING) {
+			object_disarm(o);
+			o->state = OBJ_WAITING;
+			if (o->desc->cb->left)
+				o->desc->cb->left(o->desc);
+		}
 	}
 }
 
@@ -504,33 +745,36 @@ int p2ps_disable(char *busy, size_t len)
 
 void p2ps_snapshot(struct p2ps_status_snapshot *snap, u32 *hooks, u64 *hits)
 {
+	struct object *o;
 	unsigned int i;
 
 	mutex_lock(&shim.lock);
 	snapshot_locked(snap);
 	*hooks = 0;
 	*hits = 0;
-	for (i = 0; i < shim.nr_hooks; i++) {
-		if (shim.hooks[i].state == P2PS_HOOK_INSTALLED)
-			(*hooks)++;
-		*hits += atomic64_read(&shim.hooks[i].hits);
-	}
-	p2ps_uvm_peer_count(hooks, hits);
+	for (o = shim.obj; o < shim.obj + NR_OBJECTS; o++)
+		for (i = 0; i < o->nr_hooks; i++) {
+			if (o->hooks[i].state == P2PS_HOOK_INSTALLED)
+				(*hooks)++;
+			*hits += atomic64_read(&o->hooks[i].hits);
+		}
 	mutex_unlock(&shim.lock);
 }
 
 int p2ps_for_each_hook(int (*fn)(const struct p2ps_hook *h, void *arg), void *arg,
 		       unsigned int skip)
 {
+	struct object *o;
 	unsigned int i;
 	int ret = 0;
 
 	mutex_lock(&shim.lock);
-	for (i = skip; i < shim.nr_hooks && !ret; i++)
-		ret = fn(&shim.hooks[i], arg);
-	/* Then the UVM peer set's, while it has any. */
-	if (!ret)
-		ret = p2ps_uvm_peer_for_each(fn, arg, skip > shim.nr_hooks ? skip - shim.nr_hooks : 0);
+	/* nvidia's object's hooks, then the others', while they have any. */
+	for (o = shim.obj; o < shim.obj + NR_OBJECTS && !ret; o++) {
+		for (i = skip; i < o->nr_hooks && !ret; i++)
+			ret = fn(&o->hooks[i], arg);
+		skip = skip > o->nr_hooks ? skip - o->nr_hooks : 0;
+	}
 	mutex_unlock(&shim.lock);
 	return ret;
 }
@@ -539,13 +783,13 @@ int p2ps_for_each_hook(int (*fn)(const struct p2ps_hook *h, void *arg), void *ar
 static int driver_notify(struct notifier_block *nb, unsigned long action, void *data)
 {
 	struct module *mod = data;
-	bool uvm = !strcmp(mod->name, "nvidia_uvm");
+	bool nvidia = !strcmp(mod->name, "nvidia");
 
-	if (!uvm && strcmp(mod->name, "nvidia"))
+	if (!nvidia && !p2ps_is_object_module(mod->name))
 		return NOTIFY_DONE;
 	mutex_lock(&shim.lock);
-	if (uvm)
-		life_uvm(mod, action);
+	if (!nvidia)
+		life_object(mod, action);
 	else if (action == MODULE_STATE_COMING)
 		life_driver_coming(mod);
 	else if (action == MODULE_STATE_GOING)

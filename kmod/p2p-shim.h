@@ -34,4 +34,11 @@ extern const struct p2ps_hook_ops
 	p2ps_uvm_peer_caps_ops, p2ps_uvm_peer_pte_ops, p2ps_uvm_peer_address_ops,
 	p2ps_uvm_peer_copy_ops, p2ps_uvm_peer_atomics_ops;
 
+/* The objects' callbacks (profile.c: OBJECT_CB()). */
+extern const struct p2ps_object_cb
+	/* lifecycle.c: nvidia's object, armed with the profile */
+	p2ps_nvidia_cb,
+	/* uvm_peer.c: nvidia-uvm's, the UVM peer set */
+	p2ps_uvm_peer_cb;
+
 #endif /* _P2PS_P2P_SHIM_H */

@@ -63,7 +63,6 @@
 #include "p2p-shim.h"
 #include "policy.h"
 #include "scopes.h"
-#include "uvm_peer.h"
 
 /*
  * One PTE build in progress, per task (a per-task scope, scopes.c).  Its

@@ -48,6 +48,11 @@
  * hook takes that note; on 580, where RM also returns both BAR1 DMA bases
  * in the caps, they must match the ledger's or nothing is tagged.
  *
+ * The set's hooks are nvidia-uvm's object in the profile (profile.c):
+ * lifecycle.c arms it, when the profile arms with nvidia-uvm loaded or
+ * when nvidia-uvm arrives, and disarms it, through the callbacks below
+ * (p2ps_uvm_peer_cb).  Here are only the handlers and the policy table.
+ *
  * Everything here but the probe handlers runs under lifecycle.c's lock.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -60,7 +65,6 @@
 
 #include <p2p-shim/uapi.h>
 
-#include "driver.h"
 #include "gpus.h"
 #include "hook.h"
 #include "ledger.h"
@@ -69,7 +73,6 @@
 #include "p2p-shim.h"
 #include "policy.h"
 #include "scopes.h"
-#include "uvm_peer.h"
 
 /* uvm_aperture_t (uvm_hal_types.h): SYS is 9 in every tag from 550 to 595. */
 #define UVM_APERTURE_SYS	9
@@ -149,20 +152,10 @@ static DEFINE_SPINLOCK(created_lock);
 /* Set while all hooks of the set are installed: only then are tags handed out. */
 static bool tagging;
 
-enum uvm_peer_state {
-	UVM_PEER_OFF,		/* profile not armed, or no set for this driver */
-	UVM_PEER_WAITING,	/* waiting for nvidia-uvm */
-	UVM_PEER_ARMED,
-	UVM_PEER_FAILED,	/* nvidia-uvm is there, the set could not arm */
-};
-
+/* The armed set (nvidia-uvm's object), and what its caps hook reads. */
 static struct {
-	enum uvm_peer_state state;
-	const struct p2ps_uvm_set *set;
-	bool dry_run;
+	const struct p2ps_object *set;
 	bool bar1_dma;		/* 580: the caps carry RM's BAR1 DMA bases */
-	struct p2ps_hook *hooks;
-	unsigned int nr_hooks;
 } uset;
 
 static void reset_tags(void)
@@ -209,7 +202,7 @@ static void peer_created(struct OBJGPU *g0, struct OBJGPU *g1)
  */
 static void peer_created_native(struct OBJGPU *g0, struct OBJGPU *g1)
 {
-	const struct p2ps_uvm_set *set = READ_ONCE(uset.set);
+	const struct p2ps_object *set = READ_ONCE(uset.set);
 
 	if (set && set->hooks[0].action == P2PS_ACT_UVM_PEER_CAPS)
 		peer_created(g0, g1);
@@ -453,175 +446,55 @@ static void p2ps_uvm_pte(struct pt_regs *regs)
 	regs->si += base;
 }
 
-static void free_set_hooks(void)
+/*
+ * The object's callbacks: lifecycle.c arms and disarms nvidia-uvm's object
+ * (the set's hooks, all or none) as it does nvidia's, and tells us around
+ * it.  The caps hook tags only while every hook is installed.
+ */
+static int peer_pre_arm(const struct p2ps_arming *a, struct p2ps_arm_error *err)
 {
-	kfree(uset.hooks);
-	uset.hooks = NULL;
-	uset.nr_hooks = 0;
-}
-
-static void mark_failed(const struct p2ps_arm_error *err)
-{
-	unsigned int i;
-
-	for (i = 0; i < uset.nr_hooks; i++) {
-		struct p2ps_hook *h = &uset.hooks[i];
-
-		if (!strcmp(h->desc->target, err->target) || !strcmp(h->symbol, err->target) ||
-		    (i == 1 && uset.set->copy_fn && !strcmp(uset.set->copy_fn, err->target)) ||
-		    (!err->target[0] && i == 0)) {
-			h->state = P2PS_HOOK_FAILED;
-			strscpy(h->last_error, err->reason, sizeof(h->last_error));
-		}
-	}
-}
-
-/* Shown as "<module>:<symbol>", which also tells p2pctl the set's rows. */
-static void qualify_symbols(void)
-{
-	char name[P2PS_NAME_LEN];
-	unsigned int i;
-
-	for (i = 0; i < uset.nr_hooks; i++) {
-		struct p2ps_hook *h = &uset.hooks[i];
-
-		snprintf(name, sizeof(name), "%s:%s",
-			 h->desc->flags & P2PS_T_UVM ? "nvidia_uvm" : "nvidia", h->symbol);
-		strscpy(h->symbol, name, sizeof(h->symbol));
-	}
-}
-
-static int arm_set(struct module *nv, struct module *uvm, struct p2ps_arm_error *err)
-{
-	unsigned int i;
-	int ret;
-
-	free_set_hooks();
-	uset.hooks = kcalloc(uset.set->nr_hooks, sizeof(*uset.hooks), GFP_KERNEL);
-	if (!uset.hooks)
-		return -ENOMEM;
-	uset.nr_hooks = uset.set->nr_hooks;
-	for (i = 0; i < uset.nr_hooks; i++) {
-		uset.hooks[i].desc = &uset.set->hooks[i];
-		strscpy(uset.hooks[i].symbol, uset.set->hooks[i].target,
-			sizeof(uset.hooks[i].symbol));
-	}
-	ret = p2ps_resolve_uvm(nv, uvm, uset.set, uset.hooks, err);
-	if (ret)
-		goto failed;
+	WRITE_ONCE(uset.set, a->obj);
+	WRITE_ONCE(uset.bar1_dma, !strncmp(a->nv->version, "580.", 4));
 	reset_tags();
-	ret = p2ps_hooks_install(uset.hooks, uset.nr_hooks, uset.dry_run, err);
-	if (ret)
-		goto failed;
-	qualify_symbols();
-	WRITE_ONCE(tagging, !uset.dry_run);
-	uset.state = UVM_PEER_ARMED;
-	pr_info("UVM peer set %s %s for nvidia-uvm: its peer mappings of BAR1 pairs use the BAR1 DMA base\n",
-		uset.set->name, uset.dry_run ? "counting (dry run)" : "armed");
 	return 0;
-
-failed:
-	mark_failed(err);
-	qualify_symbols();
-	uset.state = UVM_PEER_FAILED;
-	pr_warn("UVM peer set %s NOT armed: %s%s%s (error %d): nvidia-uvm's own peer mappings of BAR1 pairs (managed memory, cudaMallocManaged) stay wrong; device memory P2P is not affected\n",
-		uset.set->name, err->target, err->target[0] ? ": " : "", err->reason, ret);
-	return ret;
 }
 
-static void disarm_set(void)
+static void peer_post_arm(const struct p2ps_arming *a)
+{
+	WRITE_ONCE(tagging, !a->dry_run);
+	pr_info("UVM peer set %s %s for nvidia-uvm: its peer mappings of BAR1 pairs use the BAR1 DMA base\n",
+		a->obj->name, a->dry_run ? "counting (dry run)" : "armed");
+}
+
+static void peer_arm_failed(const struct p2ps_arming *a, const struct p2ps_arm_error *err, int ret)
+{
+	pr_warn("UVM peer set %s NOT armed: %s%s%s (error %d): nvidia-uvm's own peer mappings of BAR1 pairs (managed memory, cudaMallocManaged) stay wrong; device memory P2P is not affected\n",
+		a->obj->name, err->target, err->target[0] ? ": " : "", err->reason, ret);
+}
+
+static void peer_pre_disarm(const struct p2ps_object *obj)
 {
 	WRITE_ONCE(tagging, false);
-	if (uset.hooks)
-		p2ps_hooks_remove(uset.hooks, uset.nr_hooks);
+}
+
+static void peer_post_disarm(const struct p2ps_object *obj)
+{
 	reset_tags();
 }
 
-/* Arm with nvidia-uvm if it is loaded; @nv holds a reference. */
-static void try_arm(struct module *nv, struct module *uvm)
+static void peer_left(const struct p2ps_object *obj)
 {
-	struct p2ps_arm_error err = {};
-
-	if (uvm->state == MODULE_STATE_GOING)
-		return;
-	arm_set(nv, uvm, &err);
+	pr_info("nvidia-uvm left: UVM peer set %s removed, waiting for it to return\n", obj->name);
 }
 
-/* The profile is armed (or counting) for @nv. */
-void p2ps_uvm_peer_start(struct module *nv, bool dry_run)
-{
-	struct module *uvm;
-
-	p2ps_uvm_peer_stop();
-	uset.set = p2ps_uvm_set_for_version(nv->version);
-	if (!uset.set) {
-		if (!p2ps_uvm_native_bar1(nv->version))
-			pr_warn("no UVM peer set for nvidia %s: nvidia-uvm's own peer mappings of BAR1 pairs are not fixed\n",
-				nv->version ?: "?");
-		return;
-	}
-	uset.dry_run = dry_run;
-	uset.bar1_dma = !strncmp(nv->version, "580.", 4);
-	uset.state = UVM_PEER_WAITING;
-	uvm = p2ps_module_find("nvidia_uvm");
-	if (uvm) {
-		try_arm(nv, uvm);
-		module_put(uvm);
-	}
-}
-
-/* The profile is disarmed. */
-void p2ps_uvm_peer_stop(void)
-{
-	disarm_set();
-	free_set_hooks();
-	uset.state = UVM_PEER_OFF;
-	uset.set = NULL;
-}
-
-/* nvidia-uvm arriving or leaving. */
-void p2ps_uvm_peer_module(struct module *uvm, unsigned long action)
-{
-	struct module *nv;
-
-	if (uset.state == UVM_PEER_OFF)
-		return;
-	if (action == MODULE_STATE_COMING && uset.state != UVM_PEER_ARMED) {
-		nv = p2ps_driver_find();
-		if (nv) {
-			try_arm(nv, uvm);
-			module_put(nv);
-		}
-	} else if (action == MODULE_STATE_GOING) {
-		disarm_set();
-		free_set_hooks();
-		uset.state = UVM_PEER_WAITING;
-		pr_info("nvidia-uvm left: UVM peer set %s removed, waiting for it to return\n",
-			uset.set->name);
-	}
-}
-
-int p2ps_uvm_peer_for_each(int (*fn)(const struct p2ps_hook *h, void *arg), void *arg,
-			   unsigned int skip)
-{
-	unsigned int i;
-	int ret = 0;
-
-	for (i = skip; i < uset.nr_hooks && !ret; i++)
-		ret = fn(&uset.hooks[i], arg);
-	return ret;
-}
-
-void p2ps_uvm_peer_count(u32 *installed, u64 *hits)
-{
-	unsigned int i;
-
-	for (i = 0; i < uset.nr_hooks; i++) {
-		if (uset.hooks[i].state == P2PS_HOOK_INSTALLED)
-			(*installed)++;
-		*hits += atomic64_read(&uset.hooks[i].hits);
-	}
-}
+const struct p2ps_object_cb p2ps_uvm_peer_cb = {
+	.pre_arm = peer_pre_arm,
+	.post_arm = peer_post_arm,
+	.arm_failed = peer_arm_failed,
+	.pre_disarm = peer_pre_disarm,
+	.post_disarm = peer_post_disarm,
+	.left = peer_left,
+};
 
 const struct p2ps_hook_ops p2ps_uvm_peer_caps_ops = {
 	.entry = p2ps_uvm_caps_entry, .ret = p2ps_uvm_caps_return,

@@ -247,7 +247,7 @@ static bool resolve(const struct p2ps_symsrc *src, const struct p2ps_profile *p,
 static int check_uvm(const struct p2ps_symsrc *nv, const struct p2ps_symsrc *uvm,
 		     const char *version, struct p2ps_check_report *r)
 {
-	const struct p2ps_uvm_set *set = p2ps_uvm_set_for_version(version);
+	const struct p2ps_object *set = p2ps_uvm_set_for_version(version);
 	struct p2ps_target *t;
 	size_t i, n;
 

@@ -430,40 +430,108 @@ static const unsigned int uvm_pmm_majors[] = { 550, 560, 565, 0 };
 static const unsigned int uvm_gpu_majors[] = { 570, 575, 580, 0 };
 static const unsigned int uvm_bar1_majors[] = { 590, 595, 0 };
 
-static const struct p2ps_uvm_set uvm_sets[] = {
-	{
-		.name = "uvm-pmm",
-		.majors = uvm_pmm_majors,
-		.hooks = uvm_pmm_hooks,
-		.nr_hooks = sizeof(uvm_pmm_hooks) / sizeof(uvm_pmm_hooks[0]),
-		.copy_fn = "uvm_pmm_gpu_peer_copy_address",
-	},
-	{
-		.name = "uvm-gpu",
-		.majors = uvm_gpu_majors,
-		.hooks = uvm_gpu_hooks,
-		.nr_hooks = sizeof(uvm_gpu_hooks) / sizeof(uvm_gpu_hooks[0]),
-		.copy_fn = "uvm_gpu_peer_copy_address",
-	},
-	{
-		.name = "uvm-bar1",
-		.majors = uvm_bar1_majors,
-		.hooks = uvm_bar1_hooks,
-		.nr_hooks = sizeof(uvm_bar1_hooks) / sizeof(uvm_bar1_hooks[0]),
-	},
+#ifdef __KERNEL__
+#define OBJECT_CB(cb)	(&p2ps_##cb##_cb)
+#else
+#define OBJECT_CB(cb)	NULL
+#endif
+
+#define NVIDIA_OBJECT(h) {						\
+	.module = "nvidia",						\
+	.hooks = h,							\
+	.nr_hooks = NR(h),						\
+	.calls = calls,							\
+	.cb = OBJECT_CB(nvidia),					\
+}
+
+#define UVM_PMM_OBJECT {						\
+	.module = "nvidia_uvm",						\
+	.name = "uvm-pmm",						\
+	.majors = uvm_pmm_majors,					\
+	.hooks = uvm_pmm_hooks,						\
+	.nr_hooks = NR(uvm_pmm_hooks),					\
+	.copy_fn = "uvm_pmm_gpu_peer_copy_address",			\
+	.cb = OBJECT_CB(uvm_peer),					\
+}
+
+#define UVM_GPU_OBJECT {						\
+	.module = "nvidia_uvm",						\
+	.name = "uvm-gpu",						\
+	.majors = uvm_gpu_majors,					\
+	.hooks = uvm_gpu_hooks,						\
+	.nr_hooks = NR(uvm_gpu_hooks),					\
+	.copy_fn = "uvm_gpu_peer_copy_address",				\
+	.cb = OBJECT_CB(uvm_peer),					\
+}
+
+#define UVM_BAR1_OBJECT {						\
+	.module = "nvidia_uvm",						\
+	.name = "uvm-bar1",						\
+	.majors = uvm_bar1_majors,					\
+	.hooks = uvm_bar1_hooks,					\
+	.nr_hooks = NR(uvm_bar1_hooks),					\
+	.cb = OBJECT_CB(uvm_peer),					\
+}
+
+/* Each profile's objects: nvidia's, then nvidia-uvm's per major. */
+static const struct p2ps_object gen_0_objects[] = {
+	NVIDIA_OBJECT(gen_0_hooks), UVM_PMM_OBJECT, { NULL },
+};
+static const struct p2ps_object gen_a1_objects[] = {
+	NVIDIA_OBJECT(gen_a1_hooks), UVM_PMM_OBJECT, UVM_GPU_OBJECT, { NULL },
+};
+static const struct p2ps_object gen_a2_objects[] = {
+	NVIDIA_OBJECT(gen_a2_hooks), UVM_GPU_OBJECT, { NULL },
+};
+static const struct p2ps_object gen_b_objects[] = {
+	NVIDIA_OBJECT(gen_b_hooks), UVM_GPU_OBJECT, UVM_BAR1_OBJECT, { NULL },
 };
 
-const struct p2ps_uvm_set *p2ps_uvm_set_for_version(const char *version)
+static bool serves(const unsigned int *majors, unsigned int major)
 {
-	unsigned int major, minor, patch, i;
-	const unsigned int *m;
+	for (; *majors; majors++)
+		if (*majors == major)
+			return true;
+	return false;
+}
 
-	if (!version || p2ps_parse_version(version, &major, &minor, &patch))
+const struct p2ps_object *p2ps_profile_object(const struct p2ps_profile *profile,
+					      const char *version, const char *module)
+{
+	unsigned int major, minor, patch;
+	const struct p2ps_object *o;
+
+	if (!profile || !version || p2ps_parse_version(version, &major, &minor, &patch))
 		return NULL;
-	for (i = 0; i < sizeof(uvm_sets) / sizeof(uvm_sets[0]); i++)
-		for (m = uvm_sets[i].majors; *m; m++)
-			if (*m == major)
-				return &uvm_sets[i];
+	for (o = profile->objects; o->module; o++)
+		if (!strcmp(o->module, module) && (!o->majors || serves(o->majors, major)))
+			return o;
+	return NULL;
+}
+
+bool p2ps_is_object_module(const char *module)
+{
+	const struct p2ps_object *o;
+	unsigned int i;
+
+	for (i = 0; i < p2ps_nr_profiles; i++)
+		for (o = p2ps_profiles[i].objects; o->module; o++)
+			if (!strcmp(o->module, module))
+				return true;
+	return false;
+}
+
+/* nvidia-uvm's object for @version, in whichever profile lists one for its major. */
+const struct p2ps_object *p2ps_uvm_set_for_version(const char *version)
+{
+	const struct p2ps_object *o;
+	unsigned int i;
+
+	for (i = 0; i < p2ps_nr_profiles; i++) {
+		o = p2ps_profile_object(&p2ps_profiles[i], version, "nvidia_uvm");
+		if (o)
+			return o;
+	}
 	return NULL;
 }
 
@@ -483,6 +551,7 @@ const struct p2ps_profile p2ps_profiles[] = {
 		.hooks = gen_0_hooks,
 		.nr_hooks = NR(gen_0_hooks),
 		.calls = calls,
+		.objects = gen_0_objects,
 		.registry = gen_0_registry,
 		.force_before_bar1_check = true,
 	},
@@ -493,6 +562,7 @@ const struct p2ps_profile p2ps_profiles[] = {
 		.hooks = gen_a1_hooks,
 		.nr_hooks = NR(gen_a1_hooks),
 		.calls = calls,
+		.objects = gen_a1_objects,
 		.registry = gen_a1_registry,
 		.force_before_bar1_check = true,
 	},
@@ -503,6 +573,7 @@ const struct p2ps_profile p2ps_profiles[] = {
 		.hooks = gen_a2_hooks,
 		.nr_hooks = NR(gen_a2_hooks),
 		.calls = calls,
+		.objects = gen_a2_objects,
 		.registry = gen_a2_registry,
 	},
 	{
@@ -512,6 +583,7 @@ const struct p2ps_profile p2ps_profiles[] = {
 		.hooks = gen_b_hooks,
 		.nr_hooks = NR(gen_b_hooks),
 		.calls = calls,
+		.objects = gen_b_objects,
 		.registry = gen_b_registry,
 	},
 };

@@ -303,7 +303,7 @@ int p2ps_resolve_call(const struct p2ps_symsrc *src, const char *name, struct p2
  * call to it in the copy-address function's code.  A set that hooks the
  * copy-address function itself needs no such call.
  */
-static int check_copy_calls(const struct p2ps_symsrc *uvm, const struct p2ps_uvm_set *set,
+static int check_copy_calls(const struct p2ps_symsrc *uvm, const struct p2ps_object *set,
 			    struct p2ps_target *phys)
 {
 	const char *fn = set->copy_fn;
@@ -348,7 +348,7 @@ static int check_copy_calls(const struct p2ps_symsrc *uvm, const struct p2ps_uvm
 	return ret;
 }
 
-static bool set_hooks_copy(const struct p2ps_uvm_set *set)
+static bool set_hooks_copy(const struct p2ps_object *set)
 {
 	unsigned int i;
 
@@ -359,7 +359,7 @@ static bool set_hooks_copy(const struct p2ps_uvm_set *set)
 }
 
 int p2ps_resolve_uvm_set(const struct p2ps_symsrc *nv, const struct p2ps_symsrc *uvm,
-			 const struct p2ps_uvm_set *set, struct p2ps_target *t)
+			 const struct p2ps_object *set, struct p2ps_target *t)
 {
 	p2ps_resolve_hooks(nv, set->hooks, 1, t);
 	if (set->nr_hooks > 1) {

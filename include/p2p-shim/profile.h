@@ -97,6 +97,7 @@ struct p2ps_registry_default {
 };
 
 struct p2ps_hook_ops;
+struct p2ps_object_cb;
 
 struct p2ps_hook_desc {
 	const char *target;		/* symbol (or stub base name) in nvidia */
@@ -109,13 +110,36 @@ struct p2ps_hook_desc {
 	const char *why;
 };
 
+/*
+ * An object (livepatch's klp_object): the hooks that one module's arrival
+ * arms and its departure disarms, all or none.  A profile lists its
+ * objects: nvidia's first (armed with the profile itself), then those of
+ * nvidia-uvm, the UVM peer set, which need nvidia's armed too and differ
+ * by driver major.  A hook flagged P2PS_T_UVM is in nvidia-uvm, the others
+ * in nvidia: the UVM peer set's first hook is in nvidia, but must tag
+ * nothing before nvidia-uvm's are there, so it is nvidia-uvm's object's.
+ */
+struct p2ps_object {
+	const char *module;		/* "nvidia", "nvidia_uvm" */
+	const char *name;		/* the UVM peer set's ("uvm-gpu"); NULL for nvidia's */
+	const unsigned int *majors;	/* 0-terminated; NULL: every major of the profile */
+	const struct p2ps_hook_desc *hooks;
+	unsigned int nr_hooks;
+	const char *const *calls;	/* other functions the module calls, NULL-terminated */
+	const char *copy_fn;		/* calls hooks[1]'s target, or is hooked itself; or NULL */
+	/* The module's callbacks around arming and disarming (NULL in the library). */
+	const struct p2ps_object_cb *cb;
+};
+
 struct p2ps_profile {
 	const char *name;
 	const char *versions;		/* human-readable range */
 	const unsigned int *majors;	/* driver major versions served, 0-terminated */
+	/* nvidia's object's hooks and calls (objects[0]'s, named here for the library) */
 	const struct p2ps_hook_desc *hooks;
 	unsigned int nr_hooks;
 	const char *const *calls;	/* other functions the module calls, NULL-terminated */
+	const struct p2ps_object *objects;	/* [0]: nvidia's; {NULL}-terminated */
 	const struct p2ps_registry_default *registry;	/* {NULL}-terminated */
 	/*
 	 * The driver applies ForceP2P before its BAR1 HAL check (550-570), so
@@ -125,20 +149,17 @@ struct p2ps_profile {
 };
 
 /*
- * The UVM peer set: hooks in nvidia.ko and nvidia-uvm.ko that fix the PTEs
- * nvidia-uvm builds itself for a BAR1 pair (managed memory), armed while
- * both modules are loaded and the profile is armed, per driver major.
+ * @profile's object for @module at driver @version: the first that serves
+ * @version's major, or NULL.
  */
-struct p2ps_uvm_set {
-	const char *name;
-	const unsigned int *majors;	/* 0-terminated */
-	const struct p2ps_hook_desc *hooks;	/* [0]: nvidia, the rest P2PS_T_UVM */
-	unsigned int nr_hooks;
-	const char *copy_fn;		/* calls hooks[1]'s target, or is hooked itself; or NULL */
-};
+const struct p2ps_object *p2ps_profile_object(const struct p2ps_profile *profile,
+					      const char *version, const char *module);
+
+/* Whether @module is the module of an object of some profile. */
+bool p2ps_is_object_module(const char *module);
 
 /* The UVM peer set for @version, or NULL. */
-const struct p2ps_uvm_set *p2ps_uvm_set_for_version(const char *version);
+const struct p2ps_object *p2ps_uvm_set_for_version(const char *version);
 
 /* Whether @version's nvidia-uvm maps BAR1 peers itself (590 and later). */
 bool p2ps_uvm_native_bar1(const char *version);

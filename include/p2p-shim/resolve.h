@@ -80,7 +80,7 @@ int p2ps_resolve_call(const struct p2ps_symsrc *src, const char *name, struct p2
  * p2ps_resolve_hooks().
  */
 int p2ps_resolve_uvm_set(const struct p2ps_symsrc *nv, const struct p2ps_symsrc *uvm,
-			 const struct p2ps_uvm_set *set, struct p2ps_target *t);
+			 const struct p2ps_object *set, struct p2ps_target *t);
 
 /* The one text symbol named @name in @src: 1, or how many there are (0, 2, ...). */
 unsigned int p2ps_find_symbol(const struct p2ps_symsrc *src, const char *name,

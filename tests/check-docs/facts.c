@@ -28,7 +28,7 @@ static void majors(const unsigned int *m, char *buf, size_t len)
 		n += snprintf(buf + n, len - n, "%s%u", n ? "," : "", *m);
 }
 
-static const struct p2ps_uvm_set *uvm_for_major(unsigned int major)
+static const struct p2ps_object *uvm_for_major(unsigned int major)
 {
 	char v[16];
 
@@ -37,12 +37,12 @@ static const struct p2ps_uvm_set *uvm_for_major(unsigned int major)
 }
 
 /* The UVM sets in order of their first major, each once. */
-static unsigned int uvm_sets(const struct p2ps_uvm_set **out, unsigned int max)
+static unsigned int uvm_sets(const struct p2ps_object **out, unsigned int max)
 {
 	unsigned int n = 0, major, i;
 
 	for (major = MAJOR_MIN; major <= MAJOR_MAX; major++) {
-		const struct p2ps_uvm_set *s = uvm_for_major(major);
+		const struct p2ps_object *s = uvm_for_major(major);
 
 		if (!s)
 			continue;
@@ -69,7 +69,7 @@ static void registry(const struct p2ps_profile *p, const char *sep, const char *
 
 static void lines(void)
 {
-	const struct p2ps_uvm_set *sets[8];
+	const struct p2ps_object *sets[8];
 	unsigned int i, n;
 	char m[128], reg[256];
 
@@ -106,7 +106,7 @@ static void table(void)
 		/* Newest major first; group neighbours with the same UVM set. */
 		while (e > m) {
 			const unsigned int *s = e - 1;
-			const struct p2ps_uvm_set *u = uvm_for_major(*s);
+			const struct p2ps_object *u = uvm_for_major(*s);
 			const unsigned int *k;
 
 			while (s > m && uvm_for_major(s[-1]) == u)

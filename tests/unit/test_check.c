@@ -918,7 +918,7 @@ static void test_uvm_sets(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const struct p2ps_uvm_set *u = p2ps_uvm_set_for_version(cases[i].version);
+		const struct p2ps_object *u = p2ps_uvm_set_for_version(cases[i].version);
 
 		assert_int_equal(p2ps_uvm_native_bar1(cases[i].version), cases[i].native);
 		if (!cases[i].set) {
@@ -940,6 +940,43 @@ static void test_uvm_sets(void **state)
 	}
 	assert_null(p2ps_uvm_set_for_version(NULL));
 	assert_null(p2ps_uvm_set_for_version("garbage"));
+}
+
+/*
+ * Each profile's objects (profile.h): nvidia's first, the same hooks and
+ * calls the library reads from the profile; then nvidia-uvm's, the one
+ * p2ps_uvm_set_for_version() gives for each major the profile serves.
+ */
+static void test_profile_objects(void **state)
+{
+	char version[16];
+	unsigned int i;
+	const unsigned int *m;
+
+	(void)state;
+	for (i = 0; i < p2ps_nr_profiles; i++) {
+		const struct p2ps_profile *p = &p2ps_profiles[i];
+		const struct p2ps_object *o = &p->objects[0];
+
+		assert_string_equal(o->module, "nvidia");
+		assert_ptr_equal(o->hooks, p->hooks);
+		assert_int_equal(o->nr_hooks, p->nr_hooks);
+		assert_ptr_equal(o->calls, p->calls);
+		for (m = p->majors; *m; m++) {
+			snprintf(version, sizeof(version), "%u.1", *m);
+			assert_ptr_equal(p2ps_profile_object(p, version, "nvidia"), o);
+			o = p2ps_profile_object(p, version, "nvidia_uvm");
+			assert_non_null(o);
+			assert_string_equal(o->module, "nvidia_uvm");
+			assert_string_equal(o->name, p2ps_uvm_set_for_version(version)->name);
+			assert_ptr_equal(o->hooks, p2ps_uvm_set_for_version(version)->hooks);
+			o = &p->objects[0];
+		}
+		assert_null(p2ps_profile_object(p, "545.29.06", "nvidia_uvm"));
+	}
+	assert_true(p2ps_is_object_module("nvidia"));
+	assert_true(p2ps_is_object_module("nvidia_uvm"));
+	assert_false(p2ps_is_object_module("nvidia_drm"));
 }
 
 static void test_kallsyms_fixture(void **state)
@@ -1325,7 +1362,7 @@ static void test_resolver(void **state)
 	struct p2ps_symsrc usrc = { .module = "nvidia_uvm", .walk = fake_walk, .read = fake_read,
 				    .priv = uvm };
 	const struct p2ps_profile *p = gen_b();
-	const struct p2ps_uvm_set *set = p2ps_uvm_set_for_version("580.142");
+	const struct p2ps_object *set = p2ps_uvm_set_for_version("580.142");
 	struct p2ps_target t[4];
 
 	(void)state;
@@ -1406,6 +1443,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_elf_ok),
 		cmocka_unit_test(test_uvm_sets),
+		cmocka_unit_test(test_profile_objects),
 		cmocka_unit_test(test_kallsyms_folded),
 		cmocka_unit_test(test_kallsyms_uvm),
 		cmocka_unit_test(test_uvm_module),
