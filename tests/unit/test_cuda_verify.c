@@ -1438,6 +1438,13 @@ static void nccl_procs(void **st)
 				    "element 1 is "));
 	free(out);
 	free(err);
+	/* a rank that writes a lot to stderr is read past, not cut off */
+	setenv("FAKENCCL_RANK_FAULT", "chatty", 1);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl");
+	assert_non_null(strstr(out, "  nccl        0,1/procs  OK"));
+	free(out);
+	free(err);
+	setenv("FAKENCCL_RANK_FAULT", "wrong", 1);
 	/* rank 0's: the same, named as rank 0 */
 	setenv("FAKENCCL_RANK", "0", 1);
 	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl");

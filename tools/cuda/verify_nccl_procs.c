@@ -235,8 +235,16 @@ static void nrank_pump(struct nrank *c, int n, int ms)
 
 		if (c[k].fd < 0 || !(p[k].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
+		/* a chatty rank (driver or NCCL messages on stderr): keep the newer half,
+		 * and keep reading, so that it never blocks on a full pipe */
+		if (c[k].got >= sizeof(c[k].buf) - 256) {
+			size_t h = c[k].got / 2;
+
+			memmove(c[k].buf, c[k].buf + h, c[k].got - h);
+			c[k].got -= h;
+		}
 		m = read(c[k].fd, c[k].buf + c[k].got, sizeof(c[k].buf) - 1 - c[k].got);
-		if (m <= 0 || c[k].got + (size_t)m >= sizeof(c[k].buf) - 1) {
+		if (m <= 0) {
 			close(c[k].fd);
 			c[k].fd = -1;
 			waitpid(c[k].pid, &c[k].status, 0);

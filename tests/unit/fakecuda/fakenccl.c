@@ -21,7 +21,8 @@
  * rank has read before the next. Each rank logs only its own channel lines.
  * FAKENCCL_RANK_FAULT, on rank FAKENCCL_RANK (default 0) only: hang-init
  * its ncclCommInitRank never returns; die: its process exits (status 3) in
- * its first all-reduce; wrong: its results are wrong in one element.
+ * its first all-reduce; wrong: its results are wrong in one element;
+ * chatty: it writes 64 KiB of messages to stderr in ncclCommInitRank.
  */
 #include <fcntl.h>
 #include <strings.h>
@@ -155,6 +156,9 @@ int ncclCommInitRank(ncclComm_t *comm, int n, struct uid id, int rank)
 	if (sh == MAP_FAILED)
 		return 2;
 	debug_channels(n, rank);
+	if (fault("chatty", rank))
+		for (int i = 0; i < 1024; i++)
+			fprintf(stderr, "fakenccl: a message of 64 bytes that p2pctl must read past %05d\n", i);
 	/* as NCCL's init: every rank waits for all */
 	__atomic_add_fetch(&sh->joined, 1, __ATOMIC_ACQ_REL);
 	while (__atomic_load_n(&sh->joined, __ATOMIC_ACQUIRE) < n)
