@@ -427,6 +427,38 @@ static void staged_cells_marked(void **st)
 	free(err);
 }
 
+/*
+ * As cuda-samples' p2pBandwidthLatencyTest: peer access enabled (both ways)
+ * before each P2P=Enabled cell and disabled after it, not once for the run.
+ * 2 GPUs: a probe per direction, 3 kinds x 2 cells x 2 directions, then once
+ * per direction for the fastest-method matrix (disabled at the end).
+ */
+static void peer_access_per_cell(void **st)
+{
+	char path[] = "/tmp/p2pctl-peerlog-XXXXXX", line[64];
+	int fd = mkstemp(path), en = 0, dis = 0;
+	json_object *o;
+	FILE *f;
+
+	(void)st;
+	assert_true(fd >= 0);
+	close(fd);
+	setenv("FAKECUDA_PEER_LOG", path, 1);
+	o = BENCH_JSON(0, "--reps", "1", "--no-p2p-off");
+	json_object_put(o);
+	unsetenv("FAKECUDA_PEER_LOG");
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		en += !strncmp(line, "enable ", 7);
+		dis += !strncmp(line, "disable ", 8);
+	}
+	fclose(f);
+	unlink(path);
+	assert_int_equal(en, 2 + 3 * 2 * 2 + 2);
+	assert_int_equal(dis, en);
+}
+
 /* nccl-tests' busbw: all-reduce algbw*2(n-1)/n, all-gather algbw*(n-1)/n. */
 static void nccl_busbw_formula(void **st)
 {
@@ -509,6 +541,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(json_shape, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(peer_access_per_cell, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(nccl_busbw_formula, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(nccl_bench_table, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(nccl_bench_wrong, fake_test_setup, fake_test_teardown),

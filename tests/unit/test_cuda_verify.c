@@ -78,7 +78,7 @@ static void all_ok(void **st)
 	 * in 0.01 s depends on the machine's load */
 	assert_non_null(strstr(out, "  concurrent  1->0  OK    "));
 	assert_non_null(strstr(out, "0 bytes, "));
-	assert_non_null(strstr(out, "verify: OK (35 OK, 0 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: OK (36 OK, 0 FAIL); 6 OK without a proven path\n"));
 	assert_null(strstr(out, "FAIL  "));
 	assert_string_equal(err, "");
 	free(out);
@@ -94,8 +94,8 @@ static void odd_sizes(void **st)
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", (char *)sizes[i]);
 		/* below 48 bytes the concurrent test has no room */
-		assert_non_null(strstr(out, i == 0 ? "(32 OK, 0 FAIL, 3 skipped)" :
-					    i < 3 ? "(33 OK, 0 FAIL, 2 skipped)" : "(35 OK, 0 FAIL)"));
+		assert_non_null(strstr(out, i == 0 ? "(32 OK, 0 FAIL, 4 skipped)" :
+					    i < 3 ? "(34 OK, 0 FAIL, 2 skipped)" : "(36 OK, 0 FAIL)"));
 		free(out);
 		free(err);
 	}
@@ -160,7 +160,7 @@ static void corruption_reported(void **st)
 				    "first mismatch at offset 4097"));
 	assert_null(strstr(out, "um-read"));
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: --no-managed\n"));
-	assert_non_null(strstr(out, "verify: FAIL (13 OK, 14 FAIL, 8 skipped)"));
+	assert_non_null(strstr(out, "verify: FAIL (14 OK, 14 FAIL, 8 skipped)"));
 	free(out);
 	free(err);
 }
@@ -207,7 +207,7 @@ static void corruption_json(void **st)
 	assert_string_equal(json_object_get_string(v), "0x70327063746c0000");
 	/* the run-wide tests: concurrent both ways, then nccl over 0,1 */
 	assert_true(json_object_object_get_ex(o, "concurrent", &v));
-	assert_int_equal(json_object_array_length(v), 3);
+	assert_int_equal(json_object_array_length(v), 4);
 	assert_true(json_object_object_get_ex(json_object_array_get_idx(v, 2), "gpus", &m));
 	assert_string_equal(json_object_get_string(m), "0,1");
 	json_object_put(o);
@@ -315,7 +315,7 @@ static void three_gpus_pairs(void **st)
 	assert_non_null(strstr(out, "pair 0-1"));
 	assert_non_null(strstr(out, "pair 0-2"));
 	assert_non_null(strstr(out, "pair 1-2"));
-	assert_non_null(strstr(out, "(106 OK, 0 FAIL); 16 OK without a proven path"));
+	assert_non_null(strstr(out, "(110 OK, 0 FAIL); 20 OK without a proven path"));
 	assert_non_null(strstr(out, "  concurrent  2->1  OK"));
 	assert_non_null(strstr(out, "  managed memory 1-2: OK (8 OK"));
 	free(out);
@@ -435,7 +435,7 @@ static void um_wrong_mapping(void **st)
 	assert_non_null(strstr(out, "  um-fault    1->0  SKIP  not run: um-read failed\n"));
 	assert_non_null(strstr(out, "  managed memory 0-1: FAIL (0 OK, 2 FAIL, 6 not run; cuMemAllocManaged, "
 				    "8192 bytes): um-read failed, so the other managed tests were not run"));
-	assert_non_null(strstr(out, "verify: FAIL (27 OK, 2 FAIL, 6 skipped); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (28 OK, 2 FAIL, 6 skipped); 2 OK without a proven path\n"));
 	free(out);
 	free(err);
 	/* Without peer access enabled UVM migrates instead of mapping: the
@@ -523,7 +523,7 @@ static void um_bad_migration(void **st)
 		 pat[0], (uint8_t)~pat[0]);
 	assert_non_null(strstr(out, line));
 	assert_non_null(strstr(out, "  managed memory 0-1: FAIL (4 OK, 4 FAIL, 0 not run;"));
-	assert_non_null(strstr(out, "verify: FAIL (31 OK, 4 FAIL); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (32 OK, 4 FAIL); 2 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -541,7 +541,7 @@ static void um_not_supported(void **st)
 				    "another processor (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 0)\n"));
 	assert_null(strstr(out, "  um-read     0->1"));
 	assert_non_null(strstr(out, "  um-read      SKIP  SKIP\n"));
-	assert_non_null(strstr(out, "verify: OK (27 OK, 0 FAIL, 8 skipped); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: OK (28 OK, 0 FAIL, 8 skipped); 2 OK without a proven path\n"));
 	free(out);
 	free(err);
 	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--json");
@@ -584,7 +584,7 @@ static void um_old_driver(void **st)
 	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: the CUDA driver lacks cuMemAllocManaged\n"));
 	/* nor cuMemGetInfo_v2: the vram test cannot place its buffers */
 	assert_non_null(strstr(out, "  vram        0->1  SKIP  the driver lacks cuMemGetInfo_v2\n"));
-	assert_non_null(strstr(out, "verify: OK (25 OK, 0 FAIL, 10 skipped); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: OK (26 OK, 0 FAIL, 10 skipped); 2 OK without a proven path\n"));
 	free(out);
 	free(err);
 	fake_setup();
@@ -633,7 +633,7 @@ static void fault_stale_read(void **st)
 	assert_non_null(strstr(out, "  flags       1->0  OK"));
 	assert_non_null(strstr(out, "  graph       0->1  FAIL  replay 0: first mismatch at offset 2720 (0xaa0)"));
 	assert_non_null(strstr(out, "(the SM-load node)\n"));
-	assert_non_null(strstr(out, "verify: FAIL (21 OK, 14 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (22 OK, 14 FAIL); 6 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -658,7 +658,7 @@ static void fault_lost_store(void **st)
 	assert_non_null(strstr(out, "  sm-read     0->1  OK"));
 	assert_non_null(strstr(out, "  flags-poll  0->1  OK"));
 	assert_non_null(strstr(out, "  um-read     0->1  OK"));
-	assert_non_null(strstr(out, "verify: FAIL (15 OK, 20 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (16 OK, 20 FAIL); 6 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -682,7 +682,7 @@ static void fault_no_mapping(void **st)
 				    "stage the pages\n"));
 	assert_non_null(strstr(out, "  um-write    0->1  SKIP  not run: um-read failed\n"));
 	assert_non_null(strstr(out, "  concurrent  0->1  FAIL"));
-	assert_non_null(strstr(out, "verify: FAIL (3 OK, 26 FAIL, 6 skipped); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (4 OK, 26 FAIL, 6 skipped); 2 OK without a proven path\n"));
 	free(out);
 	free(err);
 	/* The ce check alone, without the knob: proven. */
@@ -706,7 +706,7 @@ static void fault_wrong_gpu(void **st)
 	assert_non_null(strstr(out, "its peer loads reached the wrong memory"));
 	assert_non_null(strstr(out, "  concurrent  0->1  FAIL  SM-load slice"));
 	assert_non_null(strstr(out, "  sm-write    0->1  OK"));
-	assert_non_null(strstr(out, "verify: FAIL (9 OK, 18 FAIL, 8 skipped); 1 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (10 OK, 18 FAIL, 8 skipped); 2 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -787,7 +787,7 @@ static void fault_graph_drop(void **st)
 	assert_non_null(strstr(out, "got 0xa5, the poison: the write never landed (2725 of 4096 bytes differ) (the SM-store node)\n"
 				    "              usually: copies replayed from a CUDA graph are lost"));
 	assert_non_null(strstr(out, "  graph       1->0  FAIL  replay 1:"));
-	assert_non_null(strstr(out, "verify: FAIL (31 OK, 4 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (32 OK, 4 FAIL); 6 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -964,7 +964,7 @@ static void fault_vmm_stale(void **st)
 	assert_non_null(strstr(out, "              usually: peer accesses through cuMem (VMM) mappings are "
 				    "wrong"));
 	assert_non_null(strstr(out, "  vmm         1->0  FAIL  sm-read on GPU 0"));
-	assert_non_null(strstr(out, "verify: FAIL (33 OK, 2 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (34 OK, 2 FAIL); 6 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -1075,7 +1075,7 @@ static void fault_ipc_wrong(void **st)
 				    "first mismatch at offset 0 (0x0): expected 0x"));
 	assert_non_null(strstr(out, "              usually: buffers shared between processes"));
 	assert_non_null(strstr(out, "  ipc         1->0  FAIL  second process on GPU 0, ce of GPU 1's buffer"));
-	assert_non_null(strstr(out, "verify: FAIL (29 OK, 6 FAIL); 5 OK without a proven path\n"));
+	assert_non_null(strstr(out, "verify: FAIL (30 OK, 6 FAIL); 6 OK without a proven path\n"));
 	free(out);
 	free(err);
 	/* no second process to run: a clear failure, no hang */
@@ -1398,6 +1398,64 @@ static void nccl_pip_wheel(void **st)
 	fake_setup();
 }
 
+/*
+ * NCCL as PyTorch and vLLM run it: one process per GPU (ncclGetUniqueId in
+ * rank 0, ncclCommInitRank in each), every rank's result checked, each
+ * rank's own NCCL debug output read; a rank whose init hangs, whose process
+ * dies or whose result is wrong is named, with its GPU and stage.
+ */
+static void nccl_procs(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "nccl");
+	/* 2 channels of each rank's own log: both ranks' files were read */
+	assert_non_null(strstr(out, "  nccl        0,1/procs  OK    102984 bytes, int32 sum all-reduce "
+				    "over 2 GPUs in one process each (ncclCommInitRank), 6 sizes from 8 bytes; "
+				    "path not proven: NCCL reports P2P/CUMEM on all 4 channel connections"));
+	free(out);
+	free(err);
+	setenv("FAKENCCL_RANK", "1", 1);
+	setenv("FAKENCCL_RANK_FAULT", "hang-init", 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl");
+	assert_non_null(strstr(out, "  nccl        0,1   OK"));
+	/* the ranks wait for each other: every one still running is named, with its stage */
+	assert_non_null(strstr(out, "  nccl        0,1/procs  FAIL  rank 0 (GPU 0) in all-reduce of 8 bytes, "
+				    "rank 1 (GPU 1) in ncclCommInitRank were still running after 0.5 s (a process "
+				    "per rank) and were killed: NCCL's init hangs"));
+	free(out);
+	free(err);
+	setenv("FAKENCCL_RANK_FAULT", "die", 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl");
+	assert_non_null(strstr(out, "  nccl        0,1/procs  FAIL  rank 1 (GPU 1)'s process exited with "
+				    "status 3 in all-reduce of 8 bytes, without a result\n"));
+	free(out);
+	free(err);
+	setenv("FAKENCCL_RANK_FAULT", "wrong", 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl");
+	assert_non_null(strstr(out, "  nccl        0,1/procs  FAIL  rank 1 (GPU 1): 8 bytes: GPU 1's result: "
+				    "element 1 is "));
+	free(out);
+	free(err);
+	/* a rank that writes a lot to stderr is read past, not cut off */
+	setenv("FAKENCCL_RANK_FAULT", "chatty", 1);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl");
+	assert_non_null(strstr(out, "  nccl        0,1/procs  OK"));
+	free(out);
+	free(err);
+	setenv("FAKENCCL_RANK_FAULT", "wrong", 1);
+	/* rank 0's: the same, named as rank 0 */
+	setenv("FAKENCCL_RANK", "0", 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl");
+	assert_non_null(strstr(out, "  nccl        0,1/procs  FAIL  rank 0 (GPU 0): 8 bytes: GPU 0's result: "
+				    "element 1 is "));
+	free(out);
+	free(err);
+	unsetenv("FAKENCCL_RANK");
+	unsetenv("FAKENCCL_RANK_FAULT");
+}
+
 /* NCCL's init never returns: a deadline, HUNG, the pair named. */
 static void nccl_init_hang(void **st)
 {
@@ -1534,6 +1592,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(nccl_allreduce, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(nccl_skip_in_verdict, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(nccl_transport, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(nccl_procs, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(byte_tail, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(seeds, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(loopback, fake_test_setup, fake_test_teardown),

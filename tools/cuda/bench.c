@@ -48,6 +48,7 @@ struct bench {
 	uint8_t *h1, *h2;	/* host buffers of size bytes for the data checks */
 	size_t slot;
 	int sel[P2P_MAX_GPUS][P2P_MAX_GPUS];
+	int peer_ok[P2P_MAX_GPUS][P2P_MAX_GPUS];	/* cuCtxEnablePeerAccess i->j works */
 	struct matrix *mx;	/* MX_COUNT */
 	FILE *out, *err;
 	char errmsg[512];
@@ -345,7 +346,7 @@ static int want_cell(const struct bench *b, int i, int j)
 static int run_phase(struct bench *b, int p2p)
 {
 	static const char *const what[3] = { "unidirectional", "bidirectional", "latency" };
-	int n = b->r.n;
+	int n = b->r.n, rc;
 
 	for (int k = K_UNI; k <= K_LAT; k++) {
 		int mi = k == K_UNI ? MX_UNI_OFF : k == K_BI ? MX_BI_OFF : MX_LAT_OFF;
@@ -359,8 +360,17 @@ static int run_phase(struct bench *b, int p2p)
 				if (!want_cell(b, i, j))
 					continue;
 				progress(b, label, i, j);
-				if (measure_cell(b, k, p2p, i, j, &m->c[i * n + j],
-						 cm ? &cm->c[i * n + j] : NULL))
+				/* as the sample: peer access enabled (both ways) around each cell */
+				if (p2p && i != j && b->peer_ok[i][j])
+					rig_peer(&b->r, i, j, 1);
+				if (p2p && i != j && b->peer_ok[j][i])
+					rig_peer(&b->r, j, i, 1);
+				rc = measure_cell(b, k, p2p, i, j, &m->c[i * n + j], cm ? &cm->c[i * n + j] : NULL);
+				if (p2p && i != j) {
+					rig_peer(&b->r, i, j, 0);
+					rig_peer(&b->r, j, i, 0);
+				}
+				if (rc)
 					return -1;
 				b->done++;
 			}
@@ -740,12 +750,20 @@ int bench_main(int argc, char **argv, FILE *out, FILE *err)
 					 i, j, cu_errstr(cr));
 				note(b, "%s", msg);
 			}
+			/* enabled again around each cell of run_phase, as the sample does */
+			b->peer_ok[i][j] = cr == CUDA_SUCCESS;
+			rig_peer(&b->r, i, j, 0);
 		}
 	if (run_phase(b, 1))
 		rc = P2P_EXIT_FAIL;
-	/* Beside the sample's method: the fastest of p2pctl's per cell, its own matrix. */
+	/* Beside the sample's method: the fastest of p2pctl's per cell, its own matrix,
+	 * with peer access on for all of it. */
 	if (!rc && b->forced < 0) {
 		b->fastest = 1;
+		for (int i = 0; i < b->r.n; i++)
+			for (int j = 0; j < b->r.n; j++)
+				if (b->peer_ok[i][j])
+					rig_peer(&b->r, i, j, 1);
 		for (int i = 0; i < b->r.n && !rc; i++)
 			for (int j = 0; j < b->r.n && !rc; j++) {
 				if (!want_cell(b, i, j))

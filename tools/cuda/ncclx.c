@@ -89,6 +89,8 @@ int ncclx_open(char *why, size_t len)
 	}
 	*(void **)&nx.GetVersion = dlsym(nx.h, "ncclGetVersion");
 	*(void **)&nx.CommInitAll = dlsym(nx.h, "ncclCommInitAll");
+	*(void **)&nx.GetUniqueId = dlsym(nx.h, "ncclGetUniqueId");
+	*(void **)&nx.CommInitRank = dlsym(nx.h, "ncclCommInitRank");
 	*(void **)&nx.CommDestroy = dlsym(nx.h, "ncclCommDestroy");
 	*(void **)&nx.CommAbort = dlsym(nx.h, "ncclCommAbort");
 	*(void **)&nx.AllReduce = dlsym(nx.h, "ncclAllReduce");

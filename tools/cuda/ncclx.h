@@ -7,6 +7,8 @@
 #include <stddef.h>
 
 typedef struct ncclComm *ncclComm_t;
+/* NCCL's ncclUniqueId: 128 opaque bytes, passed by value. */
+typedef struct { char internal[128]; } ncclxUniqueId;
 
 #define NCCLX_INT32 2
 #define NCCLX_FLOAT32 7
@@ -18,6 +20,9 @@ struct ncclx {
 	int version;
 	int (*GetVersion)(int *);
 	int (*CommInitAll)(ncclComm_t *, int, const int *);
+	/* one rank per process, as PyTorch and vLLM run NCCL (may be NULL) */
+	int (*GetUniqueId)(ncclxUniqueId *);
+	int (*CommInitRank)(ncclComm_t *, int, ncclxUniqueId, int);
 	int (*CommDestroy)(ncclComm_t);
 	int (*CommAbort)(ncclComm_t);
 	int (*AllReduce)(const void *, void *, size_t, int, int, ncclComm_t, void *);

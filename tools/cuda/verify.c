@@ -120,7 +120,8 @@ static void vusage(FILE *f)
 		"  um-read, um-write (a GPU using the other's managed pages through its\n"
 		"  mapping), um-prefetch (migration between the GPUs), um-fault (demand\n"
 		"  paging); then concurrent (every directed pair at once) and nccl\n"
-		"  (all-reduce through libnccl.so.2 when it loads, 8 B to 64 MiB)\n"
+		"  (all-reduce through libnccl.so.2 when it loads, 8 B to 64 MiB, in one\n"
+		"  process, then with one process per GPU as PyTorch and vLLM run it)\n"
 		"output: a line per test as it ends, a test x direction grid and a verdict\n"
 		"  per pair; SIGINT or SIGTERM prints a partial verdict\n"
 		"exit status: 0 all OK, 1 a test failed or hung, 2 usage, 3 no driver or\n"
@@ -264,11 +265,13 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 		{ "ipc-child", required_argument, NULL, 'I' },
 		/* internal: rank 1 of the car test */
 		{ "car-child", required_argument, NULL, 'C' },
+		/* internal: a rank of the nccl test's one-process-per-GPU run */
+		{ "nccl-child", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static int sel[P2P_MAX_GPUS][P2P_MAX_GPUS];
-	static struct vtest tests[2 * V_COUNT * 2], ctests[P2P_MAX_GPUS * P2P_MAX_GPUS];
+	static struct vtest tests[2 * V_COUNT * 2], ctests[3 * P2P_MAX_GPUS * P2P_MAX_GPUS];
 	static struct pverdict pvs[P2P_MAX_GPUS * P2P_MAX_GPUS];
 	int npv = 0, pvjson[P2P_MAX_GPUS * P2P_MAX_GPUS];
 	char nccl_verdict[1024] = "";
@@ -341,6 +344,10 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 		case 'C':
 			/* internal: rank 1 of the car test */
 			rc = car_child(optarg, out);
+			goto done;
+		case 'R':
+			/* internal: a rank of the nccl test's per-process run */
+			rc = nccl_child(optarg, out);
 			goto done;
 		case 'j': json = 1; break;
 		case 'M': v->no_managed = 1; break;
@@ -622,6 +629,22 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			long off = nccl_log_size(v);
 
 			run_nccl(v, t, sets[k], setn[k]);
+			if (t->ok && !t->skipped)
+				nccl_transport(v, t, sets[k], setn[k], off);
+			vdone(v, t, 0);
+			if (setn[k] < 2 || vhalt(v))
+				continue;
+			/* the same, one process per GPU, as PyTorch and vLLM run it */
+			{
+				char lb[sizeof(t->label)];
+
+				snprintf(lb, sizeof(lb), "%.56s/procs", t->label);
+				t = &ctests[nct++];
+				memset(t, 0, sizeof(*t));
+				snprintf(t->label, sizeof(t->label), "%s", lb);
+			}
+			off = nccl_log_size(v);
+			run_nccl_procs(v, t, sets[k], setn[k]);
 			if (t->ok && !t->skipped)
 				nccl_transport(v, t, sets[k], setn[k], off);
 			vdone(v, t, 0);

@@ -57,6 +57,7 @@ struct vtest {
 	int gpu;		/* 1 + the GPU whose call or wait returned the error */
 	uint64_t vram_mb[3][2];	/* vram: the pads (MiB) of each place, on src and dst */
 	int cut;		/* concurrent: ended early by a signal */
+	int procs;		/* nccl: one process per GPU (ncclCommInitRank) */
 };
 
 struct vstate {
@@ -181,6 +182,9 @@ int run_ipc(struct vstate *v, struct vtest *t);
 /* verify_nccl.c */
 int nccl_open(char *why, size_t len);
 void run_nccl(struct vstate *v, struct vtest *t, const int *gs, int ng);
+/* verify_nccl_procs.c */
+void run_nccl_procs(struct vstate *v, struct vtest *t, const int *gs, int ng);
+int nccl_child(const char *spec, FILE *out);
 void nccl_debug_begin(struct vstate *v);
 void nccl_debug_end(struct vstate *v);
 long nccl_log_size(const struct vstate *v);

@@ -13,6 +13,8 @@ json_object *vtest_json(const struct vtest *t)
 	json_object_object_add(o, "method", json_object_new_string(vnames[t->method]));
 	if (t->label[0])
 		json_object_object_add(o, "gpus", json_object_new_string(t->label));
+	if (t->procs)
+		json_object_object_add(o, "one_process_per_gpu", json_object_new_boolean(1));
 	json_object_object_add(o, "src", json_object_new_int(t->src));
 	json_object_object_add(o, "dst", json_object_new_int(t->dst));
 	json_object_object_add(o, "engine_gpu", json_object_new_int(t->engine));
@@ -115,8 +117,9 @@ static const char *test_how(const struct vtest *t, char *buf, size_t len)
 			 t->cut ? " (cut short by the signal)" : "");
 		break;
 	case V_NCCL:
-		snprintf(buf, len, "int32 sum all-reduce over %d GPU%s, %d sizes from 8 bytes", t->engine,
-			 t->engine == 1 ? "" : "s", t->rounds);
+		snprintf(buf, len, "int32 sum all-reduce over %d GPU%s%s, %d sizes from 8 bytes", t->engine,
+			 t->engine == 1 ? "" : "s", t->procs ? " in one process each (ncclCommInitRank)" : "",
+			 t->rounds);
 		break;
 	default:
 		snprintf(buf, len, "kernel on GPU %d", t->engine);

@@ -9,6 +9,8 @@
  *   FAKECUDA_PEER=0|1          cuDeviceCanAccessPeer answer (default 1)
  *   FAKECUDA_ENABLE_ERROR=N    cuCtxEnablePeerAccess returns N
  *   FAKECUDA_ENABLE_FROM=G     ... only in GPU G's context (one way)
+ *   FAKECUDA_PEER_LOG=FILE     append "enable a->b" / "disable a->b" to FILE on each
+ *                              successful cuCtxEnablePeerAccess / cuCtxDisablePeerAccess
  *   FAKECUDA_JIT_ERROR=1       cuModuleLoadDataEx fails with a JIT log
  *   FAKECUDA_COPY_ERROR=K      the K-th device-to-device copy (1-based,
  *                              copy-engine or kernel) fails with
@@ -1126,6 +1128,17 @@ CUresult cuCtxSynchronize(void)
 	UNLOCK_RET(r);
 }
 
+static void peer_log(const char *what, int a, int b)
+{
+	const char *path = getenv("FAKECUDA_PEER_LOG");
+	FILE *f = path && *path ? fopen(path, "a") : NULL;
+
+	if (f) {
+		fprintf(f, "%s %d->%d\n", what, a, b);
+		fclose(f);
+	}
+}
+
 CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
 {
 	(void)flags;
@@ -1138,6 +1151,7 @@ CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
 	if (current->peer[peer->dev])
 		return 704;
 	current->peer[peer->dev] = 1;
+	peer_log("enable", current->dev, peer->dev);
 	return 0;
 }
 
@@ -1148,6 +1162,7 @@ CUresult cuCtxDisablePeerAccess(CUcontext peer)
 	if (!current->peer[peer->dev])
 		return 705;
 	current->peer[peer->dev] = 0;
+	peer_log("disable", current->dev, peer->dev);
 	return 0;
 }
 

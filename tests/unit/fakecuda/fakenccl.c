@@ -13,15 +13,31 @@
  * "... NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM", the transport
  * FAKENCCL_TRANSPORT (default P2P/CUMEM; SHM/direct/direct is what NCCL
  * uses when its topology check rules P2P out).
+ *
+ * One rank per process (ncclGetUniqueId + ncclCommInitRank): the ranks meet
+ * in a file under /dev/shm named in the id (sparse: a header, then a 64 MiB
+ * slot per rank); a rank's all-reduce copies its input into its slot, waits
+ * for every rank's, sums them all into its result, then waits until every
+ * rank has read before the next. Each rank logs only its own channel lines.
+ * FAKENCCL_RANK_FAULT, on rank FAKENCCL_RANK (default 0) only: hang-init
+ * its ncclCommInitRank never returns; die: its process exits (status 3) in
+ * its first all-reduce; wrong: its results are wrong in one element;
+ * chatty: it writes 64 KiB of messages to stderr in ncclCommInitRank.
  */
+#include <fcntl.h>
 #include <strings.h>
+#include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct ncclComm { int rank, n; struct group *g; };
+struct ncclComm { int rank, n; struct group *g; struct shared *sh; int seq; };
+/* The meeting place of one process per rank. */
+#define SLOT (64UL << 20)
+struct shared { int joined, done; int in[16], out[16]; char pad[4096 - 136]; };
 struct group { int n, called; struct call { const void *s; void *r; size_t count; int type, gather; } c[16]; };
 typedef struct ncclComm *ncclComm_t;
 
@@ -46,8 +62,8 @@ const char *ncclGetErrorString(int r)
 	return r ? "fake NCCL error" : "no error";
 }
 
-/* NCCL's INFO lines of the connections it set up. */
-static void debug_channels(int n)
+/* NCCL's INFO lines of the connections it set up (rank < 0: all ranks'). */
+static void debug_channels(int n, int rank)
 {
 	const char *d = getenv("NCCL_DEBUG"), *path = getenv("NCCL_DEBUG_FILE");
 	const char *tr = getenv("FAKENCCL_TRANSPORT");
@@ -60,7 +76,8 @@ static void debug_channels(int n)
 		return;
 	for (int c = 0; c < 2; c++)
 		for (int r = 0; r < n; r++)
-			fprintf(f, "fakehost:%d:%d [%d] NCCL INFO Channel %02d/0 : %d[%d] -> %d[%d] via %s\n",
+			if (rank < 0 || r == rank)
+				fprintf(f, "fakehost:%d:%d [%d] NCCL INFO Channel %02d/0 : %d[%d] -> %d[%d] via %s\n",
 				(int)getpid(), (int)getpid(), r, c, r, r, (r + 1) % n, (r + 1) % n,
 				tr && *tr ? tr : "P2P/CUMEM");
 	fclose(f);
@@ -76,7 +93,7 @@ int ncclCommInitAll(ncclComm_t *comm, int n, const int *devs)
 			pause();
 	if (n < 1 || n > 16)
 		return 4;	/* ncclInvalidArgument */
-	debug_channels(n);
+	debug_channels(n, -1);
 	g = calloc(1, sizeof(*g));
 	g->n = n;
 	for (int i = 0; i < n; i++) {
@@ -85,6 +102,120 @@ int ncclCommInitAll(ncclComm_t *comm, int n, const int *devs)
 		comm[i]->n = n;
 		comm[i]->g = g;
 	}
+	return 0;
+}
+
+/* The fault knobs of one-process-per-rank: on this rank? */
+static int fault(const char *what, int rank)
+{
+	const char *f = getenv("FAKENCCL_RANK_FAULT"), *r = getenv("FAKENCCL_RANK");
+
+	return f && !strcmp(f, what) && rank == (r ? atoi(r) : 0);
+}
+
+int ncclGetUniqueId(char id[128])
+{
+	static int seq;
+
+	memset(id, 0, 128);
+	snprintf(id, 128, "/dev/shm/fakenccl-%d-%d-%ld", (int)getpid(), seq++, (long)time(NULL));
+	return 0;
+}
+
+static void nap(void)
+{
+	struct timespec ts = { 0, 100000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Every rank's counter at k reached at least v. */
+static void barrier(const int *k, int n, int v)
+{
+	for (int i = 0; i < n; i++)
+		while (__atomic_load_n(&k[i], __ATOMIC_ACQUIRE) < v)
+			nap();
+}
+
+/* ncclUniqueId is 128 bytes passed by value. */
+struct uid { char b[128]; };
+
+int ncclCommInitRank(ncclComm_t *comm, int n, struct uid id, int rank)
+{
+	int fd;
+	struct shared *sh;
+
+	if (n < 1 || n > 16 || rank < 0 || rank >= n)
+		return 4;
+	id.b[127] = '\0';
+	fd = open(id.b, O_RDWR | O_CREAT, 0600);
+	if (fd < 0 || ftruncate(fd, (off_t)(sizeof(*sh) + SLOT * (size_t)n)))
+		return 2;	/* ncclSystemError */
+	sh = mmap(NULL, sizeof(*sh) + SLOT * (size_t)n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (sh == MAP_FAILED)
+		return 2;
+	debug_channels(n, rank);
+	if (fault("chatty", rank))
+		for (int i = 0; i < 1024; i++)
+			fprintf(stderr, "fakenccl: a message of 64 bytes that p2pctl must read past %05d\n", i);
+	/* as NCCL's init: every rank waits for all */
+	__atomic_add_fetch(&sh->joined, 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(&sh->joined, __ATOMIC_ACQUIRE) < n)
+		nap();
+	if (!rank)
+		unlink(id.b);
+	/* after joining, so that the file goes; the other ranks go on */
+	if (fault("hang-init", rank))
+		for (;;)
+			pause();
+	*comm = calloc(1, sizeof(**comm));
+	(*comm)->rank = rank;
+	(*comm)->n = n;
+	(*comm)->sh = sh;
+	return 0;
+}
+
+/* A collective across processes: int32/float32 sum, or gather. */
+static int collective_shared(const void *s, void *r, size_t count, int type, int gather, ncclComm_t c)
+{
+	char *slot = (char *)(c->sh + 1);
+	int v = ++c->seq;
+
+	if (count * 4 > SLOT)
+		return 4;
+	if (fault("die", c->rank))
+		_exit(3);
+	/* the previous collective's results are read by all: the slots are free */
+	barrier(c->sh->out, c->n, v - 1);
+	memcpy(slot + SLOT * (size_t)c->rank, s, count * 4);
+	__atomic_store_n(&c->sh->in[c->rank], v, __ATOMIC_RELEASE);
+	barrier(c->sh->in, c->n, v);
+	if (gather) {
+		for (int k = 0; k < c->n; k++)
+			memcpy((char *)r + (size_t)k * count * 4, slot + SLOT * (size_t)k, count * 4);
+	} else {
+		for (size_t e = 0; e < count; e++) {
+			int32_t si = 0;
+			float sf = 0;
+
+			for (int k = 0; k < c->n; k++) {
+				const char *p = slot + SLOT * (size_t)k + e * 4;
+
+				if (type == 7)
+					sf += *(const float *)p;
+				else
+					si += *(const int32_t *)p;
+			}
+			if (type == 7)
+				((float *)r)[e] = sf;
+			else
+				((int32_t *)r)[e] = si;
+		}
+	}
+	if (fault("wrong", c->rank) && count)
+		((int32_t *)r)[(gather ? count * c->n : count) / 2] += 1;
+	__atomic_store_n(&c->sh->out[c->rank], v, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -130,6 +261,8 @@ static int collective(const void *s, void *r, size_t count, int type, int gather
 
 	if (type != 2 && type != 7)
 		return 4;	/* ncclInvalidArgument: int32 and float32 only */
+	if (comm->sh)
+		return collective_shared(s, r, count, type, gather, comm);
 	g->c[comm->rank] = (struct call){ s, r, count, type, gather };
 	if (++g->called < g->n)
 		return 0;
@@ -173,6 +306,11 @@ int ncclGroupEnd(void)
 
 static int destroy(ncclComm_t c)
 {
+	if (c->sh) {
+		munmap(c->sh, sizeof(*c->sh) + SLOT * (size_t)c->n);
+		free(c);
+		return 0;
+	}
 	if (c->rank == c->n - 1)
 		free(c->g);
 	free(c);
