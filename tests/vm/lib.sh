@@ -147,6 +147,13 @@ uvm() {
 	exec 3>&-
 }
 
+# kprobes_on MODULE: how many kprobes sit in MODULE (nvidia, nvidia_uvm).
+# The list's lines are "ADDRESS  TYPE  SYMBOL+OFFSET  MODULE [FLAGS]": the
+# module is a bare field, not "[module]" as in /proc/kallsyms.
+kprobes_on() {
+	awk -v m="$1" '$4 == m' /sys/kernel/debug/kprobes/list 2>/dev/null | wc -l
+}
+
 # park_reinit POINT GPU: re-initialise GPU in the background and wait until
 # it is parked at the stand-in's hold POINT (docs/standin.md); the case
 # then acts while it is there.  unpark POINT lets it go and fails the case

@@ -66,7 +66,7 @@ echo "$out"
 expect_match "refused, naming the wrapper" "$out" 'wrapper was not bound'
 echo 0 >$P/fault_unbound_wrapper
 expect_match "disabled" "$(p2pctl status)" 'state: +disabled'
-expect_eq "no probe on nvidia" "$(grep -c '\[nvidia\]' /sys/kernel/debug/kprobes/list || true)" 0
+expect_eq "no probe on nvidia" "$(kprobes_on nvidia)" 0
 expect_eq "no reference" "$(refcnt)" 0
 # The GPUs attached without hooks: armed before nvidia comes back.
 run rmmod nvidia
@@ -82,7 +82,7 @@ run insmod /lib/standin/580.159.04/nvidia.ko gpus="$G"
 expect_fail "enable with a failing hook" p2pctl enable
 echo -1 >$P/fault_install
 expect_match "disabled" "$(p2pctl status)" 'state: +disabled'
-expect_eq "no probe on nvidia" "$(grep -c '\[nvidia\]' /sys/kernel/debug/kprobes/list || true)" 0
+expect_eq "no probe on nvidia" "$(kprobes_on nvidia)" 0
 expect_eq "no reference" "$(refcnt)" 0
 run rmmod nvidia
 run rmmod p2p_shim

@@ -15,7 +15,7 @@
 
 G='AD102@0000:01:00.0,vram=24G,bar1=0x4000000000/32G;AD102@0000:02:00.0,vram=24G,bar1=0x6000000000/32G'
 refcnt() { cat /sys/module/p2p_shim/refcnt; }
-nv_probes() { grep -c '\[nvidia\]' /sys/kernel/debug/kprobes/list 2>/dev/null || true; }
+nv_probes() { kprobes_on nvidia; }
 never_mailbox() {	# WHAT: the pair is never offered the mailbox path
 	out=$(nvflow caps 0 1)
 	expect_no_match "$1: no mailbox offer" "$(kv connectivity "$out")" '^pcie$'
