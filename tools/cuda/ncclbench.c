@@ -422,7 +422,7 @@ int bench_nccl_main(int argc, char **argv, FILE *out, FILE *err)
 			}
 			if (r) {
 				fprintf(out, "bench --nccl: FAIL: %s %" PRIu64 " bytes: %s\n", cname[c], sz,
-					r == -2 ? emsg : emsg);
+					emsg);
 				rc = P2P_EXIT_FAIL;
 				bad = 1;
 				break;
