@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <p2pshim.h>
+#include <p2p-shim/catf.h>
 
 struct nl_sock;
 struct nl_msg;
@@ -98,13 +99,7 @@ char *p2ps_read_fd(int fd, size_t *len, bool gz, size_t max);
 /* p2ps_read_file_max() with a cap of 1 GiB (kernel modules). */
 char *p2ps_read_file(const char *path, size_t *len, bool gz);
 void p2ps_strlcpy(char *dst, const char *src, size_t len);
-/*
- * Append @sep (unless *@off is 0: the first item) and @fmt's text to the
- * string @buf of @size bytes at *@off.  *@off moves past them only if all
- * of it fits; false if it did not.
- */
-bool p2ps_catf(char *buf, size_t size, size_t *off, const char *sep, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
+/* p2ps_catf(): include/p2p-shim/catf.h, p2pctl's too. */
 char *p2ps_trim(char *s);
 /* Decompress a whole .xz/.zst/.gz buffer chosen by magic; or copy. */
 int p2ps_decompress(const unsigned char *in, size_t inlen, unsigned char **out, size_t *outlen);

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,29 +24,6 @@
 #include "internal.h"
 
 #define MAX_FILE (1UL << 30)
-
-bool p2ps_catf(char *buf, size_t size, size_t *off, const char *sep, const char *fmt, ...)
-{
-	size_t room = *off < size ? size - *off : 0;
-	va_list ap;
-	int k, t;
-
-	if (!room)
-		return false;
-	k = snprintf(buf + *off, room, "%s", *off ? sep : "");
-	if (k < 0 || (size_t)k >= room)
-		goto undo;
-	va_start(ap, fmt);
-	t = vsnprintf(buf + *off + k, room - k, fmt, ap);
-	va_end(ap);
-	if (t < 0 || (size_t)t >= room - k)
-		goto undo;
-	*off += k + t;
-	return true;
-undo:
-	buf[*off] = '\0';	/* the string as it was, not a piece of what did not fit */
-	return false;
-}
 
 void p2ps_strlcpy(char *dst, const char *src, size_t len)
 {

@@ -166,8 +166,8 @@ static void relpath(const char *from, const char *to, char *out, size_t len)
 	out[0] = '\0';
 	for (p = from + common; *p; p++)
 		if (*p == '/')
-			p2pctl_catf(out, len, &off, "", "../");
-	p2pctl_catf(out, len, &off, "", "%s", to[common] == '/' ? to + common + 1 : to + common);
+			p2ps_catf(out, len, &off, "", "../");
+	p2ps_catf(out, len, &off, "", "%s", to[common] == '/' ? to + common + 1 : to + common);
 	if (!off)
 		p2pctl_strlcpy(out, ".", len);
 }
@@ -215,7 +215,7 @@ static bool walk(struct p2pctl_capture *c, const char *path, char *real, size_t 
 		if (!*p)
 			break;
 		n = strcspn(p, "/");
-		p2pctl_catf(prefix, sizeof(prefix), &pl, "", "/%.*s", (int)n, p);
+		p2ps_catf(prefix, sizeof(prefix), &pl, "", "/%.*s", (int)n, p);
 		snprintf(expect, sizeof(expect), "%s/%.*s", cur, (int)n, p);
 		if (p2ps_root_realpath(c->src, prefix, rq, sizeof(rq))) {
 			if (strcmp(rq, expect) && !(n <= 2 && p[0] == '.' && (n == 1 || p[1] == '.')))

@@ -88,29 +88,6 @@ void p2pctl_strlcpy(char *dst, const char *src, size_t len)
 	dst[n] = '\0';
 }
 
-bool p2pctl_catf(char *buf, size_t size, size_t *off, const char *sep, const char *fmt, ...)
-{
-	size_t room = *off < size ? size - *off : 0;
-	va_list ap;
-	int k, t;
-
-	if (!room)
-		return false;
-	k = snprintf(buf + *off, room, "%s", *off ? sep : "");
-	if (k < 0 || (size_t)k >= room)
-		goto undo;
-	va_start(ap, fmt);
-	t = vsnprintf(buf + *off + k, room - k, fmt, ap);
-	va_end(ap);
-	if (t < 0 || (size_t)t >= room - k)
-		goto undo;
-	*off += k + t;
-	return true;
-undo:
-	buf[*off] = '\0';
-	return false;
-}
-
 char *p2pctl_trim(char *s)
 {
 	char *e;

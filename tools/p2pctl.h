@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <json-c/json.h>
 #include <p2pshim.h>
+#include <p2p-shim/catf.h>
 
 /* Exit codes (documented in --help and p2pctl(8)). */
 enum {
@@ -84,14 +85,11 @@ void p2pctl_getopt_reset(void);
 void p2pctl_json_print(json_object *o);
 json_object *p2pctl_json_str(const char *s);	/* NULL (json null) for "" */
 
-/* Strings: as lib/util.c's, p2pctl's own (the library exports none). */
-void p2pctl_strlcpy(char *dst, const char *src, size_t len);
 /*
- * Append @sep (unless *@off is 0) and @fmt's text to @buf of @size bytes at
- * *@off, only if all of it fits (else @buf stays as it was): true if it did.
+ * Strings: as lib/util.c's, p2pctl's own (the library exports none); but
+ * p2ps_catf(), one with the library's (<p2p-shim/catf.h>, static inline).
  */
-bool p2pctl_catf(char *buf, size_t size, size_t *off, const char *sep, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
+void p2pctl_strlcpy(char *dst, const char *src, size_t len);
 char *p2pctl_trim(char *s);	/* leading and trailing blanks off */
 
 /* A table printed with aligned columns. */

@@ -57,6 +57,80 @@ static void align(struct buf *b, size_t a)
 		put(b, z, 1);
 }
 
+/*
+ * One section of a written object: its header but for the name, offset and
+ * size, and its bytes.  The section named ".shstrtab" gets the names
+ * (finish_elf() writes it); a NOBITS one has no bytes, its sh_size its own.
+ */
+struct sect {
+	const char *name;
+	Elf64_Shdr sh;
+	const void *data;
+	size_t len;
+};
+
+#define MAX_SECT 8
+
+/*
+ * Write to @out a relocatable x86-64 object of the @n sections @s (s[i] is
+ * section i + 1, 0 the null one): the ELF header, the sections' bytes in
+ * order, each at its sh_addralign in the file, then the section header
+ * table.  The writers below (gen_elf(), gen_elf_fixture(), gen_uvm_elf())
+ * say only which sections they hold.
+ */
+static void finish_elf(struct buf *out, const struct sect *s, unsigned int n)
+{
+	struct buf shstr = { 0 };
+	Elf64_Shdr sh[1 + MAX_SECT];
+	Elf64_Ehdr eh;
+	unsigned int i;
+
+	assert_true(n <= MAX_SECT);
+	memset(sh, 0, sizeof(sh));
+	memset(&eh, 0, sizeof(eh));
+	put(&shstr, "", 1);
+	for (i = 0; i < n; i++) {
+		sh[i + 1] = s[i].sh;
+		sh[i + 1].sh_name = (Elf64_Word)put(&shstr, s[i].name, strlen(s[i].name) + 1);
+		if (!strcmp(s[i].name, ".shstrtab"))
+			eh.e_shstrndx = (Elf64_Half)(i + 1);
+	}
+	assert_true(eh.e_shstrndx);
+
+	memset(out, 0, sizeof(*out));
+	put(out, &eh, sizeof(eh));	/* a placeholder until e_shoff is known */
+	for (i = 0; i < n; i++) {
+		Elf64_Shdr *h = &sh[i + 1];
+		bool names = i + 1 == eh.e_shstrndx;
+
+		if (h->sh_type == SHT_NOBITS) {
+			h->sh_offset = out->len;	/* takes no room in the file */
+			continue;
+		}
+		if (h->sh_addralign > 1)
+			align(out, h->sh_addralign);
+		h->sh_size = names ? shstr.len : s[i].len;
+		h->sh_offset = out->len;
+		if (h->sh_size)
+			put(out, names ? shstr.p : s[i].data, h->sh_size);
+	}
+	align(out, 8);
+
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_REL;
+	eh.e_machine = EM_X86_64;
+	eh.e_version = EV_CURRENT;
+	eh.e_ehsize = sizeof(Elf64_Ehdr);
+	eh.e_shentsize = sizeof(Elf64_Shdr);
+	eh.e_shnum = (Elf64_Half)(n + 1);
+	eh.e_shoff = put(out, sh, (n + 1) * sizeof(sh[0]));
+	memcpy(out->p, &eh, sizeof(eh));
+	free(shstr.p);
+}
+
 enum variant { V_OK, V_MISSING, V_CHANGED, V_NO_VERSION };
 
 struct elfgen {
@@ -139,16 +213,12 @@ static void gen_elf(const struct p2ps_profile *p, enum variant v, const char *dr
 		    const char *change, struct buf *out)
 {
 	struct elfgen g;
-	struct buf shstr = { 0 };
 	static const char mod_ver[] = "license=Dual MIT/GPL\0version=580.159.04\0vermagic=6.1.0 SMP";
 	static const char mod_nover[] = "license=Dual MIT/GPL";
 	const char *modinfo = v == V_NO_VERSION ? mod_nover : mod_ver;
 	size_t modlen = v == V_NO_VERSION ? sizeof(mod_nover) : sizeof(mod_ver);
-	Elf64_Ehdr eh;
-	Elf64_Shdr sh[8];
 	Elf64_Rela seal_rela;
 	static const unsigned int seal_slot;
-	size_t off_text, off_mod, off_sym, off_str, off_shstr, off_seal, off_rela, nm[8];
 	size_t nseal;
 	unsigned int i;
 
@@ -185,73 +255,33 @@ static void gen_elf(const struct p2ps_profile *p, enum variant v, const char *dr
 			add_plain(&g, p->calls[i]);
 	}
 
-	put(&shstr, "", 1);
-	nm[1] = put(&shstr, ".text", 6);
-	nm[2] = put(&shstr, ".modinfo", 9);
-	nm[3] = put(&shstr, ".symtab", 8);
-	nm[4] = put(&shstr, ".strtab", 8);
-	nm[5] = put(&shstr, ".shstrtab", 10);
-	nm[6] = put(&shstr, ".ibt_endbr_seal", 16);
-	nm[7] = put(&shstr, ".rela.ibt_endbr_seal", 21);
 	/* One place-relative slot per sealed function, relocated to it. */
 	nseal = g.sealed_sym ? 1 : 0;
 	seal_rela = (Elf64_Rela){ .r_offset = 0,
 				  .r_info = ELF64_R_INFO(g.sealed_sym, R_X86_64_PC32) };
+	{
+		const struct sect sect[] = {
+			{ ".text", { .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+				     .sh_addralign = 16 }, g.text.p, g.text.len },
+			{ ".modinfo", { .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC,
+					.sh_addralign = 1 }, modinfo, modlen },
+			{ ".symtab", { .sh_type = SHT_SYMTAB, .sh_link = 4, .sh_info = 1,
+				       .sh_addralign = 8, .sh_entsize = sizeof(Elf64_Sym) },
+			  g.sym.p, g.sym.len },
+			{ ".strtab", { .sh_type = SHT_STRTAB, .sh_addralign = 1 }, g.str.p, g.str.len },
+			{ ".shstrtab", { .sh_type = SHT_STRTAB, .sh_addralign = 1 }, NULL, 0 },
+			{ ".ibt_endbr_seal", { .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC,
+					       .sh_addralign = 4 }, &seal_slot, nseal * sizeof(seal_slot) },
+			{ ".rela.ibt_endbr_seal", { .sh_type = SHT_RELA, .sh_link = 3, .sh_info = 6,
+						    .sh_addralign = 8, .sh_entsize = sizeof(Elf64_Rela) },
+			  &seal_rela, nseal * sizeof(seal_rela) },
+		};
 
-	memset(out, 0, sizeof(*out));
-	memset(&eh, 0, sizeof(eh));
-	put(out, &eh, sizeof(eh));
-	align(out, 16);
-	off_text = put(out, g.text.p, g.text.len);
-	off_mod = put(out, modinfo, modlen);
-	align(out, 8);
-	off_sym = put(out, g.sym.p, g.sym.len);
-	off_str = put(out, g.str.p, g.str.len);
-	off_shstr = put(out, shstr.p, shstr.len);
-	align(out, 8);
-	off_seal = put(out, &seal_slot, nseal * sizeof(seal_slot));
-	align(out, 8);
-	off_rela = put(out, &seal_rela, nseal * sizeof(seal_rela));
-	align(out, 8);
-
-	memset(sh, 0, sizeof(sh));
-	sh[1] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[1], .sh_type = SHT_PROGBITS,
-			      .sh_flags = SHF_ALLOC | SHF_EXECINSTR, .sh_offset = off_text,
-			      .sh_size = g.text.len, .sh_addralign = 16 };
-	sh[2] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[2], .sh_type = SHT_PROGBITS,
-			      .sh_flags = SHF_ALLOC, .sh_offset = off_mod, .sh_size = modlen,
-			      .sh_addralign = 1 };
-	sh[3] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[3], .sh_type = SHT_SYMTAB,
-			      .sh_offset = off_sym, .sh_size = g.sym.len, .sh_link = 4,
-			      .sh_info = 1, .sh_addralign = 8, .sh_entsize = sizeof(Elf64_Sym) };
-	sh[4] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[4], .sh_type = SHT_STRTAB,
-			      .sh_offset = off_str, .sh_size = g.str.len, .sh_addralign = 1 };
-	sh[5] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[5], .sh_type = SHT_STRTAB,
-			      .sh_offset = off_shstr, .sh_size = shstr.len, .sh_addralign = 1 };
-	sh[6] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[6], .sh_type = SHT_PROGBITS,
-			      .sh_flags = SHF_ALLOC, .sh_offset = off_seal,
-			      .sh_size = nseal * sizeof(seal_slot), .sh_addralign = 4 };
-	sh[7] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[7], .sh_type = SHT_RELA,
-			      .sh_offset = off_rela, .sh_size = nseal * sizeof(seal_rela),
-			      .sh_link = 3, .sh_info = 6, .sh_addralign = 8,
-			      .sh_entsize = sizeof(Elf64_Rela) };
-	memcpy(eh.e_ident, ELFMAG, SELFMAG);
-	eh.e_ident[EI_CLASS] = ELFCLASS64;
-	eh.e_ident[EI_DATA] = ELFDATA2LSB;
-	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_type = ET_REL;
-	eh.e_machine = EM_X86_64;
-	eh.e_version = EV_CURRENT;
-	eh.e_ehsize = sizeof(Elf64_Ehdr);
-	eh.e_shentsize = sizeof(Elf64_Shdr);
-	eh.e_shnum = 8;
-	eh.e_shstrndx = 5;
-	eh.e_shoff = put(out, sh, sizeof(sh));
-	memcpy(out->p, &eh, sizeof(eh));
+		finish_elf(out, sect, sizeof(sect) / sizeof(sect[0]));
+	}
 	free(g.text.p);
 	free(g.str.p);
 	free(g.sym.p);
-	free(shstr.p);
 }
 
 static char *write_tmp(const void *d, size_t n, const char *suffix)
@@ -658,11 +688,9 @@ static bool fixture_no_version;
  */
 static void gen_elf_fixture(const char *fixture, char *version, size_t vlen, struct buf *out)
 {
-	struct buf text = { 0 }, str = { 0 }, sym = { 0 }, shstr = { 0 }, mod = { 0 };
+	struct buf text = { 0 }, str = { 0 }, sym = { 0 }, mod = { 0 };
 	Elf64_Sym null, s;
-	Elf64_Ehdr eh;
-	Elf64_Shdr sh[7];
-	size_t nm[7], off_text, off_mod, off_sym, off_str, off_shstr, nobits = 0;
+	size_t nobits = 0;
 	char line[512];
 	FILE *f = fopen(fixture, "r");
 
@@ -721,59 +749,27 @@ static void gen_elf_fixture(const char *fixture, char *version, size_t vlen, str
 		put(&mod, version, strlen(version) + 1);
 	}
 
-	put(&shstr, "", 1);
-	nm[1] = put(&shstr, ".text", 6);
-	nm[2] = put(&shstr, ".text.names", 12);
-	nm[3] = put(&shstr, ".modinfo", 9);
-	nm[4] = put(&shstr, ".symtab", 8);
-	nm[5] = put(&shstr, ".strtab", 8);
-	nm[6] = put(&shstr, ".shstrtab", 10);
-	memset(out, 0, sizeof(*out));
-	memset(&eh, 0, sizeof(eh));
-	put(out, &eh, sizeof(eh));
-	align(out, 16);
-	off_text = put(out, text.p, text.len);
-	off_mod = put(out, mod.p, mod.len);
-	align(out, 8);
-	off_sym = put(out, sym.p, sym.len);
-	off_str = put(out, str.p, str.len);
-	off_shstr = put(out, shstr.p, shstr.len);
-	align(out, 8);
-	memset(sh, 0, sizeof(sh));
-	sh[1] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[1], .sh_type = SHT_PROGBITS,
-			      .sh_flags = SHF_ALLOC | SHF_EXECINSTR, .sh_offset = off_text,
-			      .sh_size = text.len, .sh_addralign = 16 };
-	sh[2] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[2], .sh_type = SHT_NOBITS,
-			      .sh_flags = SHF_ALLOC | SHF_EXECINSTR, .sh_offset = off_mod,
-			      .sh_size = nobits, .sh_addralign = 16 };
-	sh[3] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[3], .sh_type = SHT_PROGBITS,
-			      .sh_flags = SHF_ALLOC, .sh_offset = off_mod, .sh_size = mod.len,
-			      .sh_addralign = 1 };
-	sh[4] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[4], .sh_type = SHT_SYMTAB,
-			      .sh_offset = off_sym, .sh_size = sym.len, .sh_link = 5,
-			      .sh_info = (Elf64_Word)(sym.len / sizeof(Elf64_Sym)), .sh_addralign = 8,
-			      .sh_entsize = sizeof(Elf64_Sym) };
-	sh[5] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[5], .sh_type = SHT_STRTAB,
-			      .sh_offset = off_str, .sh_size = str.len, .sh_addralign = 1 };
-	sh[6] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[6], .sh_type = SHT_STRTAB,
-			      .sh_offset = off_shstr, .sh_size = shstr.len, .sh_addralign = 1 };
-	memcpy(eh.e_ident, ELFMAG, SELFMAG);
-	eh.e_ident[EI_CLASS] = ELFCLASS64;
-	eh.e_ident[EI_DATA] = ELFDATA2LSB;
-	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_type = ET_REL;
-	eh.e_machine = EM_X86_64;
-	eh.e_version = EV_CURRENT;
-	eh.e_ehsize = sizeof(Elf64_Ehdr);
-	eh.e_shentsize = sizeof(Elf64_Shdr);
-	eh.e_shnum = 7;
-	eh.e_shstrndx = 6;
-	eh.e_shoff = put(out, sh, sizeof(sh));
-	memcpy(out->p, &eh, sizeof(eh));
+	{
+		const struct sect sect[] = {
+			{ ".text", { .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+				     .sh_addralign = 16 }, text.p, text.len },
+			{ ".text.names", { .sh_type = SHT_NOBITS, .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+					   .sh_size = nobits, .sh_addralign = 16 }, NULL, 0 },
+			{ ".modinfo", { .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC,
+					.sh_addralign = 1 }, mod.p, mod.len },
+			{ ".symtab", { .sh_type = SHT_SYMTAB, .sh_link = 5,
+				       .sh_info = (Elf64_Word)(sym.len / sizeof(Elf64_Sym)),
+				       .sh_addralign = 8, .sh_entsize = sizeof(Elf64_Sym) },
+			  sym.p, sym.len },
+			{ ".strtab", { .sh_type = SHT_STRTAB, .sh_addralign = 1 }, str.p, str.len },
+			{ ".shstrtab", { .sh_type = SHT_STRTAB, .sh_addralign = 1 }, NULL, 0 },
+		};
+
+		finish_elf(out, sect, sizeof(sect) / sizeof(sect[0]));
+	}
 	free(text.p);
 	free(str.p);
 	free(sym.p);
-	free(shstr.p);
 	free(mod.p);
 }
 
@@ -1159,12 +1155,10 @@ static void gen_uvm_elf(bool inlined, bool folded, struct buf *out)
 	static const unsigned char inl[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x89, 0xf8, 0x90, 0x90, 0xc3 };
 	static const char *const names[] = { "uvm_gpu_peer_phys_address", "make_pte_turing",
 					     "make_pte_hopper", "uvm_gpu_peer_copy_address" };
-	struct buf text = { 0 }, str = { 0 }, sym = { 0 }, shstr = { 0 };
-	size_t at[4], nm[6], off_text, off_rela, off_sym, off_str, off_shstr;
+	struct buf text = { 0 }, str = { 0 }, sym = { 0 };
+	size_t at[4];
 	Elf64_Sym s;
 	Elf64_Rela rela;
-	Elf64_Ehdr eh;
-	Elf64_Shdr sh[6];
 	unsigned int i;
 
 	put(&str, "", 1);
@@ -1188,55 +1182,25 @@ static void gen_uvm_elf(bool inlined, bool folded, struct buf *out)
 	/* the call's rel32, at copy_address + 5, to symbol 1 (phys_address) - 4 */
 	rela = (Elf64_Rela){ .r_offset = at[3] + 5, .r_info = ELF64_R_INFO(1, R_X86_64_PLT32),
 			     .r_addend = -4 };
-	put(&shstr, "", 1);
-	nm[1] = put(&shstr, ".text", 6);
-	nm[2] = put(&shstr, ".rela.text", 11);
-	nm[3] = put(&shstr, ".symtab", 8);
-	nm[4] = put(&shstr, ".strtab", 8);
-	nm[5] = put(&shstr, ".shstrtab", 10);
-	memset(out, 0, sizeof(*out));
-	memset(&eh, 0, sizeof(eh));
-	put(out, &eh, sizeof(eh));
-	align(out, 16);
-	off_text = put(out, text.p, text.len);
-	align(out, 8);
-	off_rela = put(out, &rela, inlined ? 0 : sizeof(rela));
-	off_sym = put(out, sym.p, sym.len);
-	off_str = put(out, str.p, str.len);
-	off_shstr = put(out, shstr.p, shstr.len);
-	align(out, 8);
-	memset(sh, 0, sizeof(sh));
-	sh[1] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[1], .sh_type = SHT_PROGBITS,
-			      .sh_flags = SHF_ALLOC | SHF_EXECINSTR, .sh_offset = off_text,
-			      .sh_size = text.len, .sh_addralign = 16 };
-	sh[2] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[2], .sh_type = SHT_RELA,
-			      .sh_offset = off_rela, .sh_size = inlined ? 0 : sizeof(rela),
-			      .sh_link = 3, .sh_info = 1, .sh_addralign = 8,
-			      .sh_entsize = sizeof(Elf64_Rela) };
-	sh[3] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[3], .sh_type = SHT_SYMTAB,
-			      .sh_offset = off_sym, .sh_size = sym.len, .sh_link = 4,
-			      .sh_info = 1, .sh_addralign = 8, .sh_entsize = sizeof(Elf64_Sym) };
-	sh[4] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[4], .sh_type = SHT_STRTAB,
-			      .sh_offset = off_str, .sh_size = str.len, .sh_addralign = 1 };
-	sh[5] = (Elf64_Shdr){ .sh_name = (Elf64_Word)nm[5], .sh_type = SHT_STRTAB,
-			      .sh_offset = off_shstr, .sh_size = shstr.len, .sh_addralign = 1 };
-	memcpy(eh.e_ident, ELFMAG, SELFMAG);
-	eh.e_ident[EI_CLASS] = ELFCLASS64;
-	eh.e_ident[EI_DATA] = ELFDATA2LSB;
-	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_type = ET_REL;
-	eh.e_machine = EM_X86_64;
-	eh.e_version = EV_CURRENT;
-	eh.e_ehsize = sizeof(Elf64_Ehdr);
-	eh.e_shentsize = sizeof(Elf64_Shdr);
-	eh.e_shnum = 6;
-	eh.e_shstrndx = 5;
-	eh.e_shoff = put(out, sh, sizeof(sh));
-	memcpy(out->p, &eh, sizeof(eh));
+	{
+		const struct sect sect[] = {
+			{ ".text", { .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+				     .sh_addralign = 16 }, text.p, text.len },
+			{ ".rela.text", { .sh_type = SHT_RELA, .sh_link = 3, .sh_info = 1,
+					  .sh_addralign = 8, .sh_entsize = sizeof(Elf64_Rela) },
+			  &rela, inlined ? 0 : sizeof(rela) },
+			{ ".symtab", { .sh_type = SHT_SYMTAB, .sh_link = 4, .sh_info = 1,
+				       .sh_addralign = 8, .sh_entsize = sizeof(Elf64_Sym) },
+			  sym.p, sym.len },
+			{ ".strtab", { .sh_type = SHT_STRTAB, .sh_addralign = 1 }, str.p, str.len },
+			{ ".shstrtab", { .sh_type = SHT_STRTAB, .sh_addralign = 1 }, NULL, 0 },
+		};
+
+		finish_elf(out, sect, sizeof(sect) / sizeof(sect[0]));
+	}
 	free(text.p);
 	free(str.p);
 	free(sym.p);
-	free(shstr.p);
 }
 
 /* The real 580.159.04 kallsyms for nvidia, nvidia-uvm from a generated file. */
