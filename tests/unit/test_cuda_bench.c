@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -523,6 +524,51 @@ static void nccl_bench_wrong(void **st)
 	free(err);
 }
 
+static long file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? -1 : (long)st.st_size;
+}
+
+/*
+ * --batches N: N timed batches per size (the median reported), 1 being
+ * nccl-tests' one batch; counted in the fake's collectives, out of range refused.
+ */
+static void nccl_bench_batches(void **st)
+{
+	char *out, *err, path[] = "/tmp/p2ps-nccl-count-XXXXXX";
+	int fd = mkstemp(path);
+
+	(void)st;
+	assert_true(fd >= 0);
+	close(fd);
+	setenv("FAKENCCL_COUNT_FILE", path, 1);
+	/* 8 and 16 B, all-reduce and all-gather: 2 x 2 x (1 warm-up + 3 x 2) */
+	RUN_RC(0, bench_main, &out, &err, "bench", "--nccl", "--max-bytes", "16", "--iters", "2",
+	       "--warmup", "1", "--batches", "3");
+	assert_non_null(strstr(out, "1 warm-up + 3 x 2 timed iterations per size"));
+	assert_int_equal(file_size(path), 28);
+	free(out);
+	free(err);
+	assert_int_equal(truncate(path, 0), 0);
+	RUN_RC(0, bench_main, &out, &err, "bench", "--nccl", "--max-bytes", "16", "--iters", "2",
+	       "--warmup", "1", "--batches", "1", "--json");
+	assert_non_null(strstr(out, "\"batches\":1"));
+	assert_int_equal(file_size(path), 12);
+	free(out);
+	free(err);
+	unsetenv("FAKENCCL_COUNT_FILE");
+	unlink(path);
+	RUN_RC(2, bench_main, &out, &err, "bench", "--nccl", "--batches", "0");
+	assert_non_null(strstr(err, "bad --batches '0' (1 to 64)"));
+	free(out);
+	free(err);
+	RUN_RC(2, bench_main, &out, &err, "bench", "--nccl", "--batches", "65");
+	free(out);
+	free(err);
+}
+
 /* NCCL's init hangs: reported within the deadline. */
 static void nccl_bench_hang(void **st)
 {
@@ -545,6 +591,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(nccl_busbw_formula, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(nccl_bench_table, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(nccl_bench_wrong, fake_test_setup, fake_test_teardown),
+		/* before nccl_bench_hang, which leaves the fake NCCL loaded and hung */
+		cmocka_unit_test_setup_teardown(nccl_bench_batches, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(nccl_bench_hang, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(values_follow_fake, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(spread, fake_test_setup, fake_test_teardown),

@@ -386,7 +386,7 @@ static void usage(FILE *f)
 		"                    [--method auto|ce|ce-pull|ce-split|ce-multi|sm-write|sm-read|sm-split|staged]\n"
 		"                    [--copies N] [--lat-copies N] [--off-method sample|fastest]\n"
 		"       p2pctl bench --nccl [--min-bytes B] [--max-bytes B] [--iters N] [--warmup N]\n"
-		"                    [--gpus LIST] [--timeout S] [--json]\n"
+		"                    [--batches N] [--gpus LIST] [--timeout S] [--json]\n"
 		"  --size BYTES     bytes per transfer (default 160000000, the sample's 40M ints;\n"
 		"                   suffixes k, M, G = KiB, MiB, GiB; kB, MB, GB decimal)\n"
 		"  --reps N         timed runs per cell; median and spread over them (default 5)\n"

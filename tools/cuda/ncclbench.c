@@ -4,7 +4,9 @@
  * measured the way nccl-tests' all_reduce_perf and all_gather_perf measure
  * it (one process, one communicator per GPU from ncclCommInitAll, float32,
  * out of place, warm-up iterations, then the mean host time of a batch of
- * iterations), with every result checked and a deadline on every wait.
+ * iterations; the median of 5 batches by default, where nccl-tests times one:
+ * --batches 1 is its method), with every result checked and a deadline on
+ * every wait.
  */
 #include <errno.h>
 #include <sched.h>
@@ -22,7 +24,8 @@
 
 int bench_nccl_exit_on_hang = 1;
 
-#define NB_BATCHES 5
+#define NB_BATCHES 5	/* default */
+#define NB_BATCHES_MAX 64
 
 static int dcmp(const void *x, const void *y)
 {
@@ -37,7 +40,7 @@ struct nb {
 	ncclComm_t comm[P2P_MAX_GPUS];
 	CUdeviceptr sbuf[P2P_MAX_GPUS], rbuf[P2P_MAX_GPUS];
 	uint64_t minb, maxb;
-	int iters, warmup, json;
+	int iters, warmup, batches, json;
 	double timeout;
 	float *host, *want, *got;
 	FILE *out, *err;
@@ -48,12 +51,14 @@ static void nb_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: p2pctl bench --nccl [--min-bytes B] [--max-bytes B] [--iters N]\n"
-		"                    [--warmup N] [--gpus LIST] [--timeout S] [--json]\n"
+		"                    [--warmup N] [--batches N] [--gpus LIST] [--timeout S]\n"
+		"                    [--json]\n"
 		"  --min-bytes B    smallest size (default 8)\n"
 		"  --max-bytes B    largest size (default 256M); sizes double from the smallest\n"
-		"  --iters N        timed iterations per batch (default 20); 5 batches per\n"
-		"                   size, the median batch reported\n"
-		"  --warmup N       untimed iterations first (default 5)\n"
+		"  --iters N        timed iterations per batch (default 20)\n"
+		"  --warmup N       untimed iterations before each size (default 5)\n"
+		"  --batches N      timed batches per size, the median reported (default 5;\n"
+		"                   1 times a size as nccl-tests does, with one batch)\n"
 		"  --gpus LIST      these GPUs, e.g. 0,1 (default: all)\n"
 		"  --timeout S      deadline of NCCL's init and of every wait (default 30)\n"
 		"  --json           JSON on stdout\n"
@@ -133,7 +138,7 @@ static int nb_launch(struct nb *b, int coll, size_t count)
 static int nb_size(struct nb *b, int coll, uint64_t bytes, double *sec, char *msg, size_t len)
 {
 	size_t total = (size_t)(bytes / 4), count = coll == NCCLX_ALLREDUCE ? total : total / b->n;
-	double t0, bt[NB_BATCHES];
+	double t0, bt[NB_BATCHES_MAX];
 	int nr, w;
 
 	*sec = 0;
@@ -154,10 +159,10 @@ static int nb_size(struct nb *b, int coll, uint64_t bytes, double *sec, char *ms
 		}
 	if ((w = nb_wait(b, "the warm-up")))
 		return w == -1 ? -3 : -2;
-	/* NB_BATCHES batches of iters, each timed as nccl-tests times its one
+	/* b->batches batches of iters, each timed as nccl-tests times its one
 	 * batch (host time from the first launch to the end of the last); the
 	 * median batch is reported, so one disturbed batch does not decide */
-	for (int k = 0; k < NB_BATCHES; k++) {
+	for (int k = 0; k < b->batches; k++) {
 		t0 = now_s();
 		for (int i = 0; i < b->iters; i++)
 			if ((nr = nb_launch(b, coll, count))) {
@@ -169,8 +174,8 @@ static int nb_size(struct nb *b, int coll, uint64_t bytes, double *sec, char *ms
 			return w == -1 ? -3 : -2;
 		bt[k] = (now_s() - t0) / b->iters;
 	}
-	qsort(bt, NB_BATCHES, sizeof(bt[0]), dcmp);
-	*sec = bt[NB_BATCHES / 2];
+	qsort(bt, b->batches, sizeof(bt[0]), dcmp);
+	*sec = bt[b->batches / 2];
 	/* the check: every element of every rank's result */
 	for (size_t e = 0; e < total; e++) {
 		if (coll == NCCLX_ALLREDUCE) {
@@ -229,6 +234,7 @@ int bench_nccl_main(int argc, char **argv, FILE *out, FILE *err)
 		{ "max-bytes", required_argument, NULL, 'e' },
 		{ "iters", required_argument, NULL, 'i' },
 		{ "warmup", required_argument, NULL, 'w' },
+		{ "batches", required_argument, NULL, 'B' },
 		{ "gpus", required_argument, NULL, 'g' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "json", no_argument, NULL, 'j' },
@@ -250,6 +256,7 @@ int bench_nccl_main(int argc, char **argv, FILE *out, FILE *err)
 	b->maxb = 256ULL << 20;
 	b->iters = 20;
 	b->warmup = 5;
+	b->batches = NB_BATCHES;
 	b->timeout = 30;
 	optind = 0;
 	opterr = 0;
@@ -273,6 +280,17 @@ int bench_nccl_main(int argc, char **argv, FILE *out, FILE *err)
 				rc = P2P_EXIT_USAGE;
 			}
 			*(opt == 'i' ? &b->iters : &b->warmup) = (int)x;
+			break;
+		}
+		case 'B': {
+			long x = strtol(optarg, &end, 10);
+
+			if (!*optarg || *end || x < 1 || x > NB_BATCHES_MAX) {
+				fprintf(err, "bench: bad --batches '%s' (1 to %d)\n", optarg, NB_BATCHES_MAX);
+				rc = P2P_EXIT_USAGE;
+				break;
+			}
+			b->batches = (int)x;
 			break;
 		}
 		case 'g': gpus = optarg; break;
@@ -389,7 +407,7 @@ int bench_nccl_main(int argc, char **argv, FILE *out, FILE *err)
 		for (int k = 0; k < b->n; k++)
 			fprintf(out, "%s%d", k ? "," : "", b->gs[k]);
 		fprintf(out, "), %s, NCCL %d; float32, out of place, %d warm-up + %d x %d timed "
-			"iterations per size (median batch)\n", nx.path, nx.version, b->warmup, NB_BATCHES,
+			"iterations per size (median batch)\n", nx.path, nx.version, b->warmup, b->batches,
 			b->iters);
 		fprintf(out, "# busbw as nccl-tests: all_reduce algbw*2(n-1)/n, all_gather algbw*(n-1)/n\n");
 		fflush(out);
@@ -459,6 +477,7 @@ int bench_nccl_main(int argc, char **argv, FILE *out, FILE *err)
 		json_object_object_add(jo, "nccl_version", json_object_new_int(nx.version));
 		json_object_object_add(jo, "iters", json_object_new_int(b->iters));
 		json_object_object_add(jo, "warmup", json_object_new_int(b->warmup));
+		json_object_object_add(jo, "batches", json_object_new_int(b->batches));
 		json_object_object_add(jo, "results", jr);
 		json_object_object_add(jo, "result", json_object_new_string(bad ? "FAIL" : "OK"));
 		fprintf(out, "%s\n", json_object_to_json_string_ext(jo, JSON_C_TO_STRING_PRETTY |
