@@ -148,6 +148,12 @@ struct p2ps_profile {
 	bool force_before_bar1_check;
 };
 
+/* @profile's object for nvidia: its first, armed with the profile itself. */
+static inline const struct p2ps_object *p2ps_profile_nvidia(const struct p2ps_profile *profile)
+{
+	return &profile->objects[0];
+}
+
 /*
  * @profile's object for @module at driver @version: the first that serves
  * @version's major, or NULL.
