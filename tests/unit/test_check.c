@@ -950,34 +950,38 @@ static void test_uvm_sets(void **state)
 }
 
 /*
- * Each profile's objects (profile.h): nvidia's first, the same hooks and
- * calls the library reads from the profile; then nvidia-uvm's, the one
- * p2ps_uvm_set_for_version() gives for each major the profile serves.
+ * Each profile's objects (profile.h): nvidia's first and only there, for
+ * every major the profile serves (the module arms objects[0] with the
+ * profile, and the library checks its hooks and calls); then nvidia-uvm's,
+ * the one p2ps_uvm_set_for_version() gives for each major.
  */
 static void test_profile_objects(void **state)
 {
 	char version[16];
-	unsigned int i;
+	unsigned int i, j;
 	const unsigned int *m;
 
 	(void)state;
 	for (i = 0; i < p2ps_nr_profiles; i++) {
 		const struct p2ps_profile *p = &p2ps_profiles[i];
-		const struct p2ps_object *o = &p->objects[0];
+		const struct p2ps_object *nv = p2ps_profile_nvidia(p), *o;
 
-		assert_string_equal(o->module, "nvidia");
-		assert_ptr_equal(o->hooks, p->hooks);
-		assert_int_equal(o->nr_hooks, p->nr_hooks);
-		assert_ptr_equal(o->calls, p->calls);
+		assert_string_equal(nv->module, "nvidia");
+		assert_null(nv->name);
+		assert_null(nv->majors);
+		assert_true(nv->nr_hooks > 0);
+		assert_non_null(nv->calls);
+		for (j = 0; j < nv->nr_hooks; j++)
+			assert_false(nv->hooks[j].flags & P2PS_T_UVM);
+		for (o = p->objects + 1; o->module; o++)
+			assert_string_equal(o->module, "nvidia_uvm");
 		for (m = p->majors; *m; m++) {
 			snprintf(version, sizeof(version), "%u.1", *m);
-			assert_ptr_equal(p2ps_profile_object(p, version, "nvidia"), o);
+			assert_ptr_equal(p2ps_profile_object(p, version, "nvidia"), nv);
 			o = p2ps_profile_object(p, version, "nvidia_uvm");
 			assert_non_null(o);
-			assert_string_equal(o->module, "nvidia_uvm");
 			assert_string_equal(o->name, p2ps_uvm_set_for_version(version)->name);
 			assert_ptr_equal(o->hooks, p2ps_uvm_set_for_version(version)->hooks);
-			o = &p->objects[0];
 		}
 		assert_null(p2ps_profile_object(p, "545.29.06", "nvidia_uvm"));
 	}
