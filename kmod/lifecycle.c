@@ -314,6 +314,7 @@ static int arm(struct module *mod, struct p2ps_arm_error *err)
 	bool dry = shim.flags & P2PS_ENABLE_DRY_RUN;
 	bool handover = shim.state == P2PS_STATE_RESIDUAL;
 	const struct p2ps_profile *profile;
+	const struct p2ps_object *obj;
 	struct p2ps_arming arming;
 	struct p2ps_hook *hooks;
 	char supported[64];
@@ -341,14 +342,15 @@ static int arm(struct module *mod, struct p2ps_arm_error *err)
 
 	if (!++shim.set)
 		++shim.set;	/* 0 is the set that always acts */
-	hooks = object_hooks(&profile->objects[0], shim.set);
+	obj = p2ps_profile_nvidia(profile);
+	hooks = object_hooks(obj, shim.set);
 	if (!hooks) {
 		p2ps_fail(err, "", "out of memory");
 		return -ENOMEM;
 	}
-	n = profile->objects[0].nr_hooks;
+	n = obj->nr_hooks;
 	arming = (struct p2ps_arming){
-		.profile = profile, .obj = &profile->objects[0], .nv = mod, .mod = mod,
+		.profile = profile, .obj = obj, .nv = mod, .mod = mod,
 		.hooks = hooks, .nr_hooks = n, .dry_run = dry,
 	};
 	ret = object_arm(&arming, err);

@@ -212,28 +212,29 @@ static bool resolve_hooks(const struct p2ps_symsrc *src, const struct p2ps_hook_
 	return all;
 }
 
-/* Resolve @p; returns true if every hook and call resolved. */
+/* Resolve @p's nvidia object; returns true if every hook and call resolved. */
 static bool resolve(const struct p2ps_symsrc *src, const struct p2ps_profile *p,
 		    struct p2ps_check_report *r)
 {
+	const struct p2ps_object *nv = p2ps_profile_nvidia(p);
 	struct p2ps_target t;
 	bool all;
 	size_t i, nc = 0;
 
 	free(r->hooks);
 	free(r->calls);
-	r->hooks = calloc(p->nr_hooks ? p->nr_hooks : 1, sizeof(*r->hooks));
-	while (p->calls && p->calls[nc])
+	r->hooks = calloc(nv->nr_hooks ? nv->nr_hooks : 1, sizeof(*r->hooks));
+	while (nv->calls && nv->calls[nc])
 		nc++;
 	r->calls = calloc(nc ? nc : 1, sizeof(*r->calls));
 	r->nr_hooks = r->nr_calls = 0;
 	if (!r->hooks || !r->calls)
 		return false;
-	all = resolve_hooks(src, p->hooks, p->nr_hooks, r->hooks);
-	r->nr_hooks = p->nr_hooks;
+	all = resolve_hooks(src, nv->hooks, nv->nr_hooks, r->hooks);
+	r->nr_hooks = nv->nr_hooks;
 	for (i = 0; i < nc; i++) {
-		all &= !p2ps_resolve_call(src, p->calls[i], &t);
-		item_from(&r->calls[i], p->calls[i], NULL, &t);
+		all &= !p2ps_resolve_call(src, nv->calls[i], &t);
+		item_from(&r->calls[i], nv->calls[i], NULL, &t);
 	}
 	r->nr_calls = nc;
 	return all;

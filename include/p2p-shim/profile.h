@@ -135,10 +135,6 @@ struct p2ps_profile {
 	const char *name;
 	const char *versions;		/* human-readable range */
 	const unsigned int *majors;	/* driver major versions served, 0-terminated */
-	/* nvidia's object's hooks and calls (objects[0]'s, named here for the library) */
-	const struct p2ps_hook_desc *hooks;
-	unsigned int nr_hooks;
-	const char *const *calls;	/* other functions the module calls, NULL-terminated */
 	const struct p2ps_object *objects;	/* [0]: nvidia's; {NULL}-terminated */
 	const struct p2ps_registry_default *registry;	/* {NULL}-terminated */
 	/*
@@ -147,6 +143,12 @@ struct p2ps_profile {
 	 */
 	bool force_before_bar1_check;
 };
+
+/* @profile's object for nvidia: its first, armed with the profile itself. */
+static inline const struct p2ps_object *p2ps_profile_nvidia(const struct p2ps_profile *profile)
+{
+	return &profile->objects[0];
+}
 
 /*
  * @profile's object for @module at driver @version: the first that serves

@@ -78,7 +78,7 @@ static void lines(void)
 
 		majors(p->majors, m, sizeof(m));
 		registry(p, " ", "%s=0x%x", reg, sizeof(reg));
-		printf("profile %s %s %u\n", p->name, m, p->nr_hooks);
+		printf("profile %s %s %u\n", p->name, m, p2ps_profile_nvidia(p)->nr_hooks);
 		printf("registry %s %s\n", p->name, reg);
 	}
 	n = uvm_sets(sets, 8);
@@ -114,7 +114,8 @@ static void table(void)
 			printf("| ");
 			for (k = e - 1; k >= s; k--)
 				printf("%u.x%s", *k, k > s ? ", " : "");
-			printf(" | %s | %u | %s | ", p->name, p->nr_hooks, reg);
+			printf(" | %s | %u | %s | ", p->name,
+			       p2ps_profile_nvidia(p)->nr_hooks, reg);
 			if (u)
 				printf("%s (%u) |\n", u->name, u->nr_hooks);
 			else

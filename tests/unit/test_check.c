@@ -208,10 +208,11 @@ static void add_stub(struct elfgen *g, const char *base, const struct p2ps_code 
 	add_func(g, name, code, n);
 }
 
-/* Write the ELF image of @p to @out (plain, or .xz/.zst compressed). */
+/* Write the ELF image of @p's nvidia to @out (plain, or .xz/.zst compressed). */
 static void gen_elf(const struct p2ps_profile *p, enum variant v, const char *drop,
 		    const char *change, struct buf *out)
 {
+	const struct p2ps_object *nv = p2ps_profile_nvidia(p);
 	struct elfgen g;
 	static const char mod_ver[] = "license=Dual MIT/GPL\0version=580.159.04\0vermagic=6.1.0 SMP";
 	static const char mod_nover[] = "license=Dual MIT/GPL";
@@ -232,8 +233,8 @@ static void gen_elf(const struct p2ps_profile *p, enum variant v, const char *dr
 		memset(&null, 0, sizeof(null));
 		put(&g.sym, &null, sizeof(null));
 	}
-	for (i = 0; i < p->nr_hooks; i++) {
-		const struct p2ps_hook_desc *d = &p->hooks[i];
+	for (i = 0; i < nv->nr_hooks; i++) {
+		const struct p2ps_hook_desc *d = &nv->hooks[i];
 
 		if (d->flags & P2PS_T_STUB)
 			add_stub(&g, d->target, d->expect);
@@ -244,15 +245,15 @@ static void gen_elf(const struct p2ps_profile *p, enum variant v, const char *dr
 	}
 	if (extra_func)
 		add_plain(&g, extra_func);
-	for (i = 0; p->calls && p->calls[i]; i++) {
+	for (i = 0; nv->calls && nv->calls[i]; i++) {
 		size_t j;
 		bool dup = false;
 
 		/* A called function may also be a redirect destination. */
-		for (j = 0; j < p->nr_hooks; j++)
-			dup |= p->hooks[j].dest && !strcmp(p->hooks[j].dest, p->calls[i]);
+		for (j = 0; j < nv->nr_hooks; j++)
+			dup |= nv->hooks[j].dest && !strcmp(nv->hooks[j].dest, nv->calls[i]);
 		if (!dup)
-			add_plain(&g, p->calls[i]);
+			add_plain(&g, nv->calls[i]);
 	}
 
 	/* One place-relative slot per sealed function, relocated to it. */
@@ -310,6 +311,12 @@ static const struct p2ps_profile *gen_b(void)
 	return p;
 }
 
+/* gen B's nvidia object: the hooks and calls check_elf()'s image is made of. */
+static const struct p2ps_object *gen_b_nv(void)
+{
+	return p2ps_profile_nvidia(gen_b());
+}
+
 static struct p2ps_check_report *check_elf(enum variant v, const char *drop, const char *change,
 					   const char *version, int expect_err)
 {
@@ -341,12 +348,12 @@ static const struct p2ps_check_item *item(const struct p2ps_check_report *r, con
 
 static const char *first_stub(void)
 {
-	const struct p2ps_profile *p = gen_b();
+	const struct p2ps_object *nv = gen_b_nv();
 	unsigned int i;
 
-	for (i = 0; i < p->nr_hooks; i++)
-		if (p->hooks[i].flags & P2PS_T_STUB)
-			return p->hooks[i].target;
+	for (i = 0; i < nv->nr_hooks; i++)
+		if (nv->hooks[i].flags & P2PS_T_STUB)
+			return nv->hooks[i].target;
 	fail_msg("profile without stubs");
 	return NULL;
 }
@@ -362,10 +369,10 @@ static void test_elf_ok(void **state)
 	assert_string_equal(r->version_source, "modinfo");
 	assert_string_equal(r->profile, gen_b()->name);
 	assert_true(r->fingerprints);
-	assert_int_equal(r->nr_hooks, gen_b()->nr_hooks);
+	assert_int_equal(r->nr_hooks, gen_b_nv()->nr_hooks);
 	for (i = 0; i < r->nr_hooks; i++) {
 		assert_string_equal(r->hooks[i].status, "ok");
-		if (gen_b()->hooks[i].flags & P2PS_T_STUB) {
+		if (gen_b_nv()->hooks[i].flags & P2PS_T_STUB) {
 			assert_true(r->hooks[i].fingerprint_checked);
 			assert_true(p2ps_is_stub_of(r->hooks[i].symbol, r->hooks[i].target));
 		}
@@ -394,7 +401,7 @@ static struct p2ps_check_report *check_gen0(const char *drop)
 
 static void test_elf_gen0(void **state)
 {
-	const struct p2ps_profile *p = p2ps_profile_for_version("550.163.01");
+	const struct p2ps_object *nv = p2ps_profile_nvidia(p2ps_profile_for_version("550.163.01"));
 	struct p2ps_check_report *r = check_gen0(NULL);
 	const struct p2ps_check_item *it;
 	size_t i, stubs = 0;
@@ -402,10 +409,10 @@ static void test_elf_gen0(void **state)
 	(void)state;
 	assert_true(r->supported);
 	assert_string_equal(r->profile, "gen-0");
-	assert_int_equal(r->nr_hooks, p->nr_hooks);
+	assert_int_equal(r->nr_hooks, nv->nr_hooks);
 	for (i = 0; i < r->nr_hooks; i++) {
 		assert_string_equal(r->hooks[i].status, "ok");
-		if (p->hooks[i].flags & P2PS_T_STUB) {
+		if (nv->hooks[i].flags & P2PS_T_STUB) {
 			assert_true(r->hooks[i].fingerprint_checked);
 			stubs++;
 		}
@@ -444,29 +451,29 @@ static void test_elf_missing_stub(void **state)
 
 static void test_elf_missing_dest(void **state)
 {
-	const struct p2ps_profile *p = gen_b();
+	const struct p2ps_object *nv = gen_b_nv();
 	struct p2ps_check_report *r;
 	unsigned int i;
 
 	(void)state;
-	for (i = 0; i < p->nr_hooks && !p->hooks[i].dest; i++)
+	for (i = 0; i < nv->nr_hooks && !nv->hooks[i].dest; i++)
 		;
-	assert_true(i < p->nr_hooks);
-	r = check_elf(V_OK, p->hooks[i].dest, NULL, NULL, 0);
+	assert_true(i < nv->nr_hooks);
+	r = check_elf(V_OK, nv->hooks[i].dest, NULL, NULL, 0);
 	assert_false(r->supported);
-	assert_non_null(strstr(item(r, p->hooks[i].target)->status, "redirect destination"));
+	assert_non_null(strstr(item(r, nv->hooks[i].target)->status, "redirect destination"));
 	p2ps_check_free(r);
 }
 
 static void test_elf_missing_call(void **state)
 {
-	const struct p2ps_profile *p = gen_b();
+	const struct p2ps_object *nv = gen_b_nv();
 	struct p2ps_check_report *r;
 
 	(void)state;
-	if (!p->calls || !p->calls[0])
+	if (!nv->calls || !nv->calls[0])
 		skip();
-	r = check_elf(V_OK, p->calls[0], NULL, NULL, 0);
+	r = check_elf(V_OK, nv->calls[0], NULL, NULL, 0);
 	assert_false(r->supported);
 	assert_int_equal(r->nr_calls > 0, 1);
 	assert_false(r->calls[0].ok);
@@ -504,19 +511,19 @@ static struct p2ps_check_report *ibt_check(const char *sealed, const char *noend
 
 static const struct p2ps_hook_desc *hook_with_action(enum p2ps_action a)
 {
-	const struct p2ps_profile *p = gen_b();
+	const struct p2ps_object *nv = gen_b_nv();
 	unsigned int i;
 
-	for (i = 0; i < p->nr_hooks; i++)
-		if (p->hooks[i].action == a)
-			return &p->hooks[i];
+	for (i = 0; i < nv->nr_hooks; i++)
+		if (nv->hooks[i].action == a)
+			return &nv->hooks[i];
 	fail_msg("no hook with action %d", a);
 	return NULL;
 }
 
 static void test_elf_ibt_sealed_call(void **state)
 {
-	const char *call = gen_b()->calls[0];
+	const char *call = gen_b_nv()->calls[0];
 	struct p2ps_check_report *r = ibt_check(call, NULL);
 
 	(void)state;
@@ -939,34 +946,38 @@ static void test_uvm_sets(void **state)
 }
 
 /*
- * Each profile's objects (profile.h): nvidia's first, the same hooks and
- * calls the library reads from the profile; then nvidia-uvm's, the one
- * p2ps_uvm_set_for_version() gives for each major the profile serves.
+ * Each profile's objects (profile.h): nvidia's first and only there, for
+ * every major the profile serves (the module arms objects[0] with the
+ * profile, and the library checks its hooks and calls); then nvidia-uvm's,
+ * the one p2ps_uvm_set_for_version() gives for each major.
  */
 static void test_profile_objects(void **state)
 {
 	char version[16];
-	unsigned int i;
+	unsigned int i, j;
 	const unsigned int *m;
 
 	(void)state;
 	for (i = 0; i < p2ps_nr_profiles; i++) {
 		const struct p2ps_profile *p = &p2ps_profiles[i];
-		const struct p2ps_object *o = &p->objects[0];
+		const struct p2ps_object *nv = p2ps_profile_nvidia(p), *o;
 
-		assert_string_equal(o->module, "nvidia");
-		assert_ptr_equal(o->hooks, p->hooks);
-		assert_int_equal(o->nr_hooks, p->nr_hooks);
-		assert_ptr_equal(o->calls, p->calls);
+		assert_string_equal(nv->module, "nvidia");
+		assert_null(nv->name);
+		assert_null(nv->majors);
+		assert_true(nv->nr_hooks > 0);
+		assert_non_null(nv->calls);
+		for (j = 0; j < nv->nr_hooks; j++)
+			assert_false(nv->hooks[j].flags & P2PS_T_UVM);
+		for (o = p->objects + 1; o->module; o++)
+			assert_string_equal(o->module, "nvidia_uvm");
 		for (m = p->majors; *m; m++) {
 			snprintf(version, sizeof(version), "%u.1", *m);
-			assert_ptr_equal(p2ps_profile_object(p, version, "nvidia"), o);
+			assert_ptr_equal(p2ps_profile_object(p, version, "nvidia"), nv);
 			o = p2ps_profile_object(p, version, "nvidia_uvm");
 			assert_non_null(o);
-			assert_string_equal(o->module, "nvidia_uvm");
 			assert_string_equal(o->name, p2ps_uvm_set_for_version(version)->name);
 			assert_ptr_equal(o->hooks, p2ps_uvm_set_for_version(version)->hooks);
-			o = &p->objects[0];
 		}
 		assert_null(p2ps_profile_object(p, "545.29.06", "nvidia_uvm"));
 	}
@@ -1325,15 +1336,15 @@ static void test_resolver(void **state)
 				   .ibt = true, .priv = nv };
 	struct p2ps_symsrc usrc = { .module = "nvidia_uvm", .walk = fake_walk, .read = fake_read,
 				    .priv = uvm };
-	const struct p2ps_profile *p = gen_b();
+	const struct p2ps_hook_desc *hooks = gen_b_nv()->hooks;
 	const struct p2ps_object *set = p2ps_uvm_set_for_version("580.142");
 	struct p2ps_target t[4];
 
 	(void)state;
 	/* B1 and B2 (the first two hooks), folded: the second refused */
-	assert_string_equal(p->hooks[0].target, "kbusIsPcieBar1P2PMappingSupported");
-	assert_string_equal(p->hooks[1].target, "kbusHasPcieBar1P2PMapping");
-	assert_int_equal(p2ps_resolve_hooks(&src, p->hooks, 2, t), 1);
+	assert_string_equal(hooks[0].target, "kbusIsPcieBar1P2PMappingSupported");
+	assert_string_equal(hooks[1].target, "kbusHasPcieBar1P2PMapping");
+	assert_int_equal(p2ps_resolve_hooks(&src, hooks, 2, t), 1);
 	assert_int_equal(t[0].err, 0);
 	assert_true(t[0].fingerprint_checked);
 	assert_int_equal(t[1].err, -ENOTUNIQ);
@@ -1343,7 +1354,7 @@ static void test_resolver(void **state)
 			    "kbusHasPcieBar1P2PMapping_d69453 are one function (identical code "
 			    "folded): a hook on it would act on both");
 	nv[1].addr = 0x1080;
-	assert_int_equal(p2ps_resolve_hooks(&src, p->hooks, 2, t), -1);
+	assert_int_equal(p2ps_resolve_hooks(&src, hooks, 2, t), -1);
 
 	/* a called function without ENDBR: refused with IBT, a note without */
 	assert_int_equal(p2ps_resolve_call(&src, "kbusHasPcieBar1P2PMapping_GH100", t), -ENOEXEC);
