@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -524,38 +523,66 @@ static void nccl_bench_wrong(void **st)
 	free(err);
 }
 
-static long file_size(const char *path)
+static char *slurp_file(const char *path)
 {
-	struct stat st;
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 4096);
 
-	return stat(path, &st) ? -1 : (long)st.st_size;
+	assert_non_null(f);
+	assert_non_null(buf);
+	assert_true(fread(buf, 1, 4095, f) < 4095);
+	fclose(f);
+	return buf;
+}
+
+/* The collectives of one bench --nccl run over 8 and 16 B, in order. */
+static void nccl_calls(char *want, size_t len, int warmup, int batches, int iters)
+{
+	const char *c = "ag";
+
+	want[0] = 0;
+	for (int k = 0; k < 2; k++)	/* all-reduce: 2, 4 elements; all-gather: 1, 2 per rank */
+		for (int step = 0; step < 3; step++)	/* warm-up at both sizes, then each size timed */
+			for (int size = 0; size < 2; size++) {
+				int n = step == 0 ? warmup : step == size + 1 ? batches * iters : 0;
+
+				for (int i = 0; i < n; i++)
+					snprintf(want + strlen(want), len - strlen(want), "%c%d ", c[k],
+						 (k ? 1 : 2) << size);
+			}
 }
 
 /*
  * --batches N: N timed batches per size (the median reported), 1 being
- * nccl-tests' one batch; counted in the fake's collectives, out of range refused.
+ * nccl-tests' one batch; the warm-up runs at every size before any is
+ * timed, as in nccl-tests. Seen in the fake's collectives, in order.
  */
 static void nccl_bench_batches(void **st)
 {
-	char *out, *err, path[] = "/tmp/p2ps-nccl-count-XXXXXX";
+	char *out, *err, *got, want[1024], path[] = "/tmp/p2ps-nccl-count-XXXXXX";
 	int fd = mkstemp(path);
 
 	(void)st;
 	assert_true(fd >= 0);
 	close(fd);
 	setenv("FAKENCCL_COUNT_FILE", path, 1);
-	/* 8 and 16 B, all-reduce and all-gather: 2 x 2 x (1 warm-up + 3 x 2) */
 	RUN_RC(0, bench_main, &out, &err, "bench", "--nccl", "--max-bytes", "16", "--iters", "2",
 	       "--warmup", "1", "--batches", "3");
 	assert_non_null(strstr(out, "1 warm-up + 3 x 2 timed iterations per size"));
-	assert_int_equal(file_size(path), 28);
+	nccl_calls(want, sizeof(want), 1, 3, 2);
+	got = slurp_file(path);
+	assert_string_equal(got, want);
+	free(got);
 	free(out);
 	free(err);
 	assert_int_equal(truncate(path, 0), 0);
 	RUN_RC(0, bench_main, &out, &err, "bench", "--nccl", "--max-bytes", "16", "--iters", "2",
-	       "--warmup", "1", "--batches", "1", "--json");
+	       "--warmup", "2", "--batches", "1", "--json");
 	assert_non_null(strstr(out, "\"batches\":1"));
-	assert_int_equal(file_size(path), 12);
+	nccl_calls(want, sizeof(want), 2, 1, 2);
+	got = slurp_file(path);
+	assert_string_equal(got, want);
+	free(got);
 	free(out);
 	free(err);
 	unsetenv("FAKENCCL_COUNT_FILE");

@@ -3,10 +3,10 @@
  * p2pctl bench --nccl: NCCL all-reduce and all-gather bus bandwidth per size,
  * measured the way nccl-tests' all_reduce_perf and all_gather_perf measure
  * it (one process, one communicator per GPU from ncclCommInitAll, float32,
- * out of place, warm-up iterations, then the mean host time of a batch of
- * iterations; the median of 5 batches by default, where nccl-tests times one:
- * --batches 1 is its method), with every result checked and a deadline on
- * every wait.
+ * out of place, warm-up calls at every size first, then per size the mean
+ * host time of a batch of iterations; the median of 5 batches by default,
+ * where nccl-tests times one: --batches 1 is its method), with every result
+ * checked and a deadline on every wait.
  */
 #include <errno.h>
 #include <sched.h>
@@ -56,7 +56,8 @@ static void nb_usage(FILE *f)
 		"  --min-bytes B    smallest size (default 8)\n"
 		"  --max-bytes B    largest size (default 256M); sizes double from the smallest\n"
 		"  --iters N        timed iterations per batch (default 20)\n"
-		"  --warmup N       untimed iterations before each size (default 5)\n"
+		"  --warmup N       untimed calls at every size, all before the first timed\n"
+		"                   size, as nccl-tests (default 5)\n"
 		"  --batches N      timed batches per size, the median reported (default 5;\n"
 		"                   1 times a size as nccl-tests does, with one batch)\n"
 		"  --gpus LIST      these GPUs, e.g. 0,1 (default: all)\n"
@@ -130,8 +131,47 @@ static int nb_launch(struct nb *b, int coll, size_t count)
 	return nr;
 }
 
+static const char *nb_name(int coll)
+{
+	return coll == NCCLX_ALLREDUCE ? "ncclAllReduce" : "ncclAllGather";
+}
+
+/* nccl-tests' size for a step of the doubling: whole float32 elements on every rank. */
+static uint64_t nb_bytes(const struct nb *b, uint64_t bytes)
+{
+	uint64_t sz = bytes & ~(uint64_t)(4 * b->n - 1);
+
+	return sz ? sz : 4ULL * b->n;
+}
+
 /*
- * One size: poison, warm up, time iters, check. bytes: nccl-tests' size
+ * The warm-up, as nccl-tests 2.19.6 runs it: --warmup calls at every size
+ * before any size is timed. NCCL's first calls at a new size are slow (it
+ * connects algorithms and protocols when first used); a warm-up only just
+ * before each size left 8, 32 and 512 B of the all-reduce 1.3-2.4x slower
+ * in every process on the lent H200 pair (docs/bench.md).
+ * 0, -2 NCCL error (msg), -3 hang (b->hang).
+ */
+static int nb_warm(struct nb *b, int coll, char *msg, size_t len)
+{
+	for (uint64_t bytes = b->minb; bytes <= b->maxb; bytes *= 2) {
+		size_t total = (size_t)(nb_bytes(b, bytes) / 4);
+		size_t count = coll == NCCLX_ALLREDUCE ? total : total / b->n;
+		int nr, w;
+
+		for (int i = 0; i < b->warmup; i++)
+			if ((nr = nb_launch(b, coll, count))) {
+				snprintf(msg, len, "%s: %s", nb_name(coll), nx.GetErrorString(nr));
+				return -2;
+			}
+		if ((w = nb_wait(b, "the warm-up")))
+			return w == -1 ? -3 : -2;
+	}
+	return 0;
+}
+
+/*
+ * One size, after the warm-up: poison, time iters, check. bytes: nccl-tests' size
  * (all-reduce: each rank's buffer; all-gather: the gathered buffer).
  * 0, -1 wrong data (msg), -2 NCCL error (msg), -3 hang (b->hang).
  */
@@ -151,14 +191,6 @@ static int nb_size(struct nb *b, int coll, uint64_t bytes, double *sec, char *ms
 	}
 	if ((w = nb_wait(b, "the poisoning of the results")))
 		return w == -1 ? -3 : -2;
-	for (int i = 0; i < b->warmup; i++)
-		if ((nr = nb_launch(b, coll, count))) {
-			snprintf(msg, len, "%s: %s", coll == NCCLX_ALLREDUCE ? "ncclAllReduce" : "ncclAllGather",
-				 nx.GetErrorString(nr));
-			return -2;
-		}
-	if ((w = nb_wait(b, "the warm-up")))
-		return w == -1 ? -3 : -2;
 	/* b->batches batches of iters, each timed as nccl-tests times its one
 	 * batch (host time from the first launch to the end of the last); the
 	 * median batch is reported, so one disturbed batch does not decide */
@@ -166,8 +198,7 @@ static int nb_size(struct nb *b, int coll, uint64_t bytes, double *sec, char *ms
 		t0 = now_s();
 		for (int i = 0; i < b->iters; i++)
 			if ((nr = nb_launch(b, coll, count))) {
-				snprintf(msg, len, "%s: %s", coll == NCCLX_ALLREDUCE ? "ncclAllReduce" :
-					 "ncclAllGather", nx.GetErrorString(nr));
+				snprintf(msg, len, "%s: %s", nb_name(coll), nx.GetErrorString(nr));
 				return -2;
 			}
 		if ((w = nb_wait(b, coll == NCCLX_ALLREDUCE ? "an all-reduce" : "an all-gather")))
@@ -413,6 +444,9 @@ int bench_nccl_main(int argc, char **argv, FILE *out, FILE *err)
 		fflush(out);
 	}
 	for (int c = 0; c < 2 && !bad; c++) {
+		uint64_t sz = 0;
+		int r;
+
 		if (c == NCCLX_ALLGATHER && !nx.AllGather) {
 			fprintf(err, "bench --nccl: %s has no ncclAllGather: all_gather skipped\n", nx.path);
 			break;
@@ -422,29 +456,14 @@ int bench_nccl_main(int argc, char **argv, FILE *out, FILE *err)
 				"time(us)", "algbw(GB/s)", "busbw(GB/s)", "check");
 			fflush(out);
 		}
-		for (uint64_t bytes = b->minb; bytes <= b->maxb && !bad; bytes *= 2) {
-			uint64_t sz = bytes & ~(uint64_t)(4 * b->n - 1);
+		r = nb_warm(b, c, emsg, sizeof(emsg));
+		for (uint64_t bytes = b->minb; bytes <= b->maxb && !r; bytes *= 2) {
 			double sec, algbw, busbw;
-			int r;
 
-			if (!sz)
-				sz = 4ULL * b->n;
+			sz = nb_bytes(b, bytes);
 			r = nb_size(b, c, sz, &sec, emsg, sizeof(emsg));
-			if (r == -3) {
-				fprintf(out, "bench --nccl: HUNG: %s %" PRIu64 " bytes: %s\n", cname[c], sz, b->hang);
-				fflush(out);
-				if (bench_nccl_exit_on_hang)
-					_exit(P2P_EXIT_FAIL);
-				rc = P2P_EXIT_FAIL;
-				goto done;
-			}
-			if (r) {
-				fprintf(out, "bench --nccl: FAIL: %s %" PRIu64 " bytes: %s\n", cname[c], sz,
-					emsg);
-				rc = P2P_EXIT_FAIL;
-				bad = 1;
+			if (r)
 				break;
-			}
 			busbw = ncclx_busbw(c, (double)sz, sec, b->n, &algbw);
 			if (b->json) {
 				json_object *e = json_object_new_object();
@@ -461,6 +480,21 @@ int bench_nccl_main(int argc, char **argv, FILE *out, FILE *err)
 					c == NCCLX_ALLREDUCE ? sz / 4 : sz / 4 / b->n, sec * 1e6, algbw, busbw);
 				fflush(out);
 			}
+		}
+		if (r) {
+			char where[32] = "warm-up";
+
+			if (sz)
+				snprintf(where, sizeof(where), "%" PRIu64 " bytes", sz);
+			fprintf(out, "bench --nccl: %s: %s %s: %s\n", r == -3 ? "HUNG" : "FAIL", cname[c], where,
+				r == -3 ? b->hang : emsg);
+			fflush(out);
+			rc = P2P_EXIT_FAIL;
+			if (r == -3 && bench_nccl_exit_on_hang)
+				_exit(P2P_EXIT_FAIL);
+			if (r == -3)
+				goto done;	/* touch nothing: NCCL is stuck */
+			bad = 1;
 		}
 	}
 	for (int k = 0; k < b->n; k++)

@@ -219,14 +219,15 @@ static int collective_shared(const void *s, void *r, size_t count, int type, int
 	return 0;
 }
 
-/* FAKENCCL_COUNT_FILE: a byte appended per collective run, for tests that count them. */
-static void count_collective(void)
+/* FAKENCCL_COUNT_FILE: "a<count> " per all-reduce run, "g<count> " per
+ * all-gather (count per rank), for tests that count and order them. */
+static void count_collective(size_t count, int gather)
 {
 	const char *path = getenv("FAKENCCL_COUNT_FILE");
 	FILE *f = path ? fopen(path, "a") : NULL;
 
 	if (f) {
-		fputc('.', f);
+		fprintf(f, "%c%zu ", gather ? 'g' : 'a', count);
 		fclose(f);
 	}
 }
@@ -260,7 +261,7 @@ static void run(struct group *g)
 	free(sum);
 	free(fsum);
 	g->called = 0;
-	count_collective();
+	count_collective(count, g->c[0].gather);
 }
 
 /*
