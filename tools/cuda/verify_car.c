@@ -13,7 +13,6 @@
  * replayed.
  */
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "verify.h"
 
@@ -237,7 +236,7 @@ int car_child(const char *spec, FILE *out)
 			k ? err : "");
 		fflush(out);
 		if (k == -2)
-			_exit(P2P_EXIT_FAIL);	/* a stuck context: do not tear it down */
+			vchild_stuck(out);
 		rc = k ? P2P_EXIT_FAIL : 0;
 	}
 	if (c.theirs)

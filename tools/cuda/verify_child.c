@@ -7,7 +7,7 @@
  * deadline, and a child that misses it is killed with SIGKILL and reaped,
  * so no test waits on a child for good. What the user is told about a child
  * (its test, its GPU, the likely cause) is up to the test: these only say
- * how the child ended.
+ * how the child ended. Last, the child's own way out of a stuck context.
  */
 #include <errno.h>
 #include <poll.h>
@@ -145,4 +145,15 @@ int vchild_read(struct vchild *c, const char *until, double end)
 			return until && !strstr(c->buf, until) ? 1 : 0;
 		}
 	}
+}
+
+/*
+ * In a second process: a wait ran past its deadline, its line is in out.
+ * End now, P2P_EXIT_FAIL, without tearing the stuck context down (that could
+ * block for good) and without exit handlers; verify reads the line.
+ */
+_Noreturn void vchild_stuck(FILE *out)
+{
+	fflush(out);
+	_exit(P2P_EXIT_FAIL);
 }

@@ -4,26 +4,8 @@
  * cuIpcOpenMemHandle and copies with CE and SMs (and that second process).
  */
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "verify.h"
-
-/* Wait for s with a deadline (the child's version of vwait). */
-CUresult vchild_wait(CUstream s, double timeout)
-{
-	double end = now_s() + timeout;
-	long us = 10;
-	CUresult cr;
-
-	while ((cr = cu.cuStreamQuery(s)) == CUDA_ERROR_NOT_READY) {
-		if (now_s() > end)
-			return CUDA_ERROR_NOT_READY;
-		vnap(us);
-		if (us < 2000)
-			us *= 2;
-	}
-	return cr;
-}
 
 /* The second process. Prints "ipc-child: PART OK|FAIL text|DONE" lines. */
 int ipc_child(const char *spec, FILE *out)
@@ -88,8 +70,7 @@ int ipc_child(const char *spec, FILE *out)
 		cr = vchild_wait(s, timeout);
 		if (cr == CUDA_ERROR_NOT_READY) {
 			fprintf(out, "ipc-child: %s FAIL did not finish within %.3g s (hung)\n", name, timeout);
-			fflush(out);
-			_exit(P2P_EXIT_FAIL);	/* a stuck context: do not tear it down */
+			vchild_stuck(out);
 		}
 		CC(cr, name);
 		CC(cu.cuMemcpyDtoH(got, L, n), "cuMemcpyDtoH");
@@ -107,8 +88,7 @@ int ipc_child(const char *spec, FILE *out)
 	cr = vchild_wait(s, timeout);
 	if (cr == CUDA_ERROR_NOT_READY) {
 		fprintf(out, "ipc-child: sm-write FAIL did not finish within %.3g s (hung)\n", timeout);
-		fflush(out);
-		_exit(P2P_EXIT_FAIL);
+		vchild_stuck(out);
 	}
 	CC(cr, "sm-write");
 	fprintf(out, "ipc-child: sm-write DONE\n");

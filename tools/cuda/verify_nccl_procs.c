@@ -166,8 +166,7 @@ int nccl_child(const char *spec, FILE *out)
 		if (cr == CUDA_ERROR_NOT_READY) {
 			fprintf(out, NC "HUNG %" PRIu64 " bytes: the all-reduce did not finish within %.3g s "
 				"on GPU %d\n", b, p.timeout, g);
-			fflush(out);
-			_exit(P2P_EXIT_FAIL);	/* a stuck context: no teardown */
+			vchild_stuck(out);
 		}
 		if (cr == CUDA_SUCCESS)
 			cr = cu.cuMemcpyDtoH(got, r->g[g].dst, count * 4);
