@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 #include <p2pshim.h>
-#include <p2p-shim/catf.h>
+#include <p2p-shim/strutil.h>
 
 struct nl_sock;
 struct nl_msg;
@@ -98,9 +98,7 @@ bool p2ps_root_exists(const struct p2ps_root *r, const char *path);
 char *p2ps_read_fd(int fd, size_t *len, bool gz, size_t max);
 /* p2ps_read_file_max() with a cap of 1 GiB (kernel modules). */
 char *p2ps_read_file(const char *path, size_t *len, bool gz);
-void p2ps_strlcpy(char *dst, const char *src, size_t len);
-/* p2ps_catf(): include/p2p-shim/catf.h, p2pctl's too. */
-char *p2ps_trim(char *s);
+/* p2ps_strlcpy(), p2ps_trim(), p2ps_catf(): include/p2p-shim/strutil.h, p2pctl's too. */
 /* Decompress a whole .xz/.zst/.gz buffer chosen by magic; or copy. */
 int p2ps_decompress(const unsigned char *in, size_t inlen, unsigned char **out, size_t *outlen);
 

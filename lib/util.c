@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* libp2pshim: small string helpers and decompression (files.c: files; run.c: programs). */
-#include <ctype.h>
+/* libp2pshim: p2ps_sanitize(), decompression (files.c: files; run.c: programs). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -24,19 +23,6 @@
 #include "internal.h"
 
 #define MAX_FILE (1UL << 30)
-
-void p2ps_strlcpy(char *dst, const char *src, size_t len)
-{
-	size_t n;
-
-	if (!len)
-		return;
-	n = strlen(src);
-	if (n >= len)
-		n = len - 1;
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-}
 
 char *p2ps_sanitize(char *s)
 {
@@ -68,18 +54,6 @@ char *p2ps_sanitize(char *s)
 		}
 		p += n;
 	}
-	return s;
-}
-
-char *p2ps_trim(char *s)
-{
-	char *e;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = '\0';
 	return s;
 }
 

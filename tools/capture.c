@@ -58,7 +58,7 @@ static int mkdirs(const char *path)
 {
 	char buf[PATH_MAX], *p;
 
-	p2pctl_strlcpy(buf, path, sizeof(buf));
+	p2ps_strlcpy(buf, path, sizeof(buf));
 	for (p = buf + 1; *p; p++) {
 		if (*p != '/')
 			continue;
@@ -83,7 +83,7 @@ int p2pctl_capture_new(const char *dir, const char *root, bool full,
 	*out = NULL;
 	if (!c)
 		return -ENOMEM;
-	p2pctl_strlcpy(c->dir, dir, sizeof(c->dir));
+	p2ps_strlcpy(c->dir, dir, sizeof(c->dir));
 	c->full = full;
 	c->redact = redact;
 	c->arg = arg;
@@ -140,7 +140,7 @@ static void map_home(struct p2pctl_capture *c, const char *in, char *out, size_t
 	size_t nl, i;
 
 	if (c->full || strncmp(in, "/home/", 6) || !in[6]) {
-		p2pctl_strlcpy(out, in, len);
+		p2ps_strlcpy(out, in, len);
 		return;
 	}
 	nl = strcspn(in + 6, "/");
@@ -169,7 +169,7 @@ static void relpath(const char *from, const char *to, char *out, size_t len)
 			p2ps_catf(out, len, &off, "", "../");
 	p2ps_catf(out, len, &off, "", "%s", to[common] == '/' ? to + common + 1 : to + common);
 	if (!off)
-		p2pctl_strlcpy(out, ".", len);
+		p2ps_strlcpy(out, ".", len);
 }
 
 static void add_line(char ***lines, size_t *n, const char *line)
@@ -190,7 +190,7 @@ static void add_link(struct p2pctl_capture *c, const char *link, const char *rea
 
 	map_home(c, link, ml, sizeof(ml));
 	map_home(c, real, mr, sizeof(mr));
-	p2pctl_strlcpy(dir, ml, sizeof(dir));
+	p2ps_strlcpy(dir, ml, sizeof(dir));
 	*strrchr(dir, '/') = '\0';
 	relpath(*dir ? dir : "/", mr, rel, sizeof(rel));
 	snprintf(line, sizeof(line), "%s\t%s\t%s", ml, rel, mr);
@@ -220,14 +220,14 @@ static bool walk(struct p2pctl_capture *c, const char *path, char *real, size_t 
 		if (p2ps_root_realpath(c->src, prefix, rq, sizeof(rq))) {
 			if (strcmp(rq, expect) && !(n <= 2 && p[0] == '.' && (n == 1 || p[1] == '.')))
 				add_link(c, expect, rq);
-			p2pctl_strlcpy(cur, rq, sizeof(cur));
+			p2ps_strlcpy(cur, rq, sizeof(cur));
 		} else if (n == 2 && p[0] == '.' && p[1] == '.') {
 			char *s = strrchr(cur, '/');
 
 			if (s)
 				*s = '\0';
 		} else if (!(n == 1 && p[0] == '.')) {
-			p2pctl_strlcpy(cur, expect, sizeof(cur));
+			p2ps_strlcpy(cur, expect, sizeof(cur));
 		}
 		p += n;
 	}
@@ -322,7 +322,7 @@ static void take(struct p2pctl_capture *c, const char *path, int how)
 	if (!walk(c, path, real, sizeof(real))) {
 		if (how != P2PS_TRACE_LIST)
 			return;
-		p2pctl_strlcpy(real, path, sizeof(real));	/* only .symlinks lines under it */
+		p2ps_strlcpy(real, path, sizeof(real));	/* only .symlinks lines under it */
 	}
 	map_home(c, real, mapped, sizeof(mapped));
 	snprintf(rel, sizeof(rel), "root%s", mapped);

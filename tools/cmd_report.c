@@ -707,7 +707,7 @@ static void modprobe_section(struct rep *r)
 			text = names[i] ? read_file_str(rpath(r, file, path, sizeof(path))) : NULL;
 			for (line = text ? strtok_r(text, "\n", &save) : NULL; line;
 			     line = strtok_r(NULL, "\n", &save)) {
-				line = p2pctl_trim(line);
+				line = p2ps_trim(line);
 				if (*line != '#' && (strcasestr(line, "nvidia") || strcasestr(line, "p2p")))
 					fprintf(m, "%s: %s\n", file, line);
 			}
@@ -749,7 +749,7 @@ static void lspci_section(struct rep *r)
 	for (i = 0; r->dr && i < r->dr->nr_gpus; i++) {
 		char path[512], *tok, *save;
 
-		p2pctl_strlcpy(path, r->dr->gpus[i].path, sizeof(path));
+		p2ps_strlcpy(path, r->dr->gpus[i].path, sizeof(path));
 		for (tok = strtok_r(path, "/", &save); tok && n < 256; tok = strtok_r(NULL, "/", &save)) {
 			unsigned int a, b, c, f;
 			char end;

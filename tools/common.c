@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 /* p2pctl: helpers shared by the commands. */
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -73,31 +72,6 @@ void p2pctl_json_print(json_object *o)
 json_object *p2pctl_json_str(const char *s)
 {
 	return s && *s ? json_object_new_string(s) : NULL;
-}
-
-/* ---------------------------------------------------------------- strings */
-
-void p2pctl_strlcpy(char *dst, const char *src, size_t len)
-{
-	size_t n;
-
-	if (!len)
-		return;
-	n = strnlen(src, len - 1);
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-}
-
-char *p2pctl_trim(char *s)
-{
-	char *e;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = '\0';
-	return s;
 }
 
 /* ---------------------------------------------------------------- tables */

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <json-c/json.h>
 #include <p2pshim.h>
-#include <p2p-shim/catf.h>
+#include <p2p-shim/strutil.h>
 
 /* Exit codes (documented in --help and p2pctl(8)). */
 enum {
@@ -86,11 +86,9 @@ void p2pctl_json_print(json_object *o);
 json_object *p2pctl_json_str(const char *s);	/* NULL (json null) for "" */
 
 /*
- * Strings: as lib/util.c's, p2pctl's own (the library exports none); but
- * p2ps_catf(), one with the library's (<p2p-shim/catf.h>, static inline).
+ * Strings: p2ps_strlcpy(), p2ps_trim(), p2ps_catf(), one with the library's
+ * (<p2p-shim/strutil.h>, static inline; the library exports none).
  */
-void p2pctl_strlcpy(char *dst, const char *src, size_t len);
-char *p2pctl_trim(char *s);	/* leading and trailing blanks off */
 
 /* A table printed with aligned columns. */
 struct p2pctl_table {

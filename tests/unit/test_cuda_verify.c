@@ -1062,6 +1062,26 @@ static void fault_procs_hang(void **st)
 	free(err);
 }
 
+/* A copy that never completes inside the second processes: each prints its
+ * hung line, flushes it and ends without tearing its stuck context down;
+ * ipc names the part and the GPUs, procs the round and the process. */
+static void fault_hang_in_child(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "hang", 1);
+	setenv("FAKECUDA_HANG_KIND", "ce", 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "ipc,procs",
+	       "--pairs", "0-1");
+	assert_non_null(strstr(out, "  ipc         0->1  FAIL  second process on GPU 1, ce of GPU 0's buffer: "
+				    "did not finish within 0.5 s (hung)\n"));
+	assert_non_null(strstr(out, "  procs       0->1  FAIL  round 1, process 1 of 4 on GPU 1: ce FAIL did "
+				    "not finish within 0.5 s (hung)\n"));
+	free(out);
+	free(err);
+}
+
 /* The second process's cuIpcOpenMemHandle maps the wrong memory: ipc fails
  * at its first check, nothing else does. */
 static void fault_ipc_wrong(void **st)
@@ -1586,6 +1606,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fault_car_stale, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(fault_car_graph, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(fault_procs_hang, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_hang_in_child, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(fault_pte_illegal_address, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(interrupted_run, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(vram_sweep, fake_test_setup, fake_test_teardown),

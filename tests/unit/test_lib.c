@@ -385,6 +385,45 @@ static void test_versions(void **state)
 	assert_false(p2ps_is_clone_suffix(".cold"));
 }
 
+/*
+ * p2ps_strlcpy(): cut to fit and terminated; and a source without its NUL
+ * (a fixed field) is read no further than fits (ASan: no overflow).
+ */
+static void test_strlcpy(void **state)
+{
+	const char field[4] = { 'a', 'b', 'c', 'd' };	/* no NUL */
+	char dst[4];
+
+	(void)state;
+	memset(dst, 'x', sizeof(dst));
+	p2ps_strlcpy(dst, "ab", sizeof(dst));
+	assert_string_equal(dst, "ab");
+	p2ps_strlcpy(dst, "abcdef", sizeof(dst));
+	assert_string_equal(dst, "abc");
+	p2ps_strlcpy(dst, field, 3);
+	assert_string_equal(dst, "ab");
+	p2ps_strlcpy(dst, field, sizeof(dst));
+	assert_string_equal(dst, "abc");
+	p2ps_strlcpy(dst, "zz", 1);
+	assert_string_equal(dst, "");
+	dst[0] = 'q';
+	p2ps_strlcpy(dst, "zz", 0);	/* nothing written */
+	assert_int_equal(dst[0], 'q');
+}
+
+/* p2ps_trim(): white space off both ends, in place; all-blank is "". */
+static void test_trim(void **state)
+{
+	char a[] = " \t ab c\r\n", b[] = " \n\t ", c[] = "abc";
+
+	(void)state;
+	assert_string_equal(p2ps_trim(a), "ab c");
+	assert_ptr_equal(p2ps_trim(a), a + 3);
+	assert_string_equal(p2ps_trim(b), "");
+	assert_ptr_equal(p2ps_trim(c), c);
+	assert_string_equal(c, "abc");
+}
+
 /* p2ps_catf(): separators between items, and a cut item leaves the offset where it was. */
 static void test_catf(void **state)
 {
@@ -418,6 +457,8 @@ int main(void)
 		cmocka_unit_test(test_strerror),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_versions),
+		cmocka_unit_test(test_strlcpy),
+		cmocka_unit_test(test_trim),
 		cmocka_unit_test(test_catf),
 	};
 

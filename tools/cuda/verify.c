@@ -19,7 +19,9 @@
  *
  * This file parses the command line, sets the GPUs up and runs the tests
  * pair by pair; each family of tests is a verify_<family>.c, what they share
- * is verify_common.c (verify.h), and verify_report.c prints and judges.
+ * is verify_common.c (verify.h), the second processes of ipc, procs, car and
+ * nccl are started and ended by verify_child.c, and verify_report.c prints
+ * and judges.
  */
 #include <errno.h>
 #include <getopt.h>

@@ -136,8 +136,14 @@ static inline int vfail_if(struct vtest *t, CUresult cr, const char *what)
 }
 void vexplain(struct vtest *t);
 void vnap(long us);
+CUresult vquery_until(CUstream s, CUevent e, double end);
 CUresult vwait(struct vstate *v, struct vtest *t, int g, CUstream s, CUevent e,
 		      const char *what);
+/* vwait in a second process (no vstate): s within timeout seconds, else CUDA_ERROR_NOT_READY. */
+static inline CUresult vchild_wait(CUstream s, double timeout)
+{
+	return vquery_until(s, NULL, now_s() + timeout);
+}
 void vimages(struct vstate *v, size_t n);
 int vcheck_got(struct vstate *v, struct vtest *t, size_t n);
 int vpeer_mapped(struct vstate *v, int g, CUdeviceptr p, char *why, size_t len);
@@ -171,13 +177,24 @@ int run_graph(struct vstate *v, struct vtest *t);
 
 /* verify_ipc.c */
 int ipc_child(const char *spec, FILE *out);
+int run_ipc(struct vstate *v, struct vtest *t);
+
+/* verify_child.c: a second process (verify --ipc-child, --car-child, --nccl-child). */
+struct vchild {
+	pid_t pid;
+	int fd;			/* its stdout and stderr; -1 once it has ended and been reaped */
+	int status;		/* waitpid's, once reaped */
+	int killed;		/* ended by vchild_kill at a deadline */
+	size_t got;
+	char buf[4096];		/* its output so far, NUL-terminated */
+};
 void vhex(char *out, const void *p, size_t n);
 int vunhex(void *p, const char *s, size_t n);
-CUresult vchild_wait(CUstream s, double timeout);
-int vchild_start(struct vtest *t, const char *opt, const char *spec, pid_t *pid, int *fd);
-int vchild_read(struct vtest *t, pid_t pid, int fd, char *buf, size_t len, size_t *got,
-		const char *until, double end, const char *what);
-int run_ipc(struct vstate *v, struct vtest *t);
+int vchild_start(struct vtest *t, const char *opt, const char *spec, struct vchild *c);
+ssize_t vchild_take(struct vchild *c);
+void vchild_kill(struct vchild *c);
+int vchild_read(struct vchild *c, const char *until, double end);
+_Noreturn void vchild_stuck(FILE *out);
 
 /* verify_nccl.c */
 int nccl_open(char *why, size_t len);

@@ -13,7 +13,6 @@
  * replayed.
  */
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "verify.h"
 
@@ -237,7 +236,7 @@ int car_child(const char *spec, FILE *out)
 			k ? err : "");
 		fflush(out);
 		if (k == -2)
-			_exit(P2P_EXIT_FAIL);	/* a stuck context: do not tear it down */
+			vchild_stuck(out);
 		rc = k ? P2P_EXIT_FAIL : 0;
 	}
 	if (c.theirs)
@@ -262,14 +261,14 @@ close:
 int run_car(struct vstate *v, struct vtest *t)
 {
 	struct rig *r = &v->r;
-	int a = t->src, b = t->dst, fd = -1, k;
+	int a = t->src, b = t->dst, k;
 	struct car c = { 0 };
+	struct vchild ch;
 	CUdeviceptr buf[2] = { 0 };
 	CUipcMemHandle h[2];
-	char spec[600], hs[2][129], out[4096], err[1024], what[200], *l;
-	size_t nb = v->size < CAR_MAX ? v->size & ~(size_t)3 : CAR_MAX, got = 0;
+	char spec[600], hs[2][129], err[1024], *l;
+	size_t nb = v->size < CAR_MAX ? v->size & ~(size_t)3 : CAR_MAX;
 	unsigned base;
-	pid_t pid;
 
 	t->ok = 1;
 	t->engine = a;
@@ -337,29 +336,31 @@ int run_car(struct vstate *v, struct vtest *t)
 	c.theirs = buf[1];
 	snprintf(spec, sizeof(spec), "a=%d,b=%d,n=%zu,seed=%" PRIx64 ",base=%x,t=%g,h0=%s,h1=%s",
 		 a, b, c.n, c.seed, base, v->timeout, hs[0], hs[1]);
-	if (vchild_start(t, "--car-child", spec, &pid, &fd))
+	if (vchild_start(t, "--car-child", spec, &ch))
 		goto free;
-	snprintf(what, sizeof(what), "the second process (rank 1, GPU %d) did not get ready within "
-		 "%.3g s and was killed", b, 3 * v->timeout + 10);
-	k = vchild_read(t, pid, fd, out, sizeof(out), &got, "car-child: READY", now_s() + 3 * v->timeout + 10,
-			what);
+	k = vchild_read(&ch, "car-child: READY", now_s() + 3 * v->timeout + 10);
 	if (k) {
-		if (k > 0) {
-			l = strstr(out, "car-child: ERROR ");
-			t->ok = 0;
+		t->ok = 0;
+		if (k < 0) {
+			snprintf(t->error, sizeof(t->error), "the second process (rank 1, GPU %d) did not get "
+				 "ready within %.3g s and was killed", b, 3 * v->timeout + 10);
+		} else {
+			l = strstr(ch.buf, "car-child: ERROR ");
 			snprintf(t->error, sizeof(t->error), "the second process (rank 1, GPU %d) failed: %.900s",
-				 b, l ? l + 17 : out);
+				 b, l ? l + 17 : ch.buf);
 		}
 		goto free;
 	}
 	k = car_run(&c, err, sizeof(err));
-	snprintf(what, sizeof(what), "the second process (rank 1, GPU %d) did not finish within %.3g s "
-		 "and was killed: the custom all-reduce hangs", b, 3 * v->timeout + 10);
-	if (vchild_read(t, pid, fd, out, sizeof(out), &got, NULL, now_s() + (k ? 2 : 3 * v->timeout + 10),
-			what) && !k)
+	/* Rank 1 to its end; once rank 0 has failed, it gets 2 s. */
+	if (vchild_read(&ch, NULL, now_s() + (k ? 2 : 3 * v->timeout + 10)) && !k) {
+		t->ok = 0;
+		snprintf(t->error, sizeof(t->error), "the second process (rank 1, GPU %d) did not finish "
+			 "within %.3g s and was killed: the custom all-reduce hangs", b, 3 * v->timeout + 10);
 		goto free;
+	}
 	if (k) {
-		char *c1 = strstr(out, "car-child: FAIL "), *nl = c1 ? strchr(c1, '\n') : NULL;
+		char *c1 = strstr(ch.buf, "car-child: FAIL "), *nl = c1 ? strchr(c1, '\n') : NULL;
 
 		t->ok = 0;
 		snprintf(t->error, sizeof(t->error), "rank 0 (this process, GPU %d): %.600s%s%.*s", a, err,
@@ -374,7 +375,7 @@ int run_car(struct vstate *v, struct vtest *t)
 		}
 		goto free;
 	}
-	l = strstr(out, "car-child: READY\n");
+	l = strstr(ch.buf, "car-child: READY\n");
 	l = l ? strstr(l + 17, "car-child: ") : NULL;
 	if (!l || strncmp(l + 11, "OK", 2)) {
 		char *nl = l ? strchr(l, '\n') : NULL;

@@ -99,38 +99,50 @@ void vnap(long us)
 }
 
 /*
- * Wait for stream s of GPU g (or event e) with a deadline: query, never a
- * blocking synchronisation. A wait past the deadline marks the test and the
- * run hung (the GPU context is stuck; nothing more can be trusted to return).
+ * Query stream s (or, s NULL, event e) until its work is done or the
+ * deadline end (now_s()) has passed: CUDA_ERROR_NOT_READY then. Never a
+ * blocking synchronisation, which would not return on a stuck context.
+ */
+CUresult vquery_until(CUstream s, CUevent e, double end)
+{
+	long us = 10;
+	CUresult cr;
+
+	while ((cr = s ? cu.cuStreamQuery(s) : cu.cuEventQuery(e)) == CUDA_ERROR_NOT_READY) {
+		if (now_s() > end)
+			return CUDA_ERROR_NOT_READY;
+		vnap(us);
+		if (us < 2000)
+			us *= 2;
+	}
+	return cr;
+}
+
+/*
+ * Wait for stream s of GPU g (or event e) with a deadline. A wait past the
+ * deadline marks the test and the run hung (the GPU context is stuck;
+ * nothing more can be trusted to return).
  */
 CUresult vwait(struct vstate *v, struct vtest *t, int g, CUstream s, CUevent e,
 		      const char *what)
 {
 	double end = now_s() + v->timeout;
-	long us = 10;
 	CUresult cr = rig_cur(&v->r, g);
 
 	if (cr != CUDA_SUCCESS)
 		return cr;
-	for (;;) {
-		cr = s ? cu.cuStreamQuery(s) : cu.cuEventQuery(e);
-		if (cr != CUDA_ERROR_NOT_READY)
-			return cr;
-		if (now_s() > end) {
-			t->hung = 1;
-			t->ok = 0;
-			v->hung = 1;
-			snprintf(t->error, sizeof(t->error),
-				 "%s did not finish within %.3g s on GPU %d: the path hangs "
-				 "(the GPU context is stuck; verify stops here)", what, v->timeout, g);
-			snprintf(v->hang, sizeof(v->hang), "%s %d->%d hung: %.700s", vnames[t->method],
-				 t->src, t->dst, t->error);
-			return CUDA_ERROR_NOT_READY;
-		}
-		vnap(us);
-		if (us < 2000)
-			us *= 2;
+	cr = vquery_until(s, e, end);
+	if (cr == CUDA_ERROR_NOT_READY) {
+		t->hung = 1;
+		t->ok = 0;
+		v->hung = 1;
+		snprintf(t->error, sizeof(t->error),
+			 "%s did not finish within %.3g s on GPU %d: the path hangs "
+			 "(the GPU context is stuck; verify stops here)", what, v->timeout, g);
+		snprintf(v->hang, sizeof(v->hang), "%s %d->%d hung: %.700s", vnames[t->method],
+			 t->src, t->dst, t->error);
 	}
+	return cr;
 }
 
 /*

@@ -3,59 +3,9 @@
  * p2pctl verify's ipc test: a second process opens the buffers with
  * cuIpcOpenMemHandle and copies with CE and SMs (and that second process).
  */
-#include <errno.h>
-#include <poll.h>
-#include <spawn.h>
 #include <stdlib.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "verify.h"
-
-extern char **environ;
-
-/*
- * ipc a -> b: a second process (p2pctl itself, run as "verify --ipc-child",
- * or $P2PCTL_SELF) opens GPU a's source and destination buffers with
- * cuIpcOpenMemHandle in GPU b's context, as NCCL and vLLM share buffers
- * between ranks, and runs on them: a copy-engine copy (cuMemcpyDtoDAsync
- * from a's source into its own buffer), a p2p_read kernel, both checked
- * there, and a p2p_write kernel into a's destination, checked here.
- */
-void vhex(char *out, const void *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		sprintf(out + 2 * i, "%02x", ((const uint8_t *)p)[i]);
-}
-
-int vunhex(void *p, const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		unsigned x;
-
-		if (sscanf(s + 2 * i, "%2x", &x) != 1)
-			return -1;
-		((uint8_t *)p)[i] = (uint8_t)x;
-	}
-	return 0;
-}
-
-/* Wait for s with a deadline (the child's version of vwait). */
-CUresult vchild_wait(CUstream s, double timeout)
-{
-	double end = now_s() + timeout;
-	long us = 10;
-	CUresult cr;
-
-	while ((cr = cu.cuStreamQuery(s)) == CUDA_ERROR_NOT_READY) {
-		if (now_s() > end)
-			return CUDA_ERROR_NOT_READY;
-		vnap(us);
-		if (us < 2000)
-			us *= 2;
-	}
-	return cr;
-}
 
 /* The second process. Prints "ipc-child: PART OK|FAIL text|DONE" lines. */
 int ipc_child(const char *spec, FILE *out)
@@ -120,8 +70,7 @@ int ipc_child(const char *spec, FILE *out)
 		cr = vchild_wait(s, timeout);
 		if (cr == CUDA_ERROR_NOT_READY) {
 			fprintf(out, "ipc-child: %s FAIL did not finish within %.3g s (hung)\n", name, timeout);
-			fflush(out);
-			_exit(P2P_EXIT_FAIL);	/* a stuck context: do not tear it down */
+			vchild_stuck(out);
 		}
 		CC(cr, name);
 		CC(cu.cuMemcpyDtoH(got, L, n), "cuMemcpyDtoH");
@@ -139,8 +88,7 @@ int ipc_child(const char *spec, FILE *out)
 	cr = vchild_wait(s, timeout);
 	if (cr == CUDA_ERROR_NOT_READY) {
 		fprintf(out, "ipc-child: sm-write FAIL did not finish within %.3g s (hung)\n", timeout);
-		fflush(out);
-		_exit(P2P_EXIT_FAIL);
+		vchild_stuck(out);
 	}
 	CC(cr, "sm-write");
 	fprintf(out, "ipc-child: sm-write DONE\n");
@@ -162,99 +110,38 @@ close:
 	return rc;
 }
 
-/*
- * Start PROGRAM verify OPT SPEC (p2pctl itself, or $P2PCTL_SELF), its
- * stdout and stderr into *fd. 0, or -1 with t failed.
- */
-int vchild_start(struct vtest *t, const char *opt, const char *spec, pid_t *pid, int *fd)
+/* Run the child to its end; its output lines in c->buf. 0, or -1 with t failed. */
+static int ipc_spawn(struct vstate *v, struct vtest *t, const char *spec, struct vchild *c)
 {
-	const char *self = getenv("P2PCTL_SELF");
-	char *argv[] = { NULL, "verify", (char *)opt, (char *)spec, NULL };
-	posix_spawn_file_actions_t fa;
-	int p[2], st;
-
-	argv[0] = (char *)(self && *self ? self : "/proc/self/exe");
-	if (pipe(p)) {
+	if (vchild_start(t, "--ipc-child", spec, c))
+		return -1;
+	if (vchild_read(c, NULL, now_s() + 3 * v->timeout + 10) < 0) {
 		t->ok = 0;
-		snprintf(t->error, sizeof(t->error), "pipe: %s", strerror(errno));
+		snprintf(t->error, sizeof(t->error), "the second process did not finish within %.3g s "
+			 "and was killed: the IPC path hangs", 3 * v->timeout + 10);
 		return -1;
 	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, p[1], 2);
-	posix_spawn_file_actions_addclose(&fa, p[0]);
-	st = posix_spawn(pid, argv[0], &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(p[1]);
-	if (st) {
-		close(p[0]);
-		t->ok = 0;
-		snprintf(t->error, sizeof(t->error), "cannot start the second process %s: %s", argv[0],
-			 strerror(st));
-		return -1;
-	}
-	*fd = p[0];
 	return 0;
 }
 
 /*
- * Read the child's output into buf (appending at *got) until until appears
- * (NULL: until it exits, then reap it), or the deadline end (now_s()) passes:
- * then the child is killed and reaped, and t fails naming what. 0 or -1.
+ * ipc a -> b: a second process (p2pctl itself, run as "verify --ipc-child",
+ * or $P2PCTL_SELF) opens GPU a's source and destination buffers with
+ * cuIpcOpenMemHandle in GPU b's context, as NCCL and vLLM share buffers
+ * between ranks, and runs on them: a copy-engine copy (cuMemcpyDtoDAsync
+ * from a's source into its own buffer), a p2p_read kernel, both checked
+ * there, and a p2p_write kernel into a's destination, checked here.
  */
-int vchild_read(struct vtest *t, pid_t pid, int fd, char *buf, size_t len, size_t *got,
-		const char *until, double end, const char *what)
-{
-	for (;;) {
-		struct pollfd p = { fd, POLLIN, 0 };
-		int left = (int)((end - now_s()) * 1000);
-		ssize_t k;
-
-		buf[*got] = '\0';
-		if (until && strstr(buf, until))
-			return 0;
-		if (left <= 0 || poll(&p, 1, left) <= 0) {
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-			close(fd);
-			t->ok = 0;
-			snprintf(t->error, sizeof(t->error), "%s", what);
-			return -1;
-		}
-		k = read(fd, buf + *got, len - 1 - *got);
-		if (k <= 0 || (*got += (size_t)k) >= len - 1) {
-			buf[*got] = '\0';
-			close(fd);
-			waitpid(pid, NULL, 0);
-			return until && !strstr(buf, until) ? 1 : 0;
-		}
-	}
-}
-
-/* Run the child; its output lines in buf. 0, or -1 with t failed. */
-static int ipc_spawn(struct vstate *v, struct vtest *t, const char *spec, char *buf, size_t len)
-{
-	char what[160];
-	size_t got = 0;
-	pid_t pid;
-	int fd;
-
-	if (vchild_start(t, "--ipc-child", spec, &pid, &fd))
-		return -1;
-	snprintf(what, sizeof(what), "the second process did not finish within %.3g s and was "
-		 "killed: the IPC path hangs", 3 * v->timeout + 10);
-	return vchild_read(t, pid, fd, buf, len, &got, NULL, now_s() + 3 * v->timeout + 10, what);
-}
-
 int run_ipc(struct vstate *v, struct vtest *t)
 {
 	struct rig *r = &v->r;
 	int a = t->src, b = t->dst;
 	size_t n = v->size < FLAG_MAX ? v->size : FLAG_MAX;
-	char spec[512], hs[129], hd[129], out[4096];
+	char spec[512], hs[129], hd[129], *out;
 	static const char *const part[3] = { "ce", "sm-read", "sm-write" };
 	CUipcMemHandle h[2];
 	uint64_t s1, s2;
+	struct vchild c;
 
 	t->ok = 1;
 	t->engine = b;
@@ -277,8 +164,9 @@ int run_ipc(struct vstate *v, struct vtest *t)
 	vhex(hd, &h[1], 64);
 	snprintf(spec, sizeof(spec), "b=%d,n=%zu,s1=%" PRIx64 ",s2=%" PRIx64 ",t=%g,src=%s,dst=%s",
 		 b, n, s1, s2, v->timeout, hs, hd);
-	if (ipc_spawn(v, t, spec, out, sizeof(out)))
+	if (ipc_spawn(v, t, spec, &c))
 		return -1;
+	out = c.buf;
 	for (int k = 0; k < 3; k++) {
 		char key[64], *l;
 

@@ -11,7 +11,6 @@
  * its own, read afterwards for the transport per channel.
  */
 #include <poll.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -167,8 +166,7 @@ int nccl_child(const char *spec, FILE *out)
 		if (cr == CUDA_ERROR_NOT_READY) {
 			fprintf(out, NC "HUNG %" PRIu64 " bytes: the all-reduce did not finish within %.3g s "
 				"on GPU %d\n", b, p.timeout, g);
-			fflush(out);
-			_exit(P2P_EXIT_FAIL);	/* a stuck context: no teardown */
+			vchild_stuck(out);
 		}
 		if (cr == CUDA_SUCCESS)
 			cr = cu.cuMemcpyDtoH(got, r->g[g].dst, count * 4);
@@ -209,13 +207,9 @@ out:
 
 /* One rank's process, seen from verify. */
 struct nrank {
-	pid_t pid;
-	int fd, status;		/* fd -1: ended (status from waitpid) */
-	char buf[4096];
-	size_t got;
+	struct vchild proc;	/* proc.fd -1: ended (proc.status from waitpid) */
 	char stage[96];		/* the last STAGE it named */
 	double since;		/* when it named it */
-	int killed;
 	int inited;		/* it has entered ncclCommInitRank, at initat */
 	double initat;
 };
@@ -226,34 +220,26 @@ static void nrank_pump(struct nrank *c, int n, int ms)
 	struct pollfd p[P2P_MAX_GPUS];
 
 	for (int k = 0; k < n; k++)
-		p[k] = (struct pollfd){ c[k].fd, POLLIN, 0 };
+		p[k] = (struct pollfd){ c[k].proc.fd, POLLIN, 0 };
 	if (poll(p, (nfds_t)n, ms) <= 0)
 		return;
 	for (int k = 0; k < n; k++) {
-		ssize_t m;
+		struct vchild *ch = &c[k].proc;
 		char *s, *e;
 
-		if (c[k].fd < 0 || !(p[k].revents & (POLLIN | POLLHUP | POLLERR)))
+		if (ch->fd < 0 || !(p[k].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
 		/* a chatty rank (driver or NCCL messages on stderr): keep the newer half,
 		 * and keep reading, so that it never blocks on a full pipe */
-		if (c[k].got >= sizeof(c[k].buf) - 256) {
-			size_t h = c[k].got / 2;
+		if (ch->got >= sizeof(ch->buf) - 256) {
+			size_t h = ch->got / 2;
 
-			memmove(c[k].buf, c[k].buf + h, c[k].got - h);
-			c[k].got -= h;
+			memmove(ch->buf, ch->buf + h, ch->got - h);
+			ch->got -= h;
 		}
-		m = read(c[k].fd, c[k].buf + c[k].got, sizeof(c[k].buf) - 1 - c[k].got);
-		if (m <= 0) {
-			close(c[k].fd);
-			c[k].fd = -1;
-			waitpid(c[k].pid, &c[k].status, 0);
-		}
-		if (m > 0)
-			c[k].got += (size_t)m;
-		c[k].buf[c[k].got] = '\0';
+		vchild_take(ch);
 		/* the last complete STAGE line: a new one starts its deadline */
-		for (s = c[k].buf, e = NULL; (s = strstr(s, NC "STAGE ")) && strchr(s, '\n'); s++)
+		for (s = ch->buf, e = NULL; (s = strstr(s, NC "STAGE ")) && strchr(s, '\n'); s++)
 			e = s;
 		if (e) {
 			char st[96];
@@ -278,24 +264,13 @@ static int nrank_line(const struct nrank *c, const char *word, char *buf, size_t
 	const char *s, *e;
 
 	snprintf(key, sizeof(key), NC "%s ", word);
-	s = strstr(c->buf, key);
+	s = strstr(c->proc.buf, key);
 	if (!s)
 		return 0;
 	s += strlen(key);
 	e = strchr(s, '\n');
 	snprintf(buf, len, "%.*s", (int)(e ? e - s : (long)strlen(s)), s);
 	return 1;
-}
-
-static void nrank_kill(struct nrank *c)
-{
-	if (c->fd < 0)
-		return;
-	kill(c->pid, SIGKILL);
-	waitpid(c->pid, &c->status, 0);
-	close(c->fd);
-	c->fd = -1;
-	c->killed = 1;
 }
 
 /* Append rank files log.R to verify's own NCCL debug file, for nccl_transport. */
@@ -337,7 +312,7 @@ static int nrank_start(struct vstate *v, struct vtest *t, struct nrank *c, const
 	memset(&c[k], 0, sizeof(c[k]));
 	snprintf(c[k].stage, sizeof(c[k].stage), "starting");
 	c[k].since = now_s();
-	if (vchild_start(t, "--nccl-child", spec, &c[k].pid, &c[k].fd))
+	if (vchild_start(t, "--nccl-child", spec, &c[k].proc))
 		return -1;
 	return 0;
 }
@@ -353,14 +328,14 @@ static void nrank_stuck(struct vtest *t, struct nrank *c, int n, const int *gs, 
 	int nk = 0, last = -1;
 
 	for (int j = 0; j < n; j++)
-		nk += c[j].fd >= 0;
+		nk += c[j].proc.fd >= 0;
 	for (int j = 0; j < n; j++) {
-		if (c[j].fd < 0)
+		if (c[j].proc.fd < 0)
 			continue;
 		l += (size_t)snprintf(who + l, sizeof(who) - l, "%s rank %d (GPU %d) in %s",
 				      last < 0 ? "" : ",", j, gs[j], c[j].stage);
 		last = j;
-		nrank_kill(&c[j]);
+		vchild_kill(&c[j].proc);
 		if (l >= sizeof(who))
 			break;
 	}
@@ -379,19 +354,19 @@ static void nrank_why(struct vtest *t, const struct nrank *c, int k, int gpu)
 	char l[800];
 
 	t->ok = 0;
-	if (c->killed) {
+	if (c->proc.killed) {
 		t->hung = 1;	/* told by nrank_stuck */
 	} else if (nrank_line(c, "HUNG", l, sizeof(l))) {
 		t->hung = 1;
 		snprintf(t->error, sizeof(t->error), "rank %d (GPU %d): %s", k, gpu, l);
 	} else if (nrank_line(c, "FAIL", l, sizeof(l))) {
 		snprintf(t->error, sizeof(t->error), "rank %d (GPU %d): %s", k, gpu, l);
-	} else if (WIFSIGNALED(c->status)) {
+	} else if (WIFSIGNALED(c->proc.status)) {
 		snprintf(t->error, sizeof(t->error), "rank %d (GPU %d)'s process died of signal %d (%s) in %s",
-			 k, gpu, WTERMSIG(c->status), strsignal(WTERMSIG(c->status)), c->stage);
+			 k, gpu, WTERMSIG(c->proc.status), strsignal(WTERMSIG(c->proc.status)), c->stage);
 	} else {
 		snprintf(t->error, sizeof(t->error), "rank %d (GPU %d)'s process exited with status %d in %s, "
-			 "without a result", k, gpu, WEXITSTATUS(c->status), c->stage);
+			 "without a result", k, gpu, WEXITSTATUS(c->proc.status), c->stage);
 	}
 }
 
@@ -436,12 +411,12 @@ void run_nccl_procs(struct vstate *v, struct vtest *t, const int *gs, int ng)
 		int live = 0, ininit = 0;
 
 		/* rank 0's id: start the others */
-		if (started == 1 && c[0].fd >= 0 && nrank_line(&c[0], "ID", id, sizeof(id)) &&
-		    strchr(strstr(c[0].buf, NC "ID ") + 15, '\n')) {
+		if (started == 1 && c[0].proc.fd >= 0 && nrank_line(&c[0], "ID", id, sizeof(id)) &&
+		    strchr(strstr(c[0].proc.buf, NC "ID ") + 15, '\n')) {
 			for (int k = 1; k < ng; k++) {
 				if (nrank_start(v, t, c, gs, ng, k, id, max)) {
 					for (int i = 0; i < k; i++)
-						nrank_kill(&c[i]);
+						vchild_kill(&c[i].proc);
 					return;
 				}
 				started++;
@@ -458,7 +433,7 @@ void run_nccl_procs(struct vstate *v, struct vtest *t, const int *gs, int ng)
 		for (int k = 0; k < started; k++) {
 			double lim;
 
-			if (c[k].fd < 0) {
+			if (c[k].proc.fd < 0) {
 				if (bad < 0 && !nrank_line(&c[k], "OK", l, sizeof(l))) {
 					bad = k;
 					firstbad = now;
@@ -475,7 +450,7 @@ void run_nccl_procs(struct vstate *v, struct vtest *t, const int *gs, int ng)
 			if (bad >= 0 && firstbad + 2 < lim)
 				lim = firstbad + 2;
 			if (now > lim && bad >= 0) {
-				nrank_kill(&c[k]);
+				vchild_kill(&c[k].proc);
 				live--;
 			} else if (now > lim) {
 				/* every rank still running is named: NCCL's ranks wait for each other,
@@ -503,8 +478,7 @@ void run_nccl_procs(struct vstate *v, struct vtest *t, const int *gs, int ng)
 	if (bad >= 0 && t->ok)
 		nrank_why(t, &c[bad], bad, gs[bad]);
 	for (int k = 0; k < started; k++)
-		if (c[k].fd >= 0)
-			nrank_kill(&c[k]);
+		vchild_kill(&c[k].proc);	/* the ones still running */
 	nrank_logs(v, started);
 	if (!t->ok)
 		return;
