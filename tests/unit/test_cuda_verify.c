@@ -7,8 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1082,6 +1085,40 @@ static void fault_hang_in_child(void **st)
 	free(err);
 }
 
+/*
+ * A second process that writes more than verify keeps of its output (4 KiB)
+ * and then hangs: still read under the deadline, killed at it, not waited
+ * for unread (verify once sat in waitpid until the child chose to end).
+ */
+static void chatty_child_hangs(void **st)
+{
+	char *out, *err, dir[] = "/tmp/p2ps-chatty-XXXXXX", script[64], *self = getenv("P2PCTL_SELF");
+	FILE *f;
+	double t0;
+
+	(void)st;
+	assert_non_null(mkdtemp(dir));
+	snprintf(script, sizeof(script), "%s/child", dir);
+	f = fopen(script, "w");
+	assert_non_null(f);
+	/* 8 KiB to stderr, then 60 s of nothing: a child stuck after a noisy start */
+	fprintf(f, "#!/bin/sh\nhead -c 8192 /dev/zero | tr '\\0' x >&2\nexec sleep 60\n");
+	fclose(f);
+	assert_int_equal(chmod(script, 0755), 0);
+	setenv("P2PCTL_SELF", script, 1);
+	t0 = now_s();
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "ipc", "--pairs", "0-1");
+	/* the deadline is 3 x 0.5 + 10 s per direction: well under the child's 60 s */
+	assert_true(now_s() - t0 < 45);
+	assert_non_null(strstr(out, "  ipc         0->1  FAIL  the second process did not finish within 11.5 s "
+				    "and was killed: the IPC path hangs"));
+	free(out);
+	free(err);
+	setenv("P2PCTL_SELF", self, 1);
+	unlink(script);
+	rmdir(dir);
+}
+
 /* The second process's cuIpcOpenMemHandle maps the wrong memory: ipc fails
  * at its first check, nothing else does. */
 static void fault_ipc_wrong(void **st)
@@ -1476,6 +1513,97 @@ static void nccl_procs(void **st)
 	unsetenv("FAKENCCL_RANK_FAULT");
 }
 
+/* The pids whose parent is ppid and that have not ended (zombies count as ended). */
+static int children_of(pid_t ppid, pid_t *kids, int max)
+{
+	FILE *f;
+	char path[64], line[512], *rp;
+	int n = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	assert_non_null(d);
+	while ((e = readdir(d)) && n < max) {
+		long pid = strtol(e->d_name, &rp, 10), pp;
+		char state;
+
+		if (*rp || pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		/* pid (comm) state ppid: comm may hold spaces, read past its last ')' */
+		if (fgets(line, sizeof(line), f) && (rp = strrchr(line, ')')) &&
+		    sscanf(rp + 1, " %c %ld", &state, &pp) == 2 && pp == ppid && state != 'Z')
+			kids[n++] = (pid_t)pid;
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+static int alive(pid_t pid)
+{
+	char path[64], line[512], *rp, state = 'Z';
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fgets(line, sizeof(line), f) && (rp = strrchr(line, ')')))
+		sscanf(rp + 1, " %c", &state);
+	fclose(f);
+	return state != 'Z';
+}
+
+/*
+ * verify killed outright (SIGKILL, or a second SIGTERM) while NCCL's ranks
+ * run: the ranks end with it, they do not hold their GPUs on as orphans.
+ */
+static void children_die_with_verify(void **st)
+{
+	char *argv[] = { getenv("P2PCTL_SELF"), "verify", VOPTS, "--timeout", "30", "--size", "4k",
+			 "--tests", "nccl", NULL };
+	pid_t pid, kids[8];
+	int n = 0, status, left = 1;
+	double end;
+
+	(void)st;
+	setenv("FAKENCCL_RANK", "1", 1);
+	setenv("FAKENCCL_RANK_FAULT", "hang-init", 1);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	/* both ranks started (rank 1 hangs in init, rank 0 waits for it) */
+	for (end = now_s() + 20; now_s() < end && (n = children_of(pid, kids, 8)) < 2;)
+		usleep(20000);
+	assert_int_equal(n, 2);
+	usleep(200000);		/* past the ranks' start-up */
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	for (end = now_s() + 5; now_s() < end && left;) {
+		left = 0;
+		for (int k = 0; k < n; k++)
+			left += alive(kids[k]);
+		usleep(20000);
+	}
+	for (int k = 0; k < n; k++)
+		if (alive(kids[k]))
+			kill(kids[k], SIGKILL);	/* do not leave them to the next test */
+	assert_int_equal(left, 0);
+	unsetenv("FAKENCCL_RANK");
+	unsetenv("FAKENCCL_RANK_FAULT");
+}
+
 /* NCCL's init never returns: a deadline, HUNG, the pair named. */
 static void nccl_init_hang(void **st)
 {
@@ -1607,6 +1735,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fault_car_graph, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(fault_procs_hang, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(fault_hang_in_child, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(chatty_child_hangs, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(fault_pte_illegal_address, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(interrupted_run, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(vram_sweep, fake_test_setup, fake_test_teardown),
@@ -1614,6 +1743,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(nccl_skip_in_verdict, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(nccl_transport, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(nccl_procs, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(children_die_with_verify, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(byte_tail, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(seeds, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(loopback, fake_test_setup, fake_test_teardown),

@@ -185,6 +185,7 @@ struct vchild {
 	int fd;			/* its stdout and stderr; -1 once it has ended and been reaped */
 	int status;		/* waitpid's, once reaped */
 	int killed;		/* ended by vchild_kill at a deadline */
+	int unreaped;		/* not gone VCHILD_REAP_S after its end or SIGKILL (named on stderr) */
 	size_t got;
 	char buf[4096];		/* its output so far, NUL-terminated */
 };
@@ -195,6 +196,8 @@ ssize_t vchild_take(struct vchild *c);
 void vchild_kill(struct vchild *c);
 int vchild_read(struct vchild *c, const char *until, double end);
 _Noreturn void vchild_stuck(FILE *out);
+void vchild_init(void);
+#define VCHILD_REAP_S 10
 
 /* verify_nccl.c */
 int nccl_open(char *why, size_t len);

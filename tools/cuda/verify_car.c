@@ -188,6 +188,7 @@ int car_child(const char *spec, FILE *out)
 	int use[P2P_MAX_GPUS] = { 0 }, a, rc = P2P_EXIT_FAIL;
 	CUresult cr = CUDA_SUCCESS;
 
+	vchild_init();
 	if (!r || sscanf(spec, "a=%d,b=%d,n=%zu,seed=%" SCNx64 ",base=%x,t=%lf,h0=%128[0-9a-f],"
 			 "h1=%128[0-9a-f]", &a, &c.g, &c.n, &c.seed, &base, &c.timeout, hs[0], hs[1]) != 8 ||
 	    c.g < 0 || c.g >= P2P_MAX_GPUS || !c.n || vunhex(&h[0], hs[0], 64) || vunhex(&h[1], hs[1], 64)) {

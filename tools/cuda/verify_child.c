@@ -14,7 +14,9 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "verify.h"
@@ -48,7 +50,9 @@ int vchild_start(struct vtest *t, const char *opt, const char *spec, struct vchi
 {
 	const char *self = getenv("P2PCTL_SELF");
 	char *argv[] = { NULL, "verify", (char *)opt, (char *)spec, NULL };
+	char parent[48], **env;
 	posix_spawn_file_actions_t fa;
+	size_t n = 0;
 	int p[2], st;
 
 	c->fd = -1;
@@ -57,17 +61,30 @@ int vchild_start(struct vtest *t, const char *opt, const char *spec, struct vchi
 	c->killed = 0;
 	c->status = 0;
 	argv[0] = (char *)(self && *self ? self : "/proc/self/exe");
-	if (pipe(p)) {
+	/* environ, with P2PCTL_VERIFY_PARENT for vchild_init() in the child */
+	while (environ[n])
+		n++;
+	env = calloc(n + 2, sizeof(*env));
+	if (!env || pipe(p)) {
+		free(env);
 		t->ok = 0;
-		snprintf(t->error, sizeof(t->error), "pipe: %s", strerror(errno));
+		snprintf(t->error, sizeof(t->error), "cannot start the second process: %s", strerror(errno));
 		return -1;
 	}
+	snprintf(parent, sizeof(parent), "P2PCTL_VERIFY_PARENT=%ld", (long)getpid());
+	for (size_t i = 0, k = 0; i < n; i++)
+		if (strncmp(environ[i], "P2PCTL_VERIFY_PARENT=", 21))
+			env[k++] = environ[i];
+	for (n = 0; env[n]; n++)
+		;
+	env[n] = parent;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, p[1], 2);
 	posix_spawn_file_actions_addclose(&fa, p[0]);
-	st = posix_spawn(&c->pid, argv[0], &fa, NULL, argv, environ);
+	st = posix_spawn(&c->pid, argv[0], &fa, NULL, argv, env);
 	posix_spawn_file_actions_destroy(&fa);
+	free(env);
 	close(p[1]);
 	if (st) {
 		close(p[0]);
@@ -80,12 +97,35 @@ int vchild_start(struct vtest *t, const char *opt, const char *spec, struct vchi
 	return 0;
 }
 
-/* c has ended (or is made to): close its pipe, wait for it, keep its status. */
+/*
+ * c has ended (or is made to): close its pipe, wait for it, keep its status.
+ * The wait is bounded: a process whose pipe closed, or that got SIGKILL, can
+ * still sit in the driver's teardown (a process exiting while another maps
+ * a peer's memory is the devicesLock inversion of 580.65.06-595.x), and
+ * verify must not sit there with it. Such a child is named on stderr and
+ * left; it ends when the driver lets it (its parent is then init).
+ */
 static void vchild_reap(struct vchild *c)
 {
+	double end = now_s() + VCHILD_REAP_S;
+
 	close(c->fd);
 	c->fd = -1;
-	waitpid(c->pid, &c->status, 0);
+	while (waitpid(c->pid, &c->status, WNOHANG) == 0) {
+		struct timespec ts = { 0, 10000000 };
+
+		if (now_s() > end) {
+			kill(c->pid, SIGKILL);
+			fprintf(stderr, "verify: second process %ld has not exited %d s after its output "
+				"ended (or SIGKILL): stuck in the driver's teardown (on 580.65.06-595.x "
+				"likely nvidia-uvm's devicesLock, docs/support.md); verify goes on without it\n",
+				(long)c->pid, VCHILD_REAP_S);
+			c->status = W_EXITCODE(0, SIGKILL);
+			c->unreaped = 1;
+			return;
+		}
+		nanosleep(&ts, NULL);
+	}
 }
 
 /*
@@ -94,7 +134,15 @@ static void vchild_reap(struct vchild *c)
  */
 ssize_t vchild_take(struct vchild *c)
 {
-	ssize_t k = read(c->fd, c->buf + c->got, sizeof(c->buf) - 1 - c->got);
+	ssize_t k;
+
+	/* full: keep the newer half, so a chatty child is still read (and its
+	 * line still found) under the deadline, not waited for unread */
+	if (c->got >= sizeof(c->buf) - 1) {
+		memmove(c->buf, c->buf + sizeof(c->buf) / 2, c->got - sizeof(c->buf) / 2);
+		c->got -= sizeof(c->buf) / 2;
+	}
+	k = read(c->fd, c->buf + c->got, sizeof(c->buf) - 1 - c->got);
 
 	if (k > 0)
 		c->got += (size_t)k;
@@ -117,7 +165,7 @@ void vchild_kill(struct vchild *c)
 /*
  * Read c's output until until appears in it (NULL: until c ends; c is then
  * reaped, its status in c->status) or the deadline end (now_s()) passes.
- * A full buffer counts as the end: c is reaped as well.
+ * Past 4 KiB of output c->buf keeps the newer half.
  *   0   until appeared (c may still run), or, with until NULL, c ended
  *   1   c ended without until
  *  -1   the deadline passed (or poll failed, as on a signal): c was killed
@@ -139,12 +187,26 @@ int vchild_read(struct vchild *c, const char *until, double end)
 			vchild_kill(c);
 			return -1;
 		}
-		if (vchild_take(c) <= 0 || c->got >= sizeof(c->buf) - 1) {
-			if (c->fd >= 0)
-				vchild_reap(c);
+		if (vchild_take(c) <= 0)
 			return until && !strstr(c->buf, until) ? 1 : 0;
-		}
 	}
+}
+
+/*
+ * In a second process, first thing: end with verify. A rank stuck in NCCL's
+ * bootstrap or a child spinning on a GPU would otherwise outlive a verify
+ * ended by a second SIGTERM or by SIGKILL, holding its GPU's memory and SMs.
+ * P2PCTL_VERIFY_PARENT (from vchild_start) covers verify ending before the
+ * prctl. Children are started from verify's main thread, the one whose end
+ * PR_SET_PDEATHSIG watches.
+ */
+void vchild_init(void)
+{
+	const char *pp = getenv("P2PCTL_VERIFY_PARENT");
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (pp && strtol(pp, NULL, 10) != (long)getppid())
+		_exit(P2P_EXIT_FAIL);
 }
 
 /*

@@ -23,6 +23,7 @@ int ipc_child(const char *spec, FILE *out)
 	struct sm_cfg sm = { 512, 4 };
 	CUstream s;
 
+	vchild_init();
 	if (!r || sscanf(spec, "b=%d,n=%zu,s1=%" SCNx64 ",s2=%" SCNx64 ",t=%lf,src=%128[0-9a-f],dst=%128[0-9a-f]",
 			 &b, &n, &s1, &s2, &timeout, hs, hd) != 7 || b < 0 || b >= P2P_MAX_GPUS || !n ||
 	    vunhex(&h[0], hs, 64) || vunhex(&h[1], hd, 64)) {

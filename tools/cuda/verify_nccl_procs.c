@@ -74,6 +74,7 @@ int nccl_child(const char *spec, FILE *out)
 	ncclComm_t comm = NULL;
 	uint64_t bytes = 0;
 
+	vchild_init();
 	if (!r || nspec_parse(spec, &p)) {
 		fprintf(out, NC "FAIL bad --nccl-child '%s'\n", spec);
 		free(r);
