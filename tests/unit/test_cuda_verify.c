@@ -1318,6 +1318,9 @@ static void path_faster_than_link(void **st)
 	assert_non_null(strstr(out, "  path        0->1  FAIL  faster than the link: GPU 0 -> GPU 1 copied "));
 	assert_non_null(strstr(out, "GB/s over PCIe Gen3 x4 (3.9 GB/s): the data did not cross it"));
 	assert_non_null(strstr(out, "0<->1: P2P FAILED"));
+	/* its own hint, not the staging one (finding 13) */
+	assert_non_null(strstr(out, "the data did not cross it (it stayed in one GPU's memory, or the "
+				    "link is misreported)\n              usually: the line rate may be misread"));
 	free(out);
 	free(err);
 }
