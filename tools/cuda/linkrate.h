@@ -7,6 +7,13 @@
 
 enum { LINK_UNKNOWN, LINK_PCIE, LINK_NVLINK };
 
+/*
+ * A copy faster than this times what the link can carry did not cross it
+ * (it stayed in one GPU: FIELD N3's 128 GB/s over PCIe); bench marks such
+ * cells (verify's path test: PATH_LINK_MARGIN, the same).
+ */
+#define LINK_OVER_MARGIN 1.05
+
 struct linkrate {
 	int kind;		/* LINK_* */
 	double gbps;		/* data rate per direction, 1e9 bytes/s: what the link can carry */
