@@ -9,17 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <p2p-shim/vmguess.h>
+
 #include "doctor.h"
 
 /* ---------------------------------------------------------------- VM */
 
 void p2ps_dr_vm(struct dctx *c)
 {
-	static const char *const vendors[] = {
-		"QEMU", "KVM", "VMware", "Xen", "innotek", "VirtualBox", "Amazon EC2",
-		"Google Compute Engine", "Parallels", "Bochs", "OpenStack", "Virtual Machine",
-		"Cloud Hypervisor", "Firecracker",
-	};
 	char why[200] = "", buf[128], real[300];
 	size_t off = 0, i;
 	bool any_source = false, vm = false;
@@ -28,18 +25,10 @@ void p2ps_dr_vm(struct dctx *c)
 #define WHY(...) p2ps_catf(why, sizeof(why), &off, "; ", __VA_ARGS__)
 
 	if (cpuinfo) {
-		char *fl = strstr(cpuinfo, "\nflags");
-
 		any_source = true;
-		if (fl) {
-			char *e = strchr(fl + 1, '\n');
-
-			if (e)
-				*e = '\0';
-			if (strstr(fl, " hypervisor")) {
-				vm = true;
-				WHY("CPU flag 'hypervisor'");
-			}
+		if (p2ps_vm_cpu_flag(cpuinfo)) {
+			vm = true;
+			WHY("CPU flag 'hypervisor'");
 		}
 		free(cpuinfo);
 	}
@@ -51,17 +40,13 @@ void p2ps_dr_vm(struct dctx *c)
 		const char *dmi[] = { "/sys/class/dmi/id/sys_vendor", "/sys/class/dmi/id/product_name" };
 
 		for (i = 0; i < 2; i++) {
-			size_t j;
-
 			if (!p2ps_root_line(&c->root, dmi[i], buf, sizeof(buf)))
 				continue;
 			any_source = true;
-			for (j = 0; j < sizeof(vendors) / sizeof(vendors[0]); j++)
-				if (strstr(buf, vendors[j])) {
-					vm = true;
-					WHY("DMI %s", buf);
-					break;
-				}
+			if (p2ps_vm_vendor(buf)) {
+				vm = true;
+				WHY("DMI %s", buf);
+			}
 		}
 	}
 	/* the host bridge the driver's chipset check looks at: evidence only

@@ -25,14 +25,16 @@ CUDA_NCCL := $(CUDA_UNIT)/fakecuda/nccl/libnccl.so.2
 CUDA_CHILD := $(CUDA_UNIT)/obj/cuda_verify_child
 CUDA_TEST_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -g \
 	-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
-	-I$(CUDA_TOOLS) -I$(CUDA_UNIT)/fakecuda $(shell pkg-config --cflags json-c cmocka) -pthread
+	-I$(CUDA_TOOLS) -I$(CUDA_UNIT)/../../include -I$(CUDA_UNIT)/fakecuda $(shell pkg-config --cflags json-c cmocka) -pthread
 CUDA_TEST_LIBS := $(shell pkg-config --libs json-c cmocka) -ldl -lm -pthread
 
 $(CUDA_UNIT)/test_cuda_%: $(CUDA_UNIT)/test_cuda_%.c $(CUDA_TOOL_SRCS) $(wildcard $(CUDA_TOOLS)/*.h) \
+		$(CUDA_UNIT)/../../include/p2p-shim/vmguess.h \
 		$(CUDA_UNIT)/fakecuda/harness.h $(CUDA_UNIT)/fakecuda/fakesysfs.h $(CUDA_FAKE) $(CUDA_FAKE_OLD) $(CUDA_CHILD) $(CUDA_NCCL)
 	$(CC) $(CUDA_TEST_CFLAGS) -o $@ $< $(CUDA_TOOL_SRCS) $(CUDA_TEST_LIBS)
 
-$(CUDA_CHILD): $(CUDA_UNIT)/fakecuda/verify_child.c $(CUDA_TOOL_SRCS) $(wildcard $(CUDA_TOOLS)/*.h)
+$(CUDA_CHILD): $(CUDA_UNIT)/fakecuda/verify_child.c $(CUDA_TOOL_SRCS) $(wildcard $(CUDA_TOOLS)/*.h) \
+		$(CUDA_UNIT)/../../include/p2p-shim/vmguess.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CUDA_TEST_CFLAGS) -o $@ $< $(CUDA_TOOL_SRCS) $(CUDA_TEST_LIBS)
 

@@ -235,6 +235,25 @@ static void pair_summary(void **st)
 	free(out);
 	free(err);
 	fake_sysfs_rm();
+	/* faster than a Gen3 x4 link can carry: the copy did not cross it (review 33, 15) */
+	fake_sysfs("8.0 GT/s PCIe", "4", "4");
+	RUN_RC(0, bench_main, &out, &err, "bench", "--size", "1M", "--reps", "1",
+	       "--method", "ce");
+	assert_non_null(strstr(out, "  0<->1: 0->1 25.00 GB/s on, 10.00 off (2.5x), 635% of PCIe Gen3 x4 "
+				    "(exceeds the link: did not cross it?) (3.9 GB/s); 1->0 25.00 on, 10.00 "
+				    "off (2.5x), 635% (exceeds the link: did not cross it?)\n"));
+	free(out);
+	free(err);
+	fake_sysfs_rm();
+	/* an idle link trained down is judged by what it can carry (finding 1) */
+	fake_sysfs_idle();
+	RUN_RC(0, bench_main, &out, &err, "bench", "--size", "1M", "--reps", "1",
+	       "--method", "ce");
+	assert_non_null(strstr(out, "  0<->1: 0->1 25.00 GB/s on, 10.00 off (2.5x), 79% of "
+				    "PCIe Gen4 x16 (31.5 GB/s); 1->0 25.00 on, 10.00 off (2.5x), 79%\n"));
+	free(out);
+	free(err);
+	fake_sysfs_rm();
 	setenv("P2PCTL_SYSFS", "/nonexistent/p2pctl-test-sysfs", 1);
 	RUN_RC(0, bench_main, &out, &err, "bench", "--size", "1M", "--reps", "1",
 	       "--method", "ce", "--no-p2p-off");

@@ -1375,6 +1375,85 @@ static void path_faster_than_link(void **st)
 	assert_non_null(strstr(out, "  path        0->1  FAIL  faster than the link: GPU 0 -> GPU 1 copied "));
 	assert_non_null(strstr(out, "GB/s over PCIe Gen3 x4 (3.9 GB/s): the data did not cross it"));
 	assert_non_null(strstr(out, "0<->1: P2P FAILED"));
+	/* its own hint, not the staging one (finding 13) */
+	assert_non_null(strstr(out, "the data did not cross it (it stayed in one GPU's memory, or the "
+				    "link is misreported)\n              usually: the line rate may be misread"));
+	free(out);
+	free(err);
+}
+
+/*
+ * Idle GPUs train their links down to 2.5 GT/s (review 33, finding 1): the
+ * bound is what the links can carry (max_link_speed), not their speed
+ * before the first copy.
+ */
+static void path_idle_link(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_BW_GBPS", "25", 1);
+	fake_sysfs_idle();
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "1M", "--tests", "path");
+	fake_sysfs_rm();
+	assert_non_null(strstr(out, "  path        0->1  OK    GPU 0 -> GPU 1: 24.7 GB/s with peer access "
+				    "on (78% of PCIe Gen4 x16, 31.5 GB/s)"));
+	assert_non_null(strstr(out, "  link: PCIe Gen4 x16, 31.5 GB/s per direction (sysfs: max_link_speed x "
+				    "current_link_width, slowest hop 0000:00:01.0 to the root ports)"));
+	/* still trained down after the copies: said, not judged */
+	assert_non_null(strstr(out, "  link after the tests: PCIe Gen1 x16 (current_link_speed; idle GPUs "
+				    "train down"));
+	free(out);
+	free(err);
+}
+
+/*
+ * Both GPUs behind one switch with a slower uplink (finding 2): P2P turns
+ * in the switch, the uplink does not count; the narrowest hop below it is
+ * named.
+ */
+static void path_switch_uplink(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_BW_GBPS", "25", 1);
+	fake_sysfs_switch("4", "16");
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "1M", "--tests", "path");
+	fake_sysfs_rm();
+	assert_non_null(strstr(out, "  path        0->1  OK    GPU 0 -> GPU 1: 24.7 GB/s with peer access "
+				    "on (78% of PCIe Gen4 x16, 31.5 GB/s)"));
+	assert_non_null(strstr(out, "slowest hop 0000:0f:00.0 below the GPUs' common switch 0000:0e:00.0)"));
+	free(out);
+	free(err);
+	/* a narrow link below the switch still limits it, and is named */
+	setenv("FAKECUDA_BW_GBPS", "100", 1);
+	fake_sysfs_switch("16", "4");
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "1M", "--tests", "path");
+	fake_sysfs_rm();
+	assert_non_null(strstr(out, "  link: PCIe Gen4 x4, 7.9 GB/s per direction (sysfs: max_link_speed x "
+				    "current_link_width, slowest hop 0000:0f:01.0 below the GPUs' common "
+				    "switch 0000:0e:00.0)"));
+	assert_non_null(strstr(out, "  path        0->1  FAIL  faster than the link: "));
+	free(out);
+	free(err);
+}
+
+/* In a VM the bridges' links are emulated (Gen1 x1): no verdict from them. */
+static void path_vm_link(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_BW_GBPS", "25", 1);
+	fake_sysfs_vm();
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "1M", "--tests", "path");
+	fake_sysfs_rm();
+	assert_non_null(strstr(out, "  link: line rate unknown: in a VM (CPU flag 'hypervisor'), the "
+				    "bridges' links are emulated: read the host's; NVLink: "));
+	assert_non_null(strstr(out, "  path        0->1  OK    GPU 0 -> GPU 1: 24.7 GB/s with peer access "
+				    "on (line rate unknown: in a VM (CPU flag 'hypervisor'), "));
+	assert_null(strstr(out, "link after the tests"));
 	free(out);
 	free(err);
 }
@@ -1393,8 +1472,10 @@ static void path_verified(void **st)
 				    "on (78% of PCIe Gen4 x16, 31.5 GB/s), 19.8 GB/s off (1.2x); "
 				    "latency 2.0 us on, 2.0 us off"));
 	assert_non_null(strstr(out, "0<->1: P2P verified, 24.7 GB/s (78% of PCIe Gen4 x16), 2.0 us\n"));
-	assert_non_null(strstr(out, "  link: PCIe Gen4 x16, 31.5 GB/s per direction (sysfs, slowest hop to the "
-				    "root port); NVLink: NVML not loaded"));
+	assert_non_null(strstr(out, "  link: PCIe Gen4 x16, 31.5 GB/s per direction (sysfs: max_link_speed x "
+				    "current_link_width, slowest hop 0000:00:01.0 to the root ports); NVLink: "
+				    "NVML not loaded"));
+	assert_null(strstr(out, "link after the tests"));
 	assert_non_null(strstr(out, "path: peer copy measured"));
 	free(out);
 	free(err);
@@ -1696,6 +1777,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(path_slow_peer, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(path_faster_than_link, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(path_verified, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(path_idle_link, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(path_switch_uplink, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(path_vm_link, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(failed_not_proven_json, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(odd_sizes, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(pattern_and_compare, fake_test_setup, fake_test_teardown),

@@ -431,8 +431,9 @@ static void summary_dir(const struct bench *b, int i, int j, const struct linkra
 	else if (k < len)
 		k += (size_t)snprintf(buf + k, len - k, ", off not measured");
 	if (k < len && l->kind != LINK_UNKNOWN)
-		snprintf(buf + k, len - k, ", %.0f%%%s%s", 100 * v / l->gbps, first ? " of " : "",
-			 first ? l->label : "");
+		snprintf(buf + k, len - k, ", %.0f%%%s%s%s", 100 * v / l->gbps, first ? " of " : "",
+			 first ? l->label : "",
+			 v > LINK_OVER_MARGIN * l->gbps ? " (exceeds the link: did not cross it?)" : "");
 	else if (k < len && first)
 		snprintf(buf + k, len - k, ", line rate unknown (%.200s)", l->why);
 }

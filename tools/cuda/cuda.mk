@@ -26,7 +26,7 @@ CUDA_LDLIBS := $(shell pkg-config --libs json-c) -ldl -lm -pthread
 endif
 
 $(CUDA_OBJS): CFLAGS += $(CUDA_CFLAGS)
-$(CUDA_OBJS): $(CUDA_HDRS)
+$(CUDA_OBJS): $(CUDA_HDRS) $(CUDA_DIR)/../../include/p2p-shim/vmguess.h
 
 # Leave the including Makefile's default goal alone.
 .DEFAULT_GOAL := $(cuda_saved_goal)

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <p2p-shim/vmguess.h>
+
 #include "linkrate.h"
 
 double link_lane_gbps(const char *speed, int *gen)
@@ -61,13 +63,24 @@ static int is_bdf(const char *s)
 	return sscanf(s, "%4x:%2x:%2x.%1x%c", &d, &b, &dev, &fn, &tail) == 4;
 }
 
-int link_pcie_path(const char *busid, struct linkrate *l)
-{
-	char id[32], path[PATH_MAX + 64], real[PATH_MAX], *p;
-	double best = 0;
-	int bgen = 0, bw = 0, hops = 0;
+/*
+ * A GPU's place in sysfs: devices/pci0000:00/0000:00:01.0/0000:01:00.0
+ * splits into the host bridge's folder (host) and the BDF components below
+ * it, c[0] the root port ... c[n - 1] the GPU. Each component's
+ * current_link_* describe one link: an endpoint's or a switch's upstream
+ * port's the link above it, a root or downstream port's the link below it.
+ */
+struct pcichain {
+	char host[PATH_MAX];
+	char *c[32];
+	int n;
+};
 
-	memset(l, 0, sizeof(*l));
+static int pcie_chain(const char *busid, struct pcichain *ch, char *why, size_t len)
+{
+	char id[32], path[PATH_MAX + 64], *p, *rev[32];
+	int k = 0;
+
 	snprintf(id, sizeof(id), "%s", busid);
 	for (p = id; *p; p++)
 		*p = (char)tolower((unsigned char)*p);
@@ -75,35 +88,140 @@ int link_pcie_path(const char *busid, struct linkrate *l)
 	if (strlen(id) == 17 && !strncmp(id, "0000", 4))
 		memmove(id, id + 4, strlen(id + 4) + 1);
 	snprintf(path, sizeof(path), "%s/bus/pci/devices/%s", sysfs_root(), id);
-	if (!realpath(path, real)) {
-		snprintf(l->why, sizeof(l->why), "no %s in sysfs", id);
+	if (!realpath(path, ch->host)) {
+		snprintf(why, len, "no %s in sysfs", id);
 		return -1;
 	}
-	/* .../pci0000:00/0000:00:01.0/0000:01:00.0: each BDF component is a hop. */
-	while ((p = strrchr(real, '/')) && is_bdf(p + 1)) {
-		char sp[64], wd[16];
-		int gen, w;
-		double lane;
-
-		if (!read_line(real, "current_link_speed", sp, sizeof(sp)) &&
-		    !read_line(real, "current_link_width", wd, sizeof(wd)) &&
-		    (lane = link_lane_gbps(sp, &gen)) > 0 && (w = atoi(wd)) > 0) {
-			if (!hops || lane * w < best) {
-				best = lane * w;
-				bgen = gen;
-				bw = w;
-			}
-			hops++;
-		}
+	while (k < 32 && (p = strrchr(ch->host, '/')) && is_bdf(p + 1)) {
+		rev[k++] = p + 1;
 		*p = '\0';
 	}
+	for (ch->n = 0; ch->n < k; ch->n++)
+		ch->c[ch->n] = rev[k - 1 - ch->n];
+	if (!k) {
+		snprintf(why, len, "sysfs reports no PCIe link speed for %s", id);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Lower *best to the link at dir (its component bdf) if slower: what it
+ * can carry (max_link_speed, else current_link_speed, times
+ * current_link_width), or with now its current speed. 1 if dir names a
+ * link, else 0.
+ */
+static int pcie_hop(const char *dir, const char *bdf, int now, double *best, int *bgen, int *bw,
+		    const char **at)
+{
+	char sp[64], mx[64], wd[16];
+	double lane;
+	int gen, w;
+
+	if (read_line(dir, "current_link_speed", sp, sizeof(sp)) ||
+	    read_line(dir, "current_link_width", wd, sizeof(wd)) || (w = atoi(wd)) <= 0)
+		return 0;
+	if (!now && !read_line(dir, "max_link_speed", mx, sizeof(mx)) && link_lane_gbps(mx, &gen) > 0)
+		snprintf(sp, sizeof(sp), "%s", mx);
+	if ((lane = link_lane_gbps(sp, &gen)) <= 0)
+		return 0;
+	if (!*at || lane * w < *best) {
+		*best = lane * w;
+		*bgen = gen;
+		*bw = w;
+		*at = bdf;
+	}
+	return 1;
+}
+
+int link_pcie_path(const char *a, const char *b, int now, struct linkrate *l)
+{
+	struct pcichain ch[2];
+	char dir[PATH_MAX + 64];
+	const char *at = NULL, *id[2] = { a, b };
+	double best = 0;
+	int bgen = 0, bw = 0, common = 0, hops = 0;
+
+	memset(l, 0, sizeof(*l));
+	for (int g = 0; g < 2; g++)
+		if (pcie_chain(id[g], &ch[g], l->why, sizeof(l->why)))
+			return -1;
+	/* Below a common bridge, P2P turns there: its uplink and above never carry it. */
+	if (!strcmp(ch[0].host, ch[1].host))
+		while (common < ch[0].n && common < ch[1].n && !strcmp(ch[0].c[common], ch[1].c[common]))
+			common++;
+	for (int g = 0; g < 2; g++) {
+		size_t off = (size_t)snprintf(dir, sizeof(dir), "%s", ch[g].host);
+
+		for (int k = 0; k < ch[g].n && off < sizeof(dir); k++) {
+			off += (size_t)snprintf(dir + off, sizeof(dir) - off, "/%s", ch[g].c[k]);
+			if (k >= common && off < sizeof(dir))
+				hops += pcie_hop(dir, ch[g].c[k], now, &best, &bgen, &bw, &at);
+		}
+	}
 	if (!hops) {
-		snprintf(l->why, sizeof(l->why), "sysfs reports no PCIe link speed for %s", id);
+		snprintf(l->why, sizeof(l->why), "sysfs reports no PCIe link speed between %s and %s", a, b);
 		return -1;
 	}
 	l->kind = LINK_PCIE;
 	l->gbps = best;
 	snprintf(l->label, sizeof(l->label), "PCIe Gen%d x%d", bgen, bw);
+	if (!common)
+		snprintf(l->from, sizeof(l->from), "sysfs: %s x current_link_width, slowest hop %s to "
+			 "the root ports", now ? "current_link_speed" : "max_link_speed", at);
+	else
+		snprintf(l->from, sizeof(l->from), "sysfs: %s x current_link_width, slowest hop %s below "
+			 "the GPUs' common %s %s", now ? "current_link_speed" : "max_link_speed", at,
+			 common == 1 ? "root port" : "switch", ch[0].c[common - 1]);
+	return 0;
+}
+
+/* Where to read /proc/cpuinfo: $P2PCTL_PROC, default /proc. */
+static const char *proc_root(void)
+{
+	const char *s = getenv("P2PCTL_PROC");
+
+	return s && *s ? s : "/proc";
+}
+
+/*
+ * Whether we run in a VM, by `p2pctl doctor`'s test (<p2p-shim/vmguess.h>):
+ * the CPU flag "hypervisor", /sys/hypervisor/type or a hypervisor's name in
+ * DMI. 1 with what said so in why, else 0.
+ */
+static int in_vm(char *why, size_t len)
+{
+	static const char *const dmi[] = { "class/dmi/id/sys_vendor", "class/dmi/id/product_name" };
+	char buf[128], path[PATH_MAX + 64], *cpu;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cpuinfo", proc_root());
+	f = fopen(path, "r");
+	cpu = f ? calloc(1, 65536) : NULL;
+	if (cpu) {
+		/* the first CPU's flags line comes within its first few KiB */
+		size_t n = fread(cpu, 1, 65535, f);
+
+		cpu[n] = '\0';
+		n = p2ps_vm_cpu_flag(cpu);
+		free(cpu);
+		if (n) {
+			fclose(f);
+			snprintf(why, len, "CPU flag 'hypervisor'");
+			return 1;
+		}
+	}
+	if (f)
+		fclose(f);
+	if (!read_line(sysfs_root(), "hypervisor/type", buf, sizeof(buf)) && buf[0]) {
+		snprintf(why, len, "/sys/hypervisor/type %s", buf);
+		return 1;
+	}
+	for (size_t k = 0; k < sizeof(dmi) / sizeof(dmi[0]); k++)
+		if (!read_line(sysfs_root(), dmi[k], buf, sizeof(buf)) && p2ps_vm_vendor(buf)) {
+			snprintf(why, len, "DMI %s", buf);
+			return 1;
+		}
 	return 0;
 }
 
@@ -225,19 +343,30 @@ out:
 
 void link_rate(const char *a, const char *b, struct linkrate *l)
 {
-	struct linkrate la, lb;
-
-	char nvml[128];
+	char nvml[128], vm[160];
 
 	memset(l, 0, sizeof(*l));
-	if (!nvlink_rate(a, b, l))
+	if (!nvlink_rate(a, b, l)) {
+		snprintf(l->from, sizeof(l->from), "NVML");
 		return;
+	}
 	snprintf(nvml, sizeof(nvml), "%s", l->nvml);
-	if (link_pcie_path(a, &la))
-		*l = la;
-	else if (link_pcie_path(b, &lb))
-		*l = lb;
-	else
-		*l = la.gbps <= lb.gbps ? la : lb;
+	/* Emulated bridges show what the hypervisor chose (often Gen1 x1): no rate to judge by. */
+	if (!link_pcie_path(a, b, 0, l) && in_vm(vm, sizeof(vm))) {
+		memset(l, 0, sizeof(*l));
+		snprintf(l->why, sizeof(l->why), "in a VM (%s), the bridges' links are emulated: read "
+			 "the host's", vm);
+	}
 	snprintf(l->nvml, sizeof(l->nvml), "%s", nvml);
+}
+
+void link_print_now(FILE *f, const char *a, const char *b, const struct linkrate *cap)
+{
+	struct linkrate now;
+
+	if (cap->kind != LINK_PCIE || link_pcie_path(a, b, 1, &now) || now.gbps >= cap->gbps - 1e-9)
+		return;
+	fprintf(f, "  link after the tests: %s (current_link_speed; idle GPUs train down, but one that "
+		"stays below %s under load is slow: nvidia-smi -q -d PCIE during p2pctl bench)\n",
+		now.label, cap->label);
 }

@@ -503,8 +503,8 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 						v->r.can_peer[b][a] ? "yes" : "no");
 				if (pv && pv->link.kind != LINK_UNKNOWN)
 					fprintf(out, "  link: %s, %.1f GB/s per direction (%s)%s%s\n", pv->link.label,
-						pv->link.gbps, pv->link.kind == LINK_NVLINK ? "NVML" : "sysfs, slowest "
-						"hop to the root port", pv->link.nvml[0] ? "; NVLink: " : "", pv->link.nvml);
+						pv->link.gbps, pv->link.from, pv->link.nvml[0] ? "; NVLink: " : "",
+						pv->link.nvml);
 				else if (pv)
 					fprintf(out, "  link: line rate unknown: %s%s%s\n", pv->link.why,
 						pv->link.nvml[0] ? "; NVLink: " : "", pv->link.nvml);
@@ -555,6 +555,8 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			}
 			if (!v->hung && a != b && !(vstop && um.status == UM_SKIPPED && !um.reason[0]))
 				um_print(out, v, a, b, &um);
+			if (pv && pv->link.kind == LINK_PCIE)
+				link_print_now(out, v->r.g[a].busid, v->r.g[b].busid, &pv->link);
 		}
 	/* An interrupted run: the pairs it did not reach have a verdict too. */
 	for (int a = 0; a < n && vstop && !v->loopback; a++)

@@ -38,6 +38,8 @@ enum {
 #define V_UM_COUNT (V_CONCURRENT - V_UM_READ)
 extern const char *const vnames[V_COUNT];	/* the names --tests takes */
 extern const char *const vhint[V_COUNT];	/* what a failure usually means */
+struct vtest;
+const char *vtest_hint(const struct vtest *t);	/* vhint[], or the failure's own */
 
 struct vtest {
 	int src, dst, method, engine;

@@ -54,6 +54,19 @@ const char *const vhint[V_COUNT] = {
 	"NCCL_P2P_DISABLE): check `p2pctl doctor`",
 };
 
+/*
+ * The hint for t's failure: vhint[] by test, but the path test's "faster
+ * than the link" (verify_path.c) says the opposite of its staging hint.
+ */
+const char *vtest_hint(const struct vtest *t)
+{
+	if (t->method == V_PATH && !strncmp(t->error, "faster than the link", 20))
+		return "the line rate may be misread (an idle link trained down, a switch uplink, an "
+		       "emulated bridge), or the copy stayed in one GPU: compare `nvidia-smi -q -d PCIE` "
+		       "under load and `p2pctl doctor`'s link check";
+	return vhint[t->method];
+}
+
 /* Fail t: "WHAT on GPU g: CUDA_ERROR_..." (g: the context the call ran in). */
 int vfail(struct vtest *t, const char *what, CUresult cr)
 {

@@ -38,7 +38,7 @@ json_object *vtest_json(const struct vtest *t)
 		json_object_object_add(o, "gbps", json_object_new_double((double)(int64_t)(t->gbps * 100) / 100));
 	} else {
 		json_object_object_add(o, "error", json_object_new_string(t->error));
-		json_object_object_add(o, "hint", json_object_new_string(vhint[t->method]));
+		json_object_object_add(o, "hint", json_object_new_string(vtest_hint(t)));
 		if (t->hung)
 			json_object_object_add(o, "hung", json_object_new_boolean(1));
 		if (t->mismatch) {
@@ -149,7 +149,7 @@ static void test_print(FILE *out, const struct vtest *t)
 			t->path[0] ? t->path : "no proof made");
 	} else {
 		fprintf(out, "  %s\n", t->error);
-		fprintf(out, "              usually: %s\n", vhint[t->method]);
+		fprintf(out, "              usually: %s\n", vtest_hint(t));
 	}
 	fflush(out);	/* a line per test as it ends, also into a pipe */
 }

@@ -43,6 +43,7 @@ static inline void fake_setup_variant(const char *sub)
 	setenv("P2PCTL_LIBNCCL", path, 1);
 	/* No host's sysfs or NVML: the line rate is what a test sets up. */
 	setenv("P2PCTL_SYSFS", "/nonexistent/p2pctl-test-sysfs", 1);
+	setenv("P2PCTL_PROC", "/nonexistent/p2pctl-test-proc", 1);
 	setenv("P2PCTL_LIBNVML", "/nonexistent/libnvidia-ml.so.1", 1);
 	/* verify's ipc test: the second process */
 	snprintf(path, sizeof(path), "%s/obj/cuda_verify_child", dir);
