@@ -5,7 +5,7 @@
  * `p2pctl verify`/`bench` (tools/cuda/linkrate.c, which then judges no line
  * rate by the emulated bridges' links).  Userspace only.
  *
- * Static inline here for the reason catf.h gives: p2pctl reaches the
+ * Static inline here for the reason strutil.h gives: p2pctl reaches the
  * library only through its public header, and the unit tests link the
  * library's and p2pctl's objects together.  Each side reads the files its
  * own way (doctor under its root); these judge the text.
