@@ -682,7 +682,15 @@ static void fault_no_mapping(void **st)
 				    "stage the pages\n"));
 	assert_non_null(strstr(out, "  um-write    0->1  SKIP  not run: um-read failed\n"));
 	assert_non_null(strstr(out, "  concurrent  0->1  FAIL"));
-	assert_non_null(strstr(out, "verify: FAIL (4 OK, 26 FAIL, 6 skipped); 2 OK without a proven path\n"));
+	/* a second process's fault: explained, and this process's contexts live on */
+	assert_non_null(strstr(out, "  ipc         0->1  FAIL  second process on GPU 1, sm-read of GPU 0's "
+				    "buffer: sm-read: CUDA_ERROR_ILLEGAL_ADDRESS (fake error text); this likely "
+				    "means GPU 1 faulted on GPU 0's memory"));
+	/* the concurrent test's fault killed GPU 0's context: nccl's in-process
+	 * run does not use it */
+	assert_non_null(strstr(out, "  nccl        0,1   SKIP  not run: GPU 0's context was lost to concurrent "
+				    "0->1's fault (CUDA errors are sticky)\n"));
+	assert_non_null(strstr(out, "verify: FAIL (3 OK, 26 FAIL, 7 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 	/* The ce check alone, without the knob: proven. */
@@ -806,16 +814,13 @@ static void fault_pte_illegal_address(void **st)
 	assert_non_null(strstr(out, "  sm-read     0->1  FAIL  the copy on GPU 1: CUDA_ERROR_ILLEGAL_ADDRESS "
 				    "(fake error text); this likely means GPU 1 faulted on GPU 0's memory: its "
 				    "peer mapping of that memory is missing or wrong, although peer access is on "
-				    "and the driver reports the mapping\n"));
-	assert_non_null(strstr(out, "  sm-write    1->0  FAIL  the copy on GPU 1: CUDA_ERROR_ILLEGAL_ADDRESS "
-				    "(fake error text); this likely means GPU 1 faulted on GPU 0's memory"));
-	/* the second process's error too */
-	assert_non_null(strstr(out, "  ipc         0->1  FAIL  second process on GPU 1, sm-read of GPU 0's "
-				    "buffer: sm-read: CUDA_ERROR_ILLEGAL_ADDRESS (fake error text); this likely "
-				    "means GPU 1 faulted on GPU 0's memory"));
-	assert_non_null(strstr(out, "  concurrent  0->1  FAIL  the concurrent SM stores on GPU 0: "
-				    "CUDA_ERROR_ILLEGAL_ADDRESS (fake error text); this likely means GPU 0 "
-				    "faulted on GPU 1's memory"));
+				    "and the driver reports the mapping; GPU 1's context is lost (CUDA errors are "
+				    "sticky): later tests on GPU 1 are not run\n"));
+	/* CUDA_ERROR_ILLEGAL_ADDRESS is sticky: nothing more runs on GPU 1 */
+	assert_non_null(strstr(out, "  sm-write    1->0  SKIP  not run: GPU 1's context was lost to sm-read "
+				    "0->1's fault (CUDA errors are sticky)\n"));
+	assert_non_null(strstr(out, "  concurrent  0->1  SKIP  not run: GPU 1's context was lost"));
+	assert_non_null(strstr(out, "verify: FAIL (5 OK, 1 FAIL, 30 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -1538,6 +1543,54 @@ static void graph_hang_names_gpu(void **st)
 	free(err);
 }
 
+/* How many times needle occurs in hay. */
+static int count_of(const char *hay, const char *needle)
+{
+	int k = 0;
+
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+		k++;
+	return k;
+}
+
+/*
+ * FIELD F4 ("writes fine, reads not"), with CUDA's sticky errors: SM loads
+ * of the peer fault and kill the loading GPU's context. The tests after the
+ * fault do not run in the dead context: they say why and show SKIP, not a
+ * FAIL blamed on the peer mapping; the run still FAILs.
+ */
+static void sticky_fault_not_run(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "readfault", 1);
+	setenv("FAKECUDA_STICKY", "1", 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k");
+	assert_non_null(strstr(out, "  ce          1->0  OK"));
+	assert_non_null(strstr(out, "  sm-read     0->1  FAIL  the copy on GPU 1: CUDA_ERROR_ILLEGAL_ADDRESS "
+				    "(fake error text); this likely means GPU 1 faulted on GPU 0's memory: its "
+				    "peer mapping of that memory is missing or wrong, although peer access is on "
+				    "and the driver reports the mapping; GPU 1's context is lost (CUDA errors are "
+				    "sticky): later tests on GPU 1 are not run\n"));
+	assert_non_null(strstr(out, "  sm-write    0->1  SKIP  not run: GPU 1's context was lost to sm-read "
+				    "0->1's fault (CUDA errors are sticky)\n"));
+	assert_non_null(strstr(out, "  car         1->0  SKIP  not run: GPU 1's context was lost"));
+	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: not run: GPU 1's context was lost"));
+	assert_non_null(strstr(out, "  concurrent  1->0  SKIP  not run: GPU 1's context was lost"));
+	assert_non_null(strstr(out, "  nccl        0,1   SKIP  not run: GPU 1's context was lost"));
+	/* the mapping is blamed once, for the fault itself */
+	assert_int_equal(count_of(out, "this likely means"), 1);
+	assert_non_null(strstr(out, "  sm-read      FAIL  SKIP\n  sm-write     SKIP  SKIP\n"));
+	assert_non_null(strstr(out, "  um-read      SKIP  SKIP\n"));
+	assert_non_null(strstr(out, "  0<->1: P2P FAILED (1 test: sm-read)\n"));
+	assert_non_null(strstr(out, "  GPU 1: its context was lost to sm-read 0->1's fault (CUDA errors are "
+				    "sticky): the later tests that use GPU 1 were not run\n"));
+	assert_non_null(strstr(out, "verify: FAIL (5 OK, 1 FAIL, "));
+	free(out);
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1598,6 +1651,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(loopback, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(tests_option, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(concurrent_transient_loss, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(sticky_fault_not_run, fake_test_setup, fake_test_teardown),
 		/* last: a hung NCCL init leaves its thread and the library behind */
 		cmocka_unit_test_setup_teardown(nccl_init_hang, fake_test_setup, fake_test_teardown),
 	};

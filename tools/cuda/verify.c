@@ -224,7 +224,9 @@ static int pair_tests(struct vstate *v, int a, int b, struct vtest *tests)
 			t->src = d ? b : a;
 			t->dst = d ? a : b;
 			t->method = m;
-			if (m == V_PATH)
+			if (vlost_skip(v, t, (const int[]){ a, b }, 2))
+				;	/* both GPUs' contexts take part in every test of the pair */
+			else if (m == V_PATH)
 				run_path(v, t);
 			else if (m == V_FLAGS || m == V_FLAGS_POLL)
 				run_flags(v, t);
@@ -520,8 +522,15 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 				}
 				if (!vhalt(v)) {
 					int from = nt;
+					struct vtest lt = { .src = a, .dst = b };
 
-					um_pair(v, a, b, tests, &nt, &um);
+					if (vlost_skip(v, &lt, (const int[]){ a, b }, 2) &&
+					    !v->no_managed && (v->tests & (((1u << V_UM_COUNT) - 1) << V_UM_READ))) {
+						snprintf(um.reason, sizeof(um.reason), "%.400s", lt.error);
+						um.nskip = V_UM_COUNT * 2;
+					} else {
+						um_pair(v, a, b, tests, &nt, &um);
+					}
 					pfail += um.nfail;
 					nok += um.nok;
 					nskip += um.nskip;
@@ -569,7 +578,26 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			pvjson[npv++] = -1;
 		}
 	if (!vhalt(v) && (v->tests & (1u << V_CONCURRENT)) && !v->loopback) {
-		run_concurrent(v, sel, ctests, &nct, (int)(sizeof(ctests) / sizeof(ctests[0])));
+		static int csel[P2P_MAX_GPUS][P2P_MAX_GPUS];
+		int nlost = 0;
+
+		/* Not in a context a sticky error killed: the pairs of such a GPU
+		 * are not run (and say why); the others still run at once. */
+		for (int a = 0; a < n; a++)
+			for (int b = 0; b < n; b++) {
+				csel[a][b] = sel[a][b] && !v->lost[a][0] && !v->lost[b][0];
+				if (a == b || csel[a][b] || !sel[a][b] ||
+				    !v->r.peer_on[a][b] || !v->r.peer_on[b][a] ||
+				    nlost >= (int)(sizeof(ctests) / sizeof(ctests[0])) / 2)
+					continue;
+				memset(&ctests[nct], 0, sizeof(ctests[nct]));
+				ctests[nct].method = V_CONCURRENT;
+				ctests[nct].src = a;
+				ctests[nct].dst = b;
+				vlost_skip(v, &ctests[nct++], (const int[]){ a, b }, 2);
+				nlost++;
+			}
+		run_concurrent(v, csel, ctests, &nct, (int)(sizeof(ctests) / sizeof(ctests[0])));
 		for (int k = 0; k < nct; k++)
 			vdone(v, &ctests[k], 1);
 		for (int k = 0; k < nct; k++) {
@@ -628,7 +656,10 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 						      sets[k][g]);
 			long off = nccl_log_size(v);
 
-			run_nccl(v, t, sets[k], setn[k]);
+			t->method = V_NCCL;
+			t->engine = setn[k];
+			if (!vlost_skip(v, t, sets[k], setn[k]))
+				run_nccl(v, t, sets[k], setn[k]);
 			if (t->ok && !t->skipped)
 				nccl_transport(v, t, sets[k], setn[k], off);
 			vdone(v, t, 0);
@@ -745,6 +776,10 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 		}
 		if (nccl_verdict[0])
 			fprintf(out, "  %s\n", nccl_verdict);
+		for (int g = 0; g < n; g++)
+			if (v->lost[g][0])
+				fprintf(out, "  GPU %d: its context was lost to %s's fault (CUDA errors are "
+					"sticky): the later tests that use GPU %d were not run\n", g, v->lost[g], g);
 		if (vstop)
 			fprintf(out, "verify: INTERRUPTED by SIG%s, a partial verdict (%d OK, %d FAIL", sigabbrev_np(vstop),
 				nok, nfail);

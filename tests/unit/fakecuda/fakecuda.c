@@ -53,6 +53,10 @@
  *   FAKECUDA_FLAKY=K           the K-th kernel (1-based, counted from cuInit)
  *                              storing into another GPU's memory loses
  *                              its stores: an occasional loss, once
+ *   FAKECUDA_STICKY=1          faults are sticky, as CUDA's are: a stream's
+ *                              CUDA_ERROR_ILLEGAL_ADDRESS or _LAUNCH_FAILED
+ *                              kills its context, whose later calls all
+ *                              return it (until the next cuInit)
  *   FAKECUDA_FAULT=LIST        P2P faults (comma-separated), all of them
  *                              broken-but-advertised P2P (issue 26):
  *     stale    an SM-issued peer load (kernel on GPU g reading another GPU's
@@ -90,6 +94,9 @@
  *              while another child of the same parent is opening (a
  *              lock file held 50 ms per open): processes mapping at once
  *              deadlock, as 580.65.06-595.x's devicesLock inversion can
+ *     readfault  SM-issued loads of another GPU's memory fault with
+ *              CUDA_ERROR_ILLEGAL_ADDRESS; its stores land ("writes fine,
+ *              reads not", FIELD F4)
  *     ipcwrong cuIpcOpenMemHandle maps other (zeroed) memory, not the
  *              exporter's allocation
  *     graphdrop  from the second launch of a CUDA graph on, its last node
@@ -175,7 +182,9 @@ static struct {
 	int inited, ndev, peer, enable_error, jit_error, copy_error, overrun, underrun, drop_tail;
 	int managed, concurrent_managed;
 	int f_stale, f_lost, f_nomap, f_wrong, f_hang, f_graphdrop, f_ipcwrong, f_staged, f_ptefault;
-	int f_cedrop, f_vmmstale, f_flaglost, f_openhang;
+	int f_cedrop, f_vmmstale, f_flaglost, f_openhang, f_readfault;
+	int sticky;
+	CUresult dead[MAXDEV];
 	long long flaky, peer_stores;
 	char hang_kind[8];
 	int hung;			/* the hang has been used */
@@ -346,6 +355,8 @@ static void corrupt(CUdeviceptr dst, size_t n, const char *kind)
 
 #define LOCK() pthread_mutex_lock(&mu)
 #define UNLOCK_RET(x) do { CUresult r__ = (x); pthread_mutex_unlock(&mu); return r__; } while (0)
+/* FAKECUDA_STICKY: a dead context's calls return the error that killed it */
+#define DEAD(dev) do { if (F.dead[(dev)]) UNLOCK_RET(F.dead[(dev)]); } while (0)
 
 static struct qop *enqueue(int kind, struct CUstream_st *s)
 {
@@ -644,6 +655,8 @@ static void run_kernel(struct qop *o)
 		CUdeviceptr src = resolve(o->a[1] - (F.underrun ? 4 : 0), g, &sow, &err);
 		char *tmp;
 
+		if (F.f_readfault && sow >= 0 && sow != g)
+			err = 700;
 		if (err) {
 			o->s->err = err;
 			return;
@@ -689,6 +702,8 @@ static void run_kernel(struct qop *o)
 
 		for (int i = 0; i < 10; i++)
 			p[i] = i == 4 || i == 8 ? o->a[i] : resolve(o->a[i], g, &ow[i], &err);
+		if (F.f_readfault && ((ow[2] >= 0 && ow[2] != g) || (ow[6] >= 0 && ow[6] != g)))
+			err = 700;
 		if (err) {
 			o->s->err = err;
 			return;
@@ -736,6 +751,8 @@ static void run_kernel(struct qop *o)
 		CUdeviceptr st = resolve(o->a[3], g, &dow, &err);
 		unsigned int v = 0, status[2];
 
+		if (F.f_readfault && sow >= 0 && sow != g)
+			err = 700;
 		if (err) {
 			o->s->err = err;
 			return;
@@ -898,7 +915,7 @@ static void set_faults(void)
 	char buf[128], *save = NULL;
 
 	F.f_stale = F.f_lost = F.f_nomap = F.f_wrong = F.f_hang = F.f_graphdrop = F.f_ipcwrong = F.f_staged = F.f_ptefault = F.f_cedrop = 0;
-	F.f_vmmstale = F.f_flaglost = F.f_openhang = F.hung = 0;
+	F.f_vmmstale = F.f_flaglost = F.f_openhang = F.f_readfault = F.hung = 0;
 	snprintf(F.hang_kind, sizeof(F.hang_kind), "%s", k ? k : "");
 	F.wrong_above = (unsigned long long)envd("FAKECUDA_WRONG_ABOVE", 0);
 	snprintf(buf, sizeof(buf), "%s", f ? f : "");
@@ -929,6 +946,8 @@ static void set_faults(void)
 			F.f_flaglost = 1;
 		else if (!strcmp(t, "openhang"))
 			F.f_openhang = 1;
+		else if (!strcmp(t, "readfault"))
+			F.f_readfault = 1;
 		else
 			fprintf(stderr, "fakecuda: unknown FAKECUDA_FAULT '%s'\n", t);
 	}
@@ -977,6 +996,8 @@ CUresult cuInit(unsigned int flags)
 	k = getenv("FAKECUDA_UM_BUG");
 	snprintf(F.um_bug, sizeof(F.um_bug), "%s", k ? k : "");
 	set_faults();
+	F.sticky = (int)envd("FAKECUDA_STICKY", 0);
+	memset(F.dead, 0, sizeof(F.dead));
 	F.ncopies = F.nops = 0;
 	F.clock_us = 0;
 	for (int i = 0; i < MAXDEV; i++) {
@@ -1106,6 +1127,18 @@ CUresult cuDevicePrimaryCtxRelease_v2(int d)
 
 CUresult cuCtxSetCurrent(CUcontext c) { current = c; return 0; }
 
+/* A stream's error, reported once; under FAKECUDA_STICKY a fault (700, 719)
+ * kills the stream's context, as CUDA's sticky errors do. */
+static CUresult take_err(struct CUstream_st *s)
+{
+	CUresult r = s->err;
+
+	s->err = 0;
+	if (F.sticky && (r == 700 || r == 719) && !F.dead[s->dev])
+		F.dead[s->dev] = r;
+	return r;
+}
+
 CUresult cuCtxSynchronize(void)
 {
 	CUresult r = 0;
@@ -1113,6 +1146,7 @@ CUresult cuCtxSynchronize(void)
 	if (!current)
 		return 201;
 	LOCK();
+	DEAD(current->dev);
 	for (int i = 0; i < MAXSTREAM; i++) {
 		struct CUstream_st *s = &streams[i];
 
@@ -1121,7 +1155,7 @@ CUresult cuCtxSynchronize(void)
 		if (progress(s, 1LL << 62) < 0)
 			hung_abort("cuCtxSynchronize");
 		if (s->err && !r)
-			r = s->err;
+			r = take_err(s);
 		s->err = 0;
 	}
 	compact();
@@ -1212,6 +1246,8 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 
 	if (!current)
 		return 201;
+	if (F.dead[current->dev])
+		return F.dead[current->dev];
 	fd = memfd_create("fakecuda", MFD_CLOEXEC);
 	if (fd < 0 || ftruncate(fd, (off_t)len)) {
 		if (fd >= 0)
@@ -1309,6 +1345,8 @@ CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags)
 
 	if (!current)
 		return 201;
+	if (F.dead[current->dev])
+		return F.dead[current->dev];
 	if (!n || (flags != 1 && flags != 2))
 		return 1;
 	mem = aligned_alloc(4096, (n + 256 + 4095) & ~(size_t)4095);
@@ -1456,6 +1494,7 @@ CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n)
 	if (!current)
 		return 201;
 	LOCK();
+	DEAD(current->dev);
 	o = enqueue(Q_H2D, legacy(current->dev));
 	o->dst = d;
 	o->n = n;
@@ -1469,6 +1508,7 @@ CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n)
 	if (!current)
 		return 201;
 	LOCK();
+	DEAD(current->dev);
 	if (progress(legacy(current->dev), 1LL << 62) < 0)
 		hung_abort("cuMemcpyDtoH");
 	memcpy(d, (const void *)(uintptr_t)s, n);
@@ -1492,6 +1532,7 @@ CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcon
 	if (s->capture)
 		return 900;	/* as libcuda 580.159.04 answers (lent H100) */
 	LOCK();
+	DEAD(s->dev);
 	if (count_copy())
 		UNLOCK_RET(719);
 	o = enqueue(Q_COPY, s);
@@ -1510,6 +1551,7 @@ CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstre
 	if (!s)
 		return 400;
 	LOCK();
+	DEAD(s->dev);
 	if (count_copy())
 		UNLOCK_RET(719);
 	o = enqueue(Q_COPY, s);
@@ -1529,6 +1571,7 @@ CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, CUstream st)
 	if (!st)
 		return 400;
 	LOCK();
+	DEAD(st->dev);
 	if (!pinned(d)) {
 		/* pageable: returns once the copy is done */
 		if (progress(st, 1LL << 62) < 0)
@@ -1552,6 +1595,7 @@ CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream s
 	if (!st)
 		return 400;
 	LOCK();
+	DEAD(st->dev);
 	o = enqueue(Q_H2D, st);
 	o->dst = d;
 	o->n = n;
@@ -1570,6 +1614,7 @@ CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned int v, size_t n)
 	if (!current)
 		return 201;
 	LOCK();
+	DEAD(current->dev);
 	o = enqueue(Q_MEMSET, legacy(current->dev));
 	o->dst = d;
 	o->u32 = v;
@@ -1584,6 +1629,7 @@ CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s)
 	if (!s)
 		return 400;
 	LOCK();
+	DEAD(s->dev);
 	o = enqueue(Q_MEMSET, s);
 	o->dst = d;
 	o->u32 = v;
@@ -1622,10 +1668,10 @@ CUresult cuStreamQuery(CUstream s)
 	if (!s)
 		return 400;
 	LOCK();
+	DEAD(s->dev);
 	if (progress(s, 1LL << 62) < 0)
 		UNLOCK_RET(NOT_READY);
-	r = s->err;
-	s->err = 0;
+	r = take_err(s);
 	compact();
 	UNLOCK_RET(r);
 }
@@ -1637,10 +1683,10 @@ CUresult cuStreamSynchronize(CUstream s)
 	if (!s)
 		return 400;
 	LOCK();
+	DEAD(s->dev);
 	if (progress(s, 1LL << 62) < 0)
 		hung_abort("cuStreamSynchronize");
-	r = s->err;
-	s->err = 0;
+	r = take_err(s);
 	compact();
 	UNLOCK_RET(r);
 }
@@ -1695,6 +1741,7 @@ CUresult cuEventRecord(CUevent e, CUstream s)
 	if (e->dev != s->dev)
 		return 400;	/* event and stream of different contexts */
 	LOCK();
+	DEAD(s->dev);
 	o = enqueue(Q_REC, s);
 	o->ev = e;
 	e->seq = o->seq;
@@ -1706,6 +1753,7 @@ CUresult cuEventRecord(CUevent e, CUstream s)
 CUresult cuEventQuery(CUevent e)
 {
 	LOCK();
+	DEAD(e->dev);
 	if (!e->seq)
 		UNLOCK_RET(0);
 	if (progress(e->s, e->seq) < 0)
@@ -1789,6 +1837,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
 	if (!s || !gx || !bx || bx > 1024)
 		return 1;
 	LOCK();
+	DEAD(s->dev);
 	if ((f->kind == K_READ || f->kind == K_WRITE) && *(unsigned long long *)args[3] >= 16)
 		UNLOCK_RET(1);
 	if ((f->kind == K_READ || f->kind == K_WRITE) && count_copy())
@@ -1859,6 +1908,7 @@ CUresult cuGraphLaunch(CUgraphExec e, CUstream s)
 	if (!s || !e)
 		return 400;
 	LOCK();
+	DEAD(s->dev);
 	n = e->n;
 	if (F.f_graphdrop && ++e->launches >= 2 && n > 0)
 		n--;
