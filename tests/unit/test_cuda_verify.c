@@ -1591,6 +1591,73 @@ static void sticky_fault_not_run(void **st)
 	free(err);
 }
 
+/*
+ * A driver call that blocks in the kernel (FIELD N10's devicesLock): the
+ * fake's cuCtxEnablePeerAccess never returns and no signal ends it. verify
+ * runs in its own process (the watchdog _exit()s); the test gives it 20 s
+ * and SIGKILLs it after, so that a verify without a watchdog fails the test
+ * instead of hanging it.
+ */
+static void hang_in_driver(void **st)
+{
+	const char *self = getenv("P2PCTL_SELF");
+	size_t len = 0, cap = 1 << 16;
+	char *buf = calloc(1, cap);
+	int fd[2], status = 0, done = 0;
+	double t0 = now_s(), end = t0 + 20;
+	pid_t pid;
+
+	(void)st;
+	assert_non_null(self);
+	setenv("FAKECUDA_FAULT", "enablehang", 1);
+	assert_int_equal(pipe(fd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fd[1], 1);
+		dup2(fd[1], 2);
+		close(fd[0]);
+		close(fd[1]);
+		execl(self, self, "verify", "--seed", "1", "--size", "4k", "--timeout", "1", (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	while (now_s() < end) {
+		struct pollfd p = { .fd = fd[0], .events = POLLIN };
+		ssize_t r;
+
+		if (poll(&p, 1, 100) < 0)
+			break;
+		if (!(p.revents & (POLLIN | POLLHUP)))
+			continue;
+		r = read(fd[0], buf + len, cap - 1 - len);
+		if (r <= 0) {
+			done = 1;
+			break;
+		}
+		len += (size_t)r;
+		buf[len] = '\0';
+	}
+	close(fd[0]);
+	if (!done)
+		kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!done || !WIFEXITED(status) || WEXITSTATUS(status) != 1)
+		fprintf(stderr, "verify did not end in 20 s or not with status 1 (0x%x); output:\n%s\n",
+			status, buf);
+	assert_true(done);
+	assert_true(now_s() - t0 < 10);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 1);
+	assert_non_null(strstr(buf, "  GPU 0: cuCtxEnablePeerAccess 0->1 has not returned for "));
+	assert_non_null(strstr(buf, " s: blocked in the driver (on 580.65.06-595.x likely nvidia-uvm's "
+				    "devicesLock; see docs/support.md)\n"));
+	assert_non_null(strstr(buf, "verdict:\n  0<->1: not finished: blocked in the driver\n"
+				    "verify: HUNG in the driver, a partial verdict (0 OK, 0 FAIL before it)\n"));
+	assert_non_null(strstr(buf, "verify: GPU 0: cuCtxEnablePeerAccess 0->1 has not returned"));
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1652,6 +1719,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(tests_option, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(concurrent_transient_loss, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(sticky_fault_not_run, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(hang_in_driver, fake_test_setup, fake_test_teardown),
 		/* last: a hung NCCL init leaves its thread and the library behind */
 		cmocka_unit_test_setup_teardown(nccl_init_hang, fake_test_setup, fake_test_teardown),
 	};

@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/random.h>
 #include <unistd.h>
@@ -48,6 +49,71 @@ static void on_stop(int sig)
 		return;
 	}
 	vstop = sig;
+}
+
+/*
+ * The watchdog: a driver call that blocks in the kernel (a peer mapping
+ * waiting on a lock there, as nvidia-uvm's devicesLock inversion on
+ * 580.65.06-595.x makes it; FIELD N10) never returns, and in D state no
+ * signal ends the process. After --timeout the watchdog says which call
+ * on which GPU, prints the verdict of what finished, and _exit()s: the
+ * process may stay in D state, but the user has the diagnosis. The main
+ * thread is blocked in that call, so what the watchdog reads of the run
+ * does not change under it, and it holds no stdio lock.
+ */
+static struct {
+	pthread_t th;
+	int on;
+	volatile int stop;
+	struct vstate *v;
+	FILE *out, *err;
+	int json;
+	const struct pverdict *pvs;
+	const int *npv, *nok, *nfail;
+} wd;
+
+static void *watchdog(void *p)
+{
+	(void)p;
+	while (!wd.stop) {
+		const char *what;
+		int g, a, b;
+		double start, t;
+		char diag[512];
+
+		vnap(20000);
+		if (!rig_guarded(&what, &g, &a, &b, &start) || (t = now_s() - start) <= wd.v->timeout)
+			continue;
+		snprintf(diag, sizeof(diag), "GPU %d: %s %d->%d has not returned for %.3g s: blocked in the "
+			 "driver (on 580.65.06-595.x likely nvidia-uvm's devicesLock; see docs/support.md)",
+			 g, what, a, b, t);
+		if (wd.json) {
+			fprintf(wd.out, "{\n  \"command\": \"verify\",\n  \"result\": \"HUNG\",\n  \"hung\": \"%s\"\n}\n",
+				diag);
+		} else {
+			char line[512];
+
+			fprintf(wd.out, "  %s\n", diag);
+			if (*wd.npv)
+				fprintf(wd.out, "verdict:\n");
+			for (int q = 0; q < *wd.npv; q++) {
+				if (wd.pvs[q].reached) {
+					pv_line(&wd.pvs[q], wd.v, line, sizeof(line));
+					fprintf(wd.out, "  %s\n", line);
+				} else {
+					fprintf(wd.out, "  %d<->%d: not finished: blocked in the driver\n",
+						wd.pvs[q].a, wd.pvs[q].b);
+				}
+			}
+			fprintf(wd.out, "verify: HUNG in the driver, a partial verdict (%d OK, %d FAIL before it)\n",
+				*wd.nok, *wd.nfail);
+		}
+		fprintf(wd.err, "verify: %s\n", diag);
+		fflush(wd.out);
+		fflush(wd.err);
+		_exit(P2P_EXIT_FAIL);
+	}
+	return NULL;
 }
 
 static unsigned parse_tests(const char *s, char *msg, size_t len)
@@ -97,7 +163,8 @@ static void vusage(FILE *f)
 		"                   nccl\n"
 		"  --seed N         pattern seed (default: random, printed)\n"
 		"  --seconds S      how long the concurrent test runs (default 3)\n"
-		"  --timeout S      deadline of every wait; a later one is a hang (default 10)\n"
+		"  --timeout S      deadline of every wait and peer-mapping call; a later one\n"
+		"                   is a hang (default 10)\n"
 		"  --offset BYTES   allocate this much on each GPU before the test buffers\n"
 		"                   (auto: about half of free; default 0: the vram test\n"
 		"                   places buffers at the bottom, middle and top)\n"
@@ -453,6 +520,16 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 		fflush(out);
 		v->out = out;
 	}
+	wd.v = v;
+	wd.out = out;
+	wd.err = err;
+	wd.json = json;
+	wd.pvs = pvs;
+	wd.npv = &npv;
+	wd.nok = &nok;
+	wd.nfail = &nfail;
+	wd.stop = 0;
+	wd.on = !pthread_create(&wd.th, NULL, watchdog, NULL);
 	for (int a = 0; a < n && !vhalt(v); a++)
 		for (int b = v->loopback ? a : a + 1; b < n && !vhalt(v); b++) {
 			struct umpair um = { .status = UM_SKIPPED };
@@ -794,6 +871,11 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 		fprintf(out, "\n");
 	}
 	fflush(out);
+	if (wd.on) {
+		wd.stop = 1;
+		pthread_join(wd.th, NULL);
+		wd.on = 0;
+	}
 	rc = nfail || v->hung ? P2P_EXIT_FAIL : P2P_EXIT_OK;
 	if (vstop && !v->hung)
 		rc = 128 + vstop;	/* as a shell reports a command the signal ended */

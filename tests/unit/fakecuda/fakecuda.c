@@ -97,6 +97,8 @@
  *     readfault  SM-issued loads of another GPU's memory fault with
  *              CUDA_ERROR_ILLEGAL_ADDRESS; its stores land ("writes fine,
  *              reads not", FIELD F4)
+ *     enablehang  cuCtxEnablePeerAccess never returns (a peer mapping
+ *              blocked on a lock in the kernel, FIELD N10)
  *     ipcwrong cuIpcOpenMemHandle maps other (zeroed) memory, not the
  *              exporter's allocation
  *     graphdrop  from the second launch of a CUDA graph on, its last node
@@ -182,7 +184,7 @@ static struct {
 	int inited, ndev, peer, enable_error, jit_error, copy_error, overrun, underrun, drop_tail;
 	int managed, concurrent_managed;
 	int f_stale, f_lost, f_nomap, f_wrong, f_hang, f_graphdrop, f_ipcwrong, f_staged, f_ptefault;
-	int f_cedrop, f_vmmstale, f_flaglost, f_openhang, f_readfault;
+	int f_cedrop, f_vmmstale, f_flaglost, f_openhang, f_readfault, f_enablehang;
 	int sticky;
 	CUresult dead[MAXDEV];
 	long long flaky, peer_stores;
@@ -915,7 +917,7 @@ static void set_faults(void)
 	char buf[128], *save = NULL;
 
 	F.f_stale = F.f_lost = F.f_nomap = F.f_wrong = F.f_hang = F.f_graphdrop = F.f_ipcwrong = F.f_staged = F.f_ptefault = F.f_cedrop = 0;
-	F.f_vmmstale = F.f_flaglost = F.f_openhang = F.f_readfault = F.hung = 0;
+	F.f_vmmstale = F.f_flaglost = F.f_openhang = F.f_readfault = F.f_enablehang = F.hung = 0;
 	snprintf(F.hang_kind, sizeof(F.hang_kind), "%s", k ? k : "");
 	F.wrong_above = (unsigned long long)envd("FAKECUDA_WRONG_ABOVE", 0);
 	snprintf(buf, sizeof(buf), "%s", f ? f : "");
@@ -948,6 +950,8 @@ static void set_faults(void)
 			F.f_openhang = 1;
 		else if (!strcmp(t, "readfault"))
 			F.f_readfault = 1;
+		else if (!strcmp(t, "enablehang"))
+			F.f_enablehang = 1;
 		else
 			fprintf(stderr, "fakecuda: unknown FAKECUDA_FAULT '%s'\n", t);
 	}
@@ -1178,6 +1182,8 @@ CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
 	(void)flags;
 	if (!current)
 		return 201;
+	while (F.f_enablehang)
+		pause();	/* a lock in the kernel: no return, no signal ends it */
 	if (F.enable_error && (F.enable_from < 0 || current->dev == F.enable_from))
 		return F.enable_error;
 	if (!F.peer)
