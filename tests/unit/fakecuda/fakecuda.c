@@ -1027,6 +1027,7 @@ static const char *errname(CUresult r)
 	case 3: return "CUDA_ERROR_NOT_INITIALIZED";
 	case 100: return "CUDA_ERROR_NO_DEVICE";
 	case 101: return "CUDA_ERROR_INVALID_DEVICE";
+	case 205: return "CUDA_ERROR_MAP_FAILED";
 	case 217: return "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED";
 	case 218: return "CUDA_ERROR_INVALID_PTX";
 	case 400: return "CUDA_ERROR_INVALID_HANDLE";
