@@ -1702,6 +1702,25 @@ static void one_way_tests_run(void **st)
 	free(err);
 }
 
+/* A fault of one direction only (FAKECUDA_FAULT_DIR: GPU 1's stores into
+ * GPU 0's memory are lost, FIELD F5's one-way store loss): its FAILs land in
+ * the 1->0 column, and 0->1 stays OK. */
+static void fault_one_direction(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "lost", 1);
+	setenv("FAKECUDA_FAULT_DIR", "1>0", 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "ce,sm,flags");
+	assert_non_null(strstr(out, "  sm-write    0->1  OK    "));
+	assert_non_null(strstr(out, "  sm-write    1->0  FAIL  first mismatch at offset 0 (0x0): expected "));
+	assert_non_null(strstr(out, "  ce           OK*   OK*\n  sm-read      OK    OK\n  sm-write     OK    FAIL\n"
+				    "  flags        OK    FAIL\n  flags-poll   OK    OK\n"));
+	free(out);
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1765,6 +1784,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(sticky_fault_not_run, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(hang_in_driver, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(one_way_tests_run, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_one_direction, fake_test_setup, fake_test_teardown),
 		/* last: a hung NCCL init leaves its thread and the library behind */
 		cmocka_unit_test_setup_teardown(nccl_init_hang, fake_test_setup, fake_test_teardown),
 	};

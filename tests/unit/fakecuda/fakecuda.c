@@ -53,6 +53,9 @@
  *   FAKECUDA_FLAKY=K           the K-th kernel (1-based, counted from cuInit)
  *                              storing into another GPU's memory loses
  *                              its stores: an occasional loss, once
+ *   FAKECUDA_FAULT_DIR=A>B     stale, lost, wrong, ptefault, readfault and
+ *                              cedrop hit only GPU A's accesses (its SMs, or
+ *                              its copy engine) to GPU B's memory
  *   FAKECUDA_STICKY=1          faults are sticky, as CUDA's are: a stream's
  *                              CUDA_ERROR_ILLEGAL_ADDRESS or _LAUNCH_FAILED
  *                              kills its context, whose later calls all
@@ -186,6 +189,7 @@ static struct {
 	int f_stale, f_lost, f_nomap, f_wrong, f_hang, f_graphdrop, f_ipcwrong, f_staged, f_ptefault;
 	int f_cedrop, f_vmmstale, f_flaglost, f_openhang, f_readfault, f_enablehang;
 	int sticky;
+	int dir_from, dir_to;	/* FAKECUDA_FAULT_DIR, -1: any */
 	CUresult dead[MAXDEV];
 	long long flaky, peer_stores;
 	char hang_kind[8];
@@ -427,6 +431,12 @@ static void um_migrate(struct managed *m, int dev)
 	m->resident = dev;
 }
 
+/* FAKECUDA_FAULT_DIR: does a fault apply to GPU g accessing owner's memory? */
+static int fdir(int g, int owner)
+{
+	return F.dir_from < 0 || (g == F.dir_from && owner == F.dir_to);
+}
+
 /*
  * GPU g's kernel touches address p: map or migrate managed pages as UVM
  * would. Returns the address the access really reaches; *owner is the GPU
@@ -439,7 +449,7 @@ static CUdeviceptr resolve(CUdeviceptr p, int g, int *owner, CUresult *err)
 
 	if (!m) {
 		*owner = find_dev(p);
-		if (*owner >= 0 && (!may_access(g, p, *owner) || (F.f_ptefault && *owner != g)))
+		if (*owner >= 0 && (!may_access(g, p, *owner) || (F.f_ptefault && *owner != g && fdir(g, *owner))))
 			*err = 700;
 		return p;
 	}
@@ -542,7 +552,7 @@ static void load_bytes(char *out, CUdeviceptr p, size_t n, int g, int owner)
 {
 	const char *from = (const char *)(uintptr_t)p;
 
-	if (owner >= 0 && owner != g && (F.f_stale || (F.f_vmmstale && is_vmm(p)))) {
+	if (owner >= 0 && owner != g && fdir(g, owner) && (F.f_stale || (F.f_vmmstale && is_vmm(p)))) {
 		size_t an = 0;
 		char *base = alloc_base(p, &an);
 		struct snap *s = NULL;
@@ -562,7 +572,7 @@ static void load_bytes(char *out, CUdeviceptr p, size_t n, int g, int owner)
 		if (s)
 			from = s->copy + (from - base);
 	}
-	if (owner >= 0 && owner != g && F.f_wrong) {
+	if (owner >= 0 && owner != g && F.f_wrong && fdir(g, owner)) {
 		int i = find_alloc(p);
 
 		if (i >= 0 && allocs[i].off >= F.wrong_above) {
@@ -589,7 +599,7 @@ static void load_bytes(char *out, CUdeviceptr p, size_t n, int g, int owner)
 
 static void store_bytes(CUdeviceptr p, const char *in, size_t n, int g, int owner)
 {
-	if (owner >= 0 && owner != g && F.f_lost)
+	if (owner >= 0 && owner != g && F.f_lost && fdir(g, owner))
 		return;
 	if (owner >= 0 && owner != g && ++F.peer_stores == F.flaky)
 		return;
@@ -657,7 +667,7 @@ static void run_kernel(struct qop *o)
 		CUdeviceptr src = resolve(o->a[1] - (F.underrun ? 4 : 0), g, &sow, &err);
 		char *tmp;
 
-		if (F.f_readfault && sow >= 0 && sow != g)
+		if (F.f_readfault && sow >= 0 && sow != g && fdir(g, sow))
 			err = 700;
 		if (err) {
 			o->s->err = err;
@@ -704,7 +714,8 @@ static void run_kernel(struct qop *o)
 
 		for (int i = 0; i < 10; i++)
 			p[i] = i == 4 || i == 8 ? o->a[i] : resolve(o->a[i], g, &ow[i], &err);
-		if (F.f_readfault && ((ow[2] >= 0 && ow[2] != g) || (ow[6] >= 0 && ow[6] != g)))
+		if (F.f_readfault && ((ow[2] >= 0 && ow[2] != g && fdir(g, ow[2])) ||
+				      (ow[6] >= 0 && ow[6] != g && fdir(g, ow[6]))))
 			err = 700;
 		if (err) {
 			o->s->err = err;
@@ -753,7 +764,7 @@ static void run_kernel(struct qop *o)
 		CUdeviceptr st = resolve(o->a[3], g, &dow, &err);
 		unsigned int v = 0, status[2];
 
-		if (F.f_readfault && sow >= 0 && sow != g)
+		if (F.f_readfault && sow >= 0 && sow != g && fdir(g, sow))
 			err = 700;
 		if (err) {
 			o->s->err = err;
@@ -786,7 +797,8 @@ static void execute(struct qop *o)
 			    F.f_staged ? F.nopeer_bw :
 			    mapped(o->sdev, o->ddev) || mapped(o->ddev, o->sdev) ? F.bw : F.nopeer_bw;
 
-		if (F.f_cedrop && o->sdev != o->ddev && bw == F.bw) {
+		if (F.f_cedrop && o->sdev != o->ddev && bw == F.bw &&
+		    fdir(o->s->dev, o->s->dev == o->sdev ? o->ddev : o->sdev)) {
 			;	/* nothing lands */
 		} else if (F.bar1 && o->sdev != o->ddev && bw == F.bw) {
 			/* through the engine's GPU's peer mapping of the other's BAR1 */
@@ -1001,6 +1013,9 @@ CUresult cuInit(unsigned int flags)
 	snprintf(F.um_bug, sizeof(F.um_bug), "%s", k ? k : "");
 	set_faults();
 	F.sticky = (int)envd("FAKECUDA_STICKY", 0);
+	k = getenv("FAKECUDA_FAULT_DIR");
+	if (!k || sscanf(k, "%d>%d", &F.dir_from, &F.dir_to) != 2)
+		F.dir_from = F.dir_to = -1;
 	memset(F.dead, 0, sizeof(F.dead));
 	F.ncopies = F.nops = 0;
 	F.clock_us = 0;
