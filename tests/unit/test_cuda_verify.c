@@ -685,7 +685,15 @@ static void fault_no_mapping(void **st)
 				    "stage the pages\n"));
 	assert_non_null(strstr(out, "  um-write    0->1  SKIP  not run: um-read failed\n"));
 	assert_non_null(strstr(out, "  concurrent  0->1  FAIL"));
-	assert_non_null(strstr(out, "verify: FAIL (4 OK, 26 FAIL, 6 skipped); 2 OK without a proven path\n"));
+	/* a second process's fault: explained, and this process's contexts live on */
+	assert_non_null(strstr(out, "  ipc         0->1  FAIL  second process on GPU 1, sm-read of GPU 0's "
+				    "buffer: sm-read: CUDA_ERROR_ILLEGAL_ADDRESS (fake error text); this likely "
+				    "means GPU 1 faulted on GPU 0's memory"));
+	/* the concurrent test's fault killed GPU 0's context: nccl's in-process
+	 * run does not use it */
+	assert_non_null(strstr(out, "  nccl        0,1   SKIP  not run: GPU 0's context was lost to concurrent "
+				    "0->1's fault (CUDA errors are sticky)\n"));
+	assert_non_null(strstr(out, "verify: FAIL (3 OK, 26 FAIL, 7 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 	/* The ce check alone, without the knob: proven. */
@@ -809,16 +817,13 @@ static void fault_pte_illegal_address(void **st)
 	assert_non_null(strstr(out, "  sm-read     0->1  FAIL  the copy on GPU 1: CUDA_ERROR_ILLEGAL_ADDRESS "
 				    "(fake error text); this likely means GPU 1 faulted on GPU 0's memory: its "
 				    "peer mapping of that memory is missing or wrong, although peer access is on "
-				    "and the driver reports the mapping\n"));
-	assert_non_null(strstr(out, "  sm-write    1->0  FAIL  the copy on GPU 1: CUDA_ERROR_ILLEGAL_ADDRESS "
-				    "(fake error text); this likely means GPU 1 faulted on GPU 0's memory"));
-	/* the second process's error too */
-	assert_non_null(strstr(out, "  ipc         0->1  FAIL  second process on GPU 1, sm-read of GPU 0's "
-				    "buffer: sm-read: CUDA_ERROR_ILLEGAL_ADDRESS (fake error text); this likely "
-				    "means GPU 1 faulted on GPU 0's memory"));
-	assert_non_null(strstr(out, "  concurrent  0->1  FAIL  the concurrent SM stores on GPU 0: "
-				    "CUDA_ERROR_ILLEGAL_ADDRESS (fake error text); this likely means GPU 0 "
-				    "faulted on GPU 1's memory"));
+				    "and the driver reports the mapping; GPU 1's context is lost (CUDA errors are "
+				    "sticky): later tests on GPU 1 are not run\n"));
+	/* CUDA_ERROR_ILLEGAL_ADDRESS is sticky: nothing more runs on GPU 1 */
+	assert_non_null(strstr(out, "  sm-write    1->0  SKIP  not run: GPU 1's context was lost to sm-read "
+				    "0->1's fault (CUDA errors are sticky)\n"));
+	assert_non_null(strstr(out, "  concurrent  0->1  SKIP  not run: GPU 1's context was lost"));
+	assert_non_null(strstr(out, "verify: FAIL (5 OK, 1 FAIL, 30 skipped); 1 OK without a proven path\n"));
 	free(out);
 	free(err);
 }
@@ -1746,7 +1751,8 @@ static void one_way_enable(void **st)
 	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k");
 	assert_non_null(strstr(out, "  FAIL  cuCtxEnablePeerAccess 1->0 (GPU 1 mapping GPU 0's memory): "
 				    "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED"));
-	assert_non_null(strstr(out, "; 0->1 was enabled\n"));
+	assert_non_null(strstr(out, "; 0->1 was enabled: the tests that need only it run\n        libcuda "
+				    "itself refuses the pair"));
 	assert_non_null(strstr(out, "0<->1: P2P not available (1->0: peer access could not be enabled)"));
 	free(out);
 	free(err);
@@ -1763,6 +1769,183 @@ static void graph_hang_names_gpu(void **st)
 	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "graph");
 	assert_non_null(strstr(err, "graph 0->1 hung: the replay of GPU 0's graph did not finish within 0.5 s"));
 	assert_null(strstr(out, "GPU a's"));
+	free(out);
+	free(err);
+}
+
+/* How many times needle occurs in hay. */
+static int count_of(const char *hay, const char *needle)
+{
+	int k = 0;
+
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+		k++;
+	return k;
+}
+
+/*
+ * FIELD F4 ("writes fine, reads not"), with CUDA's sticky errors: SM loads
+ * of the peer fault and kill the loading GPU's context. The tests after the
+ * fault do not run in the dead context: they say why and show SKIP, not a
+ * FAIL blamed on the peer mapping; the run still FAILs.
+ */
+static void sticky_fault_not_run(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "readfault", 1);
+	setenv("FAKECUDA_STICKY", "1", 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k");
+	assert_non_null(strstr(out, "  ce          1->0  OK"));
+	assert_non_null(strstr(out, "  sm-read     0->1  FAIL  the copy on GPU 1: CUDA_ERROR_ILLEGAL_ADDRESS "
+				    "(fake error text); this likely means GPU 1 faulted on GPU 0's memory: its "
+				    "peer mapping of that memory is missing or wrong, although peer access is on "
+				    "and the driver reports the mapping; GPU 1's context is lost (CUDA errors are "
+				    "sticky): later tests on GPU 1 are not run\n"));
+	assert_non_null(strstr(out, "  sm-write    0->1  SKIP  not run: GPU 1's context was lost to sm-read "
+				    "0->1's fault (CUDA errors are sticky)\n"));
+	assert_non_null(strstr(out, "  car         1->0  SKIP  not run: GPU 1's context was lost"));
+	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: not run: GPU 1's context was lost"));
+	assert_non_null(strstr(out, "  concurrent  1->0  SKIP  not run: GPU 1's context was lost"));
+	assert_non_null(strstr(out, "  nccl        0,1   SKIP  not run: GPU 1's context was lost"));
+	/* the mapping is blamed once, for the fault itself */
+	assert_int_equal(count_of(out, "this likely means"), 1);
+	assert_non_null(strstr(out, "  sm-read      FAIL  SKIP\n  sm-write     SKIP  SKIP\n"));
+	assert_non_null(strstr(out, "  um-read      SKIP  SKIP\n"));
+	assert_non_null(strstr(out, "  0<->1: P2P FAILED (1 test: sm-read)\n"));
+	assert_non_null(strstr(out, "  GPU 1: its context was lost to sm-read 0->1's fault (CUDA errors are "
+				    "sticky): the later tests that use GPU 1 were not run\n"));
+	assert_non_null(strstr(out, "verify: FAIL (5 OK, 1 FAIL, "));
+	free(out);
+	free(err);
+}
+
+/*
+ * A driver call that blocks in the kernel (FIELD N10's devicesLock): the
+ * fake's cuCtxEnablePeerAccess never returns and no signal ends it. verify
+ * runs in its own process (the watchdog _exit()s); the test gives it 20 s
+ * and SIGKILLs it after, so that a verify without a watchdog fails the test
+ * instead of hanging it.
+ */
+static void hang_in_driver(void **st)
+{
+	const char *self = getenv("P2PCTL_SELF");
+	size_t len = 0, cap = 1 << 16;
+	char *buf = calloc(1, cap);
+	int fd[2], status = 0, done = 0;
+	double t0 = now_s(), end = t0 + 20;
+	pid_t pid;
+
+	(void)st;
+	assert_non_null(self);
+	setenv("FAKECUDA_FAULT", "enablehang", 1);
+	assert_int_equal(pipe(fd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fd[1], 1);
+		dup2(fd[1], 2);
+		close(fd[0]);
+		close(fd[1]);
+		execl(self, self, "verify", "--seed", "1", "--size", "4k", "--timeout", "1", (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	while (now_s() < end) {
+		struct pollfd p = { .fd = fd[0], .events = POLLIN };
+		ssize_t r;
+
+		if (poll(&p, 1, 100) < 0)
+			break;
+		if (!(p.revents & (POLLIN | POLLHUP)))
+			continue;
+		r = read(fd[0], buf + len, cap - 1 - len);
+		if (r <= 0) {
+			done = 1;
+			break;
+		}
+		len += (size_t)r;
+		buf[len] = '\0';
+	}
+	close(fd[0]);
+	if (!done)
+		kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!done || !WIFEXITED(status) || WEXITSTATUS(status) != 1)
+		fprintf(stderr, "verify did not end in 20 s or not with status 1 (0x%x); output:\n%s\n",
+			status, buf);
+	assert_true(done);
+	assert_true(now_s() - t0 < 10);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 1);
+	assert_non_null(strstr(buf, "  GPU 0: cuCtxEnablePeerAccess 0->1 has not returned for "));
+	assert_non_null(strstr(buf, " s: blocked in the driver (on 580.65.06-595.x likely nvidia-uvm's "
+				    "devicesLock; see docs/support.md)\n"));
+	assert_non_null(strstr(buf, "verdict:\n  0<->1: not finished: blocked in the driver\n"
+				    "verify: HUNG in the driver, a partial verdict (0 OK, 0 FAIL before it)\n"));
+	assert_non_null(strstr(buf, "verify: GPU 0: cuCtxEnablePeerAccess 0->1 has not returned"));
+	free(buf);
+}
+
+/*
+ * Peer access enables one way only (1->0 fails with 205, as FIELD F5's
+ * misaligned static BAR1 gives): the tests that need only 0->1's mapping
+ * run (ce, sm-write and flags by GPU 0, sm-read by GPU 0 of GPU 1's
+ * memory); the others say why they did not, and the error's cause is named.
+ */
+static void one_way_tests_run(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_ENABLE_ERROR", "205", 1);
+	setenv("FAKECUDA_ENABLE_FROM", "1", 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k");
+	assert_non_null(strstr(out, "  FAIL  cuCtxEnablePeerAccess 1->0 (GPU 1 mapping GPU 0's memory): "
+				    "CUDA_ERROR_MAP_FAILED (fake error text); 0->1 was enabled: the tests that "
+				    "need only it run\n        the driver could not map the peer's BAR1: static "
+				    "BAR1 missing or misaligned on one GPU"));
+	assert_non_null(strstr(out, "  ce          0->1  OK    "));
+	assert_non_null(strstr(out, "  sm-read     1->0  OK    8187 bytes, kernel on GPU 0"));
+	assert_non_null(strstr(out, "  sm-write    0->1  OK    "));
+	assert_non_null(strstr(out, "  flags       0->1  OK    "));
+	assert_non_null(strstr(out, "  sm-write    1->0  SKIP  not available (1->0 could not be enabled)\n"));
+	assert_non_null(strstr(out, "  path        0->1  SKIP  not available (1->0 could not be enabled)\n"));
+	assert_non_null(strstr(out, "  managed memory 0-1: SKIPPED: peer access is enabled one way only\n"));
+	assert_non_null(strstr(out, "  ce           OK*   SKIP\n  sm-read      SKIP  OK\n"
+				    "  sm-write     OK    SKIP\n  flags        OK    SKIP\n"));
+	assert_non_null(strstr(out, "  0<->1: P2P not available (1->0: peer access could not be enabled)\n"));
+	assert_non_null(strstr(out, "verify: FAIL (4 OK, 1 FAIL, 28 skipped)"));
+	free(out);
+	free(err);
+	/* a fault of the enabled direction shows in its own column */
+	fake_reset();
+	setenv("FAKECUDA_ENABLE_ERROR", "205", 1);
+	setenv("FAKECUDA_ENABLE_FROM", "1", 1);
+	setenv("FAKECUDA_FAULT", "lost", 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "ce,sm");
+	assert_non_null(strstr(out, "  sm-write    0->1  FAIL  first mismatch at offset 0"));
+	assert_non_null(strstr(out, "  sm-read      SKIP  OK\n  sm-write     FAIL  SKIP\n"));
+	free(out);
+	free(err);
+}
+
+/* A fault of one direction only (FAKECUDA_FAULT_DIR: GPU 1's stores into
+ * GPU 0's memory are lost, FIELD F5's one-way store loss): its FAILs land in
+ * the 1->0 column, and 0->1 stays OK. */
+static void fault_one_direction(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "lost", 1);
+	setenv("FAKECUDA_FAULT_DIR", "1>0", 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "ce,sm,flags");
+	assert_non_null(strstr(out, "  sm-write    0->1  OK    "));
+	assert_non_null(strstr(out, "  sm-write    1->0  FAIL  first mismatch at offset 0 (0x0): expected "));
+	assert_non_null(strstr(out, "  ce           OK*   OK*\n  sm-read      OK    OK\n  sm-write     OK    FAIL\n"
+				    "  flags        OK    FAIL\n  flags-poll   OK    OK\n"));
 	free(out);
 	free(err);
 }
@@ -1833,6 +2016,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(loopback, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(tests_option, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(concurrent_transient_loss, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(sticky_fault_not_run, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(hang_in_driver, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(one_way_tests_run, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_one_direction, fake_test_setup, fake_test_teardown),
 		/* last: a hung NCCL init leaves its thread and the library behind */
 		cmocka_unit_test_setup_teardown(nccl_init_hang, fake_test_setup, fake_test_teardown),
 	};

@@ -187,6 +187,42 @@ CUresult rig_cur(struct rig *r, int g)
 	return cu.cuCtxSetCurrent(r->g[g].ctx);
 }
 
+static pthread_mutex_t guard_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct { const char *what; int g, a, b; double start; } guard;
+
+void rig_guard(const char *what, int g, int a, int b)
+{
+	pthread_mutex_lock(&guard_mu);
+	guard.what = what;
+	guard.g = g;
+	guard.a = a;
+	guard.b = b;
+	guard.start = now_s();
+	pthread_mutex_unlock(&guard_mu);
+}
+
+void rig_unguard(void)
+{
+	pthread_mutex_lock(&guard_mu);
+	guard.what = NULL;
+	pthread_mutex_unlock(&guard_mu);
+}
+
+int rig_guarded(const char **what, int *g, int *a, int *b, double *start)
+{
+	int on;
+
+	pthread_mutex_lock(&guard_mu);
+	on = guard.what != NULL;
+	*what = guard.what;
+	*g = guard.g;
+	*a = guard.a;
+	*b = guard.b;
+	*start = guard.start;
+	pthread_mutex_unlock(&guard_mu);
+	return on;
+}
+
 CUresult rig_peer(struct rig *r, int a, int b, int on)
 {
 	CUresult cr;
@@ -196,7 +232,9 @@ CUresult rig_peer(struct rig *r, int a, int b, int on)
 	cr = rig_cur(r, a);
 	if (cr != CUDA_SUCCESS)
 		return cr;
+	rig_guard(on ? "cuCtxEnablePeerAccess" : "cuCtxDisablePeerAccess", a, a, b);
 	cr = on ? cu.cuCtxEnablePeerAccess(r->g[b].ctx, 0) : cu.cuCtxDisablePeerAccess(r->g[b].ctx);
+	rig_unguard();
 	if (cr == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED || cr == CUDA_ERROR_PEER_ACCESS_NOT_ENABLED)
 		cr = CUDA_SUCCESS;
 	if (cr == CUDA_SUCCESS)

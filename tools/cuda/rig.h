@@ -62,6 +62,16 @@ int rig_count(int *n, char *err, size_t errlen);
 void rig_close(struct rig *r);
 /* Enable (on=1) or disable peer access from GPU a's context to b's. */
 CUresult rig_peer(struct rig *r, int a, int b, int on);
+/*
+ * Driver calls that may block in the kernel rather than on GPU work (peer
+ * mappings take locks there): the one in flight, for a watchdog thread.
+ * rig_guard() before the call (what, the GPU whose context makes it, and
+ * the direction a->b or -1), rig_unguard() after. rig_guarded() copies the
+ * record: 1 if a call is in flight, with its start (now_s()).
+ */
+void rig_guard(const char *what, int g, int a, int b);
+void rig_unguard(void);
+int rig_guarded(const char **what, int *g, int *a, int *b, double *start);
 /* Pinned host staging ring (RIG_STREAMS x RIG_RING x slot bytes). */
 CUresult rig_ring_alloc(struct rig *r, size_t slot);
 CUresult rig_cur(struct rig *r, int g);

@@ -25,6 +25,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/random.h>
 #include <unistd.h>
@@ -50,6 +51,71 @@ static void on_stop(int sig)
 		return;
 	}
 	vstop = sig;
+}
+
+/*
+ * The watchdog: a driver call that blocks in the kernel (a peer mapping
+ * waiting on a lock there, as nvidia-uvm's devicesLock inversion on
+ * 580.65.06-595.x makes it; FIELD N10) never returns, and in D state no
+ * signal ends the process. After --timeout the watchdog says which call
+ * on which GPU, prints the verdict of what finished, and _exit()s: the
+ * process may stay in D state, but the user has the diagnosis. The main
+ * thread is blocked in that call, so what the watchdog reads of the run
+ * does not change under it, and it holds no stdio lock.
+ */
+static struct {
+	pthread_t th;
+	int on;
+	volatile int stop;
+	struct vstate *v;
+	FILE *out, *err;
+	int json;
+	const struct pverdict *pvs;
+	const int *npv, *nok, *nfail;
+} wd;
+
+static void *watchdog(void *p)
+{
+	(void)p;
+	while (!wd.stop) {
+		const char *what;
+		int g, a, b;
+		double start, t;
+		char diag[512];
+
+		vnap(20000);
+		if (!rig_guarded(&what, &g, &a, &b, &start) || (t = now_s() - start) <= wd.v->timeout)
+			continue;
+		snprintf(diag, sizeof(diag), "GPU %d: %s %d->%d has not returned for %.3g s: blocked in the "
+			 "driver (on 580.65.06-595.x likely nvidia-uvm's devicesLock; see docs/support.md)",
+			 g, what, a, b, t);
+		if (wd.json) {
+			fprintf(wd.out, "{\n  \"command\": \"verify\",\n  \"result\": \"HUNG\",\n  \"hung\": \"%s\"\n}\n",
+				diag);
+		} else {
+			char line[512];
+
+			fprintf(wd.out, "  %s\n", diag);
+			if (*wd.npv)
+				fprintf(wd.out, "verdict:\n");
+			for (int q = 0; q < *wd.npv; q++) {
+				if (wd.pvs[q].reached) {
+					pv_line(&wd.pvs[q], wd.v, line, sizeof(line));
+					fprintf(wd.out, "  %s\n", line);
+				} else {
+					fprintf(wd.out, "  %d<->%d: not finished: blocked in the driver\n",
+						wd.pvs[q].a, wd.pvs[q].b);
+				}
+			}
+			fprintf(wd.out, "verify: HUNG in the driver, a partial verdict (%d OK, %d FAIL before it)\n",
+				*wd.nok, *wd.nfail);
+		}
+		fprintf(wd.err, "verify: %s\n", diag);
+		fflush(wd.out);
+		fflush(wd.err);
+		_exit(P2P_EXIT_FAIL);
+	}
+	return NULL;
 }
 
 static unsigned parse_tests(const char *s, char *msg, size_t len)
@@ -99,7 +165,8 @@ static void vusage(FILE *f)
 		"                   nccl\n"
 		"  --seed N         pattern seed (default: random, printed)\n"
 		"  --seconds S      how long the concurrent test runs (default 3)\n"
-		"  --timeout S      deadline of every wait; a later one is a hang (default 10)\n"
+		"  --timeout S      deadline of every wait and peer-mapping call; a later one\n"
+		"                   is a hang (default 10)\n"
 		"  --offset BYTES   allocate this much on each GPU before the test buffers\n"
 		"                   (auto: about half of free; default 0: the vram test\n"
 		"                   places buffers at the bottom, middle and top)\n"
@@ -206,6 +273,34 @@ static uint64_t random_seed(void)
 	return s;
 }
 
+/*
+ * With peer access on one way only: can test m from s to d run? ce,
+ * sm-write and flags use s's mapping of d's memory, sm-read d's mapping of
+ * s's; the others use both (path turns both off and on again).
+ */
+static int one_way_runs(const struct rig *r, int m, int s, int d)
+{
+	if (m == V_CE || m == V_SM_WRITE || m == V_FLAGS)
+		return r->peer_on[s][d];
+	if (m == V_SM_READ)
+		return r->peer_on[d][s];
+	return r->peer_on[s][d] && r->peer_on[d][s];
+}
+
+/* Why an enable failed, by its error: what the field found behind it. */
+static const char *enable_hint(CUresult cr)
+{
+	if (cr == CUDA_ERROR_MAP_FAILED)
+		return "the driver could not map the peer's BAR1: static BAR1 missing or misaligned on one "
+		       "GPU (a 5090 whose BAR1 starts 4 MiB in: \"not aligned\" in the kernel log), or a "
+		       "mixed pair the driver falls back to the mailbox for; check `p2pctl doctor` (static "
+		       "BAR1 on both GPUs)";
+	if (cr == CUDA_ERROR_PEER_ACCESS_UNSUPPORTED)
+		return "libcuda itself refuses the pair (mixed generations such as a 3080 with a 4090, "
+		       "or a 4090 with an RTX 6000 Ada), whatever the kernel driver allows";
+	return NULL;
+}
+
 /* Run the tests of (a, b), both ways; returns how many tests were added. */
 static int pair_tests(struct vstate *v, int a, int b, struct vtest *tests)
 {
@@ -226,7 +321,17 @@ static int pair_tests(struct vstate *v, int a, int b, struct vtest *tests)
 			t->src = d ? b : a;
 			t->dst = d ? a : b;
 			t->method = m;
-			if (m == V_PATH)
+			if (vlost_skip(v, t, (const int[]){ a, b }, 2)) {
+				;	/* both GPUs' contexts take part in every test of the pair */
+			} else if (a != b && !one_way_runs(&v->r, m, t->src, t->dst)) {
+				int x = v->r.peer_on[a][b] ? b : a, y = x == a ? b : a;
+
+				t->ok = 1;
+				t->skipped = 1;
+				snprintf(t->error, sizeof(t->error), "not available (%d->%d could not be enabled)",
+					 x, y);
+			}
+			else if (m == V_PATH)
 				run_path(v, t);
 			else if (m == V_FLAGS || m == V_FLAGS_POLL)
 				run_flags(v, t);
@@ -453,10 +558,20 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 		fflush(out);
 		v->out = out;
 	}
+	wd.v = v;
+	wd.out = out;
+	wd.err = err;
+	wd.json = json;
+	wd.pvs = pvs;
+	wd.npv = &npv;
+	wd.nok = &nok;
+	wd.nfail = &nfail;
+	wd.stop = 0;
+	wd.on = !pthread_create(&wd.th, NULL, watchdog, NULL);
 	for (int a = 0; a < n && !vhalt(v); a++)
 		for (int b = v->loopback ? a : a + 1; b < n && !vhalt(v); b++) {
 			struct umpair um = { .status = UM_SKIPPED };
-			int nt = 0, peer_ok, pfail = 0;
+			int nt = 0, peer_ok, pfail = 0, one_way = 0;
 			char perr[512] = "";
 			struct pverdict *pv = NULL;
 
@@ -481,13 +596,16 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 
 				if (ab != CUDA_SUCCESS || ba != CUDA_SUCCESS) {
 					int x = ab != CUDA_SUCCESS ? a : b, y = ab != CUDA_SUCCESS ? b : a;
+					CUresult cr = ab != CUDA_SUCCESS ? ab : ba;
+					const char *hint = enable_hint(cr);
 
 					peer_ok = 0;
+					one_way = ab == CUDA_SUCCESS || ba == CUDA_SUCCESS;
 					snprintf(perr, sizeof(perr), "cuCtxEnablePeerAccess %d->%d (GPU %d mapping GPU "
-						 "%d's memory): %s%s%d->%d %s", x, y, x, y,
-						 cu_errstr(ab != CUDA_SUCCESS ? ab : ba), "; ", y, x,
-						 ab != CUDA_SUCCESS && ba != CUDA_SUCCESS ? "failed too" :
-						 "was enabled");
+						 "%d's memory): %s%s%d->%d %s%s%.300s", x, y, x, y, cu_errstr(cr), "; ",
+						 y, x, ab != CUDA_SUCCESS && ba != CUDA_SUCCESS ? "failed too" :
+						 "was enabled: the tests that need only it run", hint ? "\n        " : "",
+						 hint ? hint : "");
 					if (pv)
 						snprintf(pv->noway, sizeof(pv->noway), "%s%d->%d",
 							 ab != CUDA_SUCCESS && ba != CUDA_SUCCESS ? "both ways, " : "",
@@ -512,7 +630,7 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 					fprintf(out, "  FAIL  %s\n", perr);
 				fflush(out);
 			}
-			if (peer_ok) {
+			if (peer_ok || one_way) {
 				nt = pair_tests(v, a, b, tests);
 				for (int k = 0; k < nt; k++) {
 					pfail += !tests[k].ok;
@@ -520,10 +638,23 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 					nskip += tests[k].skipped;
 					nunproven += tests[k].ok && !tests[k].skipped && !tests[k].proven;
 				}
-				if (!vhalt(v)) {
+				if (one_way) {
+					/* the managed tests map both ways */
+					snprintf(um.reason, sizeof(um.reason), "peer access is enabled one way only");
+					if (!v->no_managed)
+						nskip += um.nskip = V_UM_COUNT * 2;
+					pfail++;	/* the enable that failed */
+				} else if (!vhalt(v)) {
 					int from = nt;
+					struct vtest lt = { .src = a, .dst = b };
 
-					um_pair(v, a, b, tests, &nt, &um);
+					if (vlost_skip(v, &lt, (const int[]){ a, b }, 2) &&
+					    !v->no_managed && (v->tests & (((1u << V_UM_COUNT) - 1) << V_UM_READ))) {
+						snprintf(um.reason, sizeof(um.reason), "%.400s", lt.error);
+						um.nskip = V_UM_COUNT * 2;
+					} else {
+						um_pair(v, a, b, tests, &nt, &um);
+					}
 					pfail += um.nfail;
 					nok += um.nok;
 					nskip += um.nskip;
@@ -543,7 +674,7 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 				pv->reached = 1;
 				for (int k = 0; k < nt; k++)
 					pv_add(pv, &tests[k]);
-				if (peer_ok && um.status == UM_SKIPPED && um.nskip)
+				if ((peer_ok || one_way) && um.status == UM_SKIPPED && um.nskip)
 					for (int m = V_UM_READ; m < V_CONCURRENT; m++)
 						for (int d = 0; d < 2; d++)
 							snprintf(pv->cell[m][d], sizeof(pv->cell[m][d]), "SKIP");
@@ -573,7 +704,26 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			pvjson[npv++] = -1;
 		}
 	if (!vhalt(v) && (v->tests & (1u << V_CONCURRENT)) && !v->loopback) {
-		run_concurrent(v, sel, ctests, &nct, (int)(sizeof(ctests) / sizeof(ctests[0])));
+		static int csel[P2P_MAX_GPUS][P2P_MAX_GPUS];
+		int nlost = 0;
+
+		/* Not in a context a sticky error killed: the pairs of such a GPU
+		 * are not run (and say why); the others still run at once. */
+		for (int a = 0; a < n; a++)
+			for (int b = 0; b < n; b++) {
+				csel[a][b] = sel[a][b] && !v->lost[a][0] && !v->lost[b][0];
+				if (a == b || csel[a][b] || !sel[a][b] ||
+				    !v->r.peer_on[a][b] || !v->r.peer_on[b][a] ||
+				    nlost >= (int)(sizeof(ctests) / sizeof(ctests[0])) / 2)
+					continue;
+				memset(&ctests[nct], 0, sizeof(ctests[nct]));
+				ctests[nct].method = V_CONCURRENT;
+				ctests[nct].src = a;
+				ctests[nct].dst = b;
+				vlost_skip(v, &ctests[nct++], (const int[]){ a, b }, 2);
+				nlost++;
+			}
+		run_concurrent(v, csel, ctests, &nct, (int)(sizeof(ctests) / sizeof(ctests[0])));
 		for (int k = 0; k < nct; k++)
 			vdone(v, &ctests[k], 1);
 		for (int k = 0; k < nct; k++) {
@@ -632,7 +782,10 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 						      sets[k][g]);
 			long off = nccl_log_size(v);
 
-			run_nccl(v, t, sets[k], setn[k]);
+			t->method = V_NCCL;
+			t->engine = setn[k];
+			if (!vlost_skip(v, t, sets[k], setn[k]))
+				run_nccl(v, t, sets[k], setn[k]);
 			if (t->ok && !t->skipped)
 				nccl_transport(v, t, sets[k], setn[k], off);
 			vdone(v, t, 0);
@@ -749,6 +902,10 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 		}
 		if (nccl_verdict[0])
 			fprintf(out, "  %s\n", nccl_verdict);
+		for (int g = 0; g < n; g++)
+			if (v->lost[g][0])
+				fprintf(out, "  GPU %d: its context was lost to %s's fault (CUDA errors are "
+					"sticky): the later tests that use GPU %d were not run\n", g, v->lost[g], g);
 		if (vstop)
 			fprintf(out, "verify: INTERRUPTED by SIG%s, a partial verdict (%d OK, %d FAIL", sigabbrev_np(vstop),
 				nok, nfail);
@@ -763,6 +920,11 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 		fprintf(out, "\n");
 	}
 	fflush(out);
+	if (wd.on) {
+		wd.stop = 1;
+		pthread_join(wd.th, NULL);
+		wd.on = 0;
+	}
 	rc = nfail || v->hung ? P2P_EXIT_FAIL : P2P_EXIT_OK;
 	if (vstop && !v->hung)
 		rc = 128 + vstop;	/* as a shell reports a command the signal ended */

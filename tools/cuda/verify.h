@@ -60,6 +60,7 @@ struct vtest {
 	uint64_t vram_mb[3][2];	/* vram: the pads (MiB) of each place, on src and dst */
 	int cut;		/* concurrent: ended early by a signal */
 	int procs;		/* nccl: one process per GPU (ncclCommInitRank) */
+	CUresult cr;		/* the CUDA error vfail() was given (0: none) */
 };
 
 struct vstate {
@@ -84,6 +85,9 @@ struct vstate {
 	FILE *out;		/* text output (NULL with --json): a line per test as it ends */
 	char nccl_log[256];	/* NCCL's debug file (NCCL_DEBUG=INFO) that verify set up */
 	char nccl_user[64];	/* the user's own NCCL_DEBUG, which verify leaves alone */
+	/* "" or the test whose sticky CUDA error (vsticky) killed GPU g's context
+	 * in this process: no later test uses that context. */
+	char lost[P2P_MAX_GPUS][80];
 };
 
 /*
@@ -136,7 +140,9 @@ static inline int vfail_if(struct vtest *t, CUresult cr, const char *what)
 {
 	return cr == CUDA_SUCCESS ? 0 : vfail(t, what, cr);
 }
-void vexplain(struct vtest *t);
+int vsticky(CUresult cr);
+void vexplain(struct vstate *v, struct vtest *t);
+int vlost_skip(struct vstate *v, struct vtest *t, const int *gs, int ng);
 void vnap(long us);
 CUresult vquery_until(CUstream s, CUevent e, double end);
 CUresult vwait(struct vstate *v, struct vtest *t, int g, CUstream s, CUevent e,

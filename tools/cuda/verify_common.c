@@ -73,6 +73,7 @@ int vfail(struct vtest *t, const char *what, CUresult cr)
 	t->ok = 0;
 	if (t->hung)
 		return -1;
+	t->cr = cr;
 	t->gpu = rig_cur_gpu + 1;
 	if (rig_cur_gpu >= 0)
 		snprintf(t->error, sizeof(t->error), "%s on GPU %d: %s", what, rig_cur_gpu, cu_errstr(cr));
@@ -82,25 +83,79 @@ int vfail(struct vtest *t, const char *what, CUresult cr)
 }
 
 /*
+ * The errors CUDA documents as sticky: "the process is in an inconsistent
+ * state and any further CUDA work will return the same error". The context
+ * that saw one is dead; every later call in it fails the same way.
+ */
+int vsticky(CUresult cr)
+{
+	return cr == CUDA_ERROR_ILLEGAL_ADDRESS || cr == CUDA_ERROR_ASSERT ||
+	       (cr >= CUDA_ERROR_HARDWARE_STACK_ERROR && cr <= CUDA_ERROR_LAUNCH_FAILED);
+}
+
+/* "sm-read 0->1", "nccl 0,1", "concurrent 1->0": a test, for messages */
+static void vtest_name(const struct vtest *t, char *buf, size_t len)
+{
+	if (t->label[0])
+		snprintf(buf, len, "%s %s", vnames[t->method], t->label);
+	else
+		snprintf(buf, len, "%s %d->%d", vnames[t->method], t->src, t->dst);
+}
+
+/*
  * A bare CUDA_ERROR_ILLEGAL_ADDRESS tells a user nothing: say that the GPU
  * faulted on the other GPU's memory, through a peer mapping the driver
- * reports but that is not there (or points elsewhere).
+ * reports but that is not there (or points elsewhere). A sticky error also
+ * kills the context it was seen in: remember whose (v->lost), so that later
+ * tests are not run in it, where they would all fail with the same error
+ * and hide what works.
  */
-void vexplain(struct vtest *t)
+void vexplain(struct vstate *v, struct vtest *t)
 {
 	size_t l = strlen(t->error);
 	int g = t->gpu ? t->gpu - 1 : t->method == V_IPC ? t->dst : t->engine;
-	int p = g == t->src ? t->dst : t->src;
+	int p = g == t->src ? t->dst : t->src, first = 1;
 
-	if (t->ok || t->skipped || !strstr(t->error, "CUDA_ERROR_ILLEGAL_ADDRESS"))
+	if (t->ok || t->skipped)
 		return;
-	if (p == g)
+	if (t->gpu && vsticky(t->cr)) {
+		first = !v->lost[g][0];
+		if (first)
+			vtest_name(t, v->lost[g], sizeof(v->lost[g]));
+	}
+	if (!first)
+		snprintf(t->error + l, sizeof(t->error) - l, "; GPU %d's context was already lost to %s's "
+			 "fault (CUDA errors are sticky)", g, v->lost[g]);
+	else if (!strstr(t->error, "CUDA_ERROR_ILLEGAL_ADDRESS"))
+		;
+	else if (p == g)
 		snprintf(t->error + l, sizeof(t->error) - l, "; GPU %d faulted on an address it was given "
 			 "(no peer memory in this test: the tool or the GPU)", g);
 	else
 		snprintf(t->error + l, sizeof(t->error) - l, "; this likely means GPU %d faulted on GPU "
 			 "%d's memory: its peer mapping of that memory is missing or wrong, although peer "
 			 "access is on and the driver reports the mapping", g, p);
+	l = strlen(t->error);
+	if (first && t->gpu && vsticky(t->cr))
+		snprintf(t->error + l, sizeof(t->error) - l, "; GPU %d's context is lost (CUDA errors are "
+			 "sticky): later tests on GPU %d are not run", g, g);
+}
+
+/*
+ * Before test t, which uses the contexts of the ng GPUs gs in this process:
+ * if one was lost to an earlier test's sticky error, t is not run. 1 if so.
+ */
+int vlost_skip(struct vstate *v, struct vtest *t, const int *gs, int ng)
+{
+	for (int k = 0; k < ng; k++)
+		if (gs[k] >= 0 && v->lost[gs[k]][0]) {
+			t->ok = 1;
+			t->skipped = 1;
+			snprintf(t->error, sizeof(t->error), "not run: GPU %d's context was lost to %s's fault "
+				 "(CUDA errors are sticky)", gs[k], v->lost[gs[k]]);
+			return 1;
+		}
+	return 0;
 }
 
 void vnap(long us)

@@ -181,7 +181,7 @@ void vdone(struct vstate *v, struct vtest *t, int stop_before)
 		t->skipped = 1;
 		snprintf(t->error, sizeof(t->error), "not finished: interrupted (%s)", strsignal(vstop));
 	}
-	vexplain(t);
+	vexplain(v, t);
 	if (v->out)
 		test_print(v->out, t);
 }

@@ -309,9 +309,10 @@ void um_pair(struct vstate *v, int a, int b, struct vtest *tests, int *nt, struc
 			t->src = d ? b : a;
 			t->dst = d ? a : b;
 			t->method = m;
-			if (gate && m != V_UM_READ) {
+			if ((gate && m != V_UM_READ) || vlost_skip(v, t, (const int[]){ a, b }, 2)) {
 				t->skipped = 1;
-				snprintf(t->error, sizeof(t->error), "not run: um-read failed");
+				if (!t->error[0])
+					snprintf(t->error, sizeof(t->error), "not run: um-read failed");
 				u->nskip++;
 				vdone(v, t, stop_before);
 				continue;

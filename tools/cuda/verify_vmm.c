@@ -53,7 +53,10 @@ static CUresult vmm_alloc(struct vstate *v, int owner, int other, struct vmm *m,
 		acc[i].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
 	}
 	*what = "cuMemSetAccess";
-	return cu.cuMemSetAccess(m->p, m->n, acc, owner == other ? 1 : 2);
+	rig_guard("cuMemSetAccess", owner, other, owner);	/* a peer mapping: may block in the driver */
+	cr = cu.cuMemSetAccess(m->p, m->n, acc, owner == other ? 1 : 2);
+	rig_unguard();
+	return cr;
 }
 
 static void vmm_free(struct vmm *m)

@@ -53,6 +53,13 @@
  *   FAKECUDA_FLAKY=K           the K-th kernel (1-based, counted from cuInit)
  *                              storing into another GPU's memory loses
  *                              its stores: an occasional loss, once
+ *   FAKECUDA_FAULT_DIR=A>B     stale, lost, wrong, ptefault, readfault and
+ *                              cedrop hit only GPU A's accesses (its SMs, or
+ *                              its copy engine) to GPU B's memory
+ *   FAKECUDA_STICKY=1          faults are sticky, as CUDA's are: a stream's
+ *                              CUDA_ERROR_ILLEGAL_ADDRESS or _LAUNCH_FAILED
+ *                              kills its context, whose later calls all
+ *                              return it (until the next cuInit)
  *   FAKECUDA_FAULT=LIST        P2P faults (comma-separated), all of them
  *                              broken-but-advertised P2P (issue 26):
  *     stale    an SM-issued peer load (kernel on GPU g reading another GPU's
@@ -90,6 +97,11 @@
  *              while another child of the same parent is opening (a
  *              lock file held 50 ms per open): processes mapping at once
  *              deadlock, as 580.65.06-595.x's devicesLock inversion can
+ *     readfault  SM-issued loads of another GPU's memory fault with
+ *              CUDA_ERROR_ILLEGAL_ADDRESS; its stores land ("writes fine,
+ *              reads not", FIELD F4)
+ *     enablehang  cuCtxEnablePeerAccess never returns (a peer mapping
+ *              blocked on a lock in the kernel, FIELD N10)
  *     ipcwrong cuIpcOpenMemHandle maps other (zeroed) memory, not the
  *              exporter's allocation
  *     graphdrop  from the second launch of a CUDA graph on, its last node
@@ -175,7 +187,10 @@ static struct {
 	int inited, ndev, peer, enable_error, jit_error, copy_error, overrun, underrun, drop_tail;
 	int managed, concurrent_managed;
 	int f_stale, f_lost, f_nomap, f_wrong, f_hang, f_graphdrop, f_ipcwrong, f_staged, f_ptefault;
-	int f_cedrop, f_vmmstale, f_flaglost, f_openhang;
+	int f_cedrop, f_vmmstale, f_flaglost, f_openhang, f_readfault, f_enablehang;
+	int sticky;
+	int dir_from, dir_to;	/* FAKECUDA_FAULT_DIR, -1: any */
+	CUresult dead[MAXDEV];
 	long long flaky, peer_stores;
 	char hang_kind[8];
 	int hung;			/* the hang has been used */
@@ -346,6 +361,8 @@ static void corrupt(CUdeviceptr dst, size_t n, const char *kind)
 
 #define LOCK() pthread_mutex_lock(&mu)
 #define UNLOCK_RET(x) do { CUresult r__ = (x); pthread_mutex_unlock(&mu); return r__; } while (0)
+/* FAKECUDA_STICKY: a dead context's calls return the error that killed it */
+#define DEAD(dev) do { if (F.dead[(dev)]) UNLOCK_RET(F.dead[(dev)]); } while (0)
 
 static struct qop *enqueue(int kind, struct CUstream_st *s)
 {
@@ -414,6 +431,12 @@ static void um_migrate(struct managed *m, int dev)
 	m->resident = dev;
 }
 
+/* FAKECUDA_FAULT_DIR: does a fault apply to GPU g accessing owner's memory? */
+static int fdir(int g, int owner)
+{
+	return F.dir_from < 0 || (g == F.dir_from && owner == F.dir_to);
+}
+
 /*
  * GPU g's kernel touches address p: map or migrate managed pages as UVM
  * would. Returns the address the access really reaches; *owner is the GPU
@@ -426,7 +449,7 @@ static CUdeviceptr resolve(CUdeviceptr p, int g, int *owner, CUresult *err)
 
 	if (!m) {
 		*owner = find_dev(p);
-		if (*owner >= 0 && (!may_access(g, p, *owner) || (F.f_ptefault && *owner != g)))
+		if (*owner >= 0 && (!may_access(g, p, *owner) || (F.f_ptefault && *owner != g && fdir(g, *owner))))
 			*err = 700;
 		return p;
 	}
@@ -529,7 +552,7 @@ static void load_bytes(char *out, CUdeviceptr p, size_t n, int g, int owner)
 {
 	const char *from = (const char *)(uintptr_t)p;
 
-	if (owner >= 0 && owner != g && (F.f_stale || (F.f_vmmstale && is_vmm(p)))) {
+	if (owner >= 0 && owner != g && fdir(g, owner) && (F.f_stale || (F.f_vmmstale && is_vmm(p)))) {
 		size_t an = 0;
 		char *base = alloc_base(p, &an);
 		struct snap *s = NULL;
@@ -549,7 +572,7 @@ static void load_bytes(char *out, CUdeviceptr p, size_t n, int g, int owner)
 		if (s)
 			from = s->copy + (from - base);
 	}
-	if (owner >= 0 && owner != g && F.f_wrong) {
+	if (owner >= 0 && owner != g && F.f_wrong && fdir(g, owner)) {
 		int i = find_alloc(p);
 
 		if (i >= 0 && allocs[i].off >= F.wrong_above) {
@@ -576,7 +599,7 @@ static void load_bytes(char *out, CUdeviceptr p, size_t n, int g, int owner)
 
 static void store_bytes(CUdeviceptr p, const char *in, size_t n, int g, int owner)
 {
-	if (owner >= 0 && owner != g && F.f_lost)
+	if (owner >= 0 && owner != g && F.f_lost && fdir(g, owner))
 		return;
 	if (owner >= 0 && owner != g && ++F.peer_stores == F.flaky)
 		return;
@@ -644,6 +667,8 @@ static void run_kernel(struct qop *o)
 		CUdeviceptr src = resolve(o->a[1] - (F.underrun ? 4 : 0), g, &sow, &err);
 		char *tmp;
 
+		if (F.f_readfault && sow >= 0 && sow != g && fdir(g, sow))
+			err = 700;
 		if (err) {
 			o->s->err = err;
 			return;
@@ -689,6 +714,9 @@ static void run_kernel(struct qop *o)
 
 		for (int i = 0; i < 10; i++)
 			p[i] = i == 4 || i == 8 ? o->a[i] : resolve(o->a[i], g, &ow[i], &err);
+		if (F.f_readfault && ((ow[2] >= 0 && ow[2] != g && fdir(g, ow[2])) ||
+				      (ow[6] >= 0 && ow[6] != g && fdir(g, ow[6]))))
+			err = 700;
 		if (err) {
 			o->s->err = err;
 			return;
@@ -736,6 +764,8 @@ static void run_kernel(struct qop *o)
 		CUdeviceptr st = resolve(o->a[3], g, &dow, &err);
 		unsigned int v = 0, status[2];
 
+		if (F.f_readfault && sow >= 0 && sow != g && fdir(g, sow))
+			err = 700;
 		if (err) {
 			o->s->err = err;
 			return;
@@ -767,7 +797,8 @@ static void execute(struct qop *o)
 			    F.f_staged ? F.nopeer_bw :
 			    mapped(o->sdev, o->ddev) || mapped(o->ddev, o->sdev) ? F.bw : F.nopeer_bw;
 
-		if (F.f_cedrop && o->sdev != o->ddev && bw == F.bw) {
+		if (F.f_cedrop && o->sdev != o->ddev && bw == F.bw &&
+		    fdir(o->s->dev, o->s->dev == o->sdev ? o->ddev : o->sdev)) {
 			;	/* nothing lands */
 		} else if (F.bar1 && o->sdev != o->ddev && bw == F.bw) {
 			/* through the engine's GPU's peer mapping of the other's BAR1 */
@@ -898,7 +929,7 @@ static void set_faults(void)
 	char buf[128], *save = NULL;
 
 	F.f_stale = F.f_lost = F.f_nomap = F.f_wrong = F.f_hang = F.f_graphdrop = F.f_ipcwrong = F.f_staged = F.f_ptefault = F.f_cedrop = 0;
-	F.f_vmmstale = F.f_flaglost = F.f_openhang = F.hung = 0;
+	F.f_vmmstale = F.f_flaglost = F.f_openhang = F.f_readfault = F.f_enablehang = F.hung = 0;
 	snprintf(F.hang_kind, sizeof(F.hang_kind), "%s", k ? k : "");
 	F.wrong_above = (unsigned long long)envd("FAKECUDA_WRONG_ABOVE", 0);
 	snprintf(buf, sizeof(buf), "%s", f ? f : "");
@@ -929,6 +960,10 @@ static void set_faults(void)
 			F.f_flaglost = 1;
 		else if (!strcmp(t, "openhang"))
 			F.f_openhang = 1;
+		else if (!strcmp(t, "readfault"))
+			F.f_readfault = 1;
+		else if (!strcmp(t, "enablehang"))
+			F.f_enablehang = 1;
 		else
 			fprintf(stderr, "fakecuda: unknown FAKECUDA_FAULT '%s'\n", t);
 	}
@@ -977,6 +1012,11 @@ CUresult cuInit(unsigned int flags)
 	k = getenv("FAKECUDA_UM_BUG");
 	snprintf(F.um_bug, sizeof(F.um_bug), "%s", k ? k : "");
 	set_faults();
+	F.sticky = (int)envd("FAKECUDA_STICKY", 0);
+	k = getenv("FAKECUDA_FAULT_DIR");
+	if (!k || sscanf(k, "%d>%d", &F.dir_from, &F.dir_to) != 2)
+		F.dir_from = F.dir_to = -1;
+	memset(F.dead, 0, sizeof(F.dead));
 	F.ncopies = F.nops = 0;
 	F.clock_us = 0;
 	for (int i = 0; i < MAXDEV; i++) {
@@ -1002,6 +1042,7 @@ static const char *errname(CUresult r)
 	case 3: return "CUDA_ERROR_NOT_INITIALIZED";
 	case 100: return "CUDA_ERROR_NO_DEVICE";
 	case 101: return "CUDA_ERROR_INVALID_DEVICE";
+	case 205: return "CUDA_ERROR_MAP_FAILED";
 	case 217: return "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED";
 	case 218: return "CUDA_ERROR_INVALID_PTX";
 	case 400: return "CUDA_ERROR_INVALID_HANDLE";
@@ -1106,6 +1147,18 @@ CUresult cuDevicePrimaryCtxRelease_v2(int d)
 
 CUresult cuCtxSetCurrent(CUcontext c) { current = c; return 0; }
 
+/* A stream's error, reported once; under FAKECUDA_STICKY a fault (700, 719)
+ * kills the stream's context, as CUDA's sticky errors do. */
+static CUresult take_err(struct CUstream_st *s)
+{
+	CUresult r = s->err;
+
+	s->err = 0;
+	if (F.sticky && (r == 700 || r == 719) && !F.dead[s->dev])
+		F.dead[s->dev] = r;
+	return r;
+}
+
 CUresult cuCtxSynchronize(void)
 {
 	CUresult r = 0;
@@ -1113,6 +1166,7 @@ CUresult cuCtxSynchronize(void)
 	if (!current)
 		return 201;
 	LOCK();
+	DEAD(current->dev);
 	for (int i = 0; i < MAXSTREAM; i++) {
 		struct CUstream_st *s = &streams[i];
 
@@ -1121,7 +1175,7 @@ CUresult cuCtxSynchronize(void)
 		if (progress(s, 1LL << 62) < 0)
 			hung_abort("cuCtxSynchronize");
 		if (s->err && !r)
-			r = s->err;
+			r = take_err(s);
 		s->err = 0;
 	}
 	compact();
@@ -1144,6 +1198,8 @@ CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
 	(void)flags;
 	if (!current)
 		return 201;
+	while (F.f_enablehang)
+		pause();	/* a lock in the kernel: no return, no signal ends it */
 	if (F.enable_error && (F.enable_from < 0 || current->dev == F.enable_from))
 		return F.enable_error;
 	if (!F.peer)
@@ -1212,6 +1268,8 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 
 	if (!current)
 		return 201;
+	if (F.dead[current->dev])
+		return F.dead[current->dev];
 	fd = memfd_create("fakecuda", MFD_CLOEXEC);
 	if (fd < 0 || ftruncate(fd, (off_t)len)) {
 		if (fd >= 0)
@@ -1309,6 +1367,8 @@ CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags)
 
 	if (!current)
 		return 201;
+	if (F.dead[current->dev])
+		return F.dead[current->dev];
 	if (!n || (flags != 1 && flags != 2))
 		return 1;
 	mem = aligned_alloc(4096, (n + 256 + 4095) & ~(size_t)4095);
@@ -1456,6 +1516,7 @@ CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n)
 	if (!current)
 		return 201;
 	LOCK();
+	DEAD(current->dev);
 	o = enqueue(Q_H2D, legacy(current->dev));
 	o->dst = d;
 	o->n = n;
@@ -1469,6 +1530,7 @@ CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n)
 	if (!current)
 		return 201;
 	LOCK();
+	DEAD(current->dev);
 	if (progress(legacy(current->dev), 1LL << 62) < 0)
 		hung_abort("cuMemcpyDtoH");
 	memcpy(d, (const void *)(uintptr_t)s, n);
@@ -1492,6 +1554,7 @@ CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcon
 	if (s->capture)
 		return 900;	/* as libcuda 580.159.04 answers (lent H100) */
 	LOCK();
+	DEAD(s->dev);
 	if (count_copy())
 		UNLOCK_RET(719);
 	o = enqueue(Q_COPY, s);
@@ -1510,6 +1573,7 @@ CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstre
 	if (!s)
 		return 400;
 	LOCK();
+	DEAD(s->dev);
 	if (count_copy())
 		UNLOCK_RET(719);
 	o = enqueue(Q_COPY, s);
@@ -1529,6 +1593,7 @@ CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, CUstream st)
 	if (!st)
 		return 400;
 	LOCK();
+	DEAD(st->dev);
 	if (!pinned(d)) {
 		/* pageable: returns once the copy is done */
 		if (progress(st, 1LL << 62) < 0)
@@ -1552,6 +1617,7 @@ CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream s
 	if (!st)
 		return 400;
 	LOCK();
+	DEAD(st->dev);
 	o = enqueue(Q_H2D, st);
 	o->dst = d;
 	o->n = n;
@@ -1570,6 +1636,7 @@ CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned int v, size_t n)
 	if (!current)
 		return 201;
 	LOCK();
+	DEAD(current->dev);
 	o = enqueue(Q_MEMSET, legacy(current->dev));
 	o->dst = d;
 	o->u32 = v;
@@ -1584,6 +1651,7 @@ CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s)
 	if (!s)
 		return 400;
 	LOCK();
+	DEAD(s->dev);
 	o = enqueue(Q_MEMSET, s);
 	o->dst = d;
 	o->u32 = v;
@@ -1622,10 +1690,10 @@ CUresult cuStreamQuery(CUstream s)
 	if (!s)
 		return 400;
 	LOCK();
+	DEAD(s->dev);
 	if (progress(s, 1LL << 62) < 0)
 		UNLOCK_RET(NOT_READY);
-	r = s->err;
-	s->err = 0;
+	r = take_err(s);
 	compact();
 	UNLOCK_RET(r);
 }
@@ -1637,10 +1705,10 @@ CUresult cuStreamSynchronize(CUstream s)
 	if (!s)
 		return 400;
 	LOCK();
+	DEAD(s->dev);
 	if (progress(s, 1LL << 62) < 0)
 		hung_abort("cuStreamSynchronize");
-	r = s->err;
-	s->err = 0;
+	r = take_err(s);
 	compact();
 	UNLOCK_RET(r);
 }
@@ -1695,6 +1763,7 @@ CUresult cuEventRecord(CUevent e, CUstream s)
 	if (e->dev != s->dev)
 		return 400;	/* event and stream of different contexts */
 	LOCK();
+	DEAD(s->dev);
 	o = enqueue(Q_REC, s);
 	o->ev = e;
 	e->seq = o->seq;
@@ -1706,6 +1775,7 @@ CUresult cuEventRecord(CUevent e, CUstream s)
 CUresult cuEventQuery(CUevent e)
 {
 	LOCK();
+	DEAD(e->dev);
 	if (!e->seq)
 		UNLOCK_RET(0);
 	if (progress(e->s, e->seq) < 0)
@@ -1789,6 +1859,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
 	if (!s || !gx || !bx || bx > 1024)
 		return 1;
 	LOCK();
+	DEAD(s->dev);
 	if ((f->kind == K_READ || f->kind == K_WRITE) && *(unsigned long long *)args[3] >= 16)
 		UNLOCK_RET(1);
 	if ((f->kind == K_READ || f->kind == K_WRITE) && count_copy())
@@ -1859,6 +1930,7 @@ CUresult cuGraphLaunch(CUgraphExec e, CUstream s)
 	if (!s || !e)
 		return 400;
 	LOCK();
+	DEAD(s->dev);
 	n = e->n;
 	if (F.f_graphdrop && ++e->launches >= 2 && n > 0)
 		n--;
