@@ -1214,6 +1214,18 @@ static void nccl_transport(void **st)
 	assert_null(strstr(out, "grid ("));
 	free(out);
 	free(err);
+	/* three GPUs: each set's rows read that set's lines of NCCL's one debug
+	 * file (opened once, written at its own offset), not the ranks' logs */
+	setenv("FAKECUDA_DEVICES", "3", 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl");
+	assert_non_null(strstr(out, "  nccl        0,1   FAIL  NCCL moved data via SHM/direct/direct on 16 of 16 "));
+	assert_non_null(strstr(out, "  nccl        0,2   FAIL  NCCL moved data via SHM/direct/direct on 16 of 16 "));
+	assert_non_null(strstr(out, "  nccl        1,2   FAIL  NCCL moved data via SHM/direct/direct on 16 of 16 "));
+	assert_non_null(strstr(out, "  nccl        0,1,2  FAIL  NCCL moved data via SHM/direct/direct on 24 of 24 "));
+	assert_non_null(strstr(out, "  nccl        0,2/procs  FAIL  NCCL moved data via SHM/direct/direct on 4 of 4 "));
+	free(out);
+	free(err);
+	unsetenv("FAKECUDA_DEVICES");
 	/* the user's own NCCL_P2P_LEVEL is named */
 	setenv("NCCL_P2P_LEVEL", "PHB", 1);
 	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl");

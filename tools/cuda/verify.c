@@ -774,6 +774,7 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 		}
 		for (int k = 0; k < ns && !vhalt(v); k++) {
 			struct vtest *t = &ctests[nct++];
+			char procs[300];
 			size_t l = 0;
 
 			memset(t, 0, sizeof(*t));
@@ -787,7 +788,7 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			if (!vlost_skip(v, t, sets[k], setn[k]))
 				run_nccl(v, t, sets[k], setn[k]);
 			if (t->ok && !t->skipped)
-				nccl_transport(v, t, sets[k], setn[k], off);
+				nccl_transport(v, t, sets[k], setn[k], v->nccl_log, off);
 			vdone(v, t, 0);
 			if (setn[k] < 2 || vhalt(v))
 				continue;
@@ -800,10 +801,13 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 				memset(t, 0, sizeof(*t));
 				snprintf(t->label, sizeof(t->label), "%s", lb);
 			}
-			off = nccl_log_size(v);
+			/* the ranks' logs, gathered into log.procs by run_nccl_procs */
+			snprintf(procs, sizeof(procs), "%s.procs", v->nccl_log);
 			run_nccl_procs(v, t, sets[k], setn[k]);
 			if (t->ok && !t->skipped)
-				nccl_transport(v, t, sets[k], setn[k], off);
+				nccl_transport(v, t, sets[k], setn[k], procs, 0);
+			if (v->nccl_log[0])
+				unlink(procs);
 			vdone(v, t, 0);
 		}
 		nccl_debug_end(v);

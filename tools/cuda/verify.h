@@ -216,7 +216,7 @@ int nccl_child(const char *spec, FILE *out);
 void nccl_debug_begin(struct vstate *v);
 void nccl_debug_end(struct vstate *v);
 long nccl_log_size(const struct vstate *v);
-void nccl_transport(struct vstate *v, struct vtest *t, const int *gs, int ng, long off);
+void nccl_transport(struct vstate *v, struct vtest *t, const int *gs, int ng, const char *path, long off);
 
 /* verify_um.c */
 void um_pair(struct vstate *v, int a, int b, struct vtest *tests, int *nt, struct umpair *u);

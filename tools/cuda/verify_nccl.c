@@ -211,12 +211,12 @@ long nccl_log_size(const struct vstate *v)
 }
 
 /*
- * The transports of the channel connections NCCL logged since offset off
- * (the GPU set gs's test): t->path says which. A connection via anything
+ * The transports of the channel connections NCCL logged into path since
+ * offset off (the GPU set gs's test): t->path says which. A connection via anything
  * but P2P between two GPUs with peer access fails t: NCCL's topology check
  * (NCCL_P2P_LEVEL) ruled P2P out, and NCCL runs at shared-memory speed.
  */
-void nccl_transport(struct vstate *v, struct vtest *t, const int *gs, int ng, long off)
+void nccl_transport(struct vstate *v, struct vtest *t, const int *gs, int ng, const char *path, long off)
 {
 	struct { char name[48]; int n; } tr[8] = { 0 };
 	int ntr = 0, total = 0, bad = 0, ba = -1, bb = -1;
@@ -229,7 +229,7 @@ void nccl_transport(struct vstate *v, struct vtest *t, const int *gs, int ng, lo
 			 "so p2pctl did not read which", v->nccl_user);
 		return;
 	}
-	f = fopen(v->nccl_log, "r");
+	f = fopen(path, "r");
 	if (f && fseek(f, off, SEEK_SET)) {
 		fclose(f);
 		f = NULL;

@@ -274,10 +274,20 @@ static int nrank_line(const struct nrank *c, const char *word, char *buf, size_t
 	return 1;
 }
 
-/* Append rank files log.R to verify's own NCCL debug file, for nccl_transport. */
+/*
+ * The rank files log.R into one file, log.procs, for nccl_transport. Never
+ * into verify's own log: the NCCL of this process holds that open and
+ * writes at its own offset, over anything appended.
+ */
 static void nrank_logs(const struct vstate *v, int n)
 {
-	FILE *o = v->nccl_log[0] ? fopen(v->nccl_log, "a") : NULL;
+	char procs[300];
+	FILE *o = NULL;
+
+	if (v->nccl_log[0]) {
+		snprintf(procs, sizeof(procs), "%s.procs", v->nccl_log);
+		o = fopen(procs, "w");
+	}
 
 	for (int k = 0; o && k < n; k++) {
 		char path[300], line[1024];

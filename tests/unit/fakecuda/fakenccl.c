@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <stdint.h>
@@ -62,6 +63,29 @@ const char *ncclGetErrorString(int r)
 	return r ? "fake NCCL error" : "no error";
 }
 
+/*
+ * NCCL's debug file, as NCCL keeps it: opened once with "w" at its first
+ * line and written at its own offset from then on (NCCL's ncclDebugInit).
+ * Opened again only when the file at that path is another one (a later
+ * verify_main of the same test process removed it), which NCCL never sees.
+ */
+static FILE *debug_file(const char *path)
+{
+	static FILE *f;
+	static char fpath[512];
+	struct stat a, b;
+
+	if (f && (strcmp(path, fpath) || stat(path, &a) || fstat(fileno(f), &b) || a.st_ino != b.st_ino)) {
+		fclose(f);
+		f = NULL;
+	}
+	if (!f) {
+		f = fopen(path, "w");
+		snprintf(fpath, sizeof(fpath), "%s", path);
+	}
+	return f;
+}
+
 /* NCCL's INFO lines of the connections it set up (rank < 0: all ranks'). */
 static void debug_channels(int n, int rank)
 {
@@ -71,7 +95,7 @@ static void debug_channels(int n, int rank)
 
 	if (!d || strcasecmp(d, "INFO") || !path || n < 2)
 		return;
-	f = fopen(path, "a");
+	f = debug_file(path);
 	if (!f)
 		return;
 	for (int c = 0; c < 2; c++)
@@ -80,7 +104,7 @@ static void debug_channels(int n, int rank)
 				fprintf(f, "fakehost:%d:%d [%d] NCCL INFO Channel %02d/0 : %d[%d] -> %d[%d] via %s\n",
 				(int)getpid(), (int)getpid(), r, c, r, r, (r + 1) % n, (r + 1) % n,
 				tr && *tr ? tr : "P2P/CUMEM");
-	fclose(f);
+	fflush(f);
 }
 
 int ncclCommInitAll(ncclComm_t *comm, int n, const int *devs)
