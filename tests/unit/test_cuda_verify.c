@@ -1538,6 +1538,89 @@ static void graph_hang_names_gpu(void **st)
 	free(err);
 }
 
+/*
+ * Review 33, finding 3: peer copies barely above staging's bandwidth (24.7
+ * against 22.9 GB/s, 1.08x: a PCIe pair's staged copies can come close) but
+ * at 2 us against staging's 15: a direct path. A WARN naming both numbers,
+ * not "P2P works at staging speed"; the verdict stays verified, exit 0.
+ */
+static void path_direct_near_staging(void **st)
+{
+	char *out, *err;
+	json_object *o;
+
+	(void)st;
+	setenv("FAKECUDA_BW_GBPS", "25", 1);
+	setenv("FAKECUDA_NOPEER_GBPS", "25", 1);	/* 22.9 with 15 us per copy */
+	setenv("FAKECUDA_NOPEER_LAT_US", "15", 1);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "1M");
+	assert_null(strstr(out, "staging speed"));
+	assert_non_null(strstr(out, "  path        0->1  WARN  GPU 0 -> GPU 1: 24.7 GB/s with peer access on "
+				    "(line rate unknown: no 0000:10:00.0 in sysfs), 22.9 GB/s off (1.1x); "
+				    "latency 2.0 us on, 15.0 us off; a direct path (latency 0.13x the staged "
+				    "copies'), but only 1.08x the staged bandwidth: the link is the limit, or "
+				    "it is shared\n"));
+	assert_non_null(strstr(out, "  path        1->0  WARN  "));
+	assert_non_null(strstr(out, "  path         OK    OK\n"));
+	assert_non_null(strstr(out, "0<->1: P2P verified, 24.7 GB/s (line rate unknown), 2.0 us; WARN: peer "
+				    "copies only 1.08x the staged ones, though their latency shows a direct "
+				    "path\n"));
+	assert_non_null(strstr(out, "verify: OK ("));
+	free(out);
+	free(err);
+	o = RUN_JSON(0, verify_main, "verify", VOPTS, "--size", "1M", "--tests", "path", "--json");
+	assert_string_equal(jstr(o, "pairs.0.tests.0.status"), "OK");
+	assert_non_null(strstr(jstr(o, "pairs.0.tests.0.warning"), "but only 1.08x the staged bandwidth"));
+	json_object_put(o);
+}
+
+/* Staged behind a peer mapping the driver reports, at staging's bandwidth
+ * and latency (15 us both ways): both measures agree, a FAIL. */
+static void path_staged_latency(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "staged", 1);
+	setenv("FAKECUDA_NOPEER_LAT_US", "15", 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "1M", "--tests", "path");
+	assert_non_null(strstr(out, "  path        0->1  FAIL  P2P works at staging speed: GPU 0 -> GPU 1 "
+				    "copies 18.7 GB/s with peer access on, 18.7 GB/s with it off (line rate "
+				    "unknown: no 0000:10:00.0 in sysfs); latency 15.0 us on, 15.0 us off: the "
+				    "copies take no direct path\n"));
+	assert_non_null(strstr(out, "0<->1: P2P works at staging speed (FAIL: path)"));
+	free(out);
+	free(err);
+	/* the review's 1.09x case with no latency gap (2 us both): still staging */
+	unsetenv("FAKECUDA_FAULT");
+	unsetenv("FAKECUDA_NOPEER_LAT_US");
+	setenv("FAKECUDA_BW_GBPS", "25", 1);
+	setenv("FAKECUDA_NOPEER_GBPS", "23", 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "1M", "--tests", "path");
+	assert_non_null(strstr(out, "0<->1: P2P works at staging speed (FAIL: path)"));
+	free(out);
+	free(err);
+}
+
+/* A direct path (2 us against 15) at 3 GB/s against staging's 20: P2P
+ * slows copies down (an ACS or IOMMU detour): FAIL, named as such. */
+static void path_direct_slower(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_BW_GBPS", "3", 1);
+	setenv("FAKECUDA_NOPEER_LAT_US", "15", 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "1M", "--tests", "path");
+	assert_non_null(strstr(out, "  path        0->1  FAIL  P2P slower than staging: GPU 0 -> GPU 1 copies "
+				    "3.0 GB/s with peer access on, 18.7 GB/s with it off"));
+	assert_non_null(strstr(out, "latency 2.0 us on, 15.0 us off: a direct path, but slower than copies "
+				    "staged through host memory (an ACS or IOMMU detour, or a narrow link)\n"));
+	assert_non_null(strstr(out, "0<->1: P2P FAILED (2 tests: path)"));
+	free(out);
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1598,6 +1681,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(loopback, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(tests_option, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(concurrent_transient_loss, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(path_direct_near_staging, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(path_staged_latency, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(path_direct_slower, fake_test_setup, fake_test_teardown),
 		/* last: a hung NCCL init leaves its thread and the library behind */
 		cmocka_unit_test_setup_teardown(nccl_init_hang, fake_test_setup, fake_test_teardown),
 	};

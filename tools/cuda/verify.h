@@ -52,6 +52,7 @@ struct vtest {
 	int proven;		/* the path was shown (path says how), else path says why not */
 	char label[64];		/* nccl: the GPU set */
 	double off_gbps, on_us, off_us;	/* path: peer access off/on */
+	char warn[256];		/* OK, but worth a look (path: barely above staging) */
 	char path[512];
 	int rounds;
 	int gpu;		/* 1 + the GPU whose call or wait returned the error */
@@ -122,6 +123,7 @@ struct pverdict {
 	int reached;		/* its tests ran (an interrupted run stops before some pairs) */
 	char noway[48];		/* the direction whose peer access could not be enabled */
 	double gbps, us;
+	double warn_ratio;	/* a path test warned: its peer/staged bandwidth, the lowest */
 	char failed[160];	/* the failed tests' names */
 	struct linkrate link;
 	char cell[V_COUNT][2][6];	/* the grid: [test][0: a->b, 1: b->a]; "" not run */
