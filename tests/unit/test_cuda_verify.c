@@ -943,7 +943,10 @@ static void interrupted_run(void **st)
 	assert_non_null(strstr(out, "  sm-write     -     -\n"));
 	assert_non_null(strstr(out, "  concurrent   -     -\n"));
 	assert_null(strstr(out, "concurrent: every directed pair"));
-	assert_non_null(strstr(out, "  0<->1: P2P verified, 99.4 GB/s (line rate unknown), 2.0 us; partial: "));
+	/* sm-read and the rest did not run: the verdict says so (review 33, 10) */
+	assert_non_null(strstr(out, "  0<->1: P2P verified for copy-engine copies only (sm-read, sm-write, "
+				    "flags, flags-poll, car not run), 99.4 GB/s (line rate unknown), 2.0 us; "
+				    "partial: "));
 	assert_non_null(strstr(out, " of the grid's tests not run (interrupted by Terminated)\n"));
 	assert_non_null(strstr(out, "verify: INTERRUPTED by SIGTERM, a partial verdict ("));
 	free(out);
@@ -1480,8 +1483,9 @@ static void nccl_skip_in_verdict(void **st)
 	(void)st;
 	setenv("P2PCTL_LIBNCCL", "/nonexistent/libnccl.so.2", 1);
 	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "path,nccl");
-	assert_non_null(strstr(out, "verdict:\n  0<->1: P2P verified, 95.4 GB/s (line rate unknown), 2.0 us\n"
-				    "  nccl -: SKIPPED: cannot load /nonexistent/libnccl.so.2"));
+	assert_non_null(strstr(out, "verdict:\n  0<->1: P2P verified for copy-engine copies only (sm-read, "
+				    "sm-write, flags, flags-poll, car not run), 95.4 GB/s (line rate unknown), "
+				    "2.0 us\n  nccl -: SKIPPED: cannot load /nonexistent/libnccl.so.2"));
 	free(out);
 	free(err);
 	fake_setup();
@@ -1621,6 +1625,45 @@ static void path_direct_slower(void **st)
 	free(err);
 }
 
+/*
+ * Review 33, finding 10: --tests path moves data with the copy engine only,
+ * so lost SM stores and stale SM loads (FIELD F2, F4, F5) pass it. The
+ * verdict says what it rests on, and JSON lists the key tests not run.
+ */
+static void verdict_names_tests_not_run(void **st)
+{
+	char *out, *err;
+	json_object *o, *a;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "lost,stale", 1);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "1M", "--tests", "path");
+	assert_non_null(strstr(out, "0<->1: P2P verified for copy-engine copies only (sm-read, sm-write, "
+				    "flags, flags-poll, car not run), 95.4 GB/s (line rate unknown), 2.0 us\n"));
+	free(out);
+	free(err);
+	o = RUN_JSON(0, verify_main, "verify", VOPTS, "--size", "1M", "--tests", "path,ce", "--json");
+	assert_non_null(strstr(jstr(o, "pairs.0.verdict"), "P2P verified for copy-engine copies only ("));
+	a = jget(o, "pairs.0.tests_not_run");
+	assert_non_null(a);
+	assert_int_equal(json_object_array_length(a), 5);
+	assert_string_equal(json_object_get_string(json_object_array_get_idx(a, 0)), "sm-read");
+	assert_string_equal(json_object_get_string(json_object_array_get_idx(a, 4)), "car");
+	json_object_put(o);
+	/* SM tests, no car: the verdict names car */
+	unsetenv("FAKECUDA_FAULT");
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "path,sm,flags");
+	assert_non_null(strstr(out, "0<->1: P2P verified for the tests run (car not run), "));
+	free(out);
+	free(err);
+	/* all of them: plain, and an empty list */
+	o = RUN_JSON(0, verify_main, "verify", VOPTS, "--size", "4k", "--tests", "path,sm,flags,car",
+		     "--json");
+	assert_non_null(strstr(jstr(o, "pairs.0.verdict"), "0<->1: P2P verified, "));
+	assert_int_equal(json_object_array_length(jget(o, "pairs.0.tests_not_run")), 0);
+	json_object_put(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1684,6 +1727,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(path_direct_near_staging, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(path_staged_latency, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(path_direct_slower, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(verdict_names_tests_not_run, fake_test_setup,
+						fake_test_teardown),
 		/* last: a hung NCCL init leaves its thread and the library behind */
 		cmocka_unit_test_setup_teardown(nccl_init_hang, fake_test_setup, fake_test_teardown),
 	};

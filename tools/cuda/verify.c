@@ -695,6 +695,7 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 
 					json_object_object_add(jp, "grid", pv_grid_json(&pvs[q], v));
 					json_object_object_add(jp, "verdict", json_object_new_string(line));
+					json_object_object_add(jp, "tests_not_run", pv_keymiss_json(&pvs[q]));
 					json_object_object_add(jp, "path_proven", json_object_new_boolean(
 						pvs[q].measured && !pvs[q].nfail && pvs[q].peer_ok));
 					if (pvs[q].link.kind != LINK_UNKNOWN) {

@@ -209,6 +209,7 @@ int grid_row(const struct vstate *v, int m);
 void pv_line(const struct pverdict *pv, const struct vstate *v, char *buf, size_t len);
 void pv_grid(FILE *out, const struct pverdict *pv, const struct vstate *v);
 json_object *pv_grid_json(const struct pverdict *pv, const struct vstate *v);
+json_object *pv_keymiss_json(const struct pverdict *pv);
 void pair_json(struct vstate *v, json_object *jpairs, int a, int b, int pfail, const char *perr,
 		      struct vtest *tests, int nt, const struct umpair *um);
 

@@ -239,17 +239,76 @@ void pv_path(struct pverdict *pv, const struct vstate *v)
 	}
 }
 
+/*
+ * The tests a plain "P2P verified" needs: the field's commonest faults
+ * (stale SM loads, lost SM stores, flags out of order, a custom all-reduce's
+ * wrong data: FIELD F2, F4, F5) pass every copy-engine copy, so the path and
+ * ce tests alone cannot rule them out.
+ */
+static const int vkey[] = { V_SM_READ, V_SM_WRITE, V_FLAGS, V_FLAGS_POLL, V_CAR };
+
+/* Did test m run (not skipped, one way at least) on pv's pair? */
+static int pv_ran(const struct pverdict *pv, int m)
+{
+	for (int d = 0; d < 2; d++)
+		if (pv->cell[m][d][0] && strcmp(pv->cell[m][d], "SKIP"))
+			return 1;
+	return 0;
+}
+
+/* The names of the key tests that did not run on pv's pair, into buf: how many. */
+static int pv_keymiss(const struct pverdict *pv, char *buf, size_t len)
+{
+	int k = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(vkey) / sizeof(vkey[0]); i++)
+		if (!pv_ran(pv, vkey[i])) {
+			size_t l = strlen(buf);
+
+			snprintf(buf + l, len - l, "%s%s", k++ ? ", " : "", vnames[vkey[i]]);
+		}
+	return k;
+}
+
+json_object *pv_keymiss_json(const struct pverdict *pv)
+{
+	json_object *o = json_object_new_array();
+
+	for (size_t i = 0; i < sizeof(vkey) / sizeof(vkey[0]); i++)
+		if (!pv_ran(pv, vkey[i]))
+			json_object_array_add(o, json_object_new_string(vnames[vkey[i]]));
+	return o;
+}
+
+/* "P2P verified" with what it rests on: "... for copy-engine copies only (sm-read, ... not run)" */
+static void pv_verified(const struct pverdict *pv, char *buf, size_t len)
+{
+	char miss[128];
+	int cecopy = 1;
+
+	for (int m = 0; m < V_COUNT; m++)
+		if (m != V_PATH && m != V_CE && m != V_UM_PREFETCH && pv_ran(pv, m))
+			cecopy = 0;
+	if (!pv_keymiss(pv, miss, sizeof(miss)))
+		snprintf(buf, len, "P2P verified");
+	else
+		snprintf(buf, len, "P2P verified for %s (%s not run)",
+			 cecopy ? "copy-engine copies only" : "the tests run", miss);
+}
+
 /* The verdict of a pair whose tests all passed, with the path measured. */
 static void pv_ok_text(const struct pverdict *pv, char *buf, size_t len)
 {
+	char ver[192];
 	size_t l;
 
+	pv_verified(pv, ver, sizeof(ver));
 	if (pv->link.kind != LINK_UNKNOWN)
-		snprintf(buf, len, "P2P verified, %.1f GB/s (%.0f%% of %s), %.1f us", pv->gbps,
+		snprintf(buf, len, "%s, %.1f GB/s (%.0f%% of %s), %.1f us", ver, pv->gbps,
 			 100 * pv->gbps / pv->link.gbps, pv->link.label, pv->us);
 	else
-		snprintf(buf, len, "P2P verified, %.1f GB/s (line rate unknown), %.1f us", pv->gbps,
-			 pv->us);
+		snprintf(buf, len, "%s, %.1f GB/s (line rate unknown), %.1f us", ver, pv->gbps, pv->us);
 	l = strlen(buf);
 	if (pv->warn_ratio > 0)
 		snprintf(buf + l, len - l, "; WARN: peer copies only %.2fx the staged ones, though "
