@@ -1664,6 +1664,36 @@ static void verdict_names_tests_not_run(void **st)
 	json_object_put(o);
 }
 
+/*
+ * Review 33, finding 12: free memory shrinks between cuMemGetInfo and the
+ * vram test's top pad (a display GPU's desktop). 300 MiB: the pad 512 MiB
+ * smaller fits, OK. 1 GiB: it does not either, a SKIP with the reason, not
+ * "P2P FAILED (vram)".
+ */
+static void vram_free_overstated(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FREE_BYTES", "51539607552", 1);
+	setenv("FAKECUDA_FREE_OVERSTATE", "314572800", 1);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "vram");
+	assert_non_null(strstr(out, "  vram        0->1  OK    73683 bytes, ce, sm-read and sm-write at the "
+				    "bottom, middle and top of free memory (pads of 0, 24592 and 48674 MiB on GPU 0, "
+				    "0, 24592 and 48674 MiB on GPU 1)"));
+	free(out);
+	free(err);
+	setenv("FAKECUDA_FREE_OVERSTATE", "1073741824", 1);
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "vram");
+	assert_non_null(strstr(out, "  vram        0->1  SKIP  top of free memory not tested: GPU 0 ran out of "
+				    "memory for a pad of "));
+	assert_non_null(strstr(out, "the bottom and middle were OK\n"));
+	assert_non_null(strstr(out, "  vram         SKIP  SKIP\n"));
+	assert_null(strstr(out, "FAILED"));
+	free(out);
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1729,6 +1759,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(path_direct_slower, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(verdict_names_tests_not_run, fake_test_setup,
 						fake_test_teardown),
+		cmocka_unit_test_setup_teardown(vram_free_overstated, fake_test_setup, fake_test_teardown),
 		/* last: a hung NCCL init leaves its thread and the library behind */
 		cmocka_unit_test_setup_teardown(nccl_init_hang, fake_test_setup, fake_test_teardown),
 	};

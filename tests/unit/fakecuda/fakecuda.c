@@ -38,6 +38,9 @@
  *                              VRAM offsets (first fit, 2 MiB aligned), fail
  *                              with CUDA_ERROR_OUT_OF_MEMORY past N, and
  *                              cuMemGetInfo's free is N less what is allocated
+ *   FAKECUDA_FREE_OVERSTATE=N  cuMemGetInfo's free is N bytes more than can be
+ *                              allocated (memory another process, say a
+ *                              display GPU's desktop, takes meanwhile)
  *   FAKECUDA_BAR1_BYTES=N      the BAR1 window covers only VRAM offsets below
  *                              N: a peer access (SM loads and stores, copy-
  *                              engine copies between the GPUs) to offset
@@ -184,7 +187,7 @@ static struct {
 	int hung;			/* the hang has been used */
 	unsigned long long wrong_above, bar1;
 	char um_bug[8];
-	double free_bytes;
+	double free_bytes, free_overstate;
 	long long corrupt_off;
 	char corrupt_kind[8];
 	double bw, nopeer_bw, local_bw, sm_bw, lat_us, nopeer_lat_us, jitter;
@@ -983,6 +986,7 @@ CUresult cuInit(unsigned int flags)
 	F.managed = (int)envd("FAKECUDA_MANAGED", 1);
 	F.concurrent_managed = (int)envd("FAKECUDA_CONCURRENT_MANAGED", 1);
 	F.free_bytes = envd("FAKECUDA_FREE_BYTES", 64.0 * (1 << 30));
+	F.free_overstate = envd("FAKECUDA_FREE_OVERSTATE", 0);
 	F.bar1 = (unsigned long long)envd("FAKECUDA_BAR1_BYTES", 0);
 	k = getenv("FAKECUDA_UM_BUG");
 	snprintf(F.um_bug, sizeof(F.um_bug), "%s", k ? k : "");
@@ -1409,7 +1413,7 @@ CUresult cuMemGetInfo_v2(size_t *fr, size_t *total)
 	if (!current)
 		return 201;
 	LOCK();
-	*fr = (size_t)(F.free_bytes - vram_used(current->dev));
+	*fr = (size_t)(F.free_bytes - vram_used(current->dev) + F.free_overstate);
 	*total = (size_t)F.free_bytes * 2;
 	UNLOCK_RET(0);
 }
