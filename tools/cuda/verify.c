@@ -165,8 +165,9 @@ static void vusage(FILE *f)
 		"                   nccl\n"
 		"  --seed N         pattern seed (default: random, printed)\n"
 		"  --seconds S      how long the concurrent test runs (default 3)\n"
-		"  --timeout S      deadline of every wait and peer-mapping call; a later one\n"
-		"                   is a hang (default 10)\n"
+		"  --timeout S      deadline of every wait, peer-mapping call and NCCL init;\n"
+		"                   a later one is a hang (default 10; a slow first NCCL\n"
+		"                   init may need 30)\n"
 		"  --offset BYTES   allocate this much on each GPU before the test buffers\n"
 		"                   (auto: about half of free; default 0: the vram test\n"
 		"                   places buffers at the bottom, middle and top)\n"
@@ -856,6 +857,7 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 
 					json_object_object_add(jp, "grid", pv_grid_json(&pvs[q], v));
 					json_object_object_add(jp, "verdict", json_object_new_string(line));
+					json_object_object_add(jp, "tests_not_run", pv_keymiss_json(&pvs[q]));
 					json_object_object_add(jp, "path_proven", json_object_new_boolean(
 						pvs[q].measured && !pvs[q].nfail && pvs[q].peer_ok));
 					if (pvs[q].link.kind != LINK_UNKNOWN) {

@@ -54,6 +54,7 @@ struct vtest {
 	int proven;		/* the path was shown (path says how), else path says why not */
 	char label[64];		/* nccl: the GPU set */
 	double off_gbps, on_us, off_us;	/* path: peer access off/on */
+	char warn[256];		/* OK, but worth a look (path: barely above staging) */
 	char path[512];
 	int rounds;
 	int gpu;		/* 1 + the GPU whose call or wait returned the error */
@@ -128,6 +129,7 @@ struct pverdict {
 	int reached;		/* its tests ran (an interrupted run stops before some pairs) */
 	char noway[48];		/* the direction whose peer access could not be enabled */
 	double gbps, us;
+	double warn_ratio;	/* a path test warned: its peer/staged bandwidth, the lowest */
 	char failed[160];	/* the failed tests' names */
 	struct linkrate link;
 	char cell[V_COUNT][2][6];	/* the grid: [test][0: a->b, 1: b->a]; "" not run */
@@ -235,6 +237,7 @@ int grid_row(const struct vstate *v, int m);
 void pv_line(const struct pverdict *pv, const struct vstate *v, char *buf, size_t len);
 void pv_grid(FILE *out, const struct pverdict *pv, const struct vstate *v);
 json_object *pv_grid_json(const struct pverdict *pv, const struct vstate *v);
+json_object *pv_keymiss_json(const struct pverdict *pv);
 void pair_json(struct vstate *v, json_object *jpairs, int a, int b, int pfail, const char *perr,
 		      struct vtest *tests, int nt, const struct umpair *um);
 

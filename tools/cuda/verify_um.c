@@ -284,7 +284,8 @@ void um_pair(struct vstate *v, int a, int b, struct vtest *tests, int *nt, struc
 		if (why != u->reason)
 			snprintf(u->reason, sizeof(u->reason), "%s", why);
 		u->status = UM_SKIPPED;
-		u->nskip = a == b || !strcmp(why, "not in --tests") ? 0 : V_UM_COUNT * 2;
+		/* tests the user turned off (--no-managed, --tests) are not "skipped" */
+		u->nskip = a == b || v->no_managed || !strcmp(why, "not in --tests") ? 0 : V_UM_COUNT * 2;
 		return;
 	}
 	cr = rig_cur(r, a);

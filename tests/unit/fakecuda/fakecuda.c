@@ -27,6 +27,9 @@
  *   FAKECUDA_LOCAL_GBPS=X      copies within a GPU (1000)
  *   FAKECUDA_SM_GBPS=X         kernel copies (default: FAKECUDA_BW_GBPS)
  *   FAKECUDA_LAT_US=X          per-operation cost (default 2)
+ *   FAKECUDA_NOPEER_LAT_US=X   ... of a copy between the GPUs staged through
+ *                              host memory (no peer mapping, or the staged
+ *                              fault; default FAKECUDA_LAT_US)
  *   FAKECUDA_JITTER=X          relative jitter: op k costs (1 + X*((k%7)-3)/3)
  *   FAKECUDA_MANAGED=0|1       CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY (default 1)
  *   FAKECUDA_CONCURRENT_MANAGED=0|1  ..._CONCURRENT_MANAGED_ACCESS (default 1)
@@ -35,6 +38,9 @@
  *                              VRAM offsets (first fit, 2 MiB aligned), fail
  *                              with CUDA_ERROR_OUT_OF_MEMORY past N, and
  *                              cuMemGetInfo's free is N less what is allocated
+ *   FAKECUDA_FREE_OVERSTATE=N  cuMemGetInfo's free is N bytes more than can be
+ *                              allocated (memory another process, say a
+ *                              display GPU's desktop, takes meanwhile)
  *   FAKECUDA_BAR1_BYTES=N      the BAR1 window covers only VRAM offsets below
  *                              N: a peer access (SM loads and stores, copy-
  *                              engine copies between the GPUs) to offset
@@ -196,10 +202,10 @@ static struct {
 	int hung;			/* the hang has been used */
 	unsigned long long wrong_above, bar1;
 	char um_bug[8];
-	double free_bytes;
+	double free_bytes, free_overstate;
 	long long corrupt_off;
 	char corrupt_kind[8];
-	double bw, nopeer_bw, local_bw, sm_bw, lat_us, jitter;
+	double bw, nopeer_bw, local_bw, sm_bw, lat_us, nopeer_lat_us, jitter;
 	double clock_us;
 	long long ncopies, nops, seq;
 	struct CUctx_st ctx[MAXDEV];
@@ -344,12 +350,17 @@ static int is_vmm(CUdeviceptr p)
 	return i >= 0 && allocs[i].vmm;
 }
 
-static void advance(size_t n, double gbps)
+static void advance_lat(size_t n, double gbps, double lat_us)
 {
 	double j = 1.0 + F.jitter * ((double)(F.nops % 7) - 3.0) / 3.0;
 
 	F.nops++;
-	F.clock_us += (F.lat_us + (gbps > 0 ? n / (gbps * 1e3) : 0)) * j;
+	F.clock_us += (lat_us + (gbps > 0 ? n / (gbps * 1e3) : 0)) * j;
+}
+
+static void advance(size_t n, double gbps)
+{
+	advance_lat(n, gbps, F.lat_us);
 }
 
 static void corrupt(CUdeviceptr dst, size_t n, const char *kind)
@@ -793,9 +804,10 @@ static void execute(struct qop *o)
 {
 	switch (o->kind) {
 	case Q_COPY: {
-		double bw = o->sdev == o->ddev ? F.local_bw :
-			    F.f_staged ? F.nopeer_bw :
-			    mapped(o->sdev, o->ddev) || mapped(o->ddev, o->sdev) ? F.bw : F.nopeer_bw;
+		/* between the GPUs without a peer mapping: staged through host memory */
+		int staged = o->sdev != o->ddev &&
+			     (F.f_staged || !(mapped(o->sdev, o->ddev) || mapped(o->ddev, o->sdev)));
+		double bw = o->sdev == o->ddev ? F.local_bw : staged ? F.nopeer_bw : F.bw;
 
 		if (F.f_cedrop && o->sdev != o->ddev && bw == F.bw &&
 		    fdir(o->s->dev, o->s->dev == o->sdev ? o->ddev : o->sdev)) {
@@ -818,7 +830,7 @@ static void execute(struct qop *o)
 			memmove((void *)(uintptr_t)o->dst, (const void *)(uintptr_t)o->src, o->n);
 		}
 		corrupt(o->dst, o->n, "ce");
-		advance(o->n, bw);
+		advance_lat(o->n, bw, staged ? F.nopeer_lat_us : F.lat_us);
 		break;
 	}
 	case Q_KERN:
@@ -1004,10 +1016,12 @@ CUresult cuInit(unsigned int flags)
 	F.local_bw = envd("FAKECUDA_LOCAL_GBPS", 1000);
 	F.sm_bw = envd("FAKECUDA_SM_GBPS", F.bw);
 	F.lat_us = envd("FAKECUDA_LAT_US", 2);
+	F.nopeer_lat_us = envd("FAKECUDA_NOPEER_LAT_US", F.lat_us);
 	F.jitter = envd("FAKECUDA_JITTER", 0);
 	F.managed = (int)envd("FAKECUDA_MANAGED", 1);
 	F.concurrent_managed = (int)envd("FAKECUDA_CONCURRENT_MANAGED", 1);
 	F.free_bytes = envd("FAKECUDA_FREE_BYTES", 64.0 * (1 << 30));
+	F.free_overstate = envd("FAKECUDA_FREE_OVERSTATE", 0);
 	F.bar1 = (unsigned long long)envd("FAKECUDA_BAR1_BYTES", 0);
 	k = getenv("FAKECUDA_UM_BUG");
 	snprintf(F.um_bug, sizeof(F.um_bug), "%s", k ? k : "");
@@ -1459,7 +1473,7 @@ CUresult cuMemGetInfo_v2(size_t *fr, size_t *total)
 	if (!current)
 		return 201;
 	LOCK();
-	*fr = (size_t)(F.free_bytes - vram_used(current->dev));
+	*fr = (size_t)(F.free_bytes - vram_used(current->dev) + F.free_overstate);
 	*total = (size_t)F.free_bytes * 2;
 	UNLOCK_RET(0);
 }
