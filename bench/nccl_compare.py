@@ -8,7 +8,8 @@ out-of-place column; p2pctl's reported time), as median and range, and the
 ratio of the means with a 90% bootstrap interval, against the goal: p2pctl's
 busbw at least 0.95x nccl-tests' from 1 MiB, its time at most 1.1x below.
 A size is "met" when the whole interval is inside the goal, "missed" when it
-is wholly outside, "not decided" otherwise: more processes would decide it.
+is wholly outside, "not decided" otherwise (and always below 8 processes of
+each, where the interval means little): more processes would decide it.
 
 Why over processes, and why an interval: on the lent VMs the small-size time
 of a process sits at one of two levels (about 12-14 or 17-20 us on the H200
@@ -30,6 +31,7 @@ import sys
 
 GOAL_BUSBW, GOAL_TIME, BIG = 0.95, 1.1, 1 << 20
 BOOT = 2000
+MIN_RUNS = 8    # fewer processes than this decide nothing: a bootstrap of 1 is exact
 
 
 def refuse(msg):
@@ -102,6 +104,8 @@ def main(argv):
     us, usv = gather(parse_p2pctl(p) for p in argv[k + 1:])
     if None not in ntv | usv and ntv != usv:
         refuse("different NCCL versions: nccl-tests %s, p2pctl %s" % (sorted(ntv), sorted(usv)))
+    if None in ntv | usv:
+        print("(an NCCL version was not reported: not checked that both used one)\n")
     if set(nt) != set(us):
         refuse("collectives differ: nccl-tests %s, p2pctl %s" % (sorted(nt), sorted(us)))
     rng = random.Random(1)
@@ -130,6 +134,8 @@ def main(argv):
             else:
                 ratio = "time %.2fx (%.2f-%.2f)" % (t, lo, hi)
                 v = "met" if hi <= GOAL_TIME else "missed" if lo > GOAL_TIME else "not decided"
+            if min(len(a), len(b)) < MIN_RUNS:
+                v = "not decided"
             tally[v] += 1
             print("| %d | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %s | %s |" %
                   (s, statistics.median(a), min(a), max(a), statistics.median(b), min(b), max(b),

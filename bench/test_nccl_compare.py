@@ -97,6 +97,15 @@ def main():
         assert "busbw 0.9" in row(out, "all_gather", 16 << 20), out
         assert "**missed**" in row(out, "all_gather", 16 << 20), out
 
+    @case("one process of each decides nothing, however far apart")
+    def _():
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, out = compare(NT[:1] + [p for p in NT if "all_reduce" in p][:1],
+                              slowed(tmp, "all_reduce", 4096, 3.0)[:1])
+        assert rc == 0, out
+        assert row(out, "all_reduce", 4096).endswith("| not decided |"), out
+        assert ", 0 missed," in out, out
+
     @case("a p2pctl run that failed its data check is refused")
     def _():
         with tempfile.TemporaryDirectory() as tmp:

@@ -561,9 +561,9 @@ static void nccl_calls(char *want, size_t len, int warmup, int batches, int iter
 
 	want[0] = 0;
 	for (int k = 0; k < 2; k++)	/* all-reduce: 2, 4 elements; all-gather: 1, 2 per rank */
-		for (int step = 0; step < 3; step++)	/* warm-up at both sizes, then each size timed */
-			for (int size = 0; size < 2; size++) {
-				int n = step == 0 ? warmup : step == size + 1 ? batches * iters : 0;
+		for (int step = 0; step < 3; step++)	/* warm-up at both sizes, then each size: */
+			for (int size = 0; size < 2; size++) {	/* one untimed call, the batches */
+				int n = step == 0 ? warmup : step == size + 1 ? 1 + batches * iters : 0;
 
 				for (int i = 0; i < n; i++)
 					snprintf(want + strlen(want), len - strlen(want), "%c%d ", c[k],
@@ -574,7 +574,8 @@ static void nccl_calls(char *want, size_t len, int warmup, int batches, int iter
 /*
  * --batches N: N timed batches per size (the median reported), 1 being
  * nccl-tests' one batch; the warm-up runs at every size before any is
- * timed, as in nccl-tests. Seen in the fake's collectives, in order.
+ * timed, and one untimed call precedes each size's batches, as in
+ * nccl-tests. Seen in the fake's collectives, in order.
  */
 static void nccl_bench_batches(void **st)
 {

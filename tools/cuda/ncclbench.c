@@ -171,7 +171,8 @@ static int nb_warm(struct nb *b, int coll, char *msg, size_t len)
 }
 
 /*
- * One size, after the warm-up: poison, time iters, check. bytes: nccl-tests' size
+ * One size, after the warm-up: poison, one untimed call, time iters, check.
+ * bytes: nccl-tests' size
  * (all-reduce: each rank's buffer; all-gather: the gathered buffer).
  * 0, -1 wrong data (msg), -2 NCCL error (msg), -3 hang (b->hang).
  */
@@ -190,6 +191,14 @@ static int nb_size(struct nb *b, int coll, uint64_t bytes, double *sec, char *ms
 		}
 	}
 	if ((w = nb_wait(b, "the poisoning of the results")))
+		return w == -1 ? -3 : -2;
+	/* one untimed call first, as nccl-tests' BenchTime syncs before its
+	 * timed batch: the GPUs were idle during the last size's host check */
+	if ((nr = nb_launch(b, coll, count))) {
+		snprintf(msg, len, "%s: %s", nb_name(coll), nx.GetErrorString(nr));
+		return -2;
+	}
+	if ((w = nb_wait(b, "the call before the timed batches")))
 		return w == -1 ? -3 : -2;
 	/* b->batches batches of iters, each timed as nccl-tests times its one
 	 * batch (host time from the first launch to the end of the last); the
