@@ -1850,7 +1850,7 @@ static void hang_in_driver(void **st)
 	size_t len = 0, cap = 1 << 16;
 	char *buf = calloc(1, cap);
 	int fd[2], status = 0, done = 0;
-	double t0 = now_s(), end = t0 + 20;
+	double t0 = now_s(), end = t0 + 40;
 	pid_t pid;
 
 	(void)st;
@@ -1889,10 +1889,12 @@ static void hang_in_driver(void **st)
 		kill(pid, SIGKILL);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	if (!done || !WIFEXITED(status) || WEXITSTATUS(status) != 1)
-		fprintf(stderr, "verify did not end in 20 s or not with status 1 (0x%x); output:\n%s\n",
+		fprintf(stderr, "verify did not end in 40 s or not with status 1 (0x%x); output:\n%s\n",
 			status, buf);
+	/* done: the pipe reached EOF (stdout let go) although the fake's call
+	 * never returns; the watchdog's bound is --timeout, at least 10 s */
 	assert_true(done);
-	assert_true(now_s() - t0 < 10);
+	assert_true(now_s() - t0 < 35);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 1);
 	assert_non_null(strstr(buf, "  GPU 0: cuCtxEnablePeerAccess 0->1 has not returned for "));

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rig.h"
 
@@ -188,7 +189,7 @@ CUresult rig_cur(struct rig *r, int g)
 }
 
 static pthread_mutex_t guard_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct { const char *what; int g, a, b; double start; } guard;
+static struct { const char *what; int g, a, b, fired; double start; } guard;
 
 void rig_guard(const char *what, int g, int a, int b)
 {
@@ -203,22 +204,31 @@ void rig_guard(const char *what, int g, int a, int b)
 
 void rig_unguard(void)
 {
+	int fired;
+
 	pthread_mutex_lock(&guard_mu);
 	guard.what = NULL;
+	fired = guard.fired;
 	pthread_mutex_unlock(&guard_mu);
+	/* the call returned after the watchdog claimed it: the watchdog is
+	 * printing the hang and ends the process; nothing more from here */
+	while (fired)
+		pause();
 }
 
-int rig_guarded(const char **what, int *g, int *a, int *b, double *start)
+int rig_guard_expired(double limit, const char **what, int *g, int *a, int *b, double *t)
 {
 	int on;
 
 	pthread_mutex_lock(&guard_mu);
-	on = guard.what != NULL;
-	*what = guard.what;
-	*g = guard.g;
-	*a = guard.a;
-	*b = guard.b;
-	*start = guard.start;
+	on = guard.what && !guard.fired && (*t = now_s() - guard.start) > limit;
+	if (on) {
+		guard.fired = 1;
+		*what = guard.what;
+		*g = guard.g;
+		*a = guard.a;
+		*b = guard.b;
+	}
 	pthread_mutex_unlock(&guard_mu);
 	return on;
 }

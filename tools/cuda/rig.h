@@ -66,12 +66,14 @@ CUresult rig_peer(struct rig *r, int a, int b, int on);
  * Driver calls that may block in the kernel rather than on GPU work (peer
  * mappings take locks there): the one in flight, for a watchdog thread.
  * rig_guard() before the call (what, the GPU whose context makes it, and
- * the direction a->b or -1), rig_unguard() after. rig_guarded() copies the
- * record: 1 if a call is in flight, with its start (now_s()).
+ * the direction a->b or -1), rig_unguard() after. rig_guard_expired(): 1
+ * if a call has been in flight over limit s (its record and age copied
+ * out); it is then claimed, and a rig_unguard() after it never returns, so
+ * the watchdog that claimed it reports the hang alone.
  */
 void rig_guard(const char *what, int g, int a, int b);
 void rig_unguard(void);
-int rig_guarded(const char **what, int *g, int *a, int *b, double *start);
+int rig_guard_expired(double limit, const char **what, int *g, int *a, int *b, double *t);
 /* Pinned host staging ring (RIG_STREAMS x RIG_RING x slot bytes). */
 CUresult rig_ring_alloc(struct rig *r, size_t slot);
 CUresult rig_cur(struct rig *r, int g);

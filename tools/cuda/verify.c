@@ -24,6 +24,7 @@
  * and judges.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -57,12 +58,17 @@ static void on_stop(int sig)
  * The watchdog: a driver call that blocks in the kernel (a peer mapping
  * waiting on a lock there, as nvidia-uvm's devicesLock inversion on
  * 580.65.06-595.x makes it; FIELD N10) never returns, and in D state no
- * signal ends the process. After --timeout the watchdog says which call
- * on which GPU, prints the verdict of what finished, and _exit()s: the
- * process may stay in D state, but the user has the diagnosis. The main
- * thread is blocked in that call, so what the watchdog reads of the run
+ * signal ends the process. After --timeout (at least WD_MIN_S: a mapping
+ * call may take a while on a loaded host, and --timeout is sized for GPU
+ * waits) the watchdog says which call on which GPU, prints the verdict of
+ * what finished, points stdout and stderr at /dev/null (the blocked thread
+ * keeps the process's files open: a reader of a pipe would wait for good)
+ * and _exit()s: the process may stay in D state, but the user has the
+ * diagnosis. The main thread is blocked in that call (or, had it just
+ * returned, stops in rig_unguard), so what the watchdog reads of the run
  * does not change under it, and it holds no stdio lock.
  */
+#define WD_MIN_S 10.0
 static struct {
 	pthread_t th;
 	int on;
@@ -79,12 +85,13 @@ static void *watchdog(void *p)
 	(void)p;
 	while (!wd.stop) {
 		const char *what;
-		int g, a, b;
-		double start, t;
+		int g, a, b, null;
+		double t;
 		char diag[512];
 
 		vnap(20000);
-		if (!rig_guarded(&what, &g, &a, &b, &start) || (t = now_s() - start) <= wd.v->timeout)
+		if (!rig_guard_expired(wd.v->timeout > WD_MIN_S ? wd.v->timeout : WD_MIN_S, &what, &g, &a,
+				       &b, &t))
 			continue;
 		snprintf(diag, sizeof(diag), "GPU %d: %s %d->%d has not returned for %.3g s: blocked in the "
 			 "driver (on 580.65.06-595.x likely nvidia-uvm's devicesLock; see docs/support.md)",
@@ -113,6 +120,11 @@ static void *watchdog(void *p)
 		fprintf(wd.err, "verify: %s\n", diag);
 		fflush(wd.out);
 		fflush(wd.err);
+		null = open("/dev/null", O_WRONLY);
+		if (null >= 0) {
+			dup2(null, 1);
+			dup2(null, 2);
+		}
 		_exit(P2P_EXIT_FAIL);
 	}
 	return NULL;
