@@ -1564,10 +1564,25 @@ static void nccl_pip_wheel(void **st)
  */
 static void nccl_procs(void **st)
 {
-	char *out, *err;
+	char *out, *err, tmp[] = "/tmp/p2ps-tmpdir-XXXXXX";
+	DIR *d;
+	struct dirent *e;
+	int left = 0;
 
 	(void)st;
+	/* NCCL's debug files go to a directory of verify's own under TMPDIR,
+	 * and nothing of it is left after the run */
+	assert_non_null(mkdtemp(tmp));
+	setenv("TMPDIR", tmp, 1);
 	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "nccl");
+	unsetenv("TMPDIR");
+	d = opendir(tmp);
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		left += e->d_name[0] != '.';
+	closedir(d);
+	assert_int_equal(left, 0);
+	rmdir(tmp);
 	/* 2 channels of each rank's own log: both ranks' files were read */
 	assert_non_null(strstr(out, "  nccl        0,1/procs  OK    102984 bytes, int32 sum all-reduce "
 				    "over 2 GPUs in one process each (ncclCommInitRank), 6 sizes from 8 bytes; "

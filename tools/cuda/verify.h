@@ -84,6 +84,7 @@ struct vstate {
 	struct { int done, ok; double on_gbps, off_gbps, on_us, off_us; }
 		pm[P2P_MAX_GPUS][P2P_MAX_GPUS];	/* the path test of a -> b */
 	FILE *out;		/* text output (NULL with --json): a line per test as it ends */
+	char nccl_dir[224];	/* verify's own directory for it (mkdtemp) */
 	char nccl_log[256];	/* NCCL's debug file (NCCL_DEBUG=INFO) that verify set up */
 	char nccl_user[64];	/* the user's own NCCL_DEBUG, which verify leaves alone */
 	/* "" or the test whose sticky CUDA error (vsticky) killed GPU g's context

@@ -4,6 +4,7 @@
  * element checked, and the transport NCCL reports per channel.
  */
 
+#include <dirent.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -181,9 +182,14 @@ void nccl_debug_begin(struct vstate *v)
 		snprintf(v->nccl_user, sizeof(v->nccl_user), "%s", d);
 		return;
 	}
-	snprintf(v->nccl_log, sizeof(v->nccl_log), "%s/p2pctl-nccl-%d.log", tmp && *tmp ? tmp : "/tmp",
-		 (int)getpid());
-	unlink(v->nccl_log);
+	/* a directory of its own (mkdtemp: 0700, a fresh name): NCCL opens the
+	 * file by name, and a guessable name in /tmp could be made a symlink */
+	snprintf(v->nccl_dir, sizeof(v->nccl_dir), "%.200s/p2pctl-nccl-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(v->nccl_dir)) {
+		v->nccl_dir[0] = '\0';
+		return;	/* the transport is then not read: nccl_transport says so */
+	}
+	snprintf(v->nccl_log, sizeof(v->nccl_log), "%s/nccl.log", v->nccl_dir);
 	setenv("NCCL_DEBUG", "INFO", 1);
 	setenv("NCCL_DEBUG_SUBSYS", "INIT", 0);
 	setenv("NCCL_DEBUG_FILE", v->nccl_log, 1);
@@ -191,9 +197,24 @@ void nccl_debug_begin(struct vstate *v)
 
 void nccl_debug_end(struct vstate *v)
 {
+	DIR *d;
+	struct dirent *e;
+
 	if (!v->nccl_log[0])
 		return;
-	unlink(v->nccl_log);
+	/* nccl.log, and the ranks' nccl.log.R and nccl.log.procs a run left */
+	d = opendir(v->nccl_dir);
+	while (d && (e = readdir(d))) {
+		char path[512];
+
+		if (strncmp(e->d_name, "nccl.log", 8))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", v->nccl_dir, e->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(v->nccl_dir);
 	unsetenv("NCCL_DEBUG");
 	unsetenv("NCCL_DEBUG_FILE");
 }
@@ -224,6 +245,11 @@ void nccl_transport(struct vstate *v, struct vtest *t, const int *gs, int ng, co
 	const char *env = getenv("NCCL_P2P_LEVEL");
 	FILE *f;
 
+	if (!v->nccl_log[0] && !v->nccl_user[0]) {
+		snprintf(t->path, sizeof(t->path), "NCCL chose its own transport; p2pctl could not make a "
+			 "directory for NCCL's debug output (TMPDIR), so it did not read which");
+		return;
+	}
 	if (!v->nccl_log[0]) {
 		snprintf(t->path, sizeof(t->path), "NCCL chose its own transport; NCCL_DEBUG is set (%s), "
 			 "so p2pctl did not read which", v->nccl_user);
