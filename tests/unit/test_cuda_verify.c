@@ -1030,6 +1030,10 @@ static void fault_car_stale(void **st)
 				    "element 0 is 0x"));
 	assert_non_null(strstr(out, "where GPU 1's payload of this round was, after its flag: a stale "
 				    "peer read"));
+	/* when rank 1 failed too, its GPU is named (the line once read
+	 * "rank 1 (GPU round 2: ...") */
+	if (strstr(out, "; rank 1 (GPU "))
+		assert_non_null(strstr(out, "; rank 1 (GPU 1): "));
 	free(out);
 	free(err);
 }

@@ -364,9 +364,11 @@ int run_car(struct vstate *v, struct vtest *t)
 		char *c1 = strstr(ch.buf, "car-child: FAIL "), *nl = c1 ? strchr(c1, '\n') : NULL;
 
 		t->ok = 0;
-		snprintf(t->error, sizeof(t->error), "rank 0 (this process, GPU %d): %.600s%s%.*s", a, err,
-			 c1 ? "; rank 1 (GPU " : "", c1 ? (int)(nl ? nl - c1 - 16 : (long)strlen(c1 + 16)) : 0,
-			 c1 ? c1 + 16 : "");
+		snprintf(t->error, sizeof(t->error), "rank 0 (this process, GPU %d): %.600s", a, err);
+		if (c1)
+			snprintf(t->error + strlen(t->error), sizeof(t->error) - strlen(t->error),
+				 "; rank 1 (GPU %d): %.*s", b, (int)(nl ? nl - c1 - 16 : (long)strlen(c1 + 16)),
+				 c1 + 16);
 		if (k == -2) {
 			t->hung = 1;
 			v->hung = 1;
@@ -376,8 +378,12 @@ int run_car(struct vstate *v, struct vtest *t)
 		}
 		goto free;
 	}
-	l = strstr(ch.buf, "car-child: READY\n");
-	l = l ? strstr(l + 17, "car-child: ") : NULL;
+	/* rank 1's result: its last line but READY (past 4 KiB of output the
+	 * buffer keeps its newer half, READY may be gone) */
+	l = NULL;
+	for (char *p = strstr(ch.buf, "car-child: "); p; p = strstr(p + 11, "car-child: "))
+		if (strncmp(p + 11, "READY", 5))
+			l = p;
 	if (!l || strncmp(l + 11, "OK", 2)) {
 		char *nl = l ? strchr(l, '\n') : NULL;
 
