@@ -1025,7 +1025,10 @@ static void fault_car_stale(void **st)
 
 	(void)st;
 	setenv("FAKECUDA_FAULT", "stale", 1);
-	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "car");
+	/* --timeout 5: the flags do arrive; under load (a make check's VMs
+	 * beside it) 0.5 s let rank 1's flag miss its deadline first */
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--timeout", "5", "--size", "4k", "--tests",
+	       "car");
 	assert_non_null(strstr(out, "  car         0->1  FAIL  rank 0 (this process, GPU 0): round 2: "
 				    "element 0 is 0x"));
 	assert_non_null(strstr(out, "where GPU 1's payload of this round was, after its flag: a stale "
