@@ -68,27 +68,31 @@ static inline void fake_dev(const char *rel, const char *cur, const char *max, c
 }
 
 /*
- * Root ports 0000:00:01.0 and 0000:00:02.0, GPU 0000:10:00.0 below the
- * first and 0000:11:00.0 below the second, every link at speed (current
- * and max) and width, the root ports at root_width.
+ * Two GPUs (0000:10:00.0 and 0000:11:00.0), each below a root port of its
+ * own (0000:00:01.0, 0000:00:02.0): the root ports' links at root_cur
+ * (max_link_speed root_max) x root_w, the GPUs' at gpu_cur (gpu_max) x
+ * gpu_w; vm: the CPU flag "hypervisor".
  */
+static inline void fake_two_roots(int vm, const char *root_cur, const char *root_max, const char *root_w,
+				  const char *gpu_cur, const char *gpu_max, const char *gpu_w)
+{
+	fake_sysfs_begin(vm);
+	fake_dev("pci0000:00/0000:00:01.0", root_cur, root_max, root_w, 0);
+	fake_dev("pci0000:00/0000:00:02.0", root_cur, root_max, root_w, 0);
+	fake_dev("pci0000:00/0000:00:01.0/0000:10:00.0", gpu_cur, gpu_max, gpu_w, 1);
+	fake_dev("pci0000:00/0000:00:02.0/0000:11:00.0", gpu_cur, gpu_max, gpu_w, 1);
+}
+
+/* Every link at speed (current and max) and width, the root ports at root_width. */
 static inline void fake_sysfs(const char *speed, const char *width, const char *root_width)
 {
-	fake_sysfs_begin(0);
-	fake_dev("pci0000:00/0000:00:01.0", speed, speed, root_width, 0);
-	fake_dev("pci0000:00/0000:00:02.0", speed, speed, root_width, 0);
-	fake_dev("pci0000:00/0000:00:01.0/0000:10:00.0", speed, speed, width, 1);
-	fake_dev("pci0000:00/0000:00:02.0/0000:11:00.0", speed, speed, width, 1);
+	fake_two_roots(0, speed, speed, root_width, speed, speed, width);
 }
 
 /* The same, idle: Gen4 x16 links trained down to 2.5 GT/s, as idle NVIDIA GPUs do. */
 static inline void fake_sysfs_idle(void)
 {
-	fake_sysfs_begin(0);
-	fake_dev("pci0000:00/0000:00:01.0", "2.5 GT/s PCIe", "16.0 GT/s PCIe", "16", 0);
-	fake_dev("pci0000:00/0000:00:02.0", "2.5 GT/s PCIe", "16.0 GT/s PCIe", "16", 0);
-	fake_dev("pci0000:00/0000:00:01.0/0000:10:00.0", "2.5 GT/s PCIe", "16.0 GT/s PCIe", "16", 1);
-	fake_dev("pci0000:00/0000:00:02.0/0000:11:00.0", "2.5 GT/s PCIe", "16.0 GT/s PCIe", "16", 1);
+	fake_two_roots(0, "2.5 GT/s PCIe", "16.0 GT/s PCIe", "16", "2.5 GT/s PCIe", "16.0 GT/s PCIe", "16");
 }
 
 /*
@@ -116,11 +120,7 @@ static inline void fake_sysfs_switch(const char *uplink_width, const char *gpu1_
 /* A VM (CPU flag "hypervisor") whose emulated root ports show Gen1 x1. */
 static inline void fake_sysfs_vm(void)
 {
-	fake_sysfs_begin(1);
-	fake_dev("pci0000:00/0000:00:01.0", "2.5 GT/s PCIe", "2.5 GT/s PCIe", "1", 0);
-	fake_dev("pci0000:00/0000:00:02.0", "2.5 GT/s PCIe", "2.5 GT/s PCIe", "1", 0);
-	fake_dev("pci0000:00/0000:00:01.0/0000:10:00.0", "2.5 GT/s PCIe", "16.0 GT/s PCIe", "16", 1);
-	fake_dev("pci0000:00/0000:00:02.0/0000:11:00.0", "2.5 GT/s PCIe", "16.0 GT/s PCIe", "16", 1);
+	fake_two_roots(1, "2.5 GT/s PCIe", "2.5 GT/s PCIe", "1", "2.5 GT/s PCIe", "16.0 GT/s PCIe", "16");
 }
 
 static inline void fake_sysfs_rm(void)
