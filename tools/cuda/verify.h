@@ -196,7 +196,6 @@ struct vchild {
 	int fd;			/* its stdout and stderr; -1 once it has ended and been reaped */
 	int status;		/* waitpid's, once reaped */
 	int killed;		/* ended by vchild_kill at a deadline */
-	int unreaped;		/* not gone VCHILD_REAP_S after its end or SIGKILL (named on stderr) */
 	size_t got;
 	char buf[4096];		/* its output so far, NUL-terminated */
 };

@@ -121,7 +121,6 @@ static void vchild_reap(struct vchild *c)
 				"likely nvidia-uvm's devicesLock, docs/support.md); verify goes on without it\n",
 				(long)c->pid, VCHILD_REAP_S);
 			c->status = W_EXITCODE(0, SIGKILL);
-			c->unreaped = 1;
 			return;
 		}
 		nanosleep(&ts, NULL);
