@@ -42,6 +42,7 @@ enum p2ps_lib_error {
 	P2PS_E_NO_SYMTAB,		/* ELF file without .symtab (stripped) */
 	P2PS_E_NO_VERSION,		/* driver version unknown (give it explicitly) */
 	P2PS_E_COMPRESSION,		/* could not decompress .xz/.zst/.gz input */
+	P2PS_E_TRUNCATED,		/* ELF file shorter than its headers say */
 	P2PS_E_END,
 };
 

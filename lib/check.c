@@ -470,6 +470,7 @@ static int modfile_open(const char *path, struct modfile *m)
 	unsigned long long next = 0x1000;
 	Elf_Data *d;
 	GElf_Shdr sh;
+	GElf_Ehdr eh;
 	int err;
 
 	memset(m, 0, sizeof(*m));
@@ -482,8 +483,13 @@ static int modfile_open(const char *path, struct modfile *m)
 		return err;
 	elf_version(EV_CURRENT);
 	s->e = elf_memory((char *)m->img, imglen);
-	if (!s->e || elf_kind(s->e) != ELF_K_ELF || elf_getshdrstrndx(s->e, &shstrndx) ||
-	    elf_getshdrnum(s->e, &s->nsec))
+	if (!s->e || elf_kind(s->e) != ELF_K_ELF)
+		return -P2PS_E_FORMAT;
+	/* Cut short (a partial copy or download): say so, not "stripped". */
+	if (!gelf_getehdr(s->e, &eh) || eh.e_shoff > imglen ||
+	    (size_t)eh.e_shnum * eh.e_shentsize > imglen - eh.e_shoff)
+		return -P2PS_E_TRUNCATED;
+	if (elf_getshdrstrndx(s->e, &shstrndx) || elf_getshdrnum(s->e, &s->nsec))
 		return -P2PS_E_FORMAT;
 	s->bases = calloc(s->nsec ? s->nsec : 1, sizeof(*s->bases));
 	if (!s->bases)
@@ -493,6 +499,8 @@ static int modfile_open(const char *path, struct modfile *m)
 
 		if (!gelf_getshdr(scn, &sh))
 			continue;
+		if (sh.sh_type != SHT_NOBITS && (sh.sh_offset > imglen || sh.sh_size > imglen - sh.sh_offset))
+			return -P2PS_E_TRUNCATED;
 		name = elf_strptr(s->e, shstrndx, sh.sh_name);
 		/* A place of its own for each loaded section. */
 		if (sh.sh_flags & SHF_ALLOC) {
@@ -580,7 +588,7 @@ int p2ps_check(const struct p2ps_check_input *in, struct p2ps_check_report **out
 	struct symset ks = { 0 }, ku = { 0 }, *s, *u = &ku;
 	const char *version = in->version, *vsource = "given";
 	char *text = NULL;
-	int err;
+	int err, uvm_err = 0;
 
 	*out = NULL;
 	if (!in->module == !in->kallsyms)
@@ -596,12 +604,20 @@ int p2ps_check(const struct p2ps_check_input *in, struct p2ps_check_report **out
 		err = kallsyms_open(in->kallsyms, &text, &ks, &ku);
 		s = &ks;
 	}
+	/*
+	 * An nvidia-uvm file that cannot be read leaves the UVM peer set
+	 * unchecked, saying why; it does not decide the verdict (p2pctl(8)).
+	 */
 	if (!err && in->uvm_module) {
-		err = modfile_open(in->uvm_module, &uvm);
-		u = &uvm.s;
+		uvm_err = modfile_open(in->uvm_module, &uvm);
+		if (!uvm_err)
+			u = &uvm.s;
 	}
 	if (!err)
 		err = run_check(s, u, version, vsource, in->flags, out);
+	if (!err && uvm_err && (*out)->nr_uvm_hooks && !(*out)->uvm_checked)
+		snprintf((*out)->uvm_reason, sizeof((*out)->uvm_reason), "%.150s: %.100s",
+			 in->uvm_module, p2ps_strerror(uvm_err));
 	modfile_free(&nv);
 	modfile_free(&uvm);
 	free(ks.v);

@@ -18,6 +18,7 @@ static const char *const lib_errors[] = {
 	[P2PS_E_NO_SYMTAB - P2PS_E_BASE] = "ELF file has no symbol table (stripped)",
 	[P2PS_E_NO_VERSION - P2PS_E_BASE] = "driver version unknown",
 	[P2PS_E_COMPRESSION - P2PS_E_BASE] = "could not decompress the input",
+	[P2PS_E_TRUNCATED - P2PS_E_BASE] = "ELF file is truncated (shorter than its headers say)",
 };
 
 const char *p2ps_strerror(int err)

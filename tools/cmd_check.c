@@ -150,6 +150,8 @@ static void print_human(const struct p2ps_check_report *r, const char *source, c
 	/* The module arms the profile without the set; it then says so. */
 	if (r->nr_uvm_hooks && r->uvm_ok)
 		fprintf(f, "UVM peer set %s: arms with nvidia-uvm\n", r->uvm_set);
+	else if (r->nr_uvm_hooks && !r->uvm_checked && !strstr(r->uvm_reason, "not checked: "))
+		fprintf(f, "UVM peer set %s: not checked: %s\n", r->uvm_set, r->uvm_reason);
 	else if (r->nr_uvm_hooks && !r->uvm_checked)
 		fprintf(f, "UVM peer set %s: not checked (no nvidia-uvm symbols: check the running "
 			"driver with nvidia-uvm loaded, or its kallsyms)\n", r->uvm_set);

@@ -51,9 +51,6 @@ static void registry_dwords(const struct p2ps_profile *p, char *buf, size_t len)
 		n += snprintf(buf + n, len - n, "%s%s=0x%x", n ? ";" : "", r->key, r->value);
 }
 
-int p2pctl_config_text(char *buf, size_t len, const struct p2ps_profile *registry,
-		       const char *gpus);
-
 /*
  * Whether @list is what registry_gpus= takes (kmod/bar1.c): PCI addresses
  * of function 0, DDDD:BB:DD.0 or BB:DD.0, comma-separated, at most 32.
@@ -79,27 +76,27 @@ static bool gpu_list_ok(const char *list)
 
 /*
  * REGISTRY: the profile whose keys to add, or NULL for none.  GPUS: the
- * registry_gpus= list, or NULL.
+ * registry_gpus= list, or NULL.  Returns the length of the whole text, as
+ * snprintf: at least @len means it did not fit (and nothing may be written).
  */
-int p2pctl_config_text(char *buf, size_t len, const struct p2ps_profile *registry,
+static int config_text(char *buf, size_t len, const struct p2ps_profile *registry,
 		       const char *gpus)
 {
-	char keys[256] = "", scope[320] = "";
+	char keys[256] = "";
 
 	if (registry)
 		registry_dwords(registry, keys, sizeof(keys));
-	if (gpus)
-		snprintf(scope, sizeof(scope), " registry_gpus=%s", gpus);
 	return snprintf(buf, len,
 		"# Written by p2pctl config: p2p-shim (PCIe BAR1 P2P on the stock open driver).\n"
 		"# Load p2p-shim before nvidia, so that no GPU initialises before arming.\n"
 		"softdep nvidia pre: p2p-shim\n"
 		"# Arm as soon as nvidia loads%s.\n"
-		"options p2p-shim enable=1%s\n"
+		"options p2p-shim enable=1%s%s\n"
 		"# Let nvidia resize BAR1 to cover VRAM (Resizable BAR must be on in firmware).\n"
 		"options nvidia NVreg_EnableResizableBar=1\n"
 		"%s%s%s%s%s",
-		gpus ? "; its registry keys for the GPUs named only" : "", scope,
+		gpus ? "; its registry keys for the GPUs named only" : "",
+		gpus ? " registry_gpus=" : "", gpus ? gpus : "",
 		registry ? "# Registry keys for BAR1 P2P, profile " : "",
 		registry ? registry->name : "",
 		registry ? " (the shim supplies them when unset).\n"
@@ -164,7 +161,8 @@ int cmd_config(int argc, char **argv)
 	bool write = false, registry = false;
 	const struct p2ps_profile *profile = NULL;
 	const char *root = "", *driver = NULL, *gpus = NULL;
-	char text[1024], path[PATH_MAX];
+	/* the comments, and a --gpus list at its longest: 32 of "DDDDDDDD:BB:DD.0," */
+	char text[1024 + 32 * 17], path[PATH_MAX];
 	FILE *f;
 	int c, err;
 
@@ -197,7 +195,11 @@ int cmd_config(int argc, char **argv)
 		if (err)
 			return err;
 	}
-	p2pctl_config_text(text, sizeof(text), profile, gpus);
+	if (config_text(text, sizeof(text), profile, gpus) >= (int)sizeof(text)) {
+		/* gpu_list_ok() bounds the list: a text this long is a bug here */
+		p2pctl_error("config", "internal error: configuration text too long");
+		return P2PCTL_EXIT_NOT_MET;
+	}
 	if (!write) {
 		fputs(text, p2pctl_out);
 		return 0;

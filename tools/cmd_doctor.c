@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "p2pctl.h"
@@ -358,6 +359,34 @@ static int print_human(const struct p2ps_doctor_report *r, FILE *f)
 	return 0;
 }
 
+/*
+ * --root names a captured host (report --capture DIR: DIR/root), not a file
+ * or an empty directory, whose verdicts would be those of no host at all.
+ */
+static int root_tree_ok(const char *root)
+{
+	static const char *const tops[] = { "proc", "sys", "etc" };
+	char path[PATH_MAX];
+	struct stat st;
+	size_t i;
+
+	if (!*root || stat(root, &st))
+		return p2pctl_usage("doctor", "--root %s: %s", root, *root ? strerror(errno) :
+				    "empty path");
+	if (!S_ISDIR(st.st_mode))
+		return p2pctl_usage("doctor", "--root %s: not a directory (give the root/ of "
+				    "`p2pctl report --capture DIR`)", root);
+	if (access(root, R_OK | X_OK))
+		return p2pctl_usage("doctor", "--root %s: not a readable directory", root);
+	for (i = 0; i < sizeof(tops) / sizeof(tops[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", root, tops[i]);
+		if (!stat(path, &st) && S_ISDIR(st.st_mode))
+			return 0;
+	}
+	return p2pctl_usage("doctor", "--root %s: no captured host there (no proc/, sys/ or etc/; "
+			    "capture one with `p2pctl report --capture DIR`, then --root DIR/root)", root);
+}
+
 int cmd_doctor(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -386,8 +415,11 @@ int cmd_doctor(int argc, char **argv)
 	}
 	if (optind < argc)
 		return p2pctl_usage("doctor", "unexpected argument '%s'", argv[optind]);
-	if (root && (!*root || access(root, R_OK)))
-		return p2pctl_usage("doctor", "--root %s: not a readable directory", root);
+	if (root) {
+		err = root_tree_ok(root);
+		if (err)
+			return err;
+	}
 
 	err = p2pctl_doctor_inputs(root, topo, &in);
 	if (err)

@@ -390,7 +390,9 @@ static void flush_out(struct rep *r)
 		if (r->tf_file)
 			fsync(fileno(r->tf));
 	}
-	write_twin(r);
+	/* no twin beside a text file that failed (-o /dev/full: no /dev/full.json) */
+	if (!r->tf_file || !ferror(r->tf))
+		write_twin(r);
 }
 
 /* Add a section: @text for the text file, @json (owned) or the text for the twin. */
@@ -1055,6 +1057,11 @@ int cmd_report(int argc, char **argv)
 		return p2pctl_usage("report", "--root %s: not a readable directory", r.root);
 	if (out && json)
 		return p2pctl_usage("report", "--json and --output: -o writes both the text and FILE.json");
+	/* "" would be the current directory's "" (-o) or "/root" (--capture) */
+	if (out && !*out)
+		return p2pctl_usage("report", "--output: empty file name");
+	if (capdir && !*capdir)
+		return p2pctl_usage("report", "--capture: empty directory name");
 
 	learn_names(&r);
 	if (capdir) {
@@ -1143,7 +1150,8 @@ int cmd_report(int argc, char **argv)
 	}
 	flush_out(&r);
 	if (out) {
-		if (fclose(r.tf) || write_twin(&r)) {
+		/* ferror: what flush_out() could not write is gone by fclose */
+		if ((ferror(r.tf) | fclose(r.tf)) || write_twin(&r)) {
 			p2pctl_error("report", "%s: cannot write", out);
 			ret = P2PCTL_EXIT_NOT_MET;
 		} else {

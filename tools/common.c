@@ -10,14 +10,37 @@
 
 FILE *p2pctl_out;
 FILE *p2pctl_err;
+bool p2pctl_json_printed, p2pctl_json_wanted;
+static char last_error[512];
+
+const char *p2pctl_last_error(void)
+{
+	return last_error;
+}
+
+void p2pctl_error_reset(void)
+{
+	last_error[0] = '\0';
+}
+
+/* Print "p2pctl: [CMD: ]MSG" on stderr, and keep MSG for a JSON error object. */
+static void say(const char *cmd, const char *fmt, va_list ap)
+{
+	va_list copy;
+
+	va_copy(copy, ap);
+	vsnprintf(last_error, sizeof(last_error), fmt, copy);
+	va_end(copy);
+	fprintf(p2pctl_err, "p2pctl: %s%s", cmd ? cmd : "", cmd ? ": " : "");
+	vfprintf(p2pctl_err, fmt, ap);
+}
 
 void p2pctl_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(p2pctl_err, "p2pctl: %s%s", cmd ? cmd : "", cmd ? ": " : "");
 	va_start(ap, fmt);
-	vfprintf(p2pctl_err, fmt, ap);
+	say(cmd, fmt, ap);
 	va_end(ap);
 	fputc('\n', p2pctl_err);
 }
@@ -26,9 +49,8 @@ int p2pctl_usage(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(p2pctl_err, "p2pctl: %s: ", cmd);
 	va_start(ap, fmt);
-	vfprintf(p2pctl_err, fmt, ap);
+	say(cmd, fmt, ap);
 	va_end(ap);
 	fprintf(p2pctl_err, "\nTry 'p2pctl %s --help'.\n", cmd);
 	return P2PCTL_EXIT_USAGE;
@@ -64,6 +86,7 @@ void p2pctl_getopt_reset(void)
 
 void p2pctl_json_print(json_object *o)
 {
+	p2pctl_json_printed = true;
 	fprintf(p2pctl_out, "%s\n", json_object_to_json_string_ext(o,
 		JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);

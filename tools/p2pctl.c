@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* p2pctl: command dispatch. */
+#include <errno.h>
 #include <string.h>
 
 #include "p2pctl.h"
@@ -33,6 +34,47 @@ static void usage(FILE *f)
 	fprintf(f, "\n" P2PCTL_EXIT_CODES_HELP);
 }
 
+/* Whether ARGV asks for JSON: --json, or -j, before any "--". */
+static bool wants_json(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
+			return true;
+	return false;
+}
+
+/*
+ * After a command: a failure asked for in JSON that printed none gets an
+ * error object on stdout (scripts read stdout; the words stay on stderr),
+ * and output that did not reach stdout (a full disk, a closed pipe) is a
+ * failure, never a silent success.
+ */
+static int finish(const char *cmd, bool json, int rc)
+{
+	if (rc && json && !p2pctl_json_printed) {
+		json_object *o = json_object_new_object(), *e = json_object_new_object();
+		const char *msg = p2pctl_last_error();
+
+		json_object_object_add(e, "command", json_object_new_string(cmd));
+		json_object_object_add(e, "message", json_object_new_string(*msg ? msg :
+			"failed; see standard error"));
+		json_object_object_add(e, "exit_status", json_object_new_int(rc));
+		json_object_object_add(o, "error", e);
+		p2pctl_json_print(o);
+	}
+	if (fflush(p2pctl_out) || ferror(p2pctl_out)) {
+		int err = errno;
+
+		p2pctl_error(cmd, "cannot write to standard output: %s",
+			     strerror(err ? err : EIO));
+		clearerr(p2pctl_out);
+		return rc ? rc : P2PCTL_EXIT_NOT_MET;
+	}
+	return rc;
+}
+
 int p2pctl_main(int argc, char **argv)
 {
 	size_t i;
@@ -45,29 +87,32 @@ int p2pctl_main(int argc, char **argv)
 		usage(p2pctl_err);
 		return P2PCTL_EXIT_USAGE;
 	}
+	p2pctl_json_printed = p2pctl_json_wanted = false;
+	p2pctl_error_reset();
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(p2pctl_out);
-		return 0;
+		return finish(NULL, false, 0);
 	}
 	if (!strcmp(argv[1], "help")) {
 		if (argc < 3) {
 			usage(p2pctl_out);
-			return 0;
+			return finish(NULL, false, 0);
 		}
 		for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 			if (!strcmp(argv[2], cmds[i].name)) {
 				char *hv[] = { argv[2], (char *)"--help", NULL };
 
-				return cmds[i].handler(2, hv);
+				return finish(argv[2], false, cmds[i].handler(2, hv));
 			}
 		p2pctl_error(NULL, "unknown command '%s'", argv[2]);
 		return P2PCTL_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version"))
-		return cmd_version(1, argv + 1);
+		return finish("version", false, cmd_version(1, argv + 1));
+	p2pctl_json_wanted = wants_json(argc - 1, argv + 1);
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name))
-			return cmds[i].handler(argc - 1, argv + 1);
+			return finish(argv[1], p2pctl_json_wanted, cmds[i].handler(argc - 1, argv + 1));
 	p2pctl_error(NULL, "unknown command '%s'; see 'p2pctl --help'", argv[1]);
 	return P2PCTL_EXIT_USAGE;
 }

@@ -83,6 +83,13 @@ int p2pctl_usage(const char *cmd, const char *fmt, ...) __attribute__((format(pr
 void p2pctl_getopt_reset(void);
 /* Print and release a JSON object. */
 void p2pctl_json_print(json_object *o);
+/* Whether this command printed JSON (p2pctl_main's error object goes only where none was). */
+extern bool p2pctl_json_printed;
+/* Whether the command line asked for JSON (--json or -j). */
+extern bool p2pctl_json_wanted;
+/* The last message p2pctl_error() or p2pctl_usage() printed, or "" (for that object). */
+const char *p2pctl_last_error(void);
+void p2pctl_error_reset(void);
 json_object *p2pctl_json_str(const char *s);	/* NULL (json null) for "" */
 
 /*

@@ -5,7 +5,9 @@
  * repetitions (median and spread) and the fastest copy method per cell.
  * See docs/p2pctl-cuda.md and docs/bench.md.
  */
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -505,6 +507,22 @@ static void print_text(struct bench *b)
 	print_summary(b, f);
 }
 
+/* Whether --plot's @path can be written now (errno says why not). */
+static int plot_writable(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+
+	if (!*path)
+		return 0;
+	if (!access(path, F_OK))
+		return !access(path, W_OK);
+	if (!slash)
+		return !access(".", W_OK | X_OK);
+	snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	return !access(dir, W_OK | X_OK);
+}
+
 int bench_main(int argc, char **argv, FILE *out, FILE *err)
 {
 	static const struct option lo[] = {
@@ -551,7 +569,7 @@ int bench_main(int argc, char **argv, FILE *out, FILE *err)
 	b->do_off = 1;
 	optind = 0;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "jh", lo, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			if (parse_size(optarg, &b->size)) {
@@ -577,7 +595,15 @@ int bench_main(int argc, char **argv, FILE *out, FILE *err)
 		}
 		case 'p': pairs = optarg; break;
 		case 'j': b->json = 1; break;
-		case 'P': plot = optarg; break;
+		case 'P':
+			/* refused now, not after the whole run */
+			plot = optarg;
+			if (!plot_writable(plot)) {
+				fprintf(err, "bench: --plot '%s': %s\n", plot,
+					*plot ? strerror(errno) : "empty file name");
+				rc = P2P_EXIT_USAGE;
+			}
+			break;
 		case 'M': plotkey = optarg; break;
 		case 'n': b->do_off = 0; break;
 		case 'm':

@@ -300,7 +300,7 @@ int bench_nccl_main(int argc, char **argv, FILE *out, FILE *err)
 	b->timeout = 30;
 	optind = 0;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "jh", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'N': break;
 		case 'b':

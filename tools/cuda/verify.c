@@ -412,7 +412,7 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 	v->seconds = 3;
 	optind = 0;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "jh", lo, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			if (parse_size(optarg, &v->size) || v->size > (1ULL << 40)) {
@@ -421,7 +421,14 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			}
 			break;
 		case 'p': pairs = optarg; break;
-		case 't': tlist = optarg; break;
+		case 't':
+			tlist = optarg;
+			if (!*tlist) {
+				fprintf(err, "verify: --tests: empty list (name tests, or leave "
+					"--tests out for all)\n");
+				rc = P2P_EXIT_USAGE;
+			}
+			break;
 		case 'S':
 			errno = 0;
 			v->seed0 = strtoull(optarg, &end, 0);

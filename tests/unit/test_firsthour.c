@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * p2pctl in a new user's first hour: the silent failures an outside tester
+ * found with bad inputs (each case failed before its fix).  A command that
+ * cannot do what it says fails, says why, and with --json says it in JSON.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <json-c/json.h>
+
+#include "p2pctl.h"
+
+#include "p2pctl_run.h"
+
+#define KALLSYMS FIXTURES "/h200-nvlink-580/driver/kallsyms-nvidia.txt.gz"
+
+/* Run p2pctl with its standard output on /dev/full (a full disk or pipe). */
+static int run_full(const char *first, ...)
+{
+	char *argv[32];
+	int argc = 0, rc;
+	va_list ap;
+	FILE *o = fopen("/dev/full", "w"), *e = tmpfile();
+
+	assert_non_null(o);
+	assert_non_null(e);
+	argv[argc++] = (char *)"p2pctl";
+	va_start(ap, first);
+	for (const char *a = first; a && argc < 31; a = va_arg(ap, const char *))
+		argv[argc++] = (char *)a;
+	va_end(ap);
+	argv[argc] = NULL;
+	p2pctl_out = o;
+	p2pctl_err = e;
+	rc = p2pctl_main(argc, argv);
+	free(err_text);
+	err_text = slurp(e);
+	fclose(o);
+	fclose(e);
+	return rc;
+}
+
+static char *mktmpdir(void)
+{
+	char *d = strdup("/tmp/p2pctl-firsthour-XXXXXX");
+
+	assert_non_null(d);
+	assert_non_null(mkdtemp(d));
+	return d;
+}
+
+static void rmtree(char *d)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d);
+	assert_int_equal(system(cmd), 0);
+	free(d);
+}
+
+/*
+ * config --gpus with as many GPUs as the module takes (NV_MAX_DEVICES, 32),
+ * each in its longest form: the whole list is written, or nothing is.
+ */
+static void test_config_gpus_long_list(void **state)
+{
+	char list[32 * 17 + 1] = "", want[sizeof(list) + 64], path[PATH_MAX], *dir = mktmpdir(), *text;
+	size_t n = 0;
+	FILE *f;
+
+	(void)state;
+	for (unsigned int i = 0; i < 32; i++)
+		n += (size_t)snprintf(list + n, sizeof(list) - n, "%sffffffff:%02x:1f.0", i ? "," : "", i);
+	snprintf(want, sizeof(want), "options p2p-shim enable=1 registry_gpus=%s\n", list);
+	assert_int_equal(run("config", "--gpus", list, NULL), 0);
+	assert_non_null(strstr(out_text, want));
+	assert_non_null(strstr(out_text, "options nvidia NVreg_EnableResizableBar=1\n"));
+	assert_int_equal(run("config", "--write", "--root", dir, "--gpus", list, NULL), 0);
+	snprintf(path, sizeof(path), "%s/etc/modprobe.d/p2p-shim.conf", dir);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	text = slurp(f);
+	fclose(f);
+	assert_non_null(strstr(text, want));
+	free(text);
+	rmtree(dir);
+}
+
+/* A full standard output is an error, for every command that prints. */
+static void test_stdout_full(void **state)
+{
+	(void)state;
+	assert_int_equal(run_full("config", NULL), P2PCTL_EXIT_NOT_MET);
+	assert_non_null(strstr(err_text, "standard output"));
+	assert_int_equal(run_full("config", "--help", NULL), P2PCTL_EXIT_NOT_MET);
+	assert_int_equal(run_full("check", "-k", KALLSYMS, "-d", "580.159.04", NULL),
+			 P2PCTL_EXIT_NOT_MET);
+	assert_non_null(strstr(err_text, "standard output"));
+	assert_int_equal(run_full("check", "--json", "-k", KALLSYMS, "-d", "580.159.04", NULL),
+			 P2PCTL_EXIT_NOT_MET);
+	assert_int_equal(run_full("version", NULL), P2PCTL_EXIT_NOT_MET);
+	assert_int_equal(run_full("--help", NULL), P2PCTL_EXIT_NOT_MET);
+	/* what already failed keeps its own status */
+	assert_int_equal(run_full("config", "--bogus", NULL), P2PCTL_EXIT_USAGE);
+}
+
+/* report -o FILE: a FILE that cannot take the report is no "wrote". */
+static void test_report_output_full(void **state)
+{
+	(void)state;
+	assert_int_equal(run("report", "--no-cuda", "-o", "/dev/full", NULL), P2PCTL_EXIT_NOT_MET);
+	/* nor a twin beside it (as root, before the fix: /dev/full.json) */
+	assert_int_equal(access("/dev/full.json", F_OK), -1);
+	assert_null(strstr(out_text, "wrote"));
+	assert_non_null(strstr(err_text, "/dev/full"));
+}
+
+/* Empty paths are usage errors, before anything is read or written. */
+static void test_empty_paths(void **state)
+{
+	(void)state;
+	assert_int_equal(run("report", "--capture", "", NULL), P2PCTL_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "--capture"));
+	assert_int_equal(run("report", "--output", "", NULL), P2PCTL_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "--output"));
+}
+
+/*
+ * check -k GOOD -u BAD: the profile's verdict stands (the UVM peer set does
+ * not decide the exit status, p2pctl(8)); the set is "not checked", naming
+ * the file that could not be read.
+ */
+static void test_check_bad_uvm_module(void **state)
+{
+	json_object *o, *v;
+
+	(void)state;
+	assert_int_equal(run("check", "-k", KALLSYMS, "-d", "580.159.04", "-u", "/nonexistent/nvidia-uvm.ko",
+			     NULL), 0);
+	assert_non_null(strstr(out_text, "not checked"));
+	assert_non_null(strstr(out_text, "/nonexistent/nvidia-uvm.ko"));
+	assert_non_null(strstr(out_text, "No such file or directory"));
+	assert_null(strstr(err_text, KALLSYMS));
+	assert_int_equal(run("check", "--json", "-k", KALLSYMS, "-d", "580.159.04", "-u",
+			     "/nonexistent/nvidia-uvm.ko", NULL), 0);
+	o = json_tokener_parse(out_text);
+	assert_non_null(o);
+	assert_true(json_object_object_get_ex(o, "supported", &v));
+	assert_true(json_object_get_boolean(v));
+	json_object_put(o);
+}
+
+/* check --module on a cut-off ELF file: "truncated", not "stripped". */
+static void test_check_truncated_elf(void **state)
+{
+	char path[] = "/tmp/p2pctl-truncated-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *in = fopen(TOPDIR "/tools/p2pctl", "r");
+	char buf[65536];
+	size_t n, total = 0;
+	struct stat st;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_non_null(in);
+	assert_int_equal(fstat(fileno(in), &st), 0);
+	/* the first half: the ELF header, its section headers cut away */
+	while (total < (size_t)st.st_size / 2 && (n = fread(buf, 1, sizeof(buf), in)) > 0) {
+		assert_int_equal(write(fd, buf, n), (ssize_t)n);
+		total += n;
+	}
+	fclose(in);
+	close(fd);
+	assert_int_equal(run("check", "--module", path, NULL), P2PCTL_EXIT_NOT_MET);
+	assert_non_null(strstr(err_text, "truncated"));
+	assert_null(strstr(err_text, "stripped"));
+	unlink(path);
+}
+
+/* doctor --root must name a captured tree, not a file or an empty directory. */
+static void test_doctor_root_not_a_tree(void **state)
+{
+	char *dir = mktmpdir();
+
+	(void)state;
+	assert_int_equal(run("doctor", "--root", "/etc/passwd", NULL), P2PCTL_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "not a directory"));
+	assert_int_equal(run("doctor", "--root", dir, NULL), P2PCTL_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "no captured host"));
+	assert_null(strstr(out_text, "VERDICT"));
+	rmtree(dir);
+}
+
+/* The CUDA commands' arguments are checked before CUDA is looked for. */
+static void test_cuda_args_up_front(void **state)
+{
+	(void)state;
+	assert_int_equal(run("verify", "--tests", "", NULL), P2PCTL_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "--tests"));
+	assert_int_equal(run("bench", "--plot", "/nonexistent/dir/plot.svg", NULL), P2PCTL_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "/nonexistent/dir/plot.svg"));
+	assert_int_equal(run("bench", "--plot", "", NULL), P2PCTL_EXIT_USAGE);
+	/* -j is --json's short form on every command that has --json */
+	assert_int_not_equal(run("verify", "-j", NULL), P2PCTL_EXIT_USAGE);
+	assert_int_not_equal(run("bench", "-j", NULL), P2PCTL_EXIT_USAGE);
+}
+
+/* --json on a failure: an error object on stdout, the same exit status. */
+static void test_json_error_object(void **state)
+{
+	static const char *const cases[][8] = {
+		{ "check", "--json", "-k", "/nonexistent/kallsyms", NULL },
+		{ "check", "-j", "--module", "/nonexistent/nvidia.ko", NULL },
+		{ "doctor", "--json", "--root", "/nonexistent/root", NULL },
+		{ "status", "--json", NULL },
+		{ "monitor", "--json", "--count", "x", NULL },
+		{ "bench", "--json", "--plot", "/nonexistent/dir/p.svg", NULL },
+	};
+	json_object *o, *e, *v;
+
+	(void)state;
+	setenv("P2PCTL_DEVICE", "/nonexistent/p2p-shim", 1);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *const *a = cases[i];
+		int rc = run(a[0], a[1], a[2], a[3], a[4], NULL);
+
+		assert_int_not_equal(rc, 0);
+		o = json_tokener_parse(out_text);
+		if (!o)
+			fail_msg("p2pctl %s %s: not JSON on stdout: '%s'", a[0], a[1], out_text);
+		assert_true(json_object_object_get_ex(o, "error", &e));
+		assert_true(json_object_object_get_ex(e, "message", &v));
+		assert_true(strlen(json_object_get_string(v)) > 0);
+		assert_true(json_object_object_get_ex(e, "exit_status", &v));
+		assert_int_equal(json_object_get_int(v), rc);
+		assert_true(json_object_object_get_ex(e, "command", &v));
+		assert_string_equal(json_object_get_string(v), a[0]);
+		json_object_put(o);
+	}
+	unsetenv("P2PCTL_DEVICE");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_config_gpus_long_list),
+		cmocka_unit_test(test_stdout_full),
+		cmocka_unit_test(test_report_output_full),
+		cmocka_unit_test(test_empty_paths),
+		cmocka_unit_test(test_check_bad_uvm_module),
+		cmocka_unit_test(test_check_truncated_elf),
+		cmocka_unit_test(test_doctor_root_not_a_tree),
+		cmocka_unit_test(test_cuda_args_up_front),
+		cmocka_unit_test(test_json_error_object),
+	};
+	int rc = cmocka_run_group_tests_name("firsthour", tests, NULL, NULL);
+
+	free(out_text);
+	free(err_text);
+	return rc;
+}
