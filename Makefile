@@ -15,7 +15,10 @@
 #                 here (root; under a minute; also a suite of make check)
 # make check-docs README, docs, man page, --help and completion against
 #                 rules/profile.c and the option tables (seconds; in make check)
+# make userspace  libp2pshim and p2pctl only: tools/p2pctl runs from the tree
+#                 (tools/p2pctl doctor needs no install and no root)
 # make clean
+# make help       this list
 
 KVER ?= $(shell uname -r)
 KDIR ?= /lib/modules/$(KVER)/build
@@ -31,9 +34,13 @@ export CC CFLAGS
 .PHONY: all module userspace deps check demo bench clean vm-stage unit standin sparse unit-run check-docs check-lockdep
 .PHONY: install install-module install-userspace install-dist install-modprobe
 .PHONY: uninstall uninstall-module uninstall-userspace uninstall-dist uninstall-modprobe
-.PHONY: dkms-source check-packages check-real
+.PHONY: dkms-source check-packages check-real help
 
 all: module userspace
+
+# The targets, as the comment at the top of this file says them.
+help:
+	@sed -n '3,/^$$/s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
 
 module:
 	$(MAKE) -C kmod KDIR=$(KDIR)
@@ -104,6 +111,7 @@ check-docs: userspace
 
 # --- install (docs/install.md) -------------------------------------------
 PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
 SBINDIR ?= $(PREFIX)/sbin
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
@@ -126,7 +134,7 @@ KREL = $(or $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/inclu
 SIG_KEY = $(shell sed -n 's/^CONFIG_MODULE_SIG_KEY="\(.*\)"$$/\1/p' $(KDIR)/.config 2>/dev/null)
 NOSIGN = $(if $(filter pkcs11:%,$(SIG_KEY)),,$(if $(wildcard $(SIG_KEY) $(KDIR)/$(SIG_KEY)),,CONFIG_MODULE_SIG_ALL=))
 DEPMOD_RUN = $(DEPMOD) $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KREL)
-USERDIRS = PREFIX=$(PREFIX) SBINDIR=$(SBINDIR) LIBDIR=$(LIBDIR) \
+USERDIRS = PREFIX=$(PREFIX) BINDIR=$(BINDIR) SBINDIR=$(SBINDIR) LIBDIR=$(LIBDIR) \
 	INCLUDEDIR=$(INCLUDEDIR) MANDIR=$(MANDIR)
 
 install: install-module install-userspace install-dist
@@ -145,7 +153,7 @@ install-dist:
 	install -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(SYSTEMDUNITDIR) \
 		$(DESTDIR)$(DATADIR)/p2p-shim/modprobe.d
 	install -m 644 tools/p2pctl.bash-completion $(DESTDIR)$(BASHCOMPDIR)/p2pctl
-	sed 's|/usr/sbin/p2pctl|$(SBINDIR)/p2pctl|g' dist/systemd/p2p-shim.service \
+	sed 's|/usr/bin/p2pctl|$(BINDIR)/p2pctl|g' dist/systemd/p2p-shim.service \
 		>$(DESTDIR)$(SYSTEMDUNITDIR)/p2p-shim.service
 	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/p2p-shim.service
 	install -m 644 dist/modprobe.d/p2p-shim.conf $(DESTDIR)$(DATADIR)/p2p-shim/modprobe.d/
@@ -179,8 +187,14 @@ uninstall-dist:
 		$(DESTDIR)$(DATADIR)/p2p-shim/modprobe.d/p2p-shim.conf
 	rmdir $(DESTDIR)$(DATADIR)/p2p-shim/modprobe.d $(DESTDIR)$(DATADIR)/p2p-shim 2>/dev/null || true
 
+# Also what `p2pctl config --write` wrote (its first line says so): left
+# behind, its softdep and --registry keys would outlive the module.
 uninstall-modprobe:
 	rm -f $(DESTDIR)$(MODPROBEDIR)/p2p-shim.conf
+	if head -n 1 $(DESTDIR)/etc/modprobe.d/p2p-shim.conf 2>/dev/null | grep -q '^# Written by p2pctl config'; then \
+		rm -f $(DESTDIR)/etc/modprobe.d/p2p-shim.conf; \
+		echo "removed $(DESTDIR)/etc/modprobe.d/p2p-shim.conf (rebuild an initramfs that held it)"; \
+	fi
 
 # The tree DKMS builds from: dkms.conf, kmod/ and rules/ sources and the
 # headers they include, under $(DESTDIR)/usr/src/p2p-shim-<version>.

@@ -179,8 +179,10 @@ int p2ps_doctor(const struct p2ps_doctor_opts *opts, struct p2ps_doctor_report *
 			p2ps_dr_vllm(&c);
 		}
 	}
-	if (!err)
+	if (!err) {
 		p2ps_dr_module(&c);
+		p2ps_dr_initramfs(&c);
+	}
 	if (!err)
 		summarize(&c);
 	if (!err) {

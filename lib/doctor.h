@@ -108,5 +108,6 @@ void p2ps_dr_bar1_reads(struct dctx *c);	/* doctor_read.c: the driver's peer-rea
 void p2ps_dr_software(struct dctx *c);		/* doctor_software.c: NCCL */
 void p2ps_dr_vllm(struct dctx *c);		/* doctor_vllm.c */
 void p2ps_dr_module(struct dctx *c);		/* doctor_module.c */
+void p2ps_dr_initramfs(struct dctx *c);		/* doctor_initramfs.c */
 
 #endif

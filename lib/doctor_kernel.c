@@ -127,6 +127,11 @@ static bool signed_module(struct dctx *c, char *path, size_t len)
 	return false;
 }
 
+/* An unsigned module under Secure Boot: the literal steps (README, Install, Secure Boot). */
+#define MOK_REMEDY "install it through DKMS (the p2p-shim-dkms package), which signs it, " \
+	"then enrol DKMS's key: mokutil --import /var/lib/dkms/mok.pub (a one-time password), " \
+	"reboot, in MokManager Enroll MOK, Continue, Yes, the password; or disable Secure Boot"
+
 #define SIGNED_REMEDY "make sure its key is enrolled (mokutil --list-enrolled; DKMS: " \
 	"mokutil --import /var/lib/dkms/mok.pub, then reboot) or trusted by the kernel"
 
@@ -195,7 +200,7 @@ static void check_kernel(struct dctx *c)
 			    "kernel lockdown '%s'; %s is signed: taken if its key is enrolled", sel, mod);
 		else
 			p2ps_dr_add(c, "lockdown", NULL, P2PS_V_FAIL, "/sys/kernel/security/lockdown",
-			    "sign p2p-shim.ko with a key the kernel trusts (e.g. a MOK enrolled with mokutil), or disable Secure Boot",
+			    MOK_REMEDY,
 			    "kernel lockdown '%s' refuses unsigned modules", sel);
 	} else if ((cfg(c, "CONFIG_LOCK_DOWN_KERNEL_FORCE_CONFIDENTIALITY") == 1 ||
 		    cfg(c, "CONFIG_LOCK_DOWN_KERNEL_FORCE_INTEGRITY") == 1) && sig) {
@@ -240,7 +245,7 @@ static void check_kernel(struct dctx *c)
 				    "Secure Boot is on; %s is signed: taken if its key is enrolled", mod);
 			else if (sb == 1)
 				p2ps_dr_add(c, "secure-boot", NULL, P2PS_V_WARN, "efivars SecureBoot",
-				    "sign p2p-shim.ko and enroll the key (mokutil --import), or disable Secure Boot",
+				    MOK_REMEDY,
 				    "Secure Boot is on: distribution kernels then refuse unsigned modules");
 			else if (sb == 0)
 				p2ps_dr_add(c, "secure-boot", NULL, P2PS_V_OK, "efivars SecureBoot", NULL,

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <p2p-shim/bdf.h>
 #include <p2p-shim/profile.h>
@@ -16,13 +17,18 @@
 
 static const char help[] =
 	"Usage: p2pctl config [--write] [--root DIR] [--gpus LIST]\n"
-	"                     [--registry [--driver VERSION]]\n\n"
+	"                     [--registry [--driver-version VERSION]]\n"
+	"       p2pctl config --remove [--root DIR]\n\n"
 	"Print the modprobe.d configuration p2p-shim wants: load p2p-shim before\n"
 	"nvidia (softdep, so that no GPU initialises before the hooks are armed),\n"
 	"arm it as soon as nvidia loads (options p2p-shim enable=1) and let nvidia\n"
 	"resize BAR1 (NVreg_EnableResizableBar=1).\n\n"
 	"  -w, --write      write it to " CONF_PATH " instead\n"
-	"  -r, --root DIR   with --write: under DIR (default /)\n"
+	"  -x, --remove     remove " CONF_PATH " (before removing\n"
+	"                   p2p-shim: its softdep and, with --registry, the keys in\n"
+	"                   nvidia's options would outlive it); then rebuild an\n"
+	"                   initramfs that holds it\n"
+	"  -r, --root DIR   with --write or --remove: under DIR (default /)\n"
 	"  -g, --gpus LIST  only these GPUs get p2p-shim's registry keys (PCI\n"
 	"                   addresses DDDD:BB:DD.0, comma-separated: options\n"
 	"                   p2p-shim registry_gpus=LIST); for a host that also has\n"
@@ -34,7 +40,7 @@ static const char help[] =
 	"                   the driver's options when p2p-shim is not loaded, and\n"
 	"                   the stock driver then offers GeForce pairs a mailbox\n"
 	"                   path they lack: prefer --gpus\n"
-	"  -d, --driver VERSION\n"
+	"  -d, --driver-version VERSION\n"
 	"                   with --registry: the driver version to write them for\n"
 	"                   (default: the loaded nvidia's, /sys/module/nvidia/version)\n"
 	"  -h, --help       this help\n\n"
@@ -116,7 +122,7 @@ static int registry_profile(const char *version, const struct p2ps_profile **out
 			if (f)
 				fclose(f);
 			return p2pctl_usage("config",
-				"--registry: nvidia is not loaded; give its version with --driver VERSION");
+				"--registry: nvidia is not loaded; give its version with --driver-version VERSION");
 		}
 		fclose(f);
 		ver[strcspn(ver, "\n")] = '\0';
@@ -147,18 +153,45 @@ static int mkdirs(const char *path)
 	return 0;
 }
 
+/* config --remove: ROOT's CONF_PATH gone, or never there. */
+static int remove_conf(const char *root)
+{
+	char path[PATH_MAX];
+
+	if (!strcmp(root, "/"))
+		root = "";
+	snprintf(path, sizeof(path), "%s%s", root, CONF_PATH);
+	if (unlink(path)) {
+		int err = -errno;
+
+		if (err == -ENOENT) {
+			fprintf(p2pctl_out, "%s: not there, nothing to remove\n", path);
+			return 0;
+		}
+		p2pctl_error("config", "%s: %s", path, p2ps_strerror(err));
+		return p2pctl_exit_for(err);
+	}
+	fprintf(p2pctl_out, "removed %s\n"
+		"(an initramfs that holds it keeps it until rebuilt: update-initramfs -u, "
+		"dracut -f or mkinitcpio -P)\n", path);
+	return 0;
+}
+
 int cmd_config(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "write", no_argument, NULL, 'w' },
+		{ "remove", no_argument, NULL, 'x' },
 		{ "root", required_argument, NULL, 'r' },
 		{ "gpus", required_argument, NULL, 'g' },
 		{ "registry", no_argument, NULL, 'R' },
+		{ "driver-version", required_argument, NULL, 'd' },
+		/* internal: --driver-version's name before 0.1.1, for scripts */
 		{ "driver", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool write = false, registry = false;
+	bool write = false, registry = false, remove = false;
 	const struct p2ps_profile *profile = NULL;
 	const char *root = "", *driver = NULL, *gpus = NULL;
 	/* the comments, and a --gpus list at its longest: 32 of "DDDDDDDD:BB:DD.0," */
@@ -167,9 +200,10 @@ int cmd_config(int argc, char **argv)
 	int c, err;
 
 	p2pctl_getopt_reset();
-	while ((c = getopt_long(argc, argv, "+wr:g:Rd:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+wxr:g:Rd:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'w': write = true; break;
+		case 'x': remove = true; break;
 		case 'r': root = optarg; break;
 		case 'g': gpus = optarg; break;
 		case 'R': registry = true; break;
@@ -180,10 +214,12 @@ int cmd_config(int argc, char **argv)
 	}
 	if (optind < argc)
 		return p2pctl_usage("config", "unexpected argument '%s'", argv[optind]);
-	if (*root && !write)
-		return p2pctl_usage("config", "--root needs --write");
+	if (remove && (write || gpus || registry || driver))
+		return p2pctl_usage("config", "--remove takes only --root");
+	if (*root && !write && !remove)
+		return p2pctl_usage("config", "--root needs --write or --remove");
 	if (driver && !registry)
-		return p2pctl_usage("config", "--driver needs --registry");
+		return p2pctl_usage("config", "--driver-version needs --registry");
 	if (gpus && !gpu_list_ok(gpus))
 		return p2pctl_usage("config", "--gpus: '%s' is not a list of PCI addresses "
 				    "(DDDD:BB:DD.0 or BB:DD.0, comma-separated)", gpus);
@@ -195,6 +231,8 @@ int cmd_config(int argc, char **argv)
 		if (err)
 			return err;
 	}
+	if (remove)
+		return remove_conf(root);
 	if (config_text(text, sizeof(text), profile, gpus) >= (int)sizeof(text)) {
 		/* gpu_list_ok() bounds the list: a text this long is a bug here */
 		p2pctl_error("config", "internal error: configuration text too long");

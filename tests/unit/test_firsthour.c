@@ -98,6 +98,38 @@ static void test_config_gpus_long_list(void **state)
 	rmtree(dir);
 }
 
+/* config names the driver version as check does: --driver-version (--driver: the old name). */
+static void test_config_driver_version(void **state)
+{
+	(void)state;
+	assert_int_equal(run("config", "--registry", "--driver-version", "580.142", NULL), 0);
+	assert_non_null(strstr(out_text, "NVreg_RegistryDwords=\"ForceP2P=0x211;RMPcieP2PType=0x1\""));
+	assert_int_equal(run("config", "--registry", "--driver", "580.142", NULL), 0);
+	assert_int_equal(run("config", "--driver-version", "580.142", NULL), P2PCTL_EXIT_USAGE);
+	assert_non_null(strstr(err_text, "--driver-version needs --registry"));
+}
+
+/* config --remove: the file config --write wrote is gone; twice is no error. */
+static void test_config_remove(void **state)
+{
+	char path[PATH_MAX], *dir = mktmpdir();
+
+	(void)state;
+	assert_int_equal(run("config", "--write", "--root", dir, "--registry", "--driver-version", "580.142",
+			     NULL), 0);
+	snprintf(path, sizeof(path), "%s/etc/modprobe.d/p2p-shim.conf", dir);
+	assert_int_equal(access(path, F_OK), 0);
+	assert_int_equal(run("config", "--remove", "--root", dir, NULL), 0);
+	assert_non_null(strstr(out_text, "removed "));
+	assert_non_null(strstr(out_text, "update-initramfs -u"));
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(run("config", "-x", "--root", dir, NULL), 0);
+	assert_non_null(strstr(out_text, "nothing to remove"));
+	assert_int_equal(run("config", "--remove", "--write", NULL), P2PCTL_EXIT_USAGE);
+	assert_int_equal(run("config", "--remove", "--gpus", "03:00.0", NULL), P2PCTL_EXIT_USAGE);
+	rmtree(dir);
+}
+
 /* A full standard output is an error, for every command that prints. */
 static void test_stdout_full(void **state)
 {
@@ -256,6 +288,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_config_gpus_long_list),
+		cmocka_unit_test(test_config_driver_version),
+		cmocka_unit_test(test_config_remove),
 		cmocka_unit_test(test_stdout_full),
 		cmocka_unit_test(test_report_output_full),
 		cmocka_unit_test(test_empty_paths),

@@ -402,7 +402,7 @@ static void usage(FILE *f)
 		"  --off-method M   P2P=Disabled cells: sample (default: cuMemcpyPeerAsync, the\n"
 		"                   sample's method) or fastest (of ce, ce-pull and p2pctl's own\n"
 		"                   staged pipeline; the matrices say so)\n"
-		"  --json           JSON on stdout instead of the text matrices\n"
+		"  -j, --json       JSON on stdout instead of the text matrices\n"
 		"  --plot FILE      write an SVG heatmap of one matrix (default uni_p2p_on)\n"
 		"  --plot-matrix KEY  the matrix --plot draws (uni_p2p_on, bi_p2p_off, ...)\n"
 		"  --help           this text\n"

@@ -62,7 +62,7 @@ static void nb_usage(FILE *f)
 		"                   1 times a size as nccl-tests does, with one batch)\n"
 		"  --gpus LIST      these GPUs, e.g. 0,1 (default: all)\n"
 		"  --timeout S      deadline of NCCL's init and of every wait (default 30)\n"
-		"  --json           JSON on stdout\n"
+		"  -j, --json       JSON on stdout\n"
 		"all-reduce (float32 sum) and all-gather, out of place, one communicator per\n"
 		"GPU in this process; busbw as nccl-tests computes it: all-reduce\n"
 		"algbw * 2(n-1)/n, all-gather algbw * (n-1)/n; every result is checked.\n");

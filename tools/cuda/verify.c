@@ -186,7 +186,7 @@ static void vusage(FILE *f)
 		"  --loopback       test each GPU against itself (one GPU is enough; proves no\n"
 		"                   P2P path, checks the tool, the kernels and the GPU)\n"
 		"  --no-managed     skip the managed-memory (cuMemAllocManaged) tests\n"
-		"  --json           JSON on stdout\n"
+		"  -j, --json       JSON on stdout\n"
 		"  --help           this text\n"
 		"tests, both ways for each pair: path (the same copy timed with peer access\n"
 		"  off and on, against the link's line rate); ce, sm-read, sm-write;\n"

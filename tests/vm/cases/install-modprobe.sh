@@ -12,7 +12,7 @@
 
 kver=$(uname -r)
 inst=/install
-p2pctl=$inst/usr/local/sbin/p2pctl
+p2pctl=$inst/usr/local/bin/p2pctl
 standin=/lib/standin/580.159.04/nvidia.ko
 conf=/etc/modprobe.d/p2p-shim.conf
 kmod=/opt/kmod
