@@ -11,10 +11,14 @@
 # make install    module (KDIR/KVER), libp2pshim, headers, p2pctl, extras
 #                 under PREFIX (default /usr/local) and DESTDIR; see
 #                 docs/install.md.  make uninstall removes the same.
-# make check-packages   build, lint, install and purge the Debian packages
-#                 here (root; under a minute; also a suite of make check)
+# make check-packages   build (by README.md's commands), lint, install and
+#                 purge the Debian packages here (root; minutes; in make check)
 # make check-docs README, docs, man page, --help and completion against
 #                 rules/profile.c and the option tables (seconds; in make check)
+# make check-lockdep   the VM suite on a lockdep kernel built once from
+#                 Debian's source (docs/reliability.md; not in make check)
+# make bench      arming and call costs in the VM (docs/bench-hooks.md)
+# make dkms-source   the DKMS tree under DESTDIR/usr/src/p2p-shim-VERSION
 # make userspace  libp2pshim and p2pctl only: tools/p2pctl runs from the tree
 #                 (tools/p2pctl doctor needs no install and no root)
 # make clean

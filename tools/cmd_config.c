@@ -186,7 +186,7 @@ int cmd_config(int argc, char **argv)
 		{ "gpus", required_argument, NULL, 'g' },
 		{ "registry", no_argument, NULL, 'R' },
 		{ "driver-version", required_argument, NULL, 'd' },
-		/* internal: --driver-version's name before 0.1.1, for scripts */
+		/* internal: --driver-version's old name, kept for scripts */
 		{ "driver", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },

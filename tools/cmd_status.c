@@ -283,7 +283,8 @@ void p2pctl_status_print(const struct p2ps_status_info *st, const char *modver, 
 						      n ? ", " : "", i);
 		if (n < sizeof(buf))
 			snprintf(buf + n, sizeof(buf) - n,
-				 ": initialised before arming; re-initialise for full effect");
+				 ": initialised before arming; re-initialise for full effect (at boot: "
+				 "nvidia in the initramfs without p2p-shim? p2pctl doctor, initramfs)");
 		p2pctl_table_row(&t, "stale GPUs:", buf);
 	}
 	p2pctl_table_print(&t, f, "");

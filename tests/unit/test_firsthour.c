@@ -235,6 +235,80 @@ static void test_doctor_root_not_a_tree(void **state)
 	rmtree(dir);
 }
 
+/* doctor's "initramfs" finding on ROOT: its verdict and detail ("" if none). */
+static const char *initramfs_finding(const char *root, char *detail, size_t len)
+{
+	static char verdict[16];
+	json_object *o, *a, *f, *v;
+
+	verdict[0] = '\0';
+	detail[0] = '\0';
+	run("doctor", "--json", "--root", root, NULL);
+	o = json_tokener_parse(out_text);
+	assert_non_null(o);
+	assert_true(json_object_object_get_ex(o, "checks", &a));
+	for (size_t i = 0; i < json_object_array_length(a); i++) {
+		f = json_object_array_get_idx(a, i);
+		assert_true(json_object_object_get_ex(f, "check", &v));
+		if (strcmp(json_object_get_string(v), "initramfs"))
+			continue;
+		assert_true(json_object_object_get_ex(f, "verdict", &v));
+		snprintf(verdict, sizeof(verdict), "%s", json_object_get_string(v));
+		assert_true(json_object_object_get_ex(f, "detail", &v));
+		snprintf(detail, len, "%s", json_object_get_string(v));
+	}
+	json_object_put(o);
+	return verdict;
+}
+
+/*
+ * nvidia in the initramfs (early KMS) without p2p-shim and its modprobe.d
+ * file: the GPUs come up stale, and doctor says so.  The image as Debian
+ * builds it: an uncompressed cpio (microcode), then a compressed one.
+ */
+static void test_doctor_initramfs(void **state)
+{
+	char *dir = mktmpdir(), cmd[4096], detail[512];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; cd '%s'; mkdir -p proc/sys/kernel etc boot early/kernel/x86/microcode "
+		 "main/usr/lib/modules/6.1.0-t/kernel/drivers/video main/etc/modprobe.d; "
+		 "echo 6.1.0-t >proc/sys/kernel/osrelease; echo x >early/kernel/x86/microcode/GenuineIntel.bin; "
+		 "echo ko >main/usr/lib/modules/6.1.0-t/kernel/drivers/video/nvidia.ko.xz; "
+		 "mk() { (cd early && find . | cpio -o -H newc --quiet) >boot/initrd.img-6.1.0-t; "
+		 "(cd main && find . | cpio -o -H newc --quiet) | gzip >>boot/initrd.img-6.1.0-t; }; mk", dir);
+	assert_int_equal(system(cmd), 0);
+	assert_string_equal(initramfs_finding(dir, detail, sizeof(detail)), "warn");
+	assert_non_null(strstr(detail, "not p2p-shim.ko and modprobe.d/p2p-shim.conf"));
+	assert_non_null(strstr(detail, "stale"));
+	/* the module alone is not enough: its softdep is what loads it first */
+	snprintf(cmd, sizeof(cmd), "set -e; cd '%s'; mkdir -p main/usr/lib/modules/6.1.0-t/updates; "
+		 "echo ko >main/usr/lib/modules/6.1.0-t/updates/p2p-shim.ko; "
+		 "(cd early && find . | cpio -o -H newc --quiet) >boot/initrd.img-6.1.0-t; "
+		 "(cd main && find . | cpio -o -H newc --quiet) | gzip >>boot/initrd.img-6.1.0-t", dir);
+	assert_int_equal(system(cmd), 0);
+	assert_string_equal(initramfs_finding(dir, detail, sizeof(detail)), "warn");
+	assert_non_null(strstr(detail, "not modprobe.d/p2p-shim.conf"));
+	snprintf(cmd, sizeof(cmd), "set -e; cd '%s'; echo 'softdep nvidia pre: p2p-shim' "
+		 ">main/etc/modprobe.d/p2p-shim.conf; "
+		 "(cd early && find . | cpio -o -H newc --quiet) >boot/initrd.img-6.1.0-t; "
+		 "(cd main && find . | cpio -o -H newc --quiet) | gzip >>boot/initrd.img-6.1.0-t", dir);
+	assert_int_equal(system(cmd), 0);
+	assert_string_equal(initramfs_finding(dir, detail, sizeof(detail)), "ok");
+	/* no nvidia in it: nothing to do */
+	snprintf(cmd, sizeof(cmd), "set -e; cd '%s'; rm -rf main/usr; "
+		 "(cd main && find . | cpio -o -H newc --quiet) | gzip >boot/initrd.img-6.1.0-t", dir);
+	assert_int_equal(system(cmd), 0);
+	assert_string_equal(initramfs_finding(dir, detail, sizeof(detail)), "ok");
+	assert_non_null(strstr(detail, "nvidia is not in"));
+	/* no initramfs at all (a captured tree): no finding */
+	snprintf(cmd, sizeof(cmd), "rm -f '%s/boot/initrd.img-6.1.0-t'", dir);
+	assert_int_equal(system(cmd), 0);
+	assert_string_equal(initramfs_finding(dir, detail, sizeof(detail)), "");
+	rmtree(dir);
+}
+
 /* The CUDA commands' arguments are checked before CUDA is looked for. */
 static void test_cuda_args_up_front(void **state)
 {
@@ -296,6 +370,7 @@ int main(void)
 		cmocka_unit_test(test_check_bad_uvm_module),
 		cmocka_unit_test(test_check_truncated_elf),
 		cmocka_unit_test(test_doctor_root_not_a_tree),
+		cmocka_unit_test(test_doctor_initramfs),
 		cmocka_unit_test(test_cuda_args_up_front),
 		cmocka_unit_test(test_json_error_object),
 	};
