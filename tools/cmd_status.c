@@ -241,7 +241,7 @@ static void gpus_print(const struct p2ps_status_info *st, FILE *f);
 void p2pctl_status_print(const struct p2ps_status_info *st, const char *modver, FILE *f)
 {
 	struct p2pctl_table t;
-	char buf[160];
+	char buf[160 + 32 * 7];	/* "stale GPUs:" names up to 32 */
 	size_t i;
 
 	p2pctl_table_init(&t, 2);
