@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * BAR1 windows per shared allocation (issue 43): the pure rules the module
+ * BAR1 windows per shared allocation: the pure rules the module
  * and `p2pctl doctor` share.  No state, no locks, no kernel-only calls.
  * For now rules/winrule.c is built into libp2pshim only (lib/Makefile);
  * the module takes it when the window hooks are written.

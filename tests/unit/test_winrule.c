@@ -4,7 +4,7 @@
  * expectation is a number worked out by hand from the driver source cited
  * there (kern_bus.c kbusDetermineBar1Force64KBMapping_IMPL,
  * virt_mem_allocator_gm107.c dmaAllocMapping_GM107, p2p.c's GDR reserve)
- * and the field reports of shared/WINDOWS.md; none is computed with the
+ * and the field reports docs/windows.md cites; none is computed with the
  * code under test.
  */
 #include <setjmp.h>
@@ -92,7 +92,7 @@ static void test_budget(void **state)
 	struct p2ps_win_owner big = { .aperture = 32 * GiB };
 
 	(void)state;
-	/* 256 MiB less the 64 MiB reserve: the ~190 MiB the field reports (N17) */
+	/* 256 MiB less the 64 MiB reserve: the ~190 MiB 256 MiB-BAR users report */
 	assert_int_equal(p2ps_win_budget(&small), 192 * MiB);
 	/* 32 GiB BAR1 of a 48 GB 4090: 31.94 GiB (the field measured 31.75 usable) */
 	assert_int_equal(p2ps_win_budget(&big), 32704 * MiB);
