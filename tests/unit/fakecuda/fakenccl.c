@@ -247,6 +247,18 @@ static const void *input(const struct call *c)
 	return cache[i].copy;
 }
 
+/* Unloaded (p2pctl's ncclx_close): what it kept goes with it. */
+__attribute__((destructor)) static void fakenccl_fini(void)
+{
+	cache_clear();
+	for (int i = 0; i < 64; i++) {
+		free(stuck[i]);
+		stuck[i] = NULL;
+	}
+	free(stuck_comm);
+	stuck_comm = NULL;
+}
+
 /* The fake libcuda's hook (the library p2pctl loaded: $P2PCTL_LIBCUDA). */
 static int find_hook(void)
 {
