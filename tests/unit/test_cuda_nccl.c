@@ -25,6 +25,7 @@
 #include "cuda_int.h"
 #include "harness.h"
 #include "verify.h"
+#include "ncclx.h"
 
 #define VOPTS "--seed", "0x70327063746c0000", "--seconds", "0.01", "--timeout", "0.5"
 
@@ -379,6 +380,68 @@ static void bench_three_gpus(void **st)
 	unsetenv("FAKECUDA_DEVICES");
 }
 
+/*
+ * Issue 42.7: the fake NCCL runs a collective on its stream, as NCCL's
+ * kernels run, not on the host in ncclGroupEnd: before anything waits for
+ * the stream the result is not there, and an upload queued on the stream
+ * after the collective lands after it.
+ */
+static void fake_runs_on_stream(void **st)
+{
+	struct rig *r = calloc(1, sizeof(*r));
+	int use[P2P_MAX_GPUS] = { 1, 1 }, devs[2] = { 0, 1 };
+	ncclComm_t comm[2] = { NULL };
+	int32_t in[2][4] = { { 1, 2, 3, 4 }, { 10, 20, 30, 40 } }, later[4] = { 100, 100, 100, 100 }, got[4];
+	CUdeviceptr buf[2];
+	char emsg[512];
+
+	(void)st;
+	assert_non_null(r);
+	assert_int_equal(cu_open(emsg, sizeof(emsg)), 0);
+	assert_int_equal(ncclx_open(emsg, sizeof(emsg)), 0);
+	assert_int_equal(rig_open(r, use, 0, 0, emsg, sizeof(emsg)), 0);
+	assert_int_equal(ncclx_init_all(comm, 2, devs, 5, emsg, sizeof(emsg)), 0);
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(rig_cur(r, k), CUDA_SUCCESS);
+		assert_int_equal(cu.cuMemAlloc(&buf[k], sizeof(in[k])), CUDA_SUCCESS);
+		assert_int_equal(cu.cuMemcpyHtoDAsync(buf[k], in[k], sizeof(in[k]), r->g[k].s[0]), CUDA_SUCCESS);
+		assert_int_equal(cu.cuStreamSynchronize(r->g[k].s[0]), CUDA_SUCCESS);
+	}
+	/* in place, then a later upload on GPU 0's stream */
+	assert_int_equal(nx.GroupStart(), 0);
+	for (int k = 0; k < 2; k++)
+		assert_int_equal(nx.AllReduce((void *)(uintptr_t)buf[k], (void *)(uintptr_t)buf[k], 4, NCCLX_INT32,
+					      NCCLX_SUM, comm[k], r->g[k].s[0]), 0);
+	assert_int_equal(nx.GroupEnd(), 0);
+	assert_int_equal(rig_cur(r, 0), CUDA_SUCCESS);
+	assert_int_equal(cu.cuMemcpyHtoDAsync(buf[0], later, sizeof(later), r->g[0].s[0]), CUDA_SUCCESS);
+	/* nothing waited for GPU 1's stream yet: its buffer holds no result (the
+	 * synchronous read-back drains only the legacy stream) */
+	assert_int_equal(rig_cur(r, 1), CUDA_SUCCESS);
+	assert_int_equal(cu.cuMemcpyDtoH(got, buf[1], sizeof(got)), CUDA_SUCCESS);
+	assert_memory_equal(got, in[1], sizeof(got));
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(rig_cur(r, k), CUDA_SUCCESS);
+		assert_int_equal(cu.cuStreamSynchronize(r->g[k].s[0]), CUDA_SUCCESS);
+	}
+	assert_int_equal(cu.cuMemcpyDtoH(got, buf[1], sizeof(got)), CUDA_SUCCESS);
+	assert_int_equal(got[0], 11);
+	assert_int_equal(got[3], 44);
+	assert_int_equal(rig_cur(r, 0), CUDA_SUCCESS);
+	assert_int_equal(cu.cuMemcpyDtoH(got, buf[0], sizeof(got)), CUDA_SUCCESS);
+	assert_int_equal(got[0], 100);	/* the later upload, after the collective */
+	for (int k = 0; k < 2; k++)
+		assert_int_equal(nx.CommDestroy(comm[k]), 0);
+	for (int k = 0; k < 2; k++) {
+		rig_cur(r, k);
+		cu.cuMemFree(buf[k]);
+	}
+	rig_close(r);
+	free(r);
+	ncclx_close();
+	cu_close();
+}
+
 static int setup(void **st)
 {
 	fake_test_setup(st);
@@ -391,6 +454,7 @@ static int setup(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(fake_runs_on_stream, setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(verify_second_call, setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(verify_inplace, setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(verify_npot, setup, fake_test_teardown),

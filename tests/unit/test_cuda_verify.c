@@ -1252,6 +1252,7 @@ static void nccl_transport(void **st)
 	free(out);
 	free(err);
 	unsetenv("NCCL_P2P_LEVEL");
+	unsetenv("FAKENCCL_TRANSPORT");
 	/* the user's own NCCL_DEBUG does not hide the transport (issue 42.5;
 	 * test_cuda_nccl.c's verify_transport_always has the failing side) */
 	setenv("NCCL_DEBUG", "WARN", 1);

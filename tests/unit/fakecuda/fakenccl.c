@@ -46,9 +46,12 @@
  *
  * One rank per process (ncclGetUniqueId + ncclCommInitRank): the ranks meet
  * in a file under /dev/shm named in the id (sparse: a header, then a 64 MiB
- * slot per rank); a rank's collective (on its stream) copies its input into
- * its slot once every rank has read the previous one, waits for every
- * rank's, then computes its result. Each rank logs only its own channel
+ * slot per rank). Unlike NCCL, they meet at the call, on the host: a rank's
+ * call waits until every rank has read the previous collective's slots
+ * (each call's stream must be waited for before the next call), copies its
+ * input into its slot and waits for every rank's input; the result is
+ * computed on its stream. (Met on the stream, a rank descheduled on a
+ * loaded test machine would count against the other ranks' --timeout.) Each rank logs only its own channel
  * lines. FAKENCCL_RANK_FAULT, on rank FAKENCCL_RANK (default 0) only:
  * hang-init: its ncclCommInitRank never returns; die: its process exits
  * (status 3) in its first all-reduce; wrong: its results are wrong in one
@@ -453,44 +456,30 @@ static int op_group(struct op *o)
 	return 0;
 }
 
-/* A queued part of a collective across processes. 0 done, 1 waiting. */
+/* A queued part of a collective across processes (every input in its slot). 0 done, 1 hung. */
 static int op_shared(struct op *o)
 {
 	struct ncclComm *c = o->comm;
-	char *slot = (char *)(c->sh + 1);
-	int v = (int)o->seq;
+	char *slot = (char *)(c->sh + 1), *tmp;
 	size_t count = o->c.count, out = o->c.gather ? count * c->n : count;
+	size_t keep = (o->c.fault & F_NPOT) && !pow2(count) ? 1 : 0;
 
 	if (o->c.fault & F_HANG)
 		return 1;
-	if (o->phase == 0) {
-		/* the previous collective's results are read by all: the slots are free */
-		if (!reached(c->sh->out, c->n, v - 1))
-			return 1;
-		memcpy(slot + SLOT * (size_t)c->rank, input(&o->c), count * 4);
-		__atomic_store_n(&c->sh->in[c->rank], v, __ATOMIC_RELEASE);
-		o->phase = 1;
+	tmp = calloc(out ? out : 1, 4);
+	for (int k = 0; k < c->n; k++) {
+		if (o->c.gather)
+			memcpy(tmp + (size_t)k * count * 4, slot + SLOT * (size_t)k, count * 4);
+		else
+			for (size_t e = 0; e < count; e++)
+				add(tmp + e * 4, slot + SLOT * (size_t)k + e * 4, o->c.type);
 	}
-	if (!reached(c->sh->in, c->n, v))
-		return 1;
-	{
-		char *tmp = calloc(out ? out : 1, 4);
-		size_t keep = (o->c.fault & F_NPOT) && !pow2(count) ? 1 : 0;
-
-		for (int k = 0; k < c->n; k++) {
-			if (o->c.gather)
-				memcpy(tmp + (size_t)k * count * 4, slot + SLOT * (size_t)k, count * 4);
-			else
-				for (size_t e = 0; e < count; e++)
-					add(tmp + e * 4, slot + SLOT * (size_t)k + e * 4, o->c.type);
-		}
-		memcpy(o->c.r, tmp, (out - keep) * 4);
-		free(tmp);
-		damage(&o->c, c->rank, out);
-		if (rank_fault("wrong", c->rank) && out)
-			((int32_t *)o->c.r)[out / 2] += 1;
-	}
-	__atomic_store_n(&c->sh->out[c->rank], v, __ATOMIC_RELEASE);
+	memcpy(o->c.r, tmp, (out - keep) * 4);
+	free(tmp);
+	damage(&o->c, c->rank, out);
+	if (rank_fault("wrong", c->rank) && out)
+		((int32_t *)o->c.r)[out / 2] += 1;
+	__atomic_store_n(&c->sh->out[c->rank], (int)o->seq, __ATOMIC_RELEASE);
 	c->outstanding--;
 	return 0;
 }
@@ -557,6 +546,17 @@ static int collective(const void *s, void *r, size_t count, int type, int gather
 	}
 	if (!comm->rank)
 		count_collective(&o->c, inplace);
+	if (comm->sh) {
+		/* the ranks meet at the call (see the top), each its input in its slot */
+		char *slot = (char *)(comm->sh + 1);
+
+		while (!reached(comm->sh->out, comm->n, (int)n - 1))
+			nap();
+		memcpy(slot + SLOT * (size_t)comm->rank, input(&o->c), count * 4);
+		__atomic_store_n(&comm->sh->in[comm->rank], (int)n, __ATOMIC_RELEASE);
+		while (!reached(comm->sh->in, comm->n, (int)n))
+			nap();
+	}
 	if (depth) {
 		if (npending == (int)(sizeof(pending) / sizeof(pending[0])))
 			return 5;	/* ncclInvalidUsage */
