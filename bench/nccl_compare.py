@@ -3,8 +3,9 @@
 """Markdown comparison of `p2pctl bench --nccl --json` runs with nccl-tests
 runs (all_reduce_perf / all_gather_perf text output), one process per run.
 
-Per size and collective: each program's time over its processes (nccl-tests'
-out-of-place column; p2pctl's reported time), as median and range, and the
+Per size and collective, out of place and in place ("all_reduce in place"):
+each program's time over its processes (nccl-tests' out-of-place and in-place
+columns; p2pctl's rows with "in_place" false and true), as median and range, and the
 ratio of the means with a 90% bootstrap interval, against the goal: p2pctl's
 busbw at least 0.95x nccl-tests' from 1 MiB, its time at most 1.1x below.
 A size is "met" when the whole interval is inside the goal, "missed" when it
@@ -57,6 +58,12 @@ def parse_nccl_tests(path):
                     refuse("%s: nccl-tests found %s wrong values at %s bytes" % (path, t[8], t[0]))
                 # all-gather's smallest sizes print as 0 (NaN, below): not compared
                 rows.setdefault(coll, {})[int(t[0])] = float(t[5]) if int(t[0]) else float("nan")
+                if len(t) >= 13 and t[9].replace(".", "", 1).isdigit():
+                    if t[12] != "0":
+                        refuse("%s: nccl-tests found %s wrong values in place at %s bytes" %
+                               (path, t[12], t[0]))
+                    rows.setdefault(coll + " in place", {})[int(t[0])] = \
+                        float(t[9]) if int(t[0]) else float("nan")
     if not rows:
         refuse("%s: no nccl-tests rows" % path)
     return rows, version
@@ -69,7 +76,8 @@ def parse_p2pctl(path):
         refuse("%s: p2pctl bench --nccl did not pass (%s)" % (path, j.get("result")))
     rows = {}
     for r in j["results"]:
-        rows.setdefault(r["collective"], {})[r["bytes"]] = r["time_us"]
+        coll = r["collective"] + (" in place" if r.get("in_place") else "")
+        rows.setdefault(coll, {})[r["bytes"]] = r["time_us"]
     return rows, j.get("nccl_version")
 
 
@@ -106,6 +114,10 @@ def main(argv):
         refuse("different NCCL versions: nccl-tests %s, p2pctl %s" % (sorted(ntv), sorted(usv)))
     if None in ntv | usv:
         print("(an NCCL version was not reported: not checked that both used one)\n")
+    # p2pctl runs from before its in-place rows: compare out of place only
+    for c in [c for c in nt if c.endswith(" in place") and c not in us]:
+        del nt[c]
+        print("(%s: no p2pctl rows, not compared)\n" % c)
     if set(nt) != set(us):
         refuse("collectives differ: nccl-tests %s, p2pctl %s" % (sorted(nt), sorted(us)))
     rng = random.Random(1)

@@ -17,7 +17,7 @@ CUDA_TOOLS := $(CUDA_UNIT)/../../tools/cuda
 include $(CUDA_TOOLS)/sources.mk
 CUDA_TOOL_SRCS := $(addprefix $(CUDA_TOOLS)/,$(CUDA_SRC_NAMES))
 CUDA_TESTS := $(addprefix $(CUDA_UNIT)/,test_cuda_stats test_cuda_report test_cuda_verify \
-	test_cuda_bench)
+	test_cuda_bench test_cuda_nccl)
 CUDA_FAKE := $(CUDA_UNIT)/fakecuda/libcuda.so.1
 CUDA_FAKE_OLD := $(CUDA_UNIT)/fakecuda/old/libcuda.so.1
 CUDA_NCCL := $(CUDA_UNIT)/fakecuda/nccl/libnccl.so.2
@@ -46,7 +46,7 @@ $(CUDA_FAKE): $(CUDA_UNIT)/fakecuda/fakecuda.c
 $(CUDA_NCCL): $(CUDA_UNIT)/fakecuda/fakenccl.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -g -fPIC -shared \
-		-Wl,-soname,libnccl.so.2 -o $@ $<
+		-Wl,-soname,libnccl.so.2 -o $@ $< -ldl
 
 # The same without the managed-memory entry points (an old driver).
 $(CUDA_FAKE_OLD): $(CUDA_UNIT)/fakecuda/fakecuda.c

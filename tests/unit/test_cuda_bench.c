@@ -549,20 +549,24 @@ static void nccl_bench_wrong(void **st)
 static void nccl_calls(const char *path, int warmup, int batches, int iters)
 {
 	const char *c = "ag";
-	char want[1024], *got;
+	char want[4096], *got;
 	FILE *f = fopen(path, "r+");
 
 	assert_non_null(f);
 	want[0] = 0;
-	for (int k = 0; k < 2; k++)	/* all-reduce: 2, 4 elements; all-gather: 1, 2 per rank */
-		for (int step = 0; step < 3; step++)	/* warm-up at both sizes, then each size: */
-			for (int size = 0; size < 2; size++) {	/* one untimed call, the batches */
-				int n = step == 0 ? warmup : step == size + 1 ? 1 + batches * iters : 0;
-
-				for (int i = 0; i < n; i++)
-					snprintf(want + strlen(want), sizeof(want) - strlen(want), "%c%d ", c[k],
-						 (k ? 1 : 2) << size);
-			}
+	for (int k = 0; k < 2; k++) {	/* all-reduce: 2, 4 elements; all-gather: 1, 2 per rank */
+		for (int size = 0; size < 2; size++)	/* the warm-up at both sizes, out of place */
+			for (int i = 0; i < warmup; i++)
+				snprintf(want + strlen(want), sizeof(want) - strlen(want), "%c%d ", c[k],
+					 (k ? 1 : 2) << size);
+		/* each size out of place, then in place: one untimed call, the
+		 * batches, one checked call on new inputs */
+		for (int size = 0; size < 2; size++)
+			for (int ip = 0; ip < 2; ip++)
+				for (int i = 0; i < 2 + batches * iters; i++)
+					snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s%c%d ",
+						 ip ? "i" : "", c[k], (k ? 1 : 2) << size);
+	}
 	assert_int_equal(fseek(f, 0, SEEK_END), 0);
 	got = slurp(f);	/* harness.h: reads up to where f stands, closes f */
 	assert_string_equal(got, want);
@@ -573,8 +577,9 @@ static void nccl_calls(const char *path, int warmup, int batches, int iters)
 /*
  * --batches N: N timed batches per size (the median reported), 1 being
  * nccl-tests' one batch; the warm-up runs at every size before any is
- * timed, and one untimed call precedes each size's batches, as in
- * nccl-tests. Seen in the fake's collectives, in order.
+ * timed, one untimed call precedes each size's batches and one checked call
+ * on new inputs follows them, out of place then in place, as in nccl-tests.
+ * Seen in the fake's collectives, in order.
  */
 static void nccl_bench_batches(void **st)
 {

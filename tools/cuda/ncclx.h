@@ -10,8 +10,12 @@ typedef struct ncclComm *ncclComm_t;
 /* NCCL's ncclUniqueId: 128 opaque bytes, passed by value. */
 typedef struct { char internal[128]; } ncclxUniqueId;
 
+/* NCCL's ncclInt32 and ncclFloat32, the only types p2pctl uses: both of
+ * NCCLX_ELEM bytes, the one definition of an element's size in verify's
+ * nccl tests and bench --nccl. */
 #define NCCLX_INT32 2
 #define NCCLX_FLOAT32 7
+#define NCCLX_ELEM 4
 #define NCCLX_SUM 0
 
 struct ncclx {

@@ -189,17 +189,44 @@ CUresult rig_cur(struct rig *r, int g)
 }
 
 static pthread_mutex_t guard_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct { const char *what; int g, a, b, fired; double start; } guard;
+static struct {
+	const char *what, *hint;
+	int g, a, b, fired;
+	double start;
+	char label[256];
+} guard;
 
 void rig_guard(const char *what, int g, int a, int b)
 {
 	pthread_mutex_lock(&guard_mu);
 	guard.what = what;
+	guard.hint = NULL;
 	guard.g = g;
 	guard.a = a;
 	guard.b = b;
 	guard.start = now_s();
 	pthread_mutex_unlock(&guard_mu);
+}
+
+void rig_guard_call(const char *label, const char *hint)
+{
+	pthread_mutex_lock(&guard_mu);
+	snprintf(guard.label, sizeof(guard.label), "%s", label);
+	guard.what = guard.label;
+	guard.hint = hint;
+	guard.g = guard.a = guard.b = -1;
+	guard.start = now_s();
+	pthread_mutex_unlock(&guard_mu);
+}
+
+const char *rig_guard_hint(void)
+{
+	const char *h;
+
+	pthread_mutex_lock(&guard_mu);
+	h = guard.hint;
+	pthread_mutex_unlock(&guard_mu);
+	return h ? h : "";
 }
 
 void rig_unguard(void)

@@ -72,8 +72,30 @@ CUresult rig_peer(struct rig *r, int a, int b, int on);
  * the watchdog that claimed it reports the hang alone.
  */
 void rig_guard(const char *what, int g, int a, int b);
+/*
+ * The same for a library call that may block for good (NCCL's host calls:
+ * ncclGroupEnd, ncclCommDestroy): label (copied) names the call and its GPUs,
+ * hint what a hang there means; rig_guard_expired() then gives g = -1 and
+ * what = the label, rig_guard_hint() the hint.
+ */
+void rig_guard_call(const char *label, const char *hint);
 void rig_unguard(void);
 int rig_guard_expired(double limit, const char **what, int *g, int *a, int *b, double *t);
+const char *rig_guard_hint(void);
+/*
+ * The one deadline of a guarded call, verify's and bench's: --timeout (sized
+ * for GPU waits), but at least RIG_GUARD_MIN_S (a mapping call, or NCCL's
+ * first group call connecting its channels, may take a while on a loaded
+ * host). After a signal (SIGINT, SIGTERM), a guarded call in flight for
+ * RIG_GUARD_SIGNAL_S, RIG_GUARD_SIGNAL_S after the signal, is taken as
+ * blocked and ends the run (shorter calls, a normal teardown, go on).
+ */
+#define RIG_GUARD_MIN_S 10.0
+#define RIG_GUARD_SIGNAL_S 0.5
+static inline double rig_guard_limit(double timeout)
+{
+	return timeout > RIG_GUARD_MIN_S ? timeout : RIG_GUARD_MIN_S;
+}
 /* Pinned host staging ring (RIG_STREAMS x RIG_RING x slot bytes). */
 CUresult rig_ring_alloc(struct rig *r, size_t slot);
 CUresult rig_cur(struct rig *r, int g);

@@ -58,17 +58,18 @@ static void on_stop(int sig)
  * The watchdog: a driver call that blocks in the kernel (a peer mapping
  * waiting on a lock there, as nvidia-uvm's devicesLock inversion on
  * 580.65.06-595.x makes it; FIELD N10) never returns, and in D state no
- * signal ends the process. After --timeout (at least WD_MIN_S: a mapping
- * call may take a while on a loaded host, and --timeout is sized for GPU
- * waits) the watchdog says which call on which GPU, prints the verdict of
- * what finished, points stdout and stderr at /dev/null (the blocked thread
- * keeps the process's files open: a reader of a pipe would wait for good)
- * and _exit()s: the process may stay in D state, but the user has the
- * diagnosis. The main thread is blocked in that call (or, had it just
- * returned, stops in rig_unguard), so what the watchdog reads of the run
- * does not change under it, and it holds no stdio lock.
+ * signal ends the process; nor does a thread blocked in NCCL's host calls
+ * (ncclGroupEnd, ncclCommDestroy). After rig_guard_limit(--timeout) the
+ * watchdog says which call on which GPUs, prints the verdict of what
+ * finished, points stdout and stderr at /dev/null (the blocked thread keeps
+ * the process's files open: a reader of a pipe would wait for good) and
+ * _exit()s: the process may stay in D state, but the user has the
+ * diagnosis. SIGINT or SIGTERM does the same RIG_GUARD_SIGNAL_S after the
+ * signal, with status 128 + the signal. The main thread is blocked in that
+ * call (or, had it just returned, stops in rig_unguard), so what the
+ * watchdog reads of the run does not change under it, and it holds no
+ * stdio lock.
  */
-#define WD_MIN_S 10.0
 static struct {
 	pthread_t th;
 	int on;
@@ -82,26 +83,40 @@ static struct {
 
 static void *watchdog(void *p)
 {
+	double sig_at = 0;
+
 	(void)p;
 	while (!wd.stop) {
-		const char *what;
-		int g, a, b, null;
+		const char *what, *where, *hint;
+		int g, a, b, null, sig = vstop;
 		double t;
-		char diag[512];
+		char diag[768], line[512];
 
 		vnap(20000);
-		if (!rig_guard_expired(wd.v->timeout > WD_MIN_S ? wd.v->timeout : WD_MIN_S, &what, &g, &a,
-				       &b, &t))
+		if (sig && !sig_at)
+			sig_at = now_s();
+		if (!rig_guard_expired(sig && now_s() - sig_at > RIG_GUARD_SIGNAL_S ? RIG_GUARD_SIGNAL_S :
+				       rig_guard_limit(wd.v->timeout), &what, &g, &a, &b, &t))
 			continue;
-		snprintf(diag, sizeof(diag), "GPU %d: %s %d->%d has not returned for %.3g s: blocked in the "
-			 "driver (on 580.65.06-595.x likely nvidia-uvm's devicesLock; see docs/support.md)",
-			 g, what, a, b, t);
+		/* g < 0: NCCL (what names the GPUs); else a driver call */
+		where = g < 0 ? "in NCCL" : "in the driver";
+		hint = g < 0 ? rig_guard_hint() : "blocked in the driver (on 580.65.06-595.x likely "
+		       "nvidia-uvm's devicesLock; see docs/support.md)";
+		if (g < 0 && sig)
+			snprintf(diag, sizeof(diag), "%s interrupted by SIG%s after %.3g s", what,
+				 sigabbrev_np(sig), t);
+		else if (g < 0)
+			snprintf(diag, sizeof(diag), "%s has not returned for %.3g s: %s", what, t, hint);
+		else if (sig)
+			snprintf(diag, sizeof(diag), "GPU %d: %s %d->%d interrupted by SIG%s after %.3g s: %s",
+				 g, what, a, b, sigabbrev_np(sig), t, hint);
+		else
+			snprintf(diag, sizeof(diag), "GPU %d: %s %d->%d has not returned for %.3g s: %s", g,
+				 what, a, b, t, hint);
 		if (wd.json) {
-			fprintf(wd.out, "{\n  \"command\": \"verify\",\n  \"result\": \"HUNG\",\n  \"hung\": \"%s\"\n}\n",
-				diag);
+			fprintf(wd.out, "{\n  \"command\": \"verify\",\n  \"result\": \"%s\",\n  \"%s\": \"%s\"\n}\n",
+				sig ? "INTERRUPTED" : "HUNG", sig ? "interrupted" : "hung", diag);
 		} else {
-			char line[512];
-
 			fprintf(wd.out, "  %s\n", diag);
 			if (*wd.npv)
 				fprintf(wd.out, "verdict:\n");
@@ -110,12 +125,16 @@ static void *watchdog(void *p)
 					pv_line(&wd.pvs[q], wd.v, line, sizeof(line));
 					fprintf(wd.out, "  %s\n", line);
 				} else {
-					fprintf(wd.out, "  %d<->%d: not finished: blocked in the driver\n",
-						wd.pvs[q].a, wd.pvs[q].b);
+					fprintf(wd.out, "  %d<->%d: not finished: %s %s\n", wd.pvs[q].a,
+						wd.pvs[q].b, sig ? "interrupted" : "blocked", where);
 				}
 			}
-			fprintf(wd.out, "verify: HUNG in the driver, a partial verdict (%d OK, %d FAIL before it)\n",
-				*wd.nok, *wd.nfail);
+			if (sig)
+				fprintf(wd.out, "verify: INTERRUPTED by SIG%s %s, a partial verdict (%d OK, %d FAIL "
+					"before it)\n", sigabbrev_np(sig), where, *wd.nok, *wd.nfail);
+			else
+				fprintf(wd.out, "verify: HUNG %s, a partial verdict (%d OK, %d FAIL before it)\n",
+					where, *wd.nok, *wd.nfail);
 		}
 		fprintf(wd.err, "verify: %s\n", diag);
 		fflush(wd.out);
@@ -125,7 +144,7 @@ static void *watchdog(void *p)
 			dup2(null, 1);
 			dup2(null, 2);
 		}
-		_exit(P2P_EXIT_FAIL);
+		_exit(sig ? 128 + sig : P2P_EXIT_FAIL);
 	}
 	return NULL;
 }
@@ -179,7 +198,8 @@ static void vusage(FILE *f)
 		"  --seconds S      how long the concurrent test runs (default 3)\n"
 		"  --timeout S      deadline of every wait, peer-mapping call and NCCL init;\n"
 		"                   a later one is a hang (default 10; a slow first NCCL\n"
-		"                   init may need 30)\n"
+		"                   init may need 30); peer-mapping calls, ncclGroupEnd and\n"
+		"                   ncclCommDestroy get at least 10\n"
 		"  --offset BYTES   allocate this much on each GPU before the test buffers\n"
 		"                   (auto: about half of free; default 0: the vram test\n"
 		"                   places buffers at the bottom, middle and top)\n"
@@ -202,8 +222,9 @@ static void vusage(FILE *f)
 		"  um-read, um-write (a GPU using the other's managed pages through its\n"
 		"  mapping), um-prefetch (migration between the GPUs), um-fault (demand\n"
 		"  paging); then concurrent (every directed pair at once) and nccl\n"
-		"  (all-reduce through libnccl.so.2 when it loads, 8 B to 64 MiB, in one\n"
-		"  process, then with one process per GPU as PyTorch and vLLM run it)\n"
+		"  (all-reduces through libnccl.so.2 when it loads, 8 B to 64 MiB, in place\n"
+		"  and out of place on one communicator, in one process, then with one\n"
+		"  process per GPU as PyTorch and vLLM run it)\n"
 		"output: a line per test as it ends, a test x direction grid and a verdict\n"
 		"  per pair; SIGINT or SIGTERM prints a partial verdict\n"
 		"exit status: 0 all OK, 1 a test failed or hung, 2 usage, 3 no driver or\n"
@@ -778,8 +799,11 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 		if (ns)
 			nccl_debug_begin(v);
 		nobad = ns ? nccl_open(why, sizeof(why)) : 0;
-		if (ns && !json)
+		if (ns && !json) {
+			/* out before NCCL's first call: a hang there must not lose it */
 			fprintf(out, "nccl: all-reduce with %s\n", nobad ? "libnccl.so.2" : nx.path);
+			fflush(out);
+		}
 		if (nobad) {
 			struct vtest *t = &ctests[nct++];
 

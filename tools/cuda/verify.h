@@ -86,7 +86,6 @@ struct vstate {
 	FILE *out;		/* text output (NULL with --json): a line per test as it ends */
 	char nccl_dir[224];	/* verify's own directory for it (mkdtemp) */
 	char nccl_log[256];	/* NCCL's debug file (NCCL_DEBUG=INFO) that verify set up */
-	char nccl_user[64];	/* the user's own NCCL_DEBUG, which verify leaves alone */
 	/* "" or the test whose sticky CUDA error (vsticky) killed GPU g's context
 	 * in this process: no later test uses that context. */
 	char lost[P2P_MAX_GPUS][80];
@@ -211,6 +210,9 @@ void vchild_init(void);
 
 /* verify_nccl.c */
 int nccl_open(char *why, size_t len);
+/* Element k of GPU g's input in the nccl tests: small, so int32 sums cannot overflow. */
+int32_t nccl_elem(uint64_t seed, int g, size_t k);
+int nccl_call(uint64_t max, int k, uint64_t *bytes, int *inplace);
 void run_nccl(struct vstate *v, struct vtest *t, const int *gs, int ng);
 /* verify_nccl_procs.c */
 void run_nccl_procs(struct vstate *v, struct vtest *t, const int *gs, int ng);

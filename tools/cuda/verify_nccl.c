@@ -13,45 +13,106 @@
 
 /*
  * nccl: when libnccl.so.2 can be opened (dlopen, as libcuda is; the path in
- * $P2PCTL_LIBNCCL overrides), an int32 sum all-reduce over each selected
- * pair and over all the GPUs, with known data, every element checked, for
- * sizes from 8 B to 64 MiB (capped by --size). One thread drives all GPUs
- * (ncclCommInitAll + a group call); every wait has the deadline, and a hung
+ * $P2PCTL_LIBNCCL overrides), int32 sum all-reduces over each selected pair
+ * and over all the GPUs, with known data, every element checked: the calls
+ * of nccl_call() (sizes from 8 B to 64 MiB capped by --size, out of place
+ * and in place, some counts not a power of two), all on one communicator
+ * per GPU, as a framework makes its calls, each with a new seed, so that a
+ * fault from a communicator's second call on, or a result left from an
+ * earlier call, shows. One thread drives all GPUs (ncclCommInitAll + a group
+ * call); every wait has the deadline, NCCL's blocking host calls
+ * (ncclGroupEnd, ncclCommDestroy) the watchdog's (verify.c), and a hung
  * all-reduce aborts the communicators.
  */
 #define nccl nx
-#define NCCL_INT32 NCCLX_INT32
-#define NCCL_SUM NCCLX_SUM
 #define NCCL_MAX_BYTES (64ULL << 20)
+
+static const char nccl_hint[] = "NCCL hangs (try NCCL_P2P_DISABLE=1 to see whether its P2P transport "
+				"is the cause)";
 
 int nccl_open(char *why, size_t len)
 {
 	return ncclx_open(why, len);
 }
 
-/* Element k of GPU g's input: small, so the int32 sums cannot overflow. */
-static int32_t nccl_elem(uint64_t seed, int g, size_t k)
+int32_t nccl_elem(uint64_t seed, int g, size_t k)
 {
 	return (int32_t)(splitmix64(seed + ((uint64_t)g << 48) + k) & 0xffff) - 0x8000;
 }
 
 /*
- * One all-reduce of count int32 over the ng GPUs in gs: src in each GPU's
- * src buffer, result in its dst; every GPU's result checked. 0, or -1 with t
- * failed (and v->hung on a hang).
+ * The k-th call (from 0) of the nccl tests up to max bytes: per size b = 8,
+ * 64, 512, ... (and max itself, a multiple of 4): out of place, in place,
+ * out of place again (the same buffers, new data), in place again; after
+ * each size but the last, 1.5 b (a count that is not a power of two) out of
+ * place and in place. 0 with *bytes and *inplace, -1 past the last call.
  */
-static int nccl_once(struct vstate *v, struct vtest *t, const int *gs, int ng, size_t count)
+int nccl_call(uint64_t max, int k, uint64_t *bytes, int *inplace)
+{
+	max -= max % NCCLX_ELEM;
+	for (uint64_t b = 8; b <= max; b = b * 8 > max && b != max ? max : b * 8) {
+		uint64_t odd = b / 2 * 3;
+
+		if (k < 4) {
+			*bytes = b;
+			*inplace = k & 1;
+			return 0;
+		}
+		k -= 4;
+		if (b == max || odd > max)
+			continue;
+		odd -= odd % NCCLX_ELEM;
+		if (k < 2) {
+			*bytes = odd;
+			*inplace = k;
+			return 0;
+		}
+		k -= 2;
+	}
+	return -1;
+}
+
+/* "over GPUs 0,1" */
+static void nccl_gpus(char *buf, size_t len, const int *gs, int ng)
+{
+	size_t l = (size_t)snprintf(buf, len, "GPUs ");
+
+	for (int k = 0; k < ng && l < len; k++)
+		l += (size_t)snprintf(buf + l, len - l, "%s%d", k ? "," : "", gs[k]);
+}
+
+/* End the communicators: ncclCommDestroy (it waits for their work), or
+ * ncclCommAbort after a hang; both under the watchdog. */
+static void nccl_end(struct vstate *v, struct vtest *t, ncclComm_t *comm, const int *gs, int ng)
+{
+	char label[256], gl[80];
+
+	nccl_gpus(gl, sizeof(gl), gs, ng);
+	snprintf(label, sizeof(label), "nccl %s: %s (%s)", t->label, v->hung ? "ncclCommAbort" :
+		 "ncclCommDestroy", gl);
+	rig_guard_call(label, nccl_hint);
+	for (int k = 0; k < ng; k++)
+		if (comm[k])
+			(v->hung ? nccl.CommAbort : nccl.CommDestroy)(comm[k]);
+	rig_unguard();
+}
+
+/*
+ * One all-reduce of count int32 over the ng GPUs in gs on comm: the input
+ * in each GPU's src buffer (in place: its dst), the result in its dst;
+ * every GPU's result checked. 0, or -1 with t failed (and v->hung on a hang).
+ */
+static int nccl_once(struct vstate *v, struct vtest *t, ncclComm_t *comm, const int *gs, int ng,
+		     size_t count, int inplace)
 {
 	struct rig *r = &v->r;
-	int devs[P2P_MAX_GPUS], nr;
-	ncclComm_t comm[P2P_MAX_GPUS] = { NULL };
 	int32_t *host = (int32_t *)v->img, *got = (int32_t *)v->got, *want = (int32_t *)v->want;
 	uint64_t seed = v->seed;
-	int rc = -1;
+	size_t bytes = count * NCCLX_ELEM;
+	char label[256], gl[80];
+	int nr;
 
 	v->seed += 0x100000000ULL;
-	for (int k = 0; k < ng; k++)
-		devs[k] = r->g[gs[k]].dev;
 	for (size_t e = 0; e < count; e++) {
 		int64_t s = 0;
 
@@ -61,38 +122,37 @@ static int nccl_once(struct vstate *v, struct vtest *t, const int *gs, int ng, s
 	}
 	for (int k = 0; k < ng; k++) {
 		int g = gs[k];
+		CUdeviceptr in = inplace ? r->g[g].dst : r->g[g].src;
 
 		for (size_t e = 0; e < count; e++)
 			host[e] = nccl_elem(seed, g, e);
 		VT(rig_cur(r, g), "cuCtxSetCurrent");
-		VT(cu.cuMemcpyHtoDAsync(r->g[g].src, host, count * 4, r->g[g].s[1]),
-		   "upload (cuMemcpyHtoDAsync)");
-		VT(cu.cuMemsetD32Async(r->g[g].dst, POISON, count, r->g[g].s[1]), "cuMemsetD32Async");
+		if (!inplace)
+			VT(cu.cuMemsetD32Async(r->g[g].dst, POISON, count, r->g[g].s[1]), "cuMemsetD32Async");
+		VT(cu.cuMemcpyHtoDAsync(in, host, bytes, r->g[g].s[1]), "upload (cuMemcpyHtoDAsync)");
 		VW(g, r->g[g].s[1], "upload of the all-reduce input");
 	}
-	nr = ncclx_init_all(comm, ng, devs, v->timeout, t->error, sizeof(t->error));
-	if (nr) {
-		t->ok = 0;
-		if (nr == 2) {
-			/* NCCL is stuck in init: nothing more can be trusted to return */
-			t->hung = 1;
-			v->hung = 1;
-			snprintf(v->hang, sizeof(v->hang), "nccl %.60s hung: %.600s", t->label, t->error);
-		}
-		return -1;
-	}
+	nccl_gpus(gl, sizeof(gl), gs, ng);
+	snprintf(label, sizeof(label), "nccl %s: ncclGroupEnd (all-reduce of %zu bytes%s over %s)", t->label,
+		 bytes, inplace ? " in place" : "", gl);
 	nr = nccl.GroupStart();
-	for (int k = 0; k < ng && !nr; k++)
-		nr = nccl.AllReduce((void *)(uintptr_t)r->g[gs[k]].src, (void *)(uintptr_t)r->g[gs[k]].dst,
-				    count, NCCL_INT32, NCCL_SUM, comm[k], r->g[gs[k]].s[0]);
+	for (int k = 0; k < ng && !nr; k++) {
+		struct gpu *gp = &r->g[gs[k]];
+
+		nr = nccl.AllReduce((void *)(uintptr_t)(inplace ? gp->dst : gp->src), (void *)(uintptr_t)gp->dst,
+				    count, NCCLX_INT32, NCCLX_SUM, comm[k], gp->s[0]);
+	}
+	/* NCCL launches (and may block, connecting) here */
+	rig_guard_call(label, nccl_hint);
 	if (!nr)
 		nr = nccl.GroupEnd();
 	else
 		nccl.GroupEnd();
+	rig_unguard();
 	if (nr) {
 		t->ok = 0;
 		snprintf(t->error, sizeof(t->error), "ncclAllReduce: %s", nccl.GetErrorString(nr));
-		goto out;
+		return -1;
 	}
 	for (int k = 0; k < ng; k++)
 		if (vwait(v, t, gs[k], r->g[gs[k]].s[0], NULL, "the NCCL all-reduce") != CUDA_SUCCESS) {
@@ -100,38 +160,35 @@ static int nccl_once(struct vstate *v, struct vtest *t, const int *gs, int ng, s
 				snprintf(t->error, sizeof(t->error), "the NCCL all-reduce failed on GPU %d",
 					 gs[k]);
 			t->ok = 0;
-			goto out;
+			return -1;
 		}
 	for (int k = 0; k < ng; k++) {
 		uint64_t off, nbad;
 		uint8_t e, g8;
 
 		VT(rig_cur(r, gs[k]), "cuCtxSetCurrent");
-		VT(cu.cuMemcpyDtoH(got, r->g[gs[k]].dst, count * 4), "read back (cuMemcpyDtoH)");
-		if (pattern_compare((uint8_t *)got, (uint8_t *)want, count * 4, &off, &e, &g8, &nbad)) {
-			size_t el = off / 4;
+		VT(cu.cuMemcpyDtoH(got, r->g[gs[k]].dst, bytes), "read back (cuMemcpyDtoH)");
+		if (pattern_compare((uint8_t *)got, (uint8_t *)want, bytes, &off, &e, &g8, &nbad)) {
+			size_t el = off / NCCLX_ELEM;
 
 			t->ok = 0;
 			snprintf(t->error, sizeof(t->error), "GPU %d's result: element %zu is %d, the sum "
 				 "is %d (%" PRIu64 " bytes of %zu differ)", gs[k], el, got[el], want[el],
-				 nbad, count * 4);
-			goto out;
+				 nbad, bytes);
+			return -1;
 		}
 	}
-	t->bytes += count * 4;
+	t->bytes += bytes;
 	t->rounds++;
-	rc = 0;
-out:
-	for (int k = 0; k < ng; k++)
-		if (comm[k])
-			(v->hung ? nccl.CommAbort : nccl.CommDestroy)(comm[k]);
-	return rc;
+	return 0;
 }
 
-/* The nccl tests of one GPU set: all sizes. */
+/* The nccl test of one GPU set: every call of nccl_call() on one communicator per GPU. */
 void run_nccl(struct vstate *v, struct vtest *t, const int *gs, int ng)
 {
-	uint64_t max = v->size < NCCL_MAX_BYTES ? v->size : NCCL_MAX_BYTES;
+	uint64_t max = v->size < NCCL_MAX_BYTES ? v->size : NCCL_MAX_BYTES, bytes;
+	ncclComm_t comm[P2P_MAX_GPUS] = { NULL };
+	int devs[P2P_MAX_GPUS], nr, inplace;
 
 	t->ok = 1;
 	t->method = V_NCCL;
@@ -143,44 +200,57 @@ void run_nccl(struct vstate *v, struct vtest *t, const int *gs, int ng)
 		snprintf(t->error, sizeof(t->error), "--size is below the 8 bytes it needs");
 		return;
 	}
-	for (uint64_t b = 8; b <= max && !v->hung; b *= 8) {
-		size_t count = (size_t)(b / 4);
-
-		if (nccl_once(v, t, gs, ng, count)) {
+	for (int k = 0; k < ng; k++)
+		devs[k] = v->r.g[gs[k]].dev;
+	nr = ncclx_init_all(comm, ng, devs, v->timeout, t->error, sizeof(t->error));
+	if (nr) {
+		t->ok = 0;
+		if (nr == 2) {
+			/* NCCL is stuck in init: nothing more can be trusted to return */
+			t->hung = 1;
+			v->hung = 1;
+			snprintf(v->hang, sizeof(v->hang), "nccl %.60s hung: %.600s", t->label, t->error);
+		}
+		return;
+	}
+	for (int k = 0; !vhalt(v) && !nccl_call(max, k, &bytes, &inplace); k++) {
+		if (nccl_once(v, t, comm, gs, ng, (size_t)(bytes / NCCLX_ELEM), inplace)) {
 			char e[1024];
 
-			snprintf(e, sizeof(e), "%" PRIu64 " bytes: %.900s", b, t->error);
+			snprintf(e, sizeof(e), "%" PRIu64 " bytes%s: %.900s", bytes, inplace ? " in place" : "",
+				 t->error);
 			snprintf(t->error, sizeof(t->error), "%s", e);
-			return;
-		}
-		if (b * 8 > max && b != max && max % 4 == 0 && max >= 8) {
-			if (nccl_once(v, t, gs, ng, (size_t)(max / 4))) {
-				char e[1024];
-
-				snprintf(e, sizeof(e), "%" PRIu64 " bytes: %.900s", max, t->error);
-				snprintf(t->error, sizeof(t->error), "%s", e);
-				return;
-			}
+			break;
 		}
 	}
-	snprintf(t->path, sizeof(t->path), "NCCL chose its own transport (P2P, shared memory or "
-		 "network); p2pctl does not see which");
+	nccl_end(v, t, comm, gs, ng);
+	if (t->ok && vstop && nccl_call(max, t->rounds, &bytes, &inplace) == 0) {
+		t->skipped = 1;
+		snprintf(t->error, sizeof(t->error), "interrupted by %s after %d calls", strsignal(vstop),
+			 t->rounds);
+	}
 }
 
 /*
- * NCCL says which transport each channel connection uses, at INFO level
- * ("NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM"). Unless the user
- * set NCCL_DEBUG, verify sends that into a file of its own for the nccl
- * test, before NCCL is loaded (NCCL reads its environment at its first
- * call).
+ * NCCL says which transport each channel connection uses, at INFO level in
+ * its INIT subsystem ("NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM").
+ * verify sends that into a file of its own for the nccl tests, whatever the
+ * user set (NCCL_DEBUG=WARN, NCCL_DEBUG_SUBSYS=ENV would hide it), before
+ * NCCL is loaded (NCCL reads its environment at its first call); the
+ * ranks it starts inherit it. The user's settings are put back at the end.
  */
+static const char *const nccl_vars[3] = { "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE" };
+static char *nccl_saved[3];
+
 void nccl_debug_begin(struct vstate *v)
 {
-	const char *d = getenv("NCCL_DEBUG"), *tmp = getenv("TMPDIR");
+	const char *tmp = getenv("TMPDIR");
 
-	if (d) {
-		snprintf(v->nccl_user, sizeof(v->nccl_user), "%s", d);
-		return;
+	for (int k = 0; k < 3; k++) {
+		const char *u = getenv(nccl_vars[k]);
+
+		free(nccl_saved[k]);
+		nccl_saved[k] = u ? strdup(u) : NULL;
 	}
 	/* a directory of its own (mkdtemp: 0700, a fresh name): NCCL opens the
 	 * file by name, and a guessable name in /tmp could be made a symlink */
@@ -191,7 +261,7 @@ void nccl_debug_begin(struct vstate *v)
 	}
 	snprintf(v->nccl_log, sizeof(v->nccl_log), "%s/nccl.log", v->nccl_dir);
 	setenv("NCCL_DEBUG", "INFO", 1);
-	setenv("NCCL_DEBUG_SUBSYS", "INIT", 0);
+	setenv("NCCL_DEBUG_SUBSYS", "INIT", 1);
 	setenv("NCCL_DEBUG_FILE", v->nccl_log, 1);
 }
 
@@ -215,8 +285,15 @@ void nccl_debug_end(struct vstate *v)
 	if (d)
 		closedir(d);
 	rmdir(v->nccl_dir);
-	unsetenv("NCCL_DEBUG");
-	unsetenv("NCCL_DEBUG_FILE");
+	v->nccl_log[0] = '\0';
+	for (int k = 0; k < 3; k++) {
+		if (nccl_saved[k])
+			setenv(nccl_vars[k], nccl_saved[k], 1);
+		else
+			unsetenv(nccl_vars[k]);
+		free(nccl_saved[k]);
+		nccl_saved[k] = NULL;
+	}
 }
 
 long nccl_log_size(const struct vstate *v)
@@ -245,14 +322,10 @@ void nccl_transport(struct vstate *v, struct vtest *t, const int *gs, int ng, co
 	const char *env = getenv("NCCL_P2P_LEVEL");
 	FILE *f;
 
-	if (!v->nccl_log[0] && !v->nccl_user[0]) {
-		snprintf(t->path, sizeof(t->path), "NCCL chose its own transport; p2pctl could not make a "
-			 "directory for NCCL's debug output (TMPDIR), so it did not read which");
-		return;
-	}
 	if (!v->nccl_log[0]) {
-		snprintf(t->path, sizeof(t->path), "NCCL chose its own transport; NCCL_DEBUG is set (%s), "
-			 "so p2pctl did not read which", v->nccl_user);
+		snprintf(t->path, sizeof(t->path), "NCCL chose its own transport");
+		snprintf(t->warn, sizeof(t->warn), "p2pctl could not make a directory for NCCL's debug "
+			 "output (TMPDIR), so the transport is not known");
 		return;
 	}
 	f = fopen(path, "r");
@@ -290,8 +363,10 @@ void nccl_transport(struct vstate *v, struct vtest *t, const int *gs, int ng, co
 	if (f)
 		fclose(f);
 	if (!total) {
-		snprintf(t->path, sizeof(t->path), "NCCL chose its own transport; its debug output "
-			 "(NCCL_DEBUG=INFO) named none");
+		/* never OK: NCCL may have run on shared memory */
+		snprintf(t->path, sizeof(t->path), "NCCL chose its own transport");
+		snprintf(t->warn, sizeof(t->warn), "NCCL's debug output (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS="
+			 "INIT) named no channel connection: the transport is not known");
 		return;
 	}
 	if (ntr == 1) {

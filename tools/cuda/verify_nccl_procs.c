@@ -3,8 +3,9 @@
  * p2pctl verify's nccl test with one process per GPU, as PyTorch and vLLM
  * run NCCL: rank 0 (a process of its own) calls ncclGetUniqueId and prints
  * the id; verify starts the other ranks with it; every rank calls
- * ncclCommInitRank, then the all-reduces of the in-process test (8 B to
- * 64 MiB, capped by --size), each rank checking its own result. Each rank
+ * ncclCommInitRank, then the all-reduces of the in-process test
+ * (nccl_call(): 8 B to 64 MiB capped by --size, in place and out of place,
+ * on the one communicator), each rank checking its own result. Each rank
  * tells verify which stage it is in; a rank that stays in one past its
  * deadline is killed and named with the stage, a rank that dies is named
  * with its exit status. Each rank's NCCL debug output goes into a file of
@@ -20,12 +21,6 @@
 
 #define NCCL_MAX_BYTES (64ULL << 20)
 #define NC "nccl-child: "
-
-/* Element k of GPU g's input (as the in-process test's). */
-static int32_t nccl_elem(uint64_t seed, int g, size_t k)
-{
-	return (int32_t)(splitmix64(seed + ((uint64_t)g << 48) + k) & 0xffff) - 0x8000;
-}
 
 struct nspec {
 	int rank, n, gs[P2P_MAX_GPUS];
@@ -67,7 +62,7 @@ int nccl_child(const char *spec, FILE *out)
 {
 	struct nspec p;
 	struct rig *r = calloc(1, sizeof(*r));
-	int use[P2P_MAX_GPUS] = { 0 }, g, rc = P2P_EXIT_FAIL, rounds = 0, nr;
+	int use[P2P_MAX_GPUS] = { 0 }, g, rc = P2P_EXIT_FAIL, rounds = 0, nr, inplace;
 	int32_t *host = NULL, *want = NULL, *got = NULL;
 	char emsg[512], rankf[300];
 	ncclxUniqueId id;
@@ -129,11 +124,13 @@ int nccl_child(const char *spec, FILE *out)
 		fprintf(out, NC "FAIL ncclCommInitRank: %s\n", nx.GetErrorString(nr));
 		goto close;
 	}
-	/* the sizes of the in-process test: 8 B, x8 ..., and max itself */
-	for (uint64_t b = 8; b <= p.max; b = b * 8 > p.max && b != p.max ? p.max : b * 8) {
-		size_t count = (size_t)(b / 4), el;
+	/* the calls of the in-process test, on this one communicator */
+	for (uint64_t b; !nccl_call(p.max, rounds, &b, &inplace);) {
+		size_t count = (size_t)(b / NCCLX_ELEM), el;
 		uint64_t seed = p.seed + (uint64_t)rounds * 0x100000000ULL, off, nbad;
 		CUstream s = r->g[g].s[0];
+		CUdeviceptr in = inplace ? r->g[g].dst : r->g[g].src;
+		const char *ip = inplace ? " in place" : "";
 		CUresult cr;
 		uint8_t e8, g8;
 
@@ -146,45 +143,45 @@ int nccl_child(const char *spec, FILE *out)
 			host[e] = nccl_elem(seed, g, e);
 		}
 		/* the input in place before NCCL's call, as the in-process test's */
-		cr = cu.cuMemcpyHtoDAsync(r->g[g].src, host, count * 4, s);
+		cr = inplace ? CUDA_SUCCESS : cu.cuMemsetD32Async(r->g[g].dst, POISON, count, s);
 		if (cr == CUDA_SUCCESS)
-			cr = cu.cuMemsetD32Async(r->g[g].dst, POISON, count, s);
+			cr = cu.cuMemcpyHtoDAsync(in, host, b, s);
 		if (cr == CUDA_SUCCESS)
 			cr = vchild_wait(s, p.timeout);
 		if (cr != CUDA_SUCCESS) {
-			fprintf(out, NC "FAIL %" PRIu64 " bytes: upload on GPU %d: %s\n", b, g, cu_errstr(cr));
+			fprintf(out, NC "FAIL %" PRIu64 " bytes%s: upload on GPU %d: %s\n", b, ip, g, cu_errstr(cr));
 			goto close;
 		}
-		fprintf(out, NC "STAGE all-reduce of %" PRIu64 " bytes\n", b);
+		fprintf(out, NC "STAGE all-reduce of %" PRIu64 " bytes%s\n", b, ip);
 		fflush(out);
-		nr = nx.AllReduce((void *)(uintptr_t)r->g[g].src, (void *)(uintptr_t)r->g[g].dst, count,
-				  NCCLX_INT32, NCCLX_SUM, comm, s);
+		nr = nx.AllReduce((void *)(uintptr_t)in, (void *)(uintptr_t)r->g[g].dst, count, NCCLX_INT32,
+				  NCCLX_SUM, comm, s);
 		if (nr) {
-			fprintf(out, NC "FAIL %" PRIu64 " bytes: ncclAllReduce: %s\n", b, nx.GetErrorString(nr));
+			fprintf(out, NC "FAIL %" PRIu64 " bytes%s: ncclAllReduce: %s\n", b, ip, nx.GetErrorString(nr));
 			goto close;
 		}
 		cr = vchild_wait(s, p.timeout);
 		if (cr == CUDA_ERROR_NOT_READY) {
-			fprintf(out, NC "HUNG %" PRIu64 " bytes: the all-reduce did not finish within %.3g s "
-				"on GPU %d\n", b, p.timeout, g);
+			fprintf(out, NC "HUNG %" PRIu64 " bytes%s: the all-reduce did not finish within %.3g s "
+				"on GPU %d\n", b, ip, p.timeout, g);
 			vchild_stuck(out);
 		}
 		if (cr == CUDA_SUCCESS)
-			cr = cu.cuMemcpyDtoH(got, r->g[g].dst, count * 4);
+			cr = cu.cuMemcpyDtoH(got, r->g[g].dst, b);
 		if (cr != CUDA_SUCCESS) {
-			fprintf(out, NC "FAIL %" PRIu64 " bytes: the all-reduce on GPU %d: %s\n", b, g,
+			fprintf(out, NC "FAIL %" PRIu64 " bytes%s: the all-reduce on GPU %d: %s\n", b, ip, g,
 				cu_errstr(cr));
 			goto close;
 		}
-		if (pattern_compare((uint8_t *)got, (uint8_t *)want, count * 4, &off, &e8, &g8, &nbad)) {
-			el = off / 4;
-			fprintf(out, NC "FAIL %" PRIu64 " bytes: GPU %d's result: element %zu is %d, the sum is "
-				"%d (%" PRIu64 " bytes of %zu differ)\n", b, g, el, got[el], want[el], nbad,
-				count * 4);
+		if (pattern_compare((uint8_t *)got, (uint8_t *)want, b, &off, &e8, &g8, &nbad)) {
+			el = off / NCCLX_ELEM;
+			fprintf(out, NC "FAIL %" PRIu64 " bytes%s: GPU %d's result: element %zu is %d, the sum "
+				"is %d (%" PRIu64 " bytes of %" PRIu64 " differ)\n", b, ip, g, el, got[el],
+				want[el], nbad, b);
 			goto close;
 		}
 		rounds++;
-		bytes += count * 4;
+		bytes += b;
 	}
 	fprintf(out, NC "STAGE ncclCommDestroy\n");
 	fflush(out);
@@ -359,6 +356,25 @@ static void nrank_stuck(struct vtest *t, struct nrank *c, int n, const int *gs, 
 		 strncmp(c[k].stage, "all-reduce", 10) ? "it hangs" : "the all-reduce hangs");
 }
 
+/* Interrupted: the ranks still running are killed; t is skipped, naming them. */
+static void nrank_interrupted(struct vtest *t, struct nrank *c, int n, const int *gs)
+{
+	size_t l = (size_t)snprintf(t->error, sizeof(t->error), "interrupted by %s:", strsignal(vstop));
+	int nk = 0;
+
+	for (int j = 0; j < n; j++) {
+		if (c[j].proc.fd < 0)
+			continue;
+		if (l < sizeof(t->error))
+			l += (size_t)snprintf(t->error + l, sizeof(t->error) - l, "%s rank %d (GPU %d) in %s",
+					      nk++ ? "," : "", j, gs[j], c[j].stage);
+		vchild_kill(&c[j].proc);
+	}
+	if (l < sizeof(t->error))
+		snprintf(t->error + l, sizeof(t->error) - l, "%s", nk ? " (killed)" : " none running");
+	t->skipped = 1;
+}
+
 /* Why rank k ended without OK, into t->error (the first such rank wins). */
 static void nrank_why(struct vtest *t, const struct nrank *c, int k, int gpu)
 {
@@ -413,13 +429,19 @@ void run_nccl_procs(struct vstate *v, struct vtest *t, const int *gs, int ng)
 		snprintf(t->error, sizeof(t->error), "%.900s lacks ncclGetUniqueId or ncclCommInitRank", nx.path);
 		return;
 	}
-	max &= ~3ULL;
+	max -= max % NCCLX_ELEM;
 	if (nrank_start(v, t, c, gs, ng, 0, "new", max))
 		return;
 	started = 1;
 	for (;;) {
 		double now = now_s(), end, lastinit = 0;
 		int live = 0, ininit = 0;
+
+		if (vstop) {
+			/* SIGINT or SIGTERM: every rank ends now, named with its stage */
+			nrank_interrupted(t, c, started, gs);
+			break;
+		}
 
 		/* rank 0's id: start the others */
 		if (started == 1 && c[0].proc.fd >= 0 && nrank_line(&c[0], "ID", id, sizeof(id)) &&
@@ -486,12 +508,12 @@ void run_nccl_procs(struct vstate *v, struct vtest *t, const int *gs, int ng)
 		end = now + 0.05;
 		nrank_pump(c, started, (int)((end - now) * 1000));
 	}
-	if (bad >= 0 && t->ok)
+	if (bad >= 0 && t->ok && !t->skipped)
 		nrank_why(t, &c[bad], bad, gs[bad]);
 	for (int k = 0; k < started; k++)
 		vchild_kill(&c[k].proc);	/* the ones still running */
 	nrank_logs(v, started);
-	if (!t->ok)
+	if (!t->ok || t->skipped)
 		return;
 	nrank_line(&c[0], "OK", l, sizeof(l));
 	if (sscanf(l, "%d %" SCNu64, &t->rounds, &t->bytes) != 2) {

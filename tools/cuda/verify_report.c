@@ -119,9 +119,9 @@ static const char *test_how(const struct vtest *t, char *buf, size_t len)
 			 t->cut ? " (cut short by the signal)" : "");
 		break;
 	case V_NCCL:
-		snprintf(buf, len, "int32 sum all-reduce over %d GPU%s%s, %d sizes from 8 bytes", t->engine,
-			 t->engine == 1 ? "" : "s", t->procs ? " in one process each (ncclCommInitRank)" : "",
-			 t->rounds);
+		snprintf(buf, len, "int32 sum all-reduce over %d GPU%s%s, %d calls on one communicator "
+			 "(from 8 bytes, in place and out of place)", t->engine, t->engine == 1 ? "" : "s",
+			 t->procs ? " in one process each (ncclCommInitRank)" : "", t->rounds);
 		break;
 	default:
 		snprintf(buf, len, "kernel on GPU %d", t->engine);
@@ -146,8 +146,8 @@ static void test_print(FILE *out, const struct vtest *t)
 		fprintf(out, "  %" PRIu64 " bytes, %s", t->bytes, test_how(t, how, sizeof(how)));
 		if (t->gbps > 0)
 			fprintf(out, ", %.1f GB/s", t->gbps);
-		fprintf(out, "; %s: %s\n", t->proven ? "path" : "path not proven",
-			t->path[0] ? t->path : "no proof made");
+		fprintf(out, "; %s: %s%s%s\n", t->proven ? "path" : "path not proven",
+			t->path[0] ? t->path : "no proof made", t->warn[0] ? "; " : "", t->warn);
 	} else {
 		fprintf(out, "  %s\n", t->error);
 		fprintf(out, "              usually: %s\n", vtest_hint(t));

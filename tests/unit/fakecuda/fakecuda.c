@@ -244,7 +244,7 @@ static struct CUfunc_st funcs[K_NFUNC] = { { 0 }, { 1 }, { 2 }, { 3 }, { 4 }, { 
 static _Thread_local CUcontext current;
 
 /* A queued operation. */
-enum { Q_COPY, Q_KERN, Q_REC, Q_WAIT, Q_H2D, Q_D2H, Q_MEMSET, Q_PREFETCH };
+enum { Q_COPY, Q_KERN, Q_REC, Q_WAIT, Q_H2D, Q_D2H, Q_MEMSET, Q_PREFETCH, Q_HOST };
 struct qop {
 	int kind, done, hung, running;
 	long long seq;
@@ -259,7 +259,8 @@ struct qop {
 	struct CUstream_st *evs;	/* Q_WAIT: the stream and sequence number of the record */
 	long long evseq;
 	void *host;
-	char *data;		/* Q_H2D: the bytes captured when queued */
+	char *data;		/* Q_H2D: the bytes captured when queued; Q_HOST: fn's argument */
+	int (*fn)(void *);	/* Q_HOST: fakecuda_host_op's function */
 };
 static struct qop **q;
 static int qn, qcap, depth;
@@ -888,6 +889,22 @@ static int progress(struct CUstream_st *s, long long upto)
 		}
 		if (o->kind == Q_WAIT && progress(o->evs, o->evseq) < 0)
 			return -1;
+		if (o->kind == Q_HOST) {
+			int busy;
+
+			/* waiting for other streams (a collective's other ranks): run
+			 * theirs, as their GPUs would meanwhile */
+			o->running = 1;
+			depth++;
+			while ((busy = o->fn(o->data)) && progress_other(s))
+				;
+			depth--;
+			o->running = 0;
+			if (busy)
+				return -1;
+			o->done = 1;
+			continue;
+		}
 		o->running = 1;
 		depth++;
 		execute(o);
@@ -1670,6 +1687,27 @@ CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s)
 	o->dst = d;
 	o->u32 = v;
 	o->n = n;
+	UNLOCK_RET(0);
+}
+
+/*
+ * For the fake NCCL (fakenccl.c), as a real NCCL queues its kernels: fn(arg)
+ * runs in stream order when something waits for stream s, and returns 0 when
+ * done, nonzero while it waits for other streams' work or another process
+ * (the stream then stays not ready, as a kernel spinning on a peer's data
+ * keeps it; a blocking synchronisation on it aborts, as on any hang). arg
+ * is malloc'd; the fake frees it once done. 0, or 400 for a bad stream.
+ */
+__attribute__((visibility("default"))) int fakecuda_host_op(CUstream s, int (*fn)(void *), void *arg)
+{
+	struct qop *o;
+
+	if (!s || !s->used)
+		return 400;
+	LOCK();
+	o = enqueue(Q_HOST, s);
+	o->fn = fn;
+	o->data = arg;
 	UNLOCK_RET(0);
 }
 
