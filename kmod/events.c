@@ -3,13 +3,17 @@
  * The event sink: the lifecycle's state changes and refusals, and the
  * ledger's mappings, go to whatever main.c set (netlink).  Set before the
  * first event can happen and cleared after the last (module init and
- * exit), so a plain pointer does.
+ * exit), so a plain pointer does.  The same for the one signal inside the
+ * module: the GPU table's "no forced GPU left", which the lifecycle's
+ * work item takes (the residual set's end, docs/lifecycle.md).
  */
 #include <linux/compiler.h>
+#include <linux/workqueue.h>
 
 #include "events.h"
 
 static const struct p2ps_sink *sink;
+static struct work_struct *forced_gone;
 
 void p2ps_sink_set(const struct p2ps_sink *s)
 {
@@ -30,4 +34,17 @@ void p2ps_emit_mapping(enum p2ps_event ev, const struct p2ps_mapping_event *m)
 
 	if (s && s->mapping)
 		s->mapping(ev, m);
+}
+
+void p2ps_forced_gone_listen(struct work_struct *work)
+{
+	WRITE_ONCE(forced_gone, work);
+}
+
+void p2ps_emit_forced_gone(void)
+{
+	struct work_struct *w = READ_ONCE(forced_gone);
+
+	if (w)
+		schedule_work(w);
 }

@@ -35,10 +35,11 @@
 #include <linux/bitops.h>
 #include <linux/sched.h>
 #include <linux/spinlock.h>
+#include <linux/uaccess.h>
 
+#include "events.h"
 #include "gpus.h"
 #include "hook.h"
-#include "lifecycle.h"
 #include "nmi.h"
 #include "nv.h"
 #include "p2p-shim.h"
@@ -56,6 +57,8 @@ struct p2ps_gpu {
 	/* Under the lock only: */
 	bool forced;		/* it carries a ForceP2P that forces P2P */
 	bool stale;		/* asked about, but attached before arming */
+	bool seen;		/* attached under our hooks: facts hold */
+	struct p2ps_gpu_facts facts;	/* from its attach (p2ps_gpu_facts()) */
 };
 
 static struct p2ps_gpu gpus[NV_MAX_DEVICES];
@@ -84,7 +87,7 @@ static bool set_forced(struct p2ps_gpu *g, bool forced)
 		return true;
 	}
 	if (--nr_forced == 0)
-		p2ps_residual_done();
+		p2ps_emit_forced_gone();
 	module_put(THIS_MODULE);
 	return true;
 }
@@ -100,6 +103,8 @@ static void forget(struct p2ps_gpu *g)
 	g->attach_freed = false;
 	g->forced = false;
 	g->stale = false;
+	g->seen = false;
+	g->facts = (struct p2ps_gpu_facts){ .dbd = U64_MAX };
 	WRITE_ONCE(g->attaching, NULL);
 	WRITE_ONCE(g->detaching, NULL);
 	p2ps_policies_gpu_forget(g - gpus);
@@ -116,6 +121,31 @@ void p2ps_gpus_reset(void)
 	for (i = 0; i < NV_MAX_DEVICES; i++)
 		forget(&gpus[i]);
 	spin_unlock_irqrestore(&gpus_lock, flags);
+}
+
+/* GPUATTACHARG (g_gpu_mgr_nvoc.h, 550-595): nvDomainBusDeviceFunc. */
+#define GPUATTACHARG_DOMAIN_BUS_DEVICE	56
+
+/*
+ * Whether @dbd is a PCI address as GPUATTACHARG's nvDomainBusDeviceFunc
+ * gives it (domain 63:32, bus 15:8, slot 7:3, function 2:0): bits 31:16
+ * and the slot's top 3 bits are 0 in a sane value.  U64_MAX (unknown) is
+ * not.
+ */
+static bool dbd_valid(u64 dbd)
+{
+	return !(dbd & 0xffff00e0ULL);
+}
+
+/* The PCI address @arg (a GPUATTACHARG) names, or U64_MAX. */
+static u64 dbd_of(const void *arg)
+{
+	u64 dbd;
+
+	if (!arg || copy_from_kernel_nofault(&dbd, arg + GPUATTACHARG_DOMAIN_BUS_DEVICE, sizeof(dbd)) ||
+	    !dbd_valid(dbd))
+		return U64_MAX;
+	return dbd;
 }
 
 /* gpumgrAttachGpu(NvU32 gpuInstance, GPUATTACHARG *pAttachArg) */
@@ -160,6 +190,8 @@ static void settle(struct p2ps_gpu *g)
 	arg = READ_ONCE(g->attach_arg);
 	forget(g);
 	WRITE_ONCE(g->attaching, current);
+	g->seen = true;
+	g->facts.dbd = dbd_of(arg);
 	p2ps_policies_gpu_attach(g - gpus, arg);
 }
 
@@ -189,6 +221,61 @@ u32 p2ps_gpu_attaching(void)
 		instance = g - gpus;
 	spin_unlock_irqrestore(&gpus_lock, flags);
 	return instance;
+}
+
+void p2ps_gpu_facts(u32 instance, struct p2ps_gpu_facts *f)
+{
+	unsigned long flags;
+
+	*f = (struct p2ps_gpu_facts){ .dbd = U64_MAX };
+	if (instance >= NV_MAX_DEVICES)
+		return;
+	p2ps_lock(&gpus_lock, flags);
+	if (gpus[instance].seen)
+		*f = gpus[instance].facts;
+	spin_unlock_irqrestore(&gpus_lock, flags);
+}
+
+u64 p2ps_gpu_dbd(u32 instance)
+{
+	struct p2ps_gpu_facts f;
+
+	p2ps_gpu_facts(instance, &f);
+	return f.dbd;
+}
+
+/* osReadRegistryDword found RMForceStaticBar1 set, during an attach. */
+void p2ps_gpu_user_static_bar1(void)
+{
+	struct p2ps_gpu *g;
+	unsigned long flags;
+
+	p2ps_lock(&gpus_lock, flags);
+	g = attaching_slot();
+	if (g && g->seen)
+		g->facts.user_static_bar1 = true;
+	spin_unlock_irqrestore(&gpus_lock, flags);
+}
+
+/*
+ * osReadRegistryDword found RMBar1ApertureSizeMB = @mb for @gpu.  The read
+ * is in the state pre-init (kbusStatePreInitLocked_GM107), after the attach
+ * and before the decision in the state load (kbusStatePostLoad_GM107 ->
+ * kbusInitBar1), once per attach: so the GPU is known by its OBJGPU here,
+ * not by the attaching thread.
+ */
+void p2ps_gpu_user_aperture(struct OBJGPU *gpu, u32 mb)
+{
+	unsigned long flags;
+	int i;
+
+	p2ps_lock(&gpus_lock, flags);
+	for (i = 0; gpu && i < NV_MAX_DEVICES; i++)
+		if (gpus[i].gpu == gpu && gpus[i].seen) {
+			gpus[i].facts.aperture = (u64)mb << 20;
+			break;
+		}
+	spin_unlock_irqrestore(&gpus_lock, flags);
 }
 
 static const char *p2ps_gpu_attach_return(void *data, struct pt_regs *regs)

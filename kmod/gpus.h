@@ -18,4 +18,21 @@ u32 p2ps_gpus_forced(void);
 /* The instance this thread is attaching, or U32_MAX. */
 u32 p2ps_gpu_attaching(void);
 
+/*
+ * What the driver told of GPU @instance while attaching it: its PCI
+ * address (nvDomainBusDeviceFunc: domain 63:32, bus 15:8, slot 7:0;
+ * U64_MAX if unknown or not a sane one) and the user's own static BAR1
+ * registry keys as it read them (registry.c records them).
+ */
+struct p2ps_gpu_facts {
+	u64 dbd;
+	bool user_static_bar1;	/* RMForceStaticBar1 is set */
+	u64 aperture;		/* RMBar1ApertureSizeMB, in bytes; 0: not set */
+};
+void p2ps_gpu_facts(u32 instance, struct p2ps_gpu_facts *f);
+u64 p2ps_gpu_dbd(u32 instance);
+/* registry.c: the attaching GPU read RMForceStaticBar1; @gpu read RMBar1ApertureSizeMB. */
+void p2ps_gpu_user_static_bar1(void);
+void p2ps_gpu_user_aperture(struct OBJGPU *gpu, u32 mb);
+
 #endif /* _P2PS_GPUS_H */

@@ -476,8 +476,9 @@ static void announce_disabled(const char *why)
  * The lifecycle.  docs/lifecycle.md has the table of states and events;
  * each event below is one function, a switch over the state, called with
  * the lock held, and nothing else changes the state.  Hook handlers never
- * do: when the last GPU carrying our ForceP2P detaches, gpus.c queues
- * residual_work, which calls life_forced_gone().
+ * do: when the last GPU carrying our ForceP2P detaches, gpus.c says so
+ * (events.c: p2ps_emit_forced_gone()), which queues residual_work, which
+ * calls life_forced_gone().
  */
 
 /* enable, enable --dry-run (@flags) */
@@ -714,13 +715,8 @@ static void residual_work_fn(struct work_struct *work)
 	mutex_unlock(&shim.lock);
 }
 
+/* Queued by gpus.c through the sink (events.c): the last forced GPU is gone. */
 static DECLARE_WORK(residual_work, residual_work_fn);
-
-/* From gpus.c, possibly in a probe handler: the last forced GPU is gone. */
-void p2ps_residual_done(void)
-{
-	schedule_work(&residual_work);
-}
 
 int p2ps_enable(u32 flags, struct p2ps_arm_error *err)
 {
@@ -807,6 +803,7 @@ static struct notifier_block driver_nb = {
 /* Module load: from now on nvidia's and nvidia-uvm's comings and goings are events. */
 int p2ps_life_start(void)
 {
+	p2ps_forced_gone_listen(&residual_work);
 	return register_module_notifier(&driver_nb);
 }
 
@@ -844,5 +841,6 @@ void p2ps_life_rmmod(void)
 	shim.flags = 0;
 	mutex_unlock(&shim.lock);
 	/* Only now: the disarm above was the last thing that could queue it. */
+	p2ps_forced_gone_listen(NULL);
 	cancel_work_sync(&residual_work);
 }

@@ -31,7 +31,4 @@ void p2ps_snapshot(struct p2ps_status_snapshot *snap, u32 *hooks, u64 *hits);
 int p2ps_for_each_hook(int (*fn)(const struct p2ps_hook *h, void *arg), void *arg,
 		       unsigned int skip);
 
-/* gpus.c: the last GPU carrying a forcing ForceP2P has detached. */
-void p2ps_residual_done(void);
-
 #endif /* _P2PS_LIFECYCLE_H */

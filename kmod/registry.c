@@ -8,8 +8,9 @@
  * (p2ps_registry_scoped(), asked by static_bar1.c and
  * static_bar1_gen0.c).
  *
- * It also tells static_bar1.c of the user's own RMForceStaticBar1 and
- * RMBar1ApertureSizeMB, which this hook is the one to see.
+ * It also records the user's own RMForceStaticBar1 and
+ * RMBar1ApertureSizeMB in the GPU table (gpus.c), which this hook is the
+ * one to see; static_bar1.c reads them there.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -29,7 +30,6 @@
 #include "p2p-shim.h"
 #include "policy.h"
 #include "registry.h"
-#include "static_bar1.h"
 
 /*
  * The registry defaults apply to every GPU initialised while armed: the
@@ -126,7 +126,7 @@ static bool in_scope(void)
 	/* The common case, every GPU: no lookup. */
 	if (!READ_ONCE(scoped.nr))
 		return true;
-	return p2ps_registry_scoped(p2ps_sb1_dbd(p2ps_gpu_attaching()));
+	return p2ps_registry_scoped(p2ps_gpu_dbd(p2ps_gpu_attaching()));
 }
 
 /*
@@ -172,10 +172,10 @@ static const char *p2ps_registry_return(void *data, struct pt_regs *regs)
 		return NULL;
 	/* The user's RMForceStaticBar1 is theirs: static_bar1.c then never forces. */
 	if (st == NV_OK && !strcmp(c->key, "RMForceStaticBar1"))
-		p2ps_sb1_user_key();
+		p2ps_gpu_user_static_bar1();
 	/* Nor where their RMBar1ApertureSizeMB makes BAR1 smaller than we see it. */
 	if (st == NV_OK && !strcmp(c->key, "RMBar1ApertureSizeMB"))
-		p2ps_sb1_aperture_key(c->gpu, *c->data);
+		p2ps_gpu_user_aperture(c->gpu, *c->data);
 	for (r = bound_profile ? bound_profile->registry : NULL; r && r->key; r++)
 		if (!strcmp(c->key, r->key))
 			d = r;

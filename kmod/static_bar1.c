@@ -92,15 +92,12 @@ MODULE_PARM_DESC(static_bar1,
 
 #define NV_ERR_INVALID_ARGUMENT	0x0000001F
 
-/* GPUATTACHARG (g_gpu_mgr_nvoc.h, 550-595): fbPhysAddr, nvDomainBusDeviceFunc, fbLength. */
+/* GPUATTACHARG (g_gpu_mgr_nvoc.h, 550-595): fbPhysAddr, fbLength. */
 #define GPUATTACHARG_FB_PHYS_ADDR	32
-#define GPUATTACHARG_DOMAIN_BUS_DEVICE	56
 #define GPUATTACHARG_FB_LENGTH		72
 
 struct sb1_gpu {
 	bool seen;			/* attached under our hooks */
-	bool user_key;			/* the user set RMForceStaticBar1 */
-	u64 aperture;			/* the user's RMBar1ApertureSizeMB, in bytes */
 	bool decided;			/* the decision ran while we watched */
 	bool gated;			/* a forced enable found BAR1 too small */
 	bool not_size;			/* ... or so large that the "no" was not about size */
@@ -110,7 +107,6 @@ struct sb1_gpu {
 	u64 offset;
 	struct task_struct *forcing;	/* between a forced decision and its enable */
 	struct task_struct *inflight;	/* a decision in flight, holding the module: inflight_begin() */
-	u64 dbd;			/* nvDomainBusDeviceFunc: domain 63:32, bus 15:8, slot 7:0 */
 	bool topo_pending;		/* its I/O hub is still to be looked up */
 	u64 ioh;			/* 0: not below an Intel IOH root port; else its root bus + 1 */
 	u64 sw;				/* 0: below no PCIe switch; else its upstream port + 1 */
@@ -229,17 +225,6 @@ bool p2ps_sb1_capable_begin(struct OBJGPU *gpu)
 	return held;
 }
 
-/*
- * Whether @dbd is a PCI address as GPUATTACHARG's nvDomainBusDeviceFunc
- * gives it (domain 63:32, bus 15:8, slot 7:3, function 2:0): bits 31:16
- * and the slot's top 3 bits are 0 in a sane value.  U64_MAX (unknown) is
- * not.
- */
-static bool dbd_valid(u64 dbd)
-{
-	return !(dbd & 0xffff00e0ULL);
-}
-
 /* The GPU at @dbd (function 0), with a reference; NULL if none. */
 static struct pci_dev *pdev_of(u64 dbd)
 {
@@ -298,7 +283,10 @@ static u32 pci_id_of(unsigned int instance, struct pci_dev *pdev)
 	return pdev ? (u32)pdev->vendor << 16 | pdev->device : 0;
 }
 
-/* The PCI lookups run here, in process context, not in a probe handler. */
+/*
+ * The PCI lookups run here, in process context, not in a probe handler,
+ * at the PCI address the GPU table has from the attach (gpus.c).
+ */
 static void topo_work_fn(struct work_struct *work)
 {
 	struct pci_dev *pdev;
@@ -311,17 +299,20 @@ static void topo_work_fn(struct work_struct *work)
 	for (i = 0; i < NV_MAX_DEVICES; i++) {
 		p2ps_lock(&sb1_lock, flags);
 		pending = sb1[i].topo_pending;
-		dbd = sb1[i].dbd;
 		spin_unlock_irqrestore(&sb1_lock, flags);
 		if (!pending)
 			continue;
-		pdev = pdev_of(dbd);
+		dbd = p2ps_gpu_dbd(i);
+		pdev = dbd == U64_MAX ? NULL : pdev_of(dbd);
 		ioh = pdev ? ioh_of(pdev) : 0;
 		sw = pdev ? switch_of(pdev) : 0;
-		pci_id = pci_id_of(i, pdev);
+		pci_id = dbd == U64_MAX ? 0 : pci_id_of(i, pdev);
 		pci_dev_put(pdev);
+		/* The same attachment still (a new one queues this work again). */
+		if (p2ps_gpu_dbd(i) != dbd)
+			continue;
 		p2ps_lock(&sb1_lock, flags);
-		if (sb1[i].topo_pending && sb1[i].dbd == dbd) {
+		if (sb1[i].topo_pending) {
 			sb1[i].ioh = ioh;
 			sb1[i].sw = sw;
 			sb1[i].pci_id = pci_id;
@@ -359,7 +350,7 @@ void p2ps_sb1_gather(u32 mask, struct p2ps_caps_set *set)
 /* gpumgrAttachGpu(gpuInstance, pAttachArg), at entry: BAR1 from the argument. */
 static void sb1_attach(unsigned int instance, const void *arg)
 {
-	u64 addr = 0, size = 0, dbd = U64_MAX;
+	u64 addr = 0, size = 0;
 	unsigned long flags;
 	struct sb1_gpu *g;
 
@@ -369,8 +360,6 @@ static void sb1_attach(unsigned int instance, const void *arg)
 	    copy_from_kernel_nofault(&addr, arg + GPUATTACHARG_FB_PHYS_ADDR, sizeof(addr)) ||
 	    copy_from_kernel_nofault(&size, arg + GPUATTACHARG_FB_LENGTH, sizeof(size)))
 		addr = size = 0;
-	if (arg && copy_from_kernel_nofault(&dbd, arg + GPUATTACHARG_DOMAIN_BUS_DEVICE, sizeof(dbd)))
-		dbd = U64_MAX;
 	/* A BAR is a power of two, naturally aligned; anything else: a wrong layout. */
 	if (size < SZ_16M || !is_power_of_2(size) || (addr & (size - 1)))
 		addr = size = 0;
@@ -381,61 +370,10 @@ static void sb1_attach(unsigned int instance, const void *arg)
 	g->bar1_addr = addr;
 	g->bar1_size = size;
 	why(g, size ? "no decision seen yet" : "BAR1 size unknown (attach argument not recognised)");
-	g->topo_pending = dbd_valid(dbd);
-	g->dbd = dbd;
+	/* Where it sits: looked up by the work, at the GPU table's PCI address. */
+	g->topo_pending = true;
 	spin_unlock_irqrestore(&sb1_lock, flags);
-	if (dbd_valid(dbd))
-		schedule_work(&topo_work);
-}
-
-/*
- * The PCI address of GPU @instance as its attach named it (domain 63:32,
- * bus 15:8, device 7:0), or U64_MAX if unknown.
- */
-u64 p2ps_sb1_dbd(u32 instance)
-{
-	unsigned long flags;
-	u64 dbd = U64_MAX;
-
-	if (instance >= NV_MAX_DEVICES)
-		return dbd;
-	p2ps_lock(&sb1_lock, flags);
-	if (sb1[instance].seen && dbd_valid(sb1[instance].dbd))
-		dbd = sb1[instance].dbd;
-	spin_unlock_irqrestore(&sb1_lock, flags);
-	return dbd;
-}
-
-/* osReadRegistryDword found RMForceStaticBar1 set, during an attach. */
-void p2ps_sb1_user_key(void)
-{
-	u32 instance = p2ps_gpu_attaching();
-	unsigned long flags;
-
-	if (instance >= NV_MAX_DEVICES)
-		return;
-	p2ps_lock(&sb1_lock, flags);
-	sb1[instance].user_key = true;
-	spin_unlock_irqrestore(&sb1_lock, flags);
-}
-
-/*
- * osReadRegistryDword found RMBar1ApertureSizeMB = @mb for @gpu.  The read
- * is in the state pre-init (kbusStatePreInitLocked_GM107), after the attach
- * and before the decision in the state load (kbusStatePostLoad_GM107 ->
- * kbusInitBar1), once per attach: so the GPU is known by its OBJGPU here,
- * not by the attaching thread.
- */
-void p2ps_sb1_aperture_key(struct OBJGPU *gpu, u32 mb)
-{
-	u32 instance = p2ps_gpu_instance(gpu);
-	unsigned long flags;
-
-	if (instance >= NV_MAX_DEVICES)
-		return;
-	p2ps_lock(&sb1_lock, flags);
-	sb1[instance].aperture = (u64)mb << 20;
-	spin_unlock_irqrestore(&sb1_lock, flags);
+	schedule_work(&topo_work);
 }
 
 /* kbusIsStaticBar1Supported_TU102(pGpu, pKernelBus, gfid, consoleSize, mailboxSize) */
@@ -456,16 +394,20 @@ static void p2ps_sb1_decide_entry(void *data, struct pt_regs *regs)
 	c->mailbox = regs_get_kernel_argument(regs, 4);
 }
 
-/* Why static BAR1 cannot be forced on @g, or NULL; sets g->offset (sb1rule.c's rule). */
-static const char *no_force(struct sb1_gpu *g, unsigned int major)
+/*
+ * Why static BAR1 cannot be forced on @g, or NULL; sets g->offset
+ * (sb1rule.c's rule).  @f: what the GPU table has of its attach.
+ */
+static const char *no_force(struct sb1_gpu *g, const struct p2ps_gpu_facts *f,
+			    unsigned int major)
 {
 	struct p2ps_sb1_force_in in = {
 		.major = major,
 		.enabled = READ_ONCE(force_static_bar1),
-		.user_key = g->user_key,
+		.user_key = f->user_static_bar1,
 		.native_uvm = READ_ONCE(sb1_native_uvm),
 		.bar1_size = g->bar1_size,
-		.aperture = g->aperture,
+		.aperture = f->aperture,
 		.console = g->console,
 		.mailbox = g->mailbox,
 	};
@@ -473,7 +415,7 @@ static const char *no_force(struct sb1_gpu *g, unsigned int major)
 	u64 offset;
 
 	/* A GPU registry_gpus= leaves out is not p2p-shim's (review F6). */
-	if (!p2ps_registry_scoped(dbd_valid(g->dbd) ? g->dbd : U64_MAX))
+	if (!p2ps_registry_scoped(f->dbd))
 		return "not among registry_gpus=";
 	no = p2ps_sb1_no_force(&in, &offset);
 	if (!(no & ~P2PS_NF_NO_ROOM))
@@ -487,6 +429,7 @@ static const char *p2ps_sb1_decide_return(void *data, struct pt_regs *regs)
 	u32 instance = p2ps_gpu_instance(c->gpu);
 	unsigned int major = READ_ONCE(sb1_major);
 	u32 ret = regs_return_value(regs);
+	struct p2ps_gpu_facts facts;
 	unsigned long flags;
 	struct sb1_gpu *g;
 	const char *no;
@@ -494,6 +437,8 @@ static const char *p2ps_sb1_decide_return(void *data, struct pt_regs *regs)
 
 	if (instance >= NV_MAX_DEVICES)
 		return NULL;
+	/* Before sb1_lock: gpus.c takes it under its own (sb1_forget()). */
+	p2ps_gpu_facts(instance, &facts);
 	/* Inside the in-flight gate: a disable deciding sees this forcing (gate.c). */
 	open = p2ps_gate_enter();
 	p2ps_lock(&sb1_lock, flags);
@@ -524,7 +469,7 @@ static const char *p2ps_sb1_decide_return(void *data, struct pt_regs *regs)
 		why(g, "the driver's rule failed (0x%x): BAR1 initialisation fails", ret);
 		goto out;
 	}
-	no = open ? no_force(g, major) :
+	no = open ? no_force(g, &facts, major) :
 		    "the driver's rule says no; not forced: p2p-shim is being disabled";
 	if (no) {
 		why(g, "%s", no);

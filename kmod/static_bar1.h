@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* static_bar1.c: static BAR1 per GPU (565+), and each GPU's PCI place. */
+/* static_bar1.c: static BAR1 per GPU (565+), and where each GPU sits for it. */
 #ifndef _P2PS_STATIC_BAR1_H
 #define _P2PS_STATIC_BAR1_H
 
@@ -17,9 +17,6 @@ struct p2ps_gpu_report {
 	char reason[P2PS_REASON_LEN];
 };
 
-void p2ps_sb1_user_key(void);
-u64 p2ps_sb1_dbd(u32 instance);
-void p2ps_sb1_aperture_key(struct OBJGPU *gpu, u32 mb);
 void p2ps_sb1_torn_down(struct OBJGPU *gpu);
 void p2ps_sb1_gather(u32 mask, struct p2ps_caps_set *set);
 bool p2ps_sb1_capable_begin(struct OBJGPU *gpu);

@@ -113,7 +113,7 @@ static NvBool wrap_bar1_capable(struct OBJGPU *gpu, struct KernelBus *bus, NvU32
 	p2ps_gate_enter();
 	held = p2ps_gate_may_make();
 	/* Static BAR1 only for p2p-shim's GPUs (registry_gpus=), as on 570+. */
-	if (held && instance != U32_MAX && p2ps_registry_scoped(p2ps_sb1_dbd(instance)))
+	if (held && instance != U32_MAX && p2ps_registry_scoped(p2ps_gpu_dbd(instance)))
 		ret = nv.bar1_capable(gpu, bus, gfid);
 	/* The enable follows: in flight until it returns (static_bar1.c). */
 	if (ret && !p2ps_sb1_capable_begin(gpu))
