@@ -18,7 +18,6 @@
 #include <p2p-shim/readrule.h>
 #include <p2p-shim/sb1rule.h>
 
-#include "caps.h"
 #include "faults.h"
 #include "gpus.h"
 #include "hook.h"
@@ -104,7 +103,7 @@ static bool watch_static_bar1;
  */
 static bool guard_only;
 
-void p2ps_caps_guard_only(bool on)
+static void caps_residual(bool on)
 {
 	WRITE_ONCE(guard_only, on);
 }
@@ -216,4 +215,5 @@ const struct p2ps_hook_ops p2ps_caps_guard_v1_ops = {
 const struct p2ps_policy p2ps_caps_policy = {
 	.name = "caps guard",
 	.bind = caps_bind,
+	.residual = caps_residual,
 };

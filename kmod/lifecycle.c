@@ -17,9 +17,9 @@
  * it (nvidia's bind the policies, nvidia-uvm's are uvm_peer.c's).
  *
  * It walks the policies' tables (policy.c) to bind, unbind and reset
- * them and to ask what refuses a disable; it names only the GPU table and
- * the ledger (shared state) and the caps guard's residual mode.  Events
- * leave through the sink (events.c).
+ * them, to ask what refuses a disable and to tell them of the residual
+ * state (the caps guard's mode); it names no policy, only the GPU table
+ * and the ledger (shared state).  Events leave through the sink (events.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -30,7 +30,6 @@
 
 #include <p2p-shim/uapi.h>
 
-#include "caps.h"
 #include "driver.h"
 #include "events.h"
 #include "gate.h"
@@ -357,7 +356,7 @@ static int arm(struct module *mod, struct p2ps_arm_error *err)
 	if (ret)
 		goto failed;
 	p2ps_hooks_activate(shim.set);
-	p2ps_caps_guard_only(false);
+	p2ps_policies_residual(false);
 	if (handover) {
 		for (i = 0; i < shim.obj[0].nr_hooks; i++)
 			shim.obj[0].hooks[i].keep = false;
@@ -397,7 +396,7 @@ static void disarm(void)
 		shim.obj[0].hooks[i].keep = false;
 	p2ps_hooks_remove(shim.obj[0].hooks, shim.obj[0].nr_hooks);
 	p2ps_policies_unbind();
-	p2ps_caps_guard_only(false);
+	p2ps_policies_residual(false);
 	p2ps_policies_reset();
 	p2ps_gpus_reset();
 }
@@ -418,7 +417,7 @@ static void enter_residual(void)
 
 	objects_stop();
 	/* Before the routing goes: from now on no pair is offered BAR1 P2P. */
-	p2ps_caps_guard_only(true);
+	p2ps_policies_residual(true);
 	for (i = 0; i < shim.obj[0].nr_hooks; i++)
 		shim.obj[0].hooks[i].keep = shim.obj[0].hooks[i].desc->ops->residual;
 	p2ps_hooks_remove(shim.obj[0].hooks, shim.obj[0].nr_hooks);

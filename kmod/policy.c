@@ -84,6 +84,16 @@ bool p2ps_policies_busy(char *why, size_t len)
 	return busy;
 }
 
+void p2ps_policies_residual(bool on)
+{
+	const struct p2ps_policy *p;
+	unsigned int i;
+
+	for_each_policy(p, i)
+		if (p->residual)
+			p->residual(on);
+}
+
 void p2ps_policies_gpu_attach(unsigned int instance, const void *arg)
 {
 	const struct p2ps_policy *p;

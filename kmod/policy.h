@@ -32,6 +32,12 @@ struct p2ps_policy {
 	 * the last to refuse names the reason.
 	 */
 	bool (*busy)(char *why, size_t len);
+	/*
+	 * The residual state begins (@on: a disable keeps the hooks whose ops
+	 * say .residual, docs/lifecycle.md) or ends: what a policy whose
+	 * hooks stay does differently there.
+	 */
+	void (*residual)(bool on);
 	/* gpus.c: a GPU's attach begins (@arg: its GPUATTACHARG); its record goes. */
 	void (*gpu_attach)(unsigned int instance, const void *arg);
 	void (*gpu_forget)(unsigned int instance);
@@ -52,6 +58,7 @@ int p2ps_policies_bind(struct module *mod, const struct p2ps_profile *profile,
 void p2ps_policies_unbind(void);
 void p2ps_policies_reset(void);
 bool p2ps_policies_busy(char *why, size_t len);
+void p2ps_policies_residual(bool on);
 void p2ps_policies_gpu_attach(unsigned int instance, const void *arg);
 void p2ps_policies_gpu_forget(unsigned int instance);
 void p2ps_policies_gpus_reset(void);
