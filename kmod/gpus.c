@@ -35,6 +35,7 @@
 #include <linux/bitops.h>
 #include <linux/sched.h>
 #include <linux/spinlock.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 
 #include "events.h"
@@ -65,6 +66,19 @@ static struct p2ps_gpu gpus[NV_MAX_DEVICES];
 static DEFINE_SPINLOCK(gpus_lock);
 
 static unsigned int nr_forced;	/* GPUs with forced set */
+
+/*
+ * The GPUs each thread's last P2P caps query named, for uvm_peer.c: RM
+ * answers nvidia-uvm's caps query through p2pGetCapsStatus on the asking
+ * thread, and nothing in nvidia-uvm's own arguments names the pair as we
+ * know it.  Under gpus_lock; a full table reuses the oldest slot.
+ */
+#define NR_ASKERS	16
+static struct {
+	struct task_struct *task;	/* compared, never dereferenced */
+	u32 mask;
+} askers[NR_ASKERS];
+static unsigned int askers_next;
 
 /*
  * Called with gpus_lock held.  A GPU carrying a ForceP2P that forces P2P
@@ -120,6 +134,7 @@ void p2ps_gpus_reset(void)
 	p2ps_lock(&gpus_lock, flags);
 	for (i = 0; i < NV_MAX_DEVICES; i++)
 		forget(&gpus[i]);
+	memset(askers, 0, sizeof(askers));
 	spin_unlock_irqrestore(&gpus_lock, flags);
 }
 
@@ -164,7 +179,7 @@ static void p2ps_gpu_attach_entry(void *data, struct pt_regs *regs)
 	c->instance = regs_get_kernel_argument(regs, 0);
 	if (c->instance >= NV_MAX_DEVICES)
 		return;
-	/* A slot still naming this thread lost its return (a hand-over). */
+	/* A slot still naming this thread lost its return (a missed kretprobe instance). */
 	for (i = 0; i < NV_MAX_DEVICES; i++)
 		cmpxchg(&gpus[i].attaching, current, NULL);
 	g = &gpus[c->instance];
@@ -326,7 +341,7 @@ static void p2ps_gpu_detach_entry(void *data, struct pt_regs *regs)
 	c->instance = regs_get_kernel_argument(regs, 0);
 	if (c->instance >= NV_MAX_DEVICES)
 		return;
-	/* A slot still naming this thread lost its return (a hand-over). */
+	/* A slot still naming this thread lost its return (a missed kretprobe instance). */
 	for (i = 0; i < NV_MAX_DEVICES; i++)
 		cmpxchg(&gpus[i].detaching, current, NULL);
 	WRITE_ONCE(gpus[c->instance].leaving, NULL);
@@ -438,7 +453,33 @@ void p2ps_gpus_asked(u32 mask)
 	for_each_set_bit(i, &bits, NV_MAX_DEVICES)
 		if (!gpus[i].gpu && !READ_ONCE(gpus[i].attaching))
 			gpus[i].stale = true;
+	for (i = 0; i < NR_ASKERS && askers[i].task != current; i++)
+		;
+	if (i == NR_ASKERS) {
+		i = askers_next;
+		askers_next = (askers_next + 1) % NR_ASKERS;
+	}
+	askers[i].task = current;
+	askers[i].mask = mask;
 	spin_unlock_irqrestore(&gpus_lock, flags);
+}
+
+/* The GPUs this thread's last caps query named (0: none since), taken. */
+u32 p2ps_gpus_take_asked(void)
+{
+	unsigned long flags;
+	u32 mask = 0;
+	int i;
+
+	p2ps_lock(&gpus_lock, flags);
+	for (i = 0; i < NR_ASKERS; i++)
+		if (askers[i].task == current) {
+			mask = askers[i].mask;
+			askers[i].task = NULL;
+			askers[i].mask = 0;
+		}
+	spin_unlock_irqrestore(&gpus_lock, flags);
+	return mask;
 }
 
 /* For the caps guard: whether any GPU of @mask carries a forcing ForceP2P. */

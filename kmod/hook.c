@@ -40,9 +40,10 @@
  * (re-enabling from the residual state: lifecycle.c) and take over in one
  * store, with no moment where neither acts.  Both do act for a while, each
  * for its own calls: a return hook decides at entry, so a call the old set
- * took still gets the old set's return handler after the switch (its
- * removal drains them, below), while new calls get the new set's.  Set 0
- * (the UVM peer set's) always acts.
+ * took still gets the old set's return handler after the switch, while
+ * new calls get the new set's; the old set's removal waits until the
+ * calls it took have returned (drain(), below), however long that is.
+ * Set 0 (the UVM peer set's) always acts.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -68,7 +69,7 @@ static unsigned int live_set;
 
 /*
  * From now on, only the hooks of @set (and of set 0) act.  Calls the old
- * set took still get its return handlers: its removal drains them.
+ * set took still get its return handlers: its removal waits for them.
  */
 void p2ps_hooks_activate(unsigned int set)
 {
@@ -302,15 +303,18 @@ int p2ps_hooks_install(struct p2ps_hook *hooks, unsigned int n, bool dry_run,
  * Drain the hooks about to go: they take no new call, and the calls a
  * return hook has taken get their return handler first.  Unregistering a
  * kretprobe drops the return handler of calls still inside the function
- * (every kernel from 5.10), so without this a caps query that entered
- * under the old hook set of a hand-over would leave unguarded.  Bounded:
- * a call parked longer than that loses its return handler, and says so.
+ * (every kernel from 5.10), and those handlers carry the caps guard and
+ * the GPU table's attach and detach bookkeeping: a caps query that entered
+ * under the old set of a hand-over would leave unguarded.  So no timer:
+ * the removal waits as long as the driver keeps such a call (a slow GSP
+ * call, an attach), and says so every DRAIN_NOTE.  The caller holds the
+ * lifecycle's lock meanwhile; no return handler takes it.
  */
-#define DRAIN_LIMIT	(10 * HZ)
+#define DRAIN_NOTE	(10 * HZ)
 
 static void drain(struct p2ps_hook *hooks, unsigned int n)
 {
-	unsigned long deadline;
+	unsigned long note;
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
@@ -318,17 +322,20 @@ static void drain(struct p2ps_hook *hooks, unsigned int n)
 			WRITE_ONCE(hooks[i].retiring, true);
 	/* Entry handlers that saw a hook still taking calls have counted. */
 	synchronize_rcu();
-	deadline = jiffies + DRAIN_LIMIT;
 	for (i = 0; i < n; i++) {
 		struct p2ps_hook *h = &hooks[i];
 
 		if (h->state != P2PS_HOOK_INSTALLED || h->keep || h->kind != P2PS_HOOK_RETURN)
 			continue;
-		while (atomic_read(&h->calls) && time_before(jiffies, deadline))
-			msleep(1);
-		if (atomic_read(&h->calls))
-			pr_warn("%s: %d calls still inside after %u s: their return handlers are lost\n",
-				h->symbol, atomic_read(&h->calls), DRAIN_LIMIT / HZ);
+		note = jiffies;
+		while (atomic_read(&h->calls)) {
+			if (time_after_eq(jiffies, note)) {
+				pr_info("%s: waiting for %d call(s) still inside the driver: their return handlers must run before the hook goes\n",
+					h->symbol, atomic_read(&h->calls));
+				note = jiffies + DRAIN_NOTE;
+			}
+			msleep(10);
+		}
 	}
 }
 

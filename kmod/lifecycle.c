@@ -438,9 +438,11 @@ static void snapshot_locked(struct p2ps_status_snapshot *snap)
 /*
  * @late: nvidia was running already, so GPUs it initialised before now
  * read the registry without us; which ones, we learn only when the driver
- * names them (we never ask it), so say it generally here.
+ * names them (we never ask it), so say it generally here.  @kept: GPUs
+ * that attached under an earlier arming (the residual state's) and keep
+ * the ForceP2P they read then.
  */
-static void announce_armed(const char *why, bool late)
+static void announce_armed(const char *why, bool late, u32 kept)
 {
 	struct p2ps_status_snapshot snap;
 
@@ -448,7 +450,10 @@ static void announce_armed(const char *why, bool late)
 	pr_info("%s profile %s for nvidia %s (%u hooks) %s\n",
 		shim.state == P2PS_STATE_DRY_RUN ? "dry run of" : "armed",
 		snap.profile, snap.driver_version, shim.obj[0].nr_hooks, why);
-	if (late && shim.state == P2PS_STATE_ARMED)
+	if (kept && shim.state == P2PS_STATE_ARMED)
+		pr_info("GPUs 0x%x keep the ForceP2P they read while p2p-shim was armed before; other GPUs initialised before arming keep the stock P2P settings until re-initialised\n",
+			kept);
+	else if (late && shim.state == P2PS_STATE_ARMED)
 		pr_info("GPUs initialised before arming keep the stock P2P settings until re-initialised\n");
 	p2ps_emit(P2PS_EV_ARMED, &snap, NULL);
 }
@@ -485,6 +490,7 @@ static int life_enable(u32 flags, struct p2ps_arm_error *err, const char *who)
 {
 	struct module *mod;
 	u32 old_flags = shim.flags;
+	u32 kept = 0;
 	int ret;
 
 	switch (shim.state) {
@@ -514,6 +520,9 @@ static int life_enable(u32 flags, struct p2ps_arm_error *err, const char *who)
 		p2ps_fail(err, "", "nvidia is being unloaded; try again");
 		return -EAGAIN;
 	}
+	/* From the residual state: the GPUs forced then stay forced. */
+	if (shim.state == P2PS_STATE_RESIDUAL)
+		kept = p2ps_gpus_forced();
 	shim.flags = flags;
 	if (!mod) {
 		shim.state = P2PS_STATE_WAITING;
@@ -533,7 +542,7 @@ static int life_enable(u32 flags, struct p2ps_arm_error *err, const char *who)
 		announce_refusal(err, ret, who);
 		return ret;
 	}
-	announce_armed(who, true);
+	announce_armed(who, true, kept);
 	objects_start(mod);
 	module_put(mod);
 	return 0;
@@ -613,7 +622,7 @@ static void life_driver_coming(struct module *mod)
 			announce_refusal(&err, ret, "on nvidia's arrival");
 			break;
 		}
-		announce_armed("on nvidia's arrival", false);
+		announce_armed("on nvidia's arrival", false, 0);
 		objects_start(mod);
 		break;
 	default:

@@ -116,17 +116,22 @@ MODULE_PARM_DESC(registry_gpus,
 
 /*
  * Whether the GPU this thread is attaching is one of p2p-shim's: every GPU,
- * or those registry_gpus= names.  Only those get the registry defaults,
- * and only their own ForceP2P (the user's) is p2p-shim's to guard: on a
- * host that names its GeForce GPUs, the others (a pro or datacenter card
- * whose mailbox P2P works) keep the stock driver's answer.
+ * or those registry_gpus= names; @unknown where its PCI address cannot be
+ * read.  Only those get the registry defaults (an unknown one does not),
+ * and only their own ForceP2P (the user's) is p2p-shim's to guard (an
+ * unknown one's is: fail closed): on a host that names its GeForce GPUs,
+ * the others (a pro or datacenter card whose mailbox P2P works) keep the
+ * stock driver's answer.
  */
-static bool in_scope(void)
+static bool in_scope(bool unknown)
 {
+	u64 dbd;
+
 	/* The common case, every GPU: no lookup. */
 	if (!READ_ONCE(scoped.nr))
 		return true;
-	return p2ps_registry_scoped(p2ps_gpu_dbd(p2ps_gpu_attaching()));
+	dbd = p2ps_gpu_dbd(p2ps_gpu_attaching());
+	return dbd == U64_MAX ? unknown : p2ps_registry_scoped(dbd);
 }
 
 /*
@@ -166,7 +171,7 @@ static const char *p2ps_registry_return(void *data, struct pt_regs *regs)
 	const struct p2ps_registry_default *d = NULL, *r;
 	/* NV_STATUS is 32 bits: the register's upper half is undefined. */
 	u32 st = regs_return_value(regs);
-	bool forcing, supply, ours, open;
+	bool forcing, supply, ours, guarded, open;
 
 	if (!c->gpu || !c->key || !c->data)
 		return NULL;
@@ -187,7 +192,8 @@ static const char *p2ps_registry_return(void *data, struct pt_regs *regs)
 	 * until its hooks are gone.
 	 */
 	open = p2ps_gate_enter();
-	ours = in_scope();
+	ours = in_scope(false);
+	guarded = in_scope(true);
 	/*
 	 * Only to a GPU whose attach we track, every key alike (review F5):
 	 * on 565/570 RMForceP2PType=2 without the ForceP2P that goes with it
@@ -204,7 +210,7 @@ static const char *p2ps_registry_return(void *data, struct pt_regs *regs)
 	 * value (ours), or keeps the user's unguarded (the module is going).
 	 */
 	if (!strcmp(d->key, "ForceP2P")) {
-		forcing = st == NV_OK ? ours && p2ps_force_p2p_forces(*c->data) :
+		forcing = st == NV_OK ? guarded && p2ps_force_p2p_forces(*c->data) :
 					supply && p2ps_force_p2p_forces(d->value);
 		if (!p2ps_gpu_bind(c->gpu) || !p2ps_gpu_set_forced(c->gpu, forcing))
 			supply = false;

@@ -480,7 +480,8 @@ static const char *p2ps_sb1_decide_return(void *data, struct pt_regs *regs)
 		goto out;
 	}
 	g->forcing = current;
-	why(g, "forcing: BAR1 %llu MiB, static BAR1 at %llu MiB", mib(g->bar1_size), mib(g->offset));
+	why(g, "forcing: BAR1 %llu MiB, static BAR1 at %llu MiB; until its enable returns (or the GPU detaches) p2p-shim is held",
+	    mib(g->bar1_size), mib(g->offset));
 	regs_set_return_value(regs, NV_OK);
 out:
 	spin_unlock_irqrestore(&sb1_lock, flags);
@@ -736,7 +737,8 @@ static bool sb1_busy(char *why, size_t len)
 	if (!initialising)
 		return false;
 	snprintf(why, len, "GPUs 0x%x are initialising (a static BAR1 decision in "
-		 "flight); try again in a moment", initialising);
+		 "flight); try again in a moment, or, if the driver never enables it "
+		 "(its initialisation failed first), once the GPU detaches", initialising);
 	return true;
 }
 

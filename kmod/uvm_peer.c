@@ -45,8 +45,10 @@
  * device order) right before it asks for the caps, and the object's
  * creation runs through our BAR1 create wrapper with (device1's GPU,
  * device2's GPU).  So the wrapper notes the pair per thread and the caps
- * hook takes that note; on 580, where RM also returns both BAR1 DMA bases
- * in the caps, they must match the ledger's or nothing is tagged.
+ * hook takes that note, if RM's p2pGetCapsStatus for this query (on the
+ * same thread: gpus.c keeps its GPU mask) named that very pair; on 580,
+ * where RM also returns both BAR1 DMA bases in the caps, they must match
+ * the ledger's too, or nothing is tagged.
  *
  * The set's hooks are nvidia-uvm's object in the profile (profile.c):
  * lifecycle.c arms it, when the profile arms with nvidia-uvm loaded or
@@ -57,6 +59,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/bits.h>
 #include <linux/jiffies.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -232,9 +235,25 @@ static void peer_forget_gpu(struct OBJGPU *gpu)
 	spin_unlock_irqrestore(&created_lock, flags);
 }
 
-/* This thread's note, taken (recent ones only: UVM asks right away). */
+/* The GPU mask of pair @g0, @g1 (as p2pGetCapsStatus gets it), 0 if unknown. */
+static u32 pair_mask(struct OBJGPU *g0, struct OBJGPU *g1)
+{
+	u32 i0 = p2ps_gpu_instance(g0), i1 = p2ps_gpu_instance(g1);
+
+	return i0 < NV_MAX_DEVICES && i1 < NV_MAX_DEVICES ? BIT(i0) | BIT(i1) : 0;
+}
+
+/*
+ * This thread's note, taken, if it is of the pair the caps query being
+ * answered is about (recent ones only: UVM asks right away).  Before 580
+ * RM's UVM caps carry nothing of the pair; the query's own
+ * p2pGetCapsStatus, on this thread, named its GPUs (gpus.c): a note of
+ * another pair (this thread made one, then peers a pair not made through
+ * us) is dropped, not handed to it.
+ */
 static bool take_created(struct OBJGPU **g0, struct OBJGPU **g1)
 {
+	u32 asked = p2ps_gpus_take_asked();
 	unsigned long flags;
 	bool found = false;
 	struct created *c;
@@ -251,7 +270,7 @@ static bool take_created(struct OBJGPU **g0, struct OBJGPU **g1)
 		p2ps_scope_release(&creators, i);
 	}
 	spin_unlock_irqrestore(&created_lock, flags);
-	return found;
+	return found && asked && asked == pair_mask(*g0, *g1);
 }
 
 /* Tags whose pair the ledger no longer has; tags_lock held. */

@@ -29,6 +29,11 @@ expect_eq "refused: busy (exit 1)" "$rc" 1
 expect_match "refused: GPU 0 initialising" "$out" 'GPUs? (0|0x0*1) .*initialising'
 expect_no_match "not blamed on peer mappings (there are none)" "$out" 'live BAR1 peer mappings|stop the processes'
 expect_match "still armed" "$(p2pctl status)" 'state: +armed'
+# What holds p2p-shim, and until when, is in status too (issue 41, item 4).
+expect_match "status: GPU 0's forcing holds p2p-shim" "$(p2pctl status)" \
+	'until its enable returns \(or the GPU detaches\) p2p-shim is held'
+expect_match "refusal: a forcing whose enable never comes ends with the GPU" "$out" \
+	'once the GPU detaches'
 
 echo "== release: GPU 0 initialises with static BAR1"
 unpark sb1

@@ -27,7 +27,12 @@ for v in 565.57.01 570.148.08; do
 	expect_match "$v residual: create answered" "$(kv status "$out")" '^0x[0-9a-f]+$'
 	expect_no_match "$v residual: no BAR1 pair can be made" "$(kv status "$out")" '^0x0$'
 	echo "== $v enable again: BAR1 P2P back"
+	klog_mark
 	run p2pctl enable
+	# Both GPUs keep p2p-shim's ForceP2P across the hand-over (issue 41,
+	# item 4): the log says so, not that they keep the stock settings.
+	expect_match "$v re-armed: the log names the GPUs that keep ForceP2P" "$(klog_since)" \
+		'GPUs 0x3 keep the ForceP2P they read while p2p-shim was armed before'
 	expect_eq "$v re-armed: BAR1 P2P" "$(kv connectivity "$(nvflow caps 0 1)")" pcie_bar1
 	run rmmod nvidia
 	run rmmod p2p_shim
