@@ -103,8 +103,8 @@ static bool signed_module(struct dctx *c, char *path, size_t len)
 
 	for (d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
 		for (e = 0; e < sizeof(exts) / sizeof(exts[0]); e++) {
-			unsigned char *raw, *img = NULL;
-			size_t rawlen = 0, imglen = 0;
+			unsigned char *raw, tail[sizeof(magic) - 1];
+			size_t rawlen = 0, taillen = 0;
 			bool sig;
 
 			snprintf(path, len, "/lib/modules/%s/%s/p2p-shim.ko%s", c->r->kernel_release,
@@ -112,13 +112,9 @@ static bool signed_module(struct dctx *c, char *path, size_t len)
 			raw = (unsigned char *)p2ps_root_read_max(&c->root, path, &rawlen, false, 32 << 20);
 			if (!raw)
 				continue;
-			if (*exts[e] && !p2ps_decompress(raw, rawlen, &img, &imglen)) {
-				free(raw);
-				raw = img;
-				rawlen = imglen;
-			}
-			sig = rawlen >= sizeof(magic) - 1 &&
-			      !memcmp(raw + rawlen - (sizeof(magic) - 1), magic, sizeof(magic) - 1);
+			/* only the last bytes matter: never the whole image in memory */
+			sig = !p2ps_decompress_tail(raw, rawlen, tail, sizeof(tail), &taillen) &&
+			      taillen == sizeof(tail) && !memcmp(tail, magic, sizeof(tail));
 			free(raw);
 			if (sig)
 				return true;

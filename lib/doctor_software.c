@@ -67,7 +67,7 @@ static bool version_in_file(struct dctx *c, const char *path, char *out, size_t 
 	char *buf;
 	size_t have = 0, n, total = 0;
 	bool found = false;
-	int fd = p2ps_fd_regular(p2ps_root_open(&c->root, path, O_RDONLY | O_NONBLOCK));
+	int fd = p2ps_root_open_regular(&c->root, path);
 	FILE *f;
 
 	if (fd < 0)

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1941,6 +1943,146 @@ static void test_real_symlinks(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+/* ---- hostile trees: what a --root tree may hold to make doctor costly or act */
+
+/* doctor on @arg's tree in a child: its peak RSS in KiB on the pipe @arg[1] */
+struct rss_arg {
+	const char *root;
+	int fd;
+};
+
+static int doctor_rss(void *p)
+{
+	struct rss_arg *a = p;
+	struct p2ps_doctor_opts o = { .root = a->root };
+	struct p2ps_doctor_report *r = NULL;
+	const struct p2ps_finding *f;
+	struct rusage ru;
+	long kib;
+	int rc;
+
+	if (p2ps_doctor(&o, &r) || !r)
+		return 1;
+	f = p2ps_doctor_find(r, "lockdown", NULL);
+	/* the module's signature (its last bytes) was seen: a warning, not a blocker */
+	rc = f && f->verdict == P2PS_V_WARN && strstr(f->detail, "is signed") ? 0 : 2;
+	p2ps_doctor_free(r);
+	getrusage(RUSAGE_SELF, &ru);
+	kib = ru.ru_maxrss;
+	if (write(a->fd, &kib, sizeof(kib)) != sizeof(kib))
+		return 3;
+	return rc;
+}
+
+/*
+ * A 256 MiB module that compresses to a few hundred KiB: doctor wants its
+ * last 28 bytes (the signature marker) and must not hold the whole image.
+ */
+static void test_module_bomb(void **state)
+{
+	char tmpl[] = "/tmp/p2ps-bomb-XXXXXX", cmd[2048], root[512];
+	const char *dir = mkdtemp(tmpl);
+	struct rss_arg a;
+	int fds[2];
+	long kib = 0;
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(root, sizeof(root), "%s/root", dir);
+	snprintf(cmd, sizeof(cmd), "cp -r '%s/rtx4090-pair/root' '%s' && cd '%s' && "
+		 "echo 'none [integrity] confidentiality' >sys/kernel/security/lockdown && "
+		 "m=lib/modules/6.1.0-28-amd64/updates/dkms && mkdir -p $m && "
+		 "{ head -c 256M /dev/zero; printf '~Module signature appended~\\n'; } | gzip -1 >$m/p2p-shim.ko.gz",
+		 FIXTURES, root, root);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(pipe(fds), 0);
+	a.root = root;
+	a.fd = fds[1];
+	bounded(doctor_rss, &a, 60);
+	assert_int_equal(read(fds[0], &kib, sizeof(kib)), sizeof(kib));
+	close(fds[0]);
+	close(fds[1]);
+	/* far below the 256 MiB the image inflates to (ASan's own shadow included) */
+	if (kib > 160 * 1024)
+		fail_msg("doctor peaked at %ld MiB on a 256 MiB module", kib / 1024);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * A capture of a large host: .symlinks over the old 4 MiB read cap, the
+ * GPUs' own links at its end.  Read and indexed, not dropped (the GPUs
+ * vanished); one that can't be read at all refuses the tree.
+ */
+static void test_symlinks_large(void **state)
+{
+	struct p2ps_doctor_report *r;
+	struct p2ps_doctor_opts o = { 0 };
+	char tmpl[] = "/tmp/p2ps-links-XXXXXX", cmd[2048], root[512];
+	const char *dir = mkdtemp(tmpl);
+
+	(void)state;
+	r = doctor_edited("rtx4090-pair",
+			  "mv .symlinks links.gpu && seq 1 90000 | "
+			  "sed 's|.*|/sys/class/net/veth&\\t../../devices/virtual/net/veth&\\t/sys/devices/virtual/net/veth&|' "
+			  ">.symlinks && cat links.gpu >>.symlinks && test $(stat -c %s .symlinks) -gt 5000000");
+	assert_int_equal(r->nr_gpus, 2);
+	assert_int_equal(r->nr_pairs, 1);
+	p2ps_doctor_free(r);
+	/* .symlinks not a file: the tree is refused, not read without its links */
+	assert_non_null(dir);
+	snprintf(root, sizeof(root), "%s/root", dir);
+	snprintf(cmd, sizeof(cmd), "cp -r '%s/rtx4090-pair/root' '%s' && rm '%s/.symlinks' && mkdir '%s/.symlinks'",
+		 FIXTURES, root, root, root);
+	assert_int_equal(system(cmd), 0);
+	o.root = root;
+	r = NULL;
+	assert_int_equal(p2ps_doctor(&o, &r), -EISDIR);
+	assert_null(r);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * A device node or FIFO where doctor reads a file is checked before it is
+ * opened: an open would run its driver's open method (a watchdog arms).
+ * inotify sees every open for reading, none for an O_PATH look.
+ */
+static void test_node_not_opened(void **state)
+{
+	char tmpl[] = "/tmp/p2ps-node-XXXXXX", cmd[2048], root[512], node[600], ev[4096];
+	const char *dir = mkdtemp(tmpl);
+	struct p2ps_doctor_opts o = { 0 };
+	struct p2ps_doctor_report *r = NULL;
+	char *s;
+	int in;
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(root, sizeof(root), "%s/root", dir);
+	snprintf(cmd, sizeof(cmd), "cp -r '%s/rtx4090-pair/root' '%s' && rm '%s/proc/driver/nvidia/version' && "
+		 "mkfifo '%s/proc/driver/nvidia/version'", FIXTURES, root, root, root);
+	assert_int_equal(system(cmd), 0);
+	snprintf(node, sizeof(node), "%s/proc/driver/nvidia/version", root);
+	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	assert_true(in >= 0);
+	assert_true(inotify_add_watch(in, node, IN_OPEN) >= 0);
+	o.root = root;
+	assert_int_equal(p2ps_doctor(&o, &r), 0);
+	assert_string_equal(r->driver_version, "");
+	p2ps_doctor_free(r);
+	s = p2ps_read_file(node, NULL, false);
+	assert_null(s);
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	if (read(in, ev, sizeof(ev)) > 0)
+		fail_msg("the FIFO was opened");
+	assert_int_equal(errno, EAGAIN);
+	close(in);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void test_bad_root(void **state)
 {
 	struct p2ps_doctor_opts o = { .root = "/nonexistent/root" };
@@ -2005,6 +2147,9 @@ int main(void)
 		cmocka_unit_test(test_digest),
 		cmocka_unit_test(test_sanitize),
 		cmocka_unit_test(test_bad_root),
+		cmocka_unit_test(test_module_bomb),
+		cmocka_unit_test(test_symlinks_large),
+		cmocka_unit_test(test_node_not_opened),
 	};
 
 	return cmocka_run_group_tests_name("doctor", tests, NULL, NULL);
