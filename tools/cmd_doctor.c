@@ -77,6 +77,9 @@ static char *run_nvidia_smi(const char *args, char *err, size_t errlen)
 	rc = p2ps_run(argv, ms, 4 << 20, false, &out);
 	if (rc == 0)
 		return out;
+	/* "Failed to initialize NVML: Driver/library version mismatch" after an upgrade */
+	if (rc > 0 && out && strstr(out, "Driver/library version mismatch"))
+		snprintf(err, errlen, "nvidia-smi %s: %.*s", args, (int)strcspn(out, "\n"), out);
 	free(out);
 	if (rc == -ETIMEDOUT || rc >= 128) {
 		char why[96];
