@@ -388,6 +388,12 @@ int p2ps_root_new(struct p2ps_root **out, const char *dir);
 void p2ps_root_free(struct p2ps_root *r);
 /* open(2) @path resolved inside the root (O_CLOEXEC added); -1 with errno. */
 int p2ps_root_open(const struct p2ps_root *r, const char *path, int flags);
+/*
+ * @path resolved inside the root and opened for reading if it is a regular
+ * file; else -1 with errno.  It is checked before it is opened (an O_PATH
+ * open first), so a device node's open method never runs.
+ */
+int p2ps_root_open_regular(const struct p2ps_root *r, const char *path);
 /* A whole file (gzip transparently if @gz), NUL-terminated, at most @max bytes; else NULL. */
 char *p2ps_root_read_max(const struct p2ps_root *r, const char *path, size_t *len, bool gz,
 			 size_t max);

@@ -39,6 +39,7 @@ static bool is_host_blocker(const char *check)
 {
 	static const char *const host[] = {
 		"kprobes", "lockdown", "secure-boot", "sig-enforce", "modules-disabled", "nvidia", "profile",
+		"nvml",
 	};
 	size_t i;
 
@@ -83,6 +84,20 @@ static bool pair_translated(struct dctx *c, const struct p2ps_pair *p)
 	return true;
 }
 
+/*
+ * A bar1 pair the summary counts as blocked says so in its own row and
+ * in pairs[].p2p: none, with what blocks it before what it would be.
+ */
+static void block_pair(struct p2ps_pair *p, const char *by, const char *what)
+{
+	char why[sizeof(p->p2p_why) + 256];
+
+	/* cut to the row's size: what blocks it comes first */
+	snprintf(why, sizeof(why), "blocked: %s%s (else bar1: %s)", by, what, p->p2p_why);
+	p2ps_strlcpy(p->p2p_why, why, sizeof(p->p2p_why));
+	p->p2p = P2PS_P2P_NONE;
+}
+
 static void summarize(struct dctx *c)
 {
 	struct p2ps_doctor_report *r = c->r;
@@ -106,9 +121,10 @@ static void summarize(struct dctx *c)
 			p2ps_catf(host, sizeof(host), &ho, ", ", "%s", f->check);
 	}
 	for (i = 0; i < r->nr_pairs; i++) {
-		const struct p2ps_pair *p = &r->pairs[i];
+		struct p2ps_pair *p = &r->pairs[i];
 
 		if (pair_translated(c, p)) {
+			block_pair(p, "", "IOMMU translates its DMA (iommu=pt)");
 			blocked++;
 			if (!strstr(why, "IOMMU translates") &&
 			    !p2ps_catf(why, sizeof(why), &wo, "; ", "IOMMU translates its DMA (iommu=pt)"))
@@ -120,8 +136,10 @@ static void summarize(struct dctx *c)
 			continue;
 		}
 		blocked++;
-		if (p->p2p == P2PS_P2P_BAR1)
+		if (p->p2p == P2PS_P2P_BAR1) {
+			block_pair(p, "host: ", host);
 			continue;	/* blocked by the host: named once below */
+		}
 		if (!strstr(why, p->p2p_why) && !p2ps_catf(why, sizeof(why), &wo, "; ", "%s", p->p2p_why))
 			p2ps_catf(why, sizeof(why), &wo, "; ", "...");
 	}
@@ -160,7 +178,14 @@ int p2ps_doctor(const struct p2ps_doctor_opts *opts, struct p2ps_doctor_report *
 	}
 	p2ps_dr_kernel(&c);
 	p2ps_dr_driver(&c);
-	if (opts && opts->smi_error)
+	if (opts && opts->smi_error && strstr(opts->smi_error, "Driver/library version mismatch"))
+		/* the loaded nvidia.ko is not the installed libnvidia-ml/libcuda: nothing CUDA runs */
+		p2ps_dr_add(&c, "nvml", NULL, P2PS_V_FAIL, "nvidia-smi",
+			    "reboot (the driver was upgraded without one); or stop every GPU user and "
+			    "rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia, then modprobe nvidia",
+			    "%s: the loaded kernel module and the installed user-space driver differ",
+			    opts->smi_error);
+	else if (opts && opts->smi_error)
 		p2ps_dr_add(&c, "nvidia-smi", NULL, P2PS_V_WARN, "nvidia-smi",
 			    "a GPU may be off the bus or hung: look for Xid in dmesg; reboot before P2P tests",
 			    "%s", opts->smi_error);

@@ -61,6 +61,27 @@ static void devices_lock(struct dctx *c, const char *ver)
 		    "(580.65.06 to 610.57.03)", ver);
 }
 
+/*
+ * nvidia-uvm beside a loaded nvidia: CUDA needs it.  libcuda loads it
+ * through the setuid nvidia-modprobe on first use; where that is missing
+ * or not setuid, CUDA finds no device at all.  Read where the tree lists
+ * modules (/proc/modules).
+ */
+static void check_uvm(struct dctx *c)
+{
+	char *mods;
+
+	if (p2ps_root_exists(&c->root, "/sys/module/nvidia_uvm"))
+		return;
+	mods = p2ps_root_read(&c->root, "/proc/modules", NULL, false);
+	if (mods && strncmp(mods, "nvidia_uvm ", 11) && !strstr(mods, "\nnvidia_uvm "))
+		p2ps_dr_add(c, "nvidia-uvm", NULL, P2PS_V_WARN, "/proc/modules",
+		    "modprobe nvidia-uvm (and list it in /etc/modules-load.d/nvidia-uvm.conf); "
+		    "a CUDA program loads it only through a setuid nvidia-modprobe",
+		    "nvidia is loaded, nvidia-uvm is not: CUDA finds no device until it is");
+	free(mods);
+}
+
 void p2ps_dr_driver(struct dctx *c)
 {
 	struct p2ps_doctor_report *r = c->r;
@@ -88,6 +109,7 @@ void p2ps_dr_driver(struct dctx *c)
 			p2ps_root_line(&c->root, "/sys/module/nvidia/version", ver, sizeof(ver));
 	}
 	p2ps_strlcpy(r->driver_version, ver, sizeof(r->driver_version));
+	check_uvm(c);
 	if (strstr(line, "Open Kernel Module")) {
 		r->open_module = true;
 		p2ps_dr_add(c, "nvidia", NULL, P2PS_V_OK, vf, NULL, "NVIDIA open kernel module %s loaded",

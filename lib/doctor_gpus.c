@@ -191,8 +191,8 @@ static void gpu_name(struct dctx *c, const char *bdf, char *out, size_t len)
 int p2ps_dr_find_gpus(struct dctx *c)
 {
 	struct p2ps_doctor_report *r = c->r;
-	char **names;
-	size_t n, i, cap = 0;
+	char **names, vfs[400] = "";
+	size_t n, i, cap = 0, nr_vfs = 0, vfs_off = 0;
 	bool any_driver = false;
 	int err;
 
@@ -215,6 +215,17 @@ int p2ps_dr_find_gpus(struct dctx *c)
 		if (!ok1 || !ok2 || !ok3 || vendor != 0x10de ||
 		    ((cls >> 8) != 0x0300 && (cls >> 8) != 0x0302))
 			continue;
+		/* an SR-IOV virtual function (its physfn link names the GPU): not a GPU of its own */
+		snprintf(path, sizeof(path), "%s/physfn", real);
+		if (p2ps_root_realpath(&c->root, path, drv, sizeof(drv))) {
+			const char *pf = strrchr(drv, '/');
+
+			if (!p2ps_catf(vfs, sizeof(vfs), &vfs_off, ", ", "%s (of %s)", names[i], pf ? pf + 1 : drv) &&
+			    !strstr(vfs, "..."))
+				p2ps_catf(vfs, sizeof(vfs), &vfs_off, ", ", "...");
+			nr_vfs++;
+			continue;
+		}
 		if (strlen(real) >= sizeof(g->path)) {
 			p2ps_dr_add(c, "gpu", names[i], P2PS_V_WARN, "sysfs device path", NULL,
 				    "NVIDIA device %04lx more than 36 bridges deep: not checked", dev);
@@ -271,11 +282,37 @@ int p2ps_dr_find_gpus(struct dctx *c)
 			g->numa_node = (int)strtol(numabuf, NULL, 10);
 	}
 	p2ps_free_list(names, n);
+	if (nr_vfs)
+		p2ps_dr_add(c, "sriov", NULL, P2PS_V_OK, "physfn links", NULL,
+			    "%zu SR-IOV virtual function%s not counted as GPUs: %s", nr_vfs,
+			    nr_vfs == 1 ? "" : "s", vfs);
 	/* A tree that records driver links (or the live system): none = unbound. */
 	for (i = 0; i < r->nr_gpus; i++)
 		if (any_driver || c->root.live)
 			r->gpus[i].driver_known = true;
 	return 0;
+}
+
+/*
+ * A GPU behind Intel VMD (Volume Management Device): its root port sits in
+ * a PCI domain of its own (10000 and up) that the vmd driver makes from
+ * the VMD endpoint's BARs; the firmware and the driver's chipset checks
+ * see only the endpoint.  Intel documents VMD for NVMe; P2P through it is
+ * untested, and the GPU's DMA goes out as the endpoint's.
+ */
+static void check_vmd(struct dctx *c, const struct p2ps_gpu *g)
+{
+	char comps[P2PS_DR_MAX_DEPTH][16], host[64];
+	int n = p2ps_dr_split_path(g->path, comps, P2PS_DR_MAX_DEPTH, host, sizeof(host)), i;
+
+	for (i = 1; i < n; i++)
+		if (strlen(comps[i]) == 13 && strlen(comps[i - 1]) == 12) {
+			p2ps_dr_add(c, "vmd", g->bdf, P2PS_V_WARN, "sysfs device path",
+			    "turn VMD off for this GPU's slots in the firmware setup (often \"VMD controller\" or \"Intel RST/VMD\" under storage), so the GPU sits on a root port of its own",
+			    "behind an Intel VMD domain (endpoint %s, domain %.5s): the GPU's root port is hidden from the firmware and the driver's chipset checks; P2P through VMD is untested",
+			    comps[i - 1], comps[i]);
+			return;
+		}
 }
 
 void p2ps_dr_gpus(struct dctx *c)
@@ -302,6 +339,7 @@ void p2ps_dr_gpus(struct dctx *c)
 		    *g->name ? g->name : "NVIDIA GPU", g->device, g->arch, vs,
 		    g->vram ? " (" : "", g->vram ? g->vram_source : "", g->vram ? ")" : "",
 		    bs, g->numa_node);
+		check_vmd(c, g);
 		if (!strcmp(g->arch, "unknown"))
 			p2ps_dr_add(c, "arch", g->bdf, P2PS_V_WARN, "PCI device id",
 			    "p2p-shim targets Turing and later with the open driver",

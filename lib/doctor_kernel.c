@@ -103,8 +103,8 @@ static bool signed_module(struct dctx *c, char *path, size_t len)
 
 	for (d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
 		for (e = 0; e < sizeof(exts) / sizeof(exts[0]); e++) {
-			unsigned char *raw, *img = NULL;
-			size_t rawlen = 0, imglen = 0;
+			unsigned char *raw, tail[sizeof(magic) - 1];
+			size_t rawlen = 0, taillen = 0;
 			bool sig;
 
 			snprintf(path, len, "/lib/modules/%s/%s/p2p-shim.ko%s", c->r->kernel_release,
@@ -112,13 +112,9 @@ static bool signed_module(struct dctx *c, char *path, size_t len)
 			raw = (unsigned char *)p2ps_root_read_max(&c->root, path, &rawlen, false, 32 << 20);
 			if (!raw)
 				continue;
-			if (*exts[e] && !p2ps_decompress(raw, rawlen, &img, &imglen)) {
-				free(raw);
-				raw = img;
-				rawlen = imglen;
-			}
-			sig = rawlen >= sizeof(magic) - 1 &&
-			      !memcmp(raw + rawlen - (sizeof(magic) - 1), magic, sizeof(magic) - 1);
+			/* only the last bytes matter: never the whole image in memory */
+			sig = !p2ps_decompress_tail(raw, rawlen, tail, sizeof(tail), &taillen) &&
+			      taillen == sizeof(tail) && !memcmp(tail, magic, sizeof(tail));
 			free(raw);
 			if (sig)
 				return true;
@@ -132,6 +128,35 @@ static bool signed_module(struct dctx *c, char *path, size_t len)
 	"then enrol DKMS's key: mokutil --import /var/lib/dkms/mok.pub (a one-time password), " \
 	"reboot, in MokManager Enroll MOK, Continue, Yes, the password; or disable Secure Boot"
 
+#define KPROBES_ENABLED "/sys/kernel/debug/kprobes/enabled"
+
+/*
+ * The value of kernel parameter @name on the command line (the last one
+ * counts, as the kernel parses it): "" for a bare word, NULL if absent.
+ */
+static const char *cmdline_param(const char *cmdline, const char *name, char *out, size_t len)
+{
+	size_t n = strlen(name);
+	const char *p = cmdline, *found = NULL;
+
+	while (p && *p) {
+		const char *e;
+
+		p += strspn(p, " \t\n");
+		e = p + strcspn(p, " \t\n");
+		if ((size_t)(e - p) >= n && !strncmp(p, name, n) && (p + n == e || p[n] == '=')) {
+			snprintf(out, len, "%.*s", p + n == e ? 0 : (int)(e - p - n - 1), p + n + 1);
+			found = out;
+		}
+		p = e;
+	}
+	return found;
+}
+
+/* Where a kernel parameter is taken off: the Debian/Ubuntu GRUB line. */
+#define GRUB_REMEDY(param) "remove " param " from GRUB_CMDLINE_LINUX in /etc/default/grub, " \
+	"then update-grub (grub2-mkconfig -o /boot/grub2/grub.cfg elsewhere) and reboot"
+
 #define SIGNED_REMEDY "make sure its key is enrolled (mokutil --list-enrolled; DKMS: " \
 	"mokutil --import /var/lib/dkms/mok.pub, then reboot) or trusted by the kernel"
 
@@ -139,13 +164,18 @@ static void check_kernel(struct dctx *c)
 {
 	const char *src = c->config_src;
 	bool shim = p2ps_dr_shim_loaded(c);
-	char buf[256], mod[512];
+	char buf[256], mod[512], *cmdline = p2ps_root_read(&c->root, "/proc/cmdline", NULL, false);
 	int k;
 	bool sig;
 
 	/* kprobes */
 	k = cfg(c, "CONFIG_KPROBES");
-	if (k == 1)
+	if (k != 0 && p2ps_root_line(&c->root, KPROBES_ENABLED, buf, sizeof(buf)) && !strcmp(buf, "0"))
+		/* registered but never armed: p2p-shim would load and hook nothing */
+		p2ps_dr_add(c, "kprobes", NULL, P2PS_V_FAIL, KPROBES_ENABLED,
+		    "echo 1 > " KPROBES_ENABLED " (as root; it stays until reboot)",
+		    "kprobes are compiled in but disabled: every probe registers and none fires");
+	else if (k == 1)
 		p2ps_dr_add(c, "kprobes", NULL, P2PS_V_OK, src, NULL, "CONFIG_KPROBES=y");
 	else if (k == 0)
 		p2ps_dr_add(c, "kprobes", NULL, P2PS_V_FAIL, src,
@@ -202,6 +232,17 @@ static void check_kernel(struct dctx *c)
 			p2ps_dr_add(c, "lockdown", NULL, P2PS_V_FAIL, "/sys/kernel/security/lockdown",
 			    MOK_REMEDY,
 			    "kernel lockdown '%s' refuses unsigned modules", sel);
+	} else if (cmdline_param(cmdline, "lockdown", buf, sizeof(buf)) &&
+		   (!strcmp(buf, "integrity") || !strcmp(buf, "confidentiality"))) {
+		/* securityfs not mounted (or not captured): the command line says it */
+		if (sig)
+			p2ps_dr_add(c, "lockdown", NULL, P2PS_V_WARN, mod, SIGNED_REMEDY,
+			    "lockdown=%s on the kernel command line; %s is signed: taken if its key is enrolled",
+			    buf, mod);
+		else
+			p2ps_dr_add(c, "lockdown", NULL, P2PS_V_FAIL, "/proc/cmdline",
+			    GRUB_REMEDY("lockdown=") ", or sign p2p-shim.ko with a key the kernel trusts",
+			    "lockdown=%s on the kernel command line refuses unsigned modules", buf);
 	} else if ((cfg(c, "CONFIG_LOCK_DOWN_KERNEL_FORCE_CONFIDENTIALITY") == 1 ||
 		    cfg(c, "CONFIG_LOCK_DOWN_KERNEL_FORCE_INTEGRITY") == 1) && sig) {
 		p2ps_dr_add(c, "lockdown", NULL, P2PS_V_WARN, mod, SIGNED_REMEDY,
@@ -275,8 +316,13 @@ static void check_kernel(struct dctx *c)
 		    NULL, "module signatures not enforced");
 
 modules_disabled:
-	/* modules_disabled */
-	if (p2ps_root_line(&c->root, "/proc/sys/kernel/modules_disabled", buf, sizeof(buf))) {
+	/* modules_disabled; `nomodule` on the command line sets it from boot */
+	if (!shim && cmdline_param(cmdline, "nomodule", buf, sizeof(buf)) &&
+	    (!*buf || !strcmp(buf, "1") || !strcmp(buf, "y") || !strcmp(buf, "Y"))) {
+		p2ps_dr_add(c, "modules-disabled", NULL, P2PS_V_FAIL, "/proc/cmdline",
+		    GRUB_REMEDY("nomodule"),
+		    "nomodule on the kernel command line: module loading is disabled from boot");
+	} else if (p2ps_root_line(&c->root, "/proc/sys/kernel/modules_disabled", buf, sizeof(buf))) {
 		if (buf[0] == '1' && shim)
 			p2ps_dr_add(c, "modules-disabled", NULL, P2PS_V_OK, "/proc/sys/kernel/modules_disabled",
 			    NULL, "module loading is disabled, p2p-shim already loaded (reloading it needs a reboot)");
@@ -291,6 +337,7 @@ modules_disabled:
 		p2ps_dr_add(c, "modules-disabled", NULL, P2PS_V_SKIP, "/proc/sys/kernel/modules_disabled",
 		    NULL, "not readable");
 	}
+	free(cmdline);
 }
 
 /* The kernel's release, config and hook support. */

@@ -71,7 +71,7 @@ static int path_dirs(const char *path, char dirs[][600], char bdfs[][16], int ma
 		p = strstr(path, comps[i]);
 		if (!p)
 			return 0;
-		snprintf(dirs[i], 600, "%.*s", (int)(p - path + 12), path);
+		snprintf(dirs[i], 600, "%.*s", (int)(p - path + strlen(comps[i])), path);
 		p2ps_strlcpy(bdfs[i], comps[i], 16);
 	}
 	return n;
@@ -316,14 +316,70 @@ static void check_link_gpu(struct dctx *c, const struct p2ps_gpu *g)
 #undef PROBLEM
 }
 
+/* ---------------------------------------------------------------- AER */
+
+/* TOTAL_ERR_COR of @dir's aer_dev_correctable (the kernel's AER counters), or -1. */
+static long aer_correctable(struct dctx *c, const char *dir)
+{
+	char path[700], *text, *t;
+	long n = -1;
+
+	snprintf(path, sizeof(path), "%s/aer_dev_correctable", dir);
+	text = p2ps_root_read(&c->root, path, NULL, false);
+	t = text ? strstr(text, "TOTAL_ERR_COR ") : NULL;
+	if (t)
+		n = strtol(t + 14, NULL, 10);
+	free(text);
+	return n;
+}
+
+/*
+ * Correctable errors (replayed TLPs: bad LCRC, receiver errors) on the GPU
+ * or a bridge above it: a riser, an extension cable or a slot losing
+ * signal.  The link retrains and replays, so P2P slows down or, at worst,
+ * the link drops.  Counted since boot.
+ */
+static void check_aer_gpu(struct dctx *c, const struct p2ps_gpu *g)
+{
+	char dirs[MAX_DEPTH][600], bdfs[MAX_DEPTH][16], where[400] = "";
+	int n = path_dirs(g->path, dirs, bdfs, MAX_DEPTH), i;
+	size_t off = 0;
+	bool any = false;
+	long total = 0;
+
+	for (i = 0; i < n; i++) {
+		long e = aer_correctable(c, i == n - 1 ? g->path : dirs[i]);
+
+		if (e < 0)
+			continue;
+		any = true;
+		if (e > 0 && !p2ps_catf(where, sizeof(where), &off, ", ", "%s %ld", bdfs[i], e) &&
+		    !strstr(where, "..."))
+			p2ps_catf(where, sizeof(where), &off, ", ", "...");
+		total += e;
+	}
+	if (!any)
+		return;
+	if (!total)
+		p2ps_dr_add(c, "aer", g->bdf, P2PS_V_OK, "aer_dev_correctable", NULL,
+			    "no correctable PCIe errors on its path since boot");
+	else
+		p2ps_dr_add(c, "aer", g->bdf, P2PS_V_WARN, "aer_dev_correctable",
+			    "reseat the GPU and its riser or cable (or drop the slot to a lower PCIe generation in the firmware setup); watch TOTAL_ERR_COR in /sys/bus/pci/devices/BDF/aer_dev_correctable under p2pctl bench",
+			    "%ld correctable PCIe errors on its path since boot (%s): a marginal link (riser, cable, slot) replays packets",
+			    total, where);
+}
+
 /* ---------------------------------------------------------------- entry */
 
 void p2ps_dr_platform(struct dctx *c)
 {
 	size_t i;
 
-	for (i = 0; i < c->r->nr_gpus; i++)
+	for (i = 0; i < c->r->nr_gpus; i++) {
 		check_link_gpu(c, &c->r->gpus[i]);
+		check_aer_gpu(c, &c->r->gpus[i]);
+	}
 	for (i = 0; i < c->r->nr_pairs; i++) {
 		char subj[48];
 

@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -67,7 +68,7 @@ static bool version_in_file(struct dctx *c, const char *path, char *out, size_t 
 	char *buf;
 	size_t have = 0, n, total = 0;
 	bool found = false;
-	int fd = p2ps_fd_regular(p2ps_root_open(&c->root, path, O_RDONLY | O_NONBLOCK));
+	int fd = p2ps_root_open_regular(&c->root, path);
 	FILE *f;
 
 	if (fd < 0)
@@ -218,7 +219,13 @@ static void nccl_envs_under(struct dctx *c, struct nccl_scan *s, const char *dir
 		nccl_env(c, s, path, "virtualenv or conda");
 		snprintf(sub, sizeof(sub), "%s/envs", path);
 		nccl_env_each(c, s, sub, "conda environment");
-		if (!strcmp(names[i], ".virtualenvs"))
+		/* a project's own environment: DIR/PROJECT/.venv, DIR/PROJECT/venv */
+		snprintf(sub, sizeof(sub), "%s/.venv", path);
+		nccl_env(c, s, sub, "virtualenv");
+		snprintf(sub, sizeof(sub), "%s/venv", path);
+		nccl_env(c, s, sub, "virtualenv");
+		if (!strcmp(names[i], ".virtualenvs") || !strcmp(names[i], "venvs") ||
+		    !strcmp(names[i], ".venvs") || !strcmp(names[i], "virtualenvs"))
 			nccl_env_each(c, s, path, "virtualenv");
 		snprintf(sub, sizeof(sub), "%s/versions", path);
 		if (!strcmp(names[i], ".pyenv"))
@@ -435,8 +442,80 @@ static void check_nccl_level(struct dctx *c)
 			    "NCCL keeps GPUs at NODE/SYS distance on shared memory, not P2P: %s", list);
 }
 
+/*
+ * NCCL's own configuration files (NCCL reads ~/.nccl.conf, then
+ * /etc/nccl.conf, as environment defaults): NCCL_P2P_DISABLE=1, or an
+ * NCCL_P2P_LEVEL short of the GPUs' distance, keeps NCCL off P2P whatever
+ * the driver offers.  The environment of doctor itself too, on the live
+ * system.
+ */
+static void nccl_setting(struct dctx *c, const char *where, const char *key, const char *val)
+{
+	static const char *const off_levels[] = { "LOC", "0", "NVL", "1" };
+	size_t i;
+
+	if (!strcmp(key, "NCCL_P2P_DISABLE") && strcmp(val, "0")) {
+		p2ps_dr_add(c, "nccl-conf", NULL, P2PS_V_WARN, where,
+			    "delete the NCCL_P2P_DISABLE line (or set it to 0) for jobs meant to use P2P",
+			    "NCCL_P2P_DISABLE=%s in %s: NCCL never uses P2P", val, where);
+		return;
+	}
+	if (strcmp(key, "NCCL_P2P_LEVEL"))
+		return;
+	for (i = 0; i < sizeof(off_levels) / sizeof(off_levels[0]); i++)
+		if (!strcasecmp(val, off_levels[i]))
+			break;
+	if (i < sizeof(off_levels) / sizeof(off_levels[0]))
+		p2ps_dr_add(c, "nccl-conf", NULL, P2PS_V_WARN, where,
+			    "delete the NCCL_P2P_LEVEL line, or set NCCL_P2P_LEVEL=SYS",
+			    "NCCL_P2P_LEVEL=%s in %s: NCCL uses P2P %s", val, where,
+			    i < 2 ? "for no pair" : "over NVLink only, never PCIe");
+	else
+		p2ps_dr_add(c, "nccl-conf", NULL, P2PS_V_OK, where, NULL,
+			    "NCCL_P2P_LEVEL=%s in %s", val, where);
+}
+
+static void nccl_conf_file(struct dctx *c, const char *file)
+{
+	char *text = p2ps_root_read(&c->root, file, NULL, false), *line, *save;
+
+	for (line = text ? strtok_r(text, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+		char *eq = strchr(line, '=');
+
+		line = p2ps_trim(line);
+		if (*line == '#' || !eq)
+			continue;
+		*eq = '\0';
+		nccl_setting(c, file, p2ps_trim(line), p2ps_trim(eq + 1));
+	}
+	free(text);
+}
+
+static void nccl_conf_cb(struct dctx *c, void *arg, const char *file)
+{
+	(void)arg;
+	nccl_conf_file(c, file);
+}
+
+static void check_nccl_conf(struct dctx *c)
+{
+	static const char *const keys[] = { "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL" };
+	size_t i;
+
+	if (c->root.live) {
+		for (i = 0; i < 2; i++)
+			if (getenv(keys[i]))
+				nccl_setting(c, "the environment", keys[i], getenv(keys[i]));
+		if (getenv("NCCL_CONF_FILE"))
+			nccl_conf_file(c, getenv("NCCL_CONF_FILE"));
+	}
+	p2ps_dr_each_home(c, ".nccl.conf", nccl_conf_cb, NULL);
+	nccl_conf_file(c, "/etc/nccl.conf");
+}
+
 void p2ps_dr_software(struct dctx *c)
 {
 	check_nccl(c);
 	check_nccl_level(c);
+	check_nccl_conf(c);
 }

@@ -71,6 +71,35 @@ static int gpu_socket(struct dctx *c, const struct p2ps_gpu *g)
 	return list_socket(c, list);
 }
 
+/* Sockets of the host: distinct physical_package_id of its CPUs (0: not known). */
+static int host_sockets(struct dctx *c)
+{
+	char **names, path[128], id[16];
+	size_t n, i;
+	unsigned long seen[4] = { 0 };	/* up to 256 socket ids */
+	int count = 0;
+
+	if (p2ps_root_list(&c->root, "/sys/devices/system/cpu", &names, &n))
+		return 0;
+	for (i = 0; i < n; i++) {
+		unsigned long s;
+
+		if (strncmp(names[i], "cpu", 3) || !isdigit((unsigned char)names[i][3]))
+			continue;
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/%s/topology/physical_package_id",
+			 names[i]);
+		if (!p2ps_root_line(&c->root, path, id, sizeof(id)))
+			continue;
+		s = strtoul(id, NULL, 10);
+		if (s < 256 && !(seen[s / 64] & (1UL << (s % 64)))) {
+			seen[s / 64] |= 1UL << (s % 64);
+			count++;
+		}
+	}
+	p2ps_free_list(names, n);
+	return count;
+}
+
 static enum p2ps_pcie_path pair_path(struct dctx *c, const struct p2ps_gpu *a, const struct p2ps_gpu *b)
 {
 	char ca[P2PS_DR_MAX_DEPTH][16], cb[P2PS_DR_MAX_DEPTH][16], ha[64], hb[64];
@@ -192,6 +221,18 @@ static long nvlink_forced_off(struct dctx *c, const struct p2ps_dr_rules *k, con
 }
 
 /*
+ * The user's own ForceP2P for @g (p2p-shim keeps it: registry.c) with its
+ * read (bits 1:0) or write (bits 5:4) field DISABLE (0): the driver then
+ * answers DISABLED_BY_REGKEY (nvrm_registry.h NV_REG_STR_CL_FORCE_P2P,
+ * p2p_caps.c's override switch).  The value in *@v.
+ */
+static bool force_p2p_off(const struct p2ps_dr_rules *k, const struct p2ps_gpu *g, long *v)
+{
+	*v = p2ps_dr_user_key(k->dwords, k->per_device, p2ps_dr_per_device_bdf(k, g), "ForceP2P", NULL);
+	return *v >= 0 && ((*v & 3) == 0 || ((*v >> 4) & 3) == 0);
+}
+
+/*
  * The GPU whose type the driver checks for the pair: the first of the mask,
  * the lower GPU instance, given at first initialisation: the lower
  * address, as GPUs are normally first opened in that order.
@@ -247,6 +288,21 @@ static void pair_verdict(struct dctx *c, const struct p2ps_dr_rules *k, struct p
 			 "to keep NVLink: options nvidia NVreg_RegistryDwordsPerDevice=\"pci=%s;"
 			 "RMForceP2PType=0;pci=%s;RMForceP2PType=0\" (these GPUs then get no BAR1 P2P "
 			 "with PCIe-only peers)", a->bdf, b->bdf);
+		goto out;
+	}
+	if (p->native != P2PS_NATIVE_NVLINK && (bad = force_p2p_off(k, a, &t) ? a :
+						 force_p2p_off(k, b, &t) ? b : NULL)) {
+		const char *opt = NULL;
+
+		p2ps_dr_user_key(k->dwords, k->per_device, p2ps_dr_per_device_bdf(k, bad), "ForceP2P", &opt);
+		p->p2p = P2PS_P2P_NONE;
+		v = P2PS_V_FAIL;
+		snprintf(p->p2p_why, sizeof(p->p2p_why),
+			 "ForceP2P=0x%lx on %s (the user's, %s) turns P2P %s off: the driver answers DISABLED_BY_REGKEY",
+			 t, bad->bdf, opt ? opt : "NVreg_RegistryDwords",
+			 (t & 3) == 0 && ((t >> 4) & 3) == 0 ? "reads and writes" : (t & 3) == 0 ? "reads" : "writes");
+		snprintf(remedy, sizeof(remedy), "take ForceP2P out of %s (p2p-shim supplies its own), "
+			 "then reload nvidia", opt ? opt : "NVreg_RegistryDwords");
 		goto out;
 	}
 	if (p->native == P2PS_NATIVE_NVLINK) {
@@ -406,8 +462,8 @@ int p2ps_dr_pairs(struct dctx *c)
 				break;
 			case P2PS_PATH_HOST_BRIDGES:
 			case P2PS_PATH_CROSS_SOCKET: {
-				char ha[64], hb[64], comps[P2PS_DR_MAX_DEPTH][16], where[200];
-				int sa = -1, sb = -1;
+				char ha[64], hb[64], comps[P2PS_DR_MAX_DEPTH][16], where[300];
+				int sa = -1, sb = -1, sockets = 0;
 
 				p2ps_dr_split_path(a->path, comps, P2PS_DR_MAX_DEPTH, ha, sizeof(ha));
 				p2ps_dr_split_path(b->path, comps, P2PS_DR_MAX_DEPTH, hb, sizeof(hb));
@@ -415,9 +471,21 @@ int p2ps_dr_pairs(struct dctx *c)
 					sa = gpu_socket(c, a);
 					sb = gpu_socket(c, b);
 				}
+				/*
+				 * numa_node -1 on a multi-socket host: the kernel lists
+				 * every CPU as the device's local ones, so neither tells
+				 * the socket; don't call it one socket.
+				 */
+				bool unknown = (a->numa_node < 0 || b->numa_node < 0) && (sa < 0 || sb < 0) &&
+					       (sockets = host_sockets(c)) > 1;
+
 				if (sa >= 0 && sb >= 0)
 					snprintf(where, sizeof(where), "%s socket %d, %s socket %d (local CPUs)",
 						 ha, sa, hb, sb);
+				else if (unknown)
+					snprintf(where, sizeof(where), "%s NUMA %d, %s NUMA %d: socket unknown on "
+						 "this %d-socket host (without NUMA information the kernel lists "
+						 "every CPU as local)", ha, a->numa_node, hb, b->numa_node, sockets);
 				else
 					snprintf(where, sizeof(where), "%s NUMA %d, %s NUMA %d",
 						 ha, a->numa_node, hb, b->numa_node);
@@ -429,14 +497,16 @@ int p2ps_dr_pairs(struct dctx *c)
 				bool amd;
 
 				p2ps_dr_cpu(c, &cpu);	/* the vendor, even without family and model */
-				amd = p->path == P2PS_PATH_HOST_BRIDGES && cpu.vendor == P2PS_CPU_AMD;
+				amd = p->path == P2PS_PATH_HOST_BRIDGES && cpu.vendor == P2PS_CPU_AMD && !unknown;
 
 				p2ps_dr_add(c, "pcie-path", subj,
 				    p->native == P2PS_NATIVE_NVLINK || amd ? P2PS_V_OK : P2PS_V_WARN,
 				    sa >= 0 && sb >= 0 ? "sysfs device path, local_cpulist" :
 				    "sysfs device path, numa_node",
+				    unknown ? "enable NUMA in the firmware setup (the ACPI SRAT/_PXM proximity of the host bridges; on AMD \"NUMA nodes per socket\" NPS1 or more) so numa_node tells the socket; meanwhile check P2P with p2pctl verify" :
 				    "put both GPUs under one socket's root complex (or one switch); else expect a fraction of the bandwidth, and check P2P with p2pctl verify",
 				    "PCIe path: %s (%s): %s", p2ps_pcie_path_name(p->path), where,
+				    unknown ? "P2P may cross the socket interconnect (UPI, xGMI)" :
 				    p->path == P2PS_PATH_CROSS_SOCKET ?
 				    "P2P crosses the socket interconnect (UPI, xGMI): lower bandwidth, higher latency, and some platforms don't forward it" :
 				    amd ? "P2P goes between root complexes of one AMD socket (Infinity Fabric), measured at line rate" :

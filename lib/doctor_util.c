@@ -69,7 +69,9 @@ int p2ps_dr_split_path(const char *path, char comps[][16], int max, char *host, 
 	for (tok = strtok_r(buf, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
 		if (!strncmp(tok, "pci", 3) && strchr(tok, ':') && !*host)
 			p2ps_strlcpy(host, tok, hostlen);
-		else if (*host && strlen(tok) == 12 && tok[4] == ':' && tok[7] == ':' && n < max)
+		else if (*host && n < max && ((strlen(tok) == 12 && tok[4] == ':' && tok[7] == ':') ||
+					      /* a VMD domain: 10000:e1:00.0 */
+					      (strlen(tok) == 13 && tok[5] == ':' && tok[8] == ':')))
 			p2ps_strlcpy(comps[n++], tok, 16);
 	}
 	return n;

@@ -148,9 +148,77 @@ static void vllm_dir(struct dctx *c, void *arg, const char *dir)
 	p2ps_free_list(names, n);
 }
 
+/*
+ * PyTorch's expandable_segments allocates with the CUDA VMM API, whose
+ * memory cudaIpcGetMemHandle refuses: vLLM's custom all-reduce then fails
+ * with "invalid argument" (custom_all_reduce.cuh), which reads like a P2P
+ * fault and is not one (FIELD.md N19, vllm#42609).  Set where a job
+ * would inherit it: the environment, /etc/environment, a home's shell
+ * start-up files.
+ */
+#define EXPANDABLE "expandable_segments:True"
+
+static bool sets_expandable(const char *text)
+{
+	const char *line = text;
+
+	while (line && *line) {
+		const char *eol = strchrnul(line, '\n');
+		char buf[1024], *hash;
+
+		snprintf(buf, sizeof(buf), "%.*s", (int)(eol - line), line);
+		hash = strchr(buf, '#');
+		if (hash)
+			*hash = '\0';
+		if ((strstr(buf, "PYTORCH_CUDA_ALLOC_CONF") || strstr(buf, "PYTORCH_ALLOC_CONF")) &&
+		    strstr(buf, EXPANDABLE))
+			return true;
+		line = *eol ? eol + 1 : eol;
+	}
+	return false;
+}
+
+struct alloc_arg {
+	char where[300];
+	size_t off;
+};
+
+static void alloc_file(struct dctx *c, void *arg, const char *file)
+{
+	struct alloc_arg *a = arg;
+	char *text = p2ps_root_read(&c->root, file, NULL, false);
+
+	if (text && sets_expandable(text) &&
+	    !p2ps_catf(a->where, sizeof(a->where), &a->off, ", ", "%s", file) && !strstr(a->where, "..."))
+		p2ps_catf(a->where, sizeof(a->where), &a->off, ", ", "...");
+	free(text);
+}
+
+static void check_alloc_conf(struct dctx *c)
+{
+	static const char *const vars[] = { "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF" };
+	struct alloc_arg a = { "", 0 };
+	size_t i;
+
+	if (c->root.live)
+		for (i = 0; i < 2; i++)
+			if (getenv(vars[i]) && strstr(getenv(vars[i]), EXPANDABLE))
+				p2ps_catf(a.where, sizeof(a.where), &a.off, ", ", "the environment (%s)", vars[i]);
+	alloc_file(c, &a, "/etc/environment");
+	p2ps_dr_each_home(c, ".bashrc", alloc_file, &a);
+	p2ps_dr_each_home(c, ".profile", alloc_file, &a);
+	if (*a.where)
+		p2ps_dr_add(c, "alloc-conf", NULL, P2PS_V_WARN, a.where,
+			    "unset it for vLLM (or drop expandable_segments:True) before blaming P2P; or run vLLM with --disable-custom-all-reduce",
+			    "PyTorch " EXPANDABLE " in %s: vLLM's custom all-reduce then fails with 'invalid argument' (cudaIpcGetMemHandle refuses VMM memory), not a P2P fault",
+			    a.where);
+}
+
 void p2ps_dr_vllm(struct dctx *c)
 {
 	struct vllm_arg va = { 0 };
+
+	check_alloc_conf(c);
 
 	if (c->root.live) {
 		const char *root = getenv("VLLM_CACHE_ROOT"), *xdg = getenv("XDG_CACHE_HOME");

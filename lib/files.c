@@ -127,9 +127,48 @@ fail:
 	return NULL;
 }
 
+/*
+ * @pathfd (O_PATH, taken) reopened for reading if it is a regular file.
+ * An O_PATH open runs no driver's open method, so a device node (a
+ * watchdog arms on open) or a FIFO is refused before anything opens it.
+ * The reopen goes through /proc/self/fd, the same inode; -1 with errno
+ * ENOSYS where /proc is not mounted (the caller opens by path then, and
+ * p2ps_read_fd() still refuses what is not a regular file).
+ */
+static int reopen_regular(int pathfd)
+{
+	char self[64];
+	struct stat st;
+	int fd, e;
+
+	if (pathfd < 0)
+		return -1;
+	if (fstat(pathfd, &st)) {
+		e = errno;
+		close(pathfd);
+		errno = e;
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(pathfd);
+		errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+		return -1;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pathfd);
+	fd = open(self, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	e = fd < 0 && errno == ENOENT ? ENOSYS : errno;
+	close(pathfd);
+	errno = e;
+	return fd;
+}
+
 char *p2ps_read_file_max(const char *path, size_t *lenp, bool gz, size_t max)
 {
-	return p2ps_read_fd(open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), lenp, gz, max);
+	int fd = reopen_regular(open(path, O_PATH | O_CLOEXEC));
+
+	if (fd < 0 && errno == ENOSYS)
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	return p2ps_read_fd(fd, lenp, gz, max);
 }
 
 char *p2ps_read_file(const char *path, size_t *lenp, bool gz)
@@ -138,6 +177,79 @@ char *p2ps_read_file(const char *path, size_t *lenp, bool gz)
 }
 
 int p2ps_root_no_openat2;
+
+static int cmp_link(const void *a, const void *b)
+{
+	const struct p2ps_link *x = a, *y = b;
+	size_t n = x->plen < y->plen ? x->plen : y->plen;
+	int d = memcmp(x->path, y->path, n);
+
+	return d ? d : (x->plen > y->plen) - (x->plen < y->plen);
+}
+
+/*
+ * ROOT/.symlinks ("LINK<TAB>target<TAB>real path" a line) indexed once,
+ * sorted by link path: every lookup is a binary search, not a scan (a
+ * capture of a large host has tens of thousands of lines).
+ */
+static int index_links(struct p2ps_root *r)
+{
+	const char *line = r->links;
+	size_t cap = 0;
+
+	while (line && *line) {
+		const char *eol = strchrnul(line, '\n');
+		const char *t1 = memchr(line, '\t', eol - line);
+		const char *t2 = t1 ? memchr(t1 + 1, '\t', eol - t1 - 1) : NULL;
+
+		if (t2 && t1 > line) {
+			if (r->nr_links == cap) {
+				size_t nc = cap ? cap * 2 : 64;
+				struct p2ps_link *n = realloc(r->link, nc * sizeof(*n));
+
+				if (!n)
+					return -ENOMEM;
+				r->link = n;
+				cap = nc;
+			}
+			r->link[r->nr_links++] = (struct p2ps_link){
+				.path = line, .plen = (size_t)(t1 - line),
+				.real = t2 + 1, .rlen = (size_t)(eol - t2 - 1),
+			};
+		}
+		line = *eol ? eol + 1 : eol;
+	}
+	if (r->nr_links)
+		qsort(r->link, r->nr_links, sizeof(*r->link), cmp_link);
+	return 0;
+}
+
+/* The link whose path is exactly @path[0..@n), or NULL. */
+static const struct p2ps_link *find_link(const struct p2ps_root *r, const char *path, size_t n)
+{
+	struct p2ps_link key = { .path = path, .plen = n };
+
+	if (!r->nr_links)
+		return NULL;
+	return bsearch(&key, r->link, r->nr_links, sizeof(*r->link), cmp_link);
+}
+
+/* Index of the first link not sorting before @prefix[0..@n). */
+static size_t lower_link(const struct p2ps_root *r, const char *prefix, size_t n)
+{
+	struct p2ps_link key = { .path = prefix, .plen = n };
+	size_t lo = 0, hi = r->nr_links;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_link(&r->link[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
 
 int p2ps_root_init(struct p2ps_root *r, const char *root)
 {
@@ -160,14 +272,24 @@ int p2ps_root_init(struct p2ps_root *r, const char *root)
 	if (r->fd < 0)
 		return -ENOENT;
 	snprintf(buf, sizeof(buf), "%s/.symlinks", r->dir);
-	r->links = p2ps_read_file_max(buf, NULL, false, P2PS_ROOT_READ_MAX);
-	return 0;
+	r->links = p2ps_read_file_max(buf, NULL, false, P2PS_LINKS_MAX);
+	if (!r->links && errno != ENOENT) {
+		int err = -errno;
+
+		close(r->fd);
+		r->fd = -1;
+		return err;	/* a tree without its links would lose its devices */
+	}
+	return index_links(r);
 }
 
 void p2ps_root_fini(struct p2ps_root *r)
 {
 	free(r->links);
 	r->links = NULL;
+	free(r->link);
+	r->link = NULL;
+	r->nr_links = 0;
 	if (r->fd >= 0)
 		close(r->fd);
 	r->fd = -1;
@@ -326,10 +448,19 @@ int p2ps_root_open(const struct p2ps_root *r, const char *path, int flags)
 	return open(full, flags | O_NOFOLLOW);
 }
 
+int p2ps_root_open_regular(const struct p2ps_root *r, const char *path)
+{
+	int fd = reopen_regular(p2ps_root_open(r, path, O_PATH));
+
+	if (fd < 0 && errno == ENOSYS)
+		fd = p2ps_fd_regular(p2ps_root_open(r, path, O_RDONLY | O_NONBLOCK));
+	return fd;
+}
+
 char *p2ps_root_read_max(const struct p2ps_root *r, const char *path, size_t *len, bool gz,
 			 size_t max)
 {
-	return p2ps_read_fd(p2ps_root_open(r, path, O_RDONLY | O_NONBLOCK), len, gz, max);
+	return p2ps_read_fd(p2ps_root_open_regular(r, path), len, gz, max);
 }
 
 char *p2ps_root_read(const struct p2ps_root *r, const char *path, size_t *len, bool gz)
@@ -364,36 +495,23 @@ bool p2ps_root_exists(const struct p2ps_root *r, const char *path)
 /* Look @path up in .symlinks: the real path of the longest link prefix. */
 static bool links_lookup(const struct p2ps_root *r, const char *path, char *out, size_t len)
 {
-	const char *line = r->links;
-	size_t best = 0;
-	char res[PATH_MAX];
+	size_t n = strlen(path);
 
-	if (!line)
-		return false;
-	while (*line) {
-		const char *eol = strchrnul(line, '\n');
-		const char *t1 = memchr(line, '\t', eol - line);
-		const char *t2 = t1 ? memchr(t1 + 1, '\t', eol - t1 - 1) : NULL;
+	/* @path itself, then each parent: "/a/b/c", "/a/b", "/a" */
+	while (n) {
+		const struct p2ps_link *l = find_link(r, path, n);
 
-		if (t2) {
-			size_t ll = t1 - line;
+		if (l) {
+			int k = snprintf(out, len, "%.*s%s", (int)l->rlen, l->real, path + n);
 
-			if (ll > best && !strncmp(path, line, ll) &&
-			    (path[ll] == '\0' || path[ll] == '/') &&
-			    (size_t)(eol - t2 - 1) < sizeof(res)) {
-				int n = snprintf(res, sizeof(res), "%.*s%s",
-						 (int)(eol - t2 - 1), t2 + 1, path + ll);
-
-				if (n > 0 && (size_t)n < sizeof(res))
-					best = ll;
-			}
+			return k > 0 && (size_t)k < len;
 		}
-		line = *eol ? eol + 1 : eol;
+		while (n && path[n - 1] != '/')
+			n--;
+		while (n && path[n - 1] == '/')
+			n--;
 	}
-	if (!best)
-		return false;
-	p2ps_strlcpy(out, res, len);
-	return true;
+	return false;
 }
 
 bool p2ps_root_realpath(const struct p2ps_root *r, const char *path, char *out, size_t len)
@@ -469,20 +587,21 @@ int p2ps_root_list(const struct p2ps_root *r, const char *dir, char ***names, si
 				err = add_name(names, n, de->d_name);
 		closedir(d);
 	}
-	if (!r->live && r->links) {
-		size_t dl = strlen(dir);
-		const char *line = r->links;
+	if (!r->live && r->nr_links) {
+		size_t dl = strlen(dir), i;
 
-		while (!err && *line) {
-			const char *eol = strchrnul(line, '\n');
-			const char *t1 = memchr(line, '\t', eol - line);
+		/* the links "DIR/NAME": a run of the sorted index */
+		snprintf(buf, sizeof(buf), "%s/", dir);
+		for (i = lower_link(r, buf, dl + 1); !err && i < r->nr_links; i++) {
+			const struct p2ps_link *l = &r->link[i];
 
-			if (t1 && (size_t)(t1 - line) > dl + 1 && !strncmp(line, dir, dl) &&
-			    line[dl] == '/' && !memchr(line + dl + 1, '/', t1 - line - dl - 1)) {
-				snprintf(buf, sizeof(buf), "%.*s", (int)(t1 - line - dl - 1), line + dl + 1);
-				err = add_name(names, n, buf);
-			}
-			line = *eol ? eol + 1 : eol;
+			if (l->plen <= dl + 1 || memcmp(l->path, buf, dl + 1))
+				break;
+			if (memchr(l->path + dl + 1, '/', l->plen - dl - 1))
+				continue;
+			snprintf(buf, sizeof(buf), "%.*s", (int)(l->plen - dl - 1), l->path + dl + 1);
+			err = add_name(names, n, buf);
+			snprintf(buf, sizeof(buf), "%s/", dir);
 		}
 	}
 	if (err) {

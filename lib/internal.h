@@ -67,10 +67,18 @@ void p2ps_nl_close(struct p2ps_handle *h);
  * (p2ps_root_new(), p2ps_root_open(), ...) is in p2pshim.h.
  */
 #define P2PS_ROOT_READ_MAX ((size_t)4 << 20)
+/* ROOT/.symlinks: larger than this, the tree is refused (-EFBIG), not read without it */
+#define P2PS_LINKS_MAX ((size_t)256 << 20)
+struct p2ps_link {
+	const char *path, *real;	/* into p2ps_root.links, not NUL-terminated */
+	size_t plen, rlen;
+};
 struct p2ps_root {
 	char dir[4096];		/* "" for the live system */
 	bool live;
 	char *links;		/* contents of ROOT/.symlinks, or NULL */
+	struct p2ps_link *link;	/* its lines, sorted by link path (files.c) */
+	size_t nr_links;
 	int fd;			/* the root directory (O_PATH), -1 if live */
 	void (*trace)(void *arg, const char *path, int how);	/* p2ps_doctor_opts */
 	void *trace_arg;
@@ -101,6 +109,12 @@ char *p2ps_read_file(const char *path, size_t *len, bool gz);
 /* p2ps_strlcpy(), p2ps_trim(), p2ps_catf(): include/p2p-shim/strutil.h, p2pctl's too. */
 /* Decompress a whole .xz/.zst/.gz buffer chosen by magic; or copy. */
 int p2ps_decompress(const unsigned char *in, size_t inlen, unsigned char **out, size_t *outlen);
+/*
+ * The last @keep bytes of the decompressed @in into @tail (*@taillen of
+ * them), in constant memory whatever it inflates to.
+ */
+int p2ps_decompress_tail(const unsigned char *in, size_t inlen, unsigned char *tail, size_t keep,
+			 size_t *taillen);
 
 /* run.c: p2ps_run() and its kin are public (p2pshim.h). */
 

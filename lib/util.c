@@ -59,99 +59,113 @@ char *p2ps_sanitize(char *s)
 
 /* ---------------------------------------------------------------- decompression */
 
-static int grow(unsigned char **buf, size_t *cap, size_t need)
-{
-	unsigned char *n;
-	size_t c = *cap ? *cap : 1 << 20;
+/*
+ * The decoders inflate through one 64 KiB chunk at a time into a sink:
+ * the whole image (p2ps_decompress()) or only its last bytes
+ * (p2ps_decompress_tail(): a module's signature marker), so a small file
+ * that inflates to a GiB costs a GiB only where all of it is wanted.
+ */
+#define CHUNK 65536
+struct sink {
+	unsigned char *buf;
+	size_t len, cap;
+	size_t keep;		/* 0: everything (up to MAX_FILE); else only the last @keep bytes */
+	size_t total;
+};
 
-	while (c < need) {
-		if (c >= MAX_FILE)
-			return -EFBIG;
-		c *= 2;
-	}
-	if (c == *cap)
+static int sink_put(struct sink *k, const unsigned char *p, size_t n)
+{
+	k->total += n;
+	if (k->keep) {
+		if (n >= k->keep) {
+			memcpy(k->buf, p + n - k->keep, k->keep);
+			k->len = k->keep;
+		} else {
+			size_t drop = k->len + n > k->keep ? k->len + n - k->keep : 0;
+
+			memmove(k->buf, k->buf + drop, k->len - drop);
+			memcpy(k->buf + k->len - drop, p, n);
+			k->len += n - drop;
+		}
 		return 0;
-	n = realloc(*buf, c);
-	if (!n)
-		return -ENOMEM;
-	*buf = n;
-	*cap = c;
+	}
+	if (k->len + n > k->cap) {
+		size_t c = k->cap ? k->cap : 1 << 20;
+		unsigned char *nb;
+
+		while (c < k->len + n) {
+			if (c >= MAX_FILE)
+				return -EFBIG;
+			c *= 2;
+		}
+		nb = realloc(k->buf, c);
+		if (!nb)
+			return -ENOMEM;
+		k->buf = nb;
+		k->cap = c;
+	}
+	memcpy(k->buf + k->len, p, n);
+	k->len += n;
 	return 0;
 }
 
-static int unxz(const unsigned char *in, size_t inlen, unsigned char **out, size_t *outlen)
+static int unxz(const unsigned char *in, size_t inlen, struct sink *k)
 {
 	lzma_stream s = LZMA_STREAM_INIT;
-	unsigned char *buf = NULL;
-	size_t cap = 0;
+	unsigned char chunk[CHUNK];
 	lzma_ret ret;
+	int err = 0;
 
 	if (lzma_stream_decoder(&s, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK)
 		return -P2PS_E_COMPRESSION;
 	s.next_in = in;
 	s.avail_in = inlen;
 	do {
-		if (grow(&buf, &cap, s.total_out + 65536)) {
-			ret = LZMA_MEM_ERROR;
-			break;
-		}
-		s.next_out = buf + s.total_out;
-		s.avail_out = cap - s.total_out;
+		s.next_out = chunk;
+		s.avail_out = sizeof(chunk);
 		ret = lzma_code(&s, LZMA_FINISH);
-	} while (ret == LZMA_OK);
-	*outlen = s.total_out;
+		err = sink_put(k, chunk, sizeof(chunk) - s.avail_out);
+	} while (ret == LZMA_OK && !err);
 	lzma_end(&s);
-	if (ret != LZMA_STREAM_END) {
-		free(buf);
-		return -P2PS_E_COMPRESSION;
-	}
-	*out = buf;
-	return 0;
+	return err ? err : ret == LZMA_STREAM_END ? 0 : -P2PS_E_COMPRESSION;
 }
 
-static int unzstd(const unsigned char *in, size_t inlen, unsigned char **out, size_t *outlen)
+static int unzstd(const unsigned char *in, size_t inlen, struct sink *k)
 {
 	ZSTD_DStream *z = ZSTD_createDStream();
 	ZSTD_inBuffer ib = { in, inlen, 0 };
-	unsigned char *buf = NULL;
-	size_t cap = 0, len = 0, r;
+	unsigned char chunk[CHUNK];
+	int err = 0;
+	size_t r;
 
 	if (!z)
 		return -ENOMEM;
 	ZSTD_initDStream(z);
 	for (;;) {
-		ZSTD_outBuffer ob;
+		ZSTD_outBuffer ob = { chunk, sizeof(chunk), 0 };
 
-		if (grow(&buf, &cap, len + 65536))
-			goto fail;
-		ob.dst = buf + len;
-		ob.size = cap - len;
-		ob.pos = 0;
 		r = ZSTD_decompressStream(z, &ob, &ib);
-		if (ZSTD_isError(r))
-			goto fail;
-		len += ob.pos;
-		if (r == 0 && ib.pos == ib.size)
+		if (ZSTD_isError(r)) {
+			err = -P2PS_E_COMPRESSION;
+			break;
+		}
+		err = sink_put(k, chunk, ob.pos);
+		if (err || (r == 0 && ib.pos == ib.size))
 			break;		/* last frame complete */
-		if (ib.pos == ib.size && ob.pos < ob.size)
-			goto fail;	/* truncated */
+		if (ib.pos == ib.size && ob.pos < ob.size) {
+			err = -P2PS_E_COMPRESSION;	/* truncated */
+			break;
+		}
 	}
 	ZSTD_freeDStream(z);
-	*out = buf;
-	*outlen = len;
-	return 0;
-fail:
-	ZSTD_freeDStream(z);
-	free(buf);
-	return -P2PS_E_COMPRESSION;
+	return err;
 }
 
-static int ungz(const unsigned char *in, size_t inlen, unsigned char **out, size_t *outlen)
+static int ungz(const unsigned char *in, size_t inlen, struct sink *k)
 {
+	unsigned char chunk[CHUNK];
 	z_stream s;
-	unsigned char *buf = NULL;
-	size_t cap = 0;
-	int ret;
+	int ret, err = 0;
 
 	memset(&s, 0, sizeof(s));
 	if (inflateInit2(&s, 15 + 32) != Z_OK)
@@ -159,36 +173,51 @@ static int ungz(const unsigned char *in, size_t inlen, unsigned char **out, size
 	s.next_in = (unsigned char *)in;
 	s.avail_in = (uInt)inlen;
 	do {
-		if (grow(&buf, &cap, s.total_out + 65536)) {
-			ret = Z_MEM_ERROR;
-			break;
-		}
-		s.next_out = buf + s.total_out;
-		s.avail_out = (uInt)(cap - s.total_out);
+		s.next_out = chunk;
+		s.avail_out = sizeof(chunk);
 		ret = inflate(&s, Z_NO_FLUSH);
-	} while (ret == Z_OK);
-	*outlen = s.total_out;
+		if (ret == Z_OK || ret == Z_STREAM_END)
+			err = sink_put(k, chunk, sizeof(chunk) - s.avail_out);
+	} while (ret == Z_OK && !err);
 	inflateEnd(&s);
-	if (ret != Z_STREAM_END) {
-		free(buf);
-		return -P2PS_E_COMPRESSION;
-	}
-	*out = buf;
-	return 0;
+	return err ? err : ret == Z_STREAM_END ? 0 : -P2PS_E_COMPRESSION;
+}
+
+static int decompress(const unsigned char *in, size_t inlen, struct sink *k)
+{
+	if (inlen >= 6 && !memcmp(in, "\xfd" "7zXZ\0", 6))
+		return unxz(in, inlen, k);
+	if (inlen >= 4 && !memcmp(in, "\x28\xb5\x2f\xfd", 4))
+		return unzstd(in, inlen, k);
+	if (inlen >= 2 && in[0] == 0x1f && in[1] == 0x8b)
+		return ungz(in, inlen, k);
+	return sink_put(k, in, inlen);
 }
 
 int p2ps_decompress(const unsigned char *in, size_t inlen, unsigned char **out, size_t *outlen)
 {
-	if (inlen >= 6 && !memcmp(in, "\xfd" "7zXZ\0", 6))
-		return unxz(in, inlen, out, outlen);
-	if (inlen >= 4 && !memcmp(in, "\x28\xb5\x2f\xfd", 4))
-		return unzstd(in, inlen, out, outlen);
-	if (inlen >= 2 && in[0] == 0x1f && in[1] == 0x8b)
-		return ungz(in, inlen, out, outlen);
-	*out = malloc(inlen ? inlen : 1);
-	if (!*out)
-		return -ENOMEM;
-	memcpy(*out, in, inlen);
-	*outlen = inlen;
+	struct sink k = { 0 };
+	int err = decompress(in, inlen, &k);
+
+	if (!err && !k.buf)
+		k.buf = malloc(1);
+	if (!err && !k.buf)
+		err = -ENOMEM;
+	if (err) {
+		free(k.buf);
+		return err;
+	}
+	*out = k.buf;
+	*outlen = k.len;
 	return 0;
+}
+
+int p2ps_decompress_tail(const unsigned char *in, size_t inlen, unsigned char *tail, size_t keep,
+			 size_t *taillen)
+{
+	struct sink k = { .buf = tail, .keep = keep };
+	int err = keep ? decompress(in, inlen, &k) : -EINVAL;
+
+	*taillen = k.len;
+	return err;
 }

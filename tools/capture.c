@@ -283,7 +283,7 @@ static int write_out(struct p2pctl_capture *c, const char *rel, const char *text
 static bool take_versions(struct p2pctl_capture *c, const char *real, const char *rel)
 {
 	char path[3 * PATH_MAX], *buf, *slash;
-	int fd = p2ps_fd_regular(p2ps_root_open(c->src, real, O_RDONLY | O_NONBLOCK));
+	int fd = p2ps_root_open_regular(c->src, real);
 	size_t have = 0, kept = 0;
 	ssize_t n;
 	FILE *f;

@@ -74,9 +74,12 @@ static char *run_nvidia_smi(const char *args, char *err, size_t errlen)
 	for (tok = strtok_r(a, " ", &save); tok && n < 7; tok = strtok_r(NULL, " ", &save))
 		argv[n++] = tok;
 	argv[n] = NULL;
-	rc = p2ps_run(argv, ms, 4 << 20, false, &out);
+	rc = p2pctl_run(argv, ms, 4 << 20, false, &out, false);
 	if (rc == 0)
 		return out;
+	/* "Failed to initialize NVML: Driver/library version mismatch" after an upgrade */
+	if (rc > 0 && out && strstr(out, "Driver/library version mismatch"))
+		snprintf(err, errlen, "nvidia-smi %s: %.*s", args, (int)strcspn(out, "\n"), out);
 	free(out);
 	if (rc == -ETIMEDOUT || rc >= 128) {
 		char why[96];

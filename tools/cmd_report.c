@@ -84,6 +84,8 @@ struct rep {
 	unsigned int redacted[RED_KINDS];
 	struct p2ps_doctor_report *dr;	/* doctor's GPUs, for lspci; or NULL */
 	struct p2pctl_capture *cap;	/* --capture, or NULL */
+	struct p2ps_root *fs;		/* the root: every file read through it, confined */
+	struct p2ps_root *kit;		/* ROOT/.. (a capture's cmd/, driver/), or NULL live */
 };
 
 /* ---------------------------------------------------------------- redaction */
@@ -230,23 +232,26 @@ static void add_name(char **list, size_t *n, const char *name)
 
 /* ---------------------------------------------------------------- helpers */
 
-/* A regular file of at most 8 MiB (no FIFO, no device), or NULL. */
-static char *read_file_str(const char *path)
+/*
+ * A regular file of at most 8 MiB (no FIFO, no device), or NULL: @path
+ * under the report's root, resolved inside it as doctor does (an absolute
+ * link in a tree points into the tree, never out of it).
+ */
+static char *rread(const struct rep *r, const char *path)
 {
-	return p2ps_read_file_max(path, NULL, false, 8 << 20);
+	return p2ps_root_read_max(r->fs, path, NULL, false, 8 << 20);
 }
 
-/* @path under the report's root (live: itself). */
-static const char *rpath(const struct rep *r, const char *path, char *buf, size_t len)
+/* A file of the capture kit around the tree (ROOT/../@path), confined to the kit. */
+static char *kread(const struct rep *r, const char *path)
 {
-	snprintf(buf, len, "%s%s", r->root ? r->root : "", path);
-	return buf;
+	return r->kit ? p2ps_root_read_max(r->kit, path, NULL, false, 8 << 20) : NULL;
 }
 
-/* The first line of @path in @buf; empty when it cannot be read. */
-static void first_line(const char *path, char *buf, size_t size)
+/* The first line of @path (under the root) in @buf; empty when it cannot be read. */
+static void first_line(const struct rep *r, const char *path, char *buf, size_t size)
 {
-	char *s = read_file_str(path);
+	char *s = rread(r, path);
 
 	snprintf(buf, size, "%.*s", s ? (int)strcspn(s, "\n") : 0, s ? s : "");
 	free(s);
@@ -255,14 +260,13 @@ static void first_line(const char *path, char *buf, size_t size)
 /* The names whose identity the report replaces: host names, users with a home. */
 static void learn_names(struct rep *r)
 {
-	char path[PATH_MAX], line[256];
-	DIR *d;
-	struct dirent *de;
+	char line[256], **homes;
+	size_t nh, i;
 
 	if (r->root) {
-		first_line(rpath(r, "/proc/sys/kernel/hostname", path, sizeof(path)), line, sizeof(line));
+		first_line(r, "/proc/sys/kernel/hostname", line, sizeof(line));
 		add_name(r->hosts, &r->nr_hosts, line);
-		first_line(rpath(r, "/etc/hostname", path, sizeof(path)), line, sizeof(line));
+		first_line(r, "/etc/hostname", line, sizeof(line));
 		add_name(r->hosts, &r->nr_hosts, line);
 	} else {
 		struct utsname u;
@@ -282,12 +286,12 @@ static void learn_names(struct rep *r)
 			if (e[i])
 				add_name(r->users, &r->nr_users, e[i]);
 	}
-	d = opendir(rpath(r, "/home", path, sizeof(path)));
-	while (d && (de = readdir(d)))
-		if (de->d_name[0] != '.')
-			add_name(r->users, &r->nr_users, de->d_name);
-	if (d)
-		closedir(d);
+	if (!p2ps_root_list(r->fs, "/home", &homes, &nh)) {
+		for (i = 0; i < nh; i++)
+			if (homes[i][0] != '.')
+				add_name(r->users, &r->nr_users, homes[i]);
+		p2ps_free_list(homes, nh);
+	}
 }
 
 /*
@@ -304,7 +308,7 @@ static char *run_cmd(const char *cmd, char *why, size_t whylen)
 		argv[n++] = tok;
 	argv[n] = NULL;
 	*why = '\0';
-	rc = p2ps_run(argv, ms, 8 << 20, true, &out);
+	rc = p2pctl_run(argv, ms, 8 << 20, true, &out, true);
 	if (rc)
 		p2ps_run_describe(rc, ms, why, whylen);
 	if (rc < 0 && rc != -ETIMEDOUT) {
@@ -504,7 +508,7 @@ static void with_json_twin(struct rep *r, const char *name, const char *command,
 
 static void versions(struct rep *r)
 {
-	char buf[512] = "", mod[128] = "", path[PATH_MAX];
+	char buf[512] = "", mod[128] = "";
 	char *s = NULL;
 	int rc;
 
@@ -516,8 +520,7 @@ static void versions(struct rep *r)
 		free(s);
 		return;
 	}
-	snprintf(path, sizeof(path), "%s/sys/module/p2p_shim/version", r->root);
-	first_line(path, mod, sizeof(mod));
+	first_line(r, "/sys/module/p2p_shim/version", mod, sizeof(mod));
 	snprintf(buf, sizeof(buf), "p2pctl %s (libp2pshim %s, ABI %d)\np2p-shim module: %s\n",
 		 P2PS_VERSION, p2ps_lib_version(), P2PS_ABI_VERSION,
 		 *mod ? mod : "not loaded in the captured tree");
@@ -526,10 +529,9 @@ static void versions(struct rep *r)
 
 static void kernel(struct rep *r)
 {
-	char path[PATH_MAX];
 	char *s;
 
-	s = read_file_str(rpath(r, "/proc/version", path, sizeof(path)));
+	s = rread(r, "/proc/version");
 	if (!s && !r->root) {
 		struct utsname u;
 		char buf[1024];
@@ -544,8 +546,7 @@ static void kernel(struct rep *r)
 		missing(r, "kernel version (/proc/version)");
 	section(r, "kernel", "cat /proc/version", -1, s ? s : "", NULL, NULL);
 	free(s);
-	snprintf(path, sizeof(path), "%s/proc/driver/nvidia/version", r->root ? r->root : "");
-	s = read_file_str(path);
+	s = rread(r, "/proc/driver/nvidia/version");
 	if (!s)
 		missing(r, "/proc/driver/nvidia/version (nvidia not loaded)");
 	section(r, "driver", "cat /proc/driver/nvidia/version", -1, s ? s : "not loaded\n", NULL, NULL);
@@ -567,7 +568,7 @@ static void doctor(struct rep *r)
 
 static void check(struct rep *r)
 {
-	char *s = NULL, ks[PATH_MAX], ver[64] = "", vpath[PATH_MAX];
+	char *s = NULL, ks[PATH_MAX], ver[64] = "";
 	char *argv[8] = { (char *)"check", NULL };
 	int n = 1, rc;
 
@@ -578,8 +579,7 @@ static void check(struct rep *r)
 			section(r, "check", NULL, -1, "", NULL, "not run: no kallsyms captured");
 			return;
 		}
-		snprintf(vpath, sizeof(vpath), "%s/sys/module/nvidia/version", r->root);
-		first_line(vpath, ver, sizeof(ver));
+		first_line(r, "/sys/module/nvidia/version", ver, sizeof(ver));
 		argv[n++] = (char *)"--kallsyms";
 		argv[n++] = ks;
 		if (*ver) {
@@ -628,8 +628,8 @@ static char *command_output(struct rep *r, const char *cmd, const char *capname,
 					      *why ? why : "", *why ? "\n" : "") < 0)
 			saved = NULL;
 	} else {
-		snprintf(path, sizeof(path), "%s/../cmd/%s.txt", r->root, capname);
-		s = read_file_str(path);
+		snprintf(path, sizeof(path), "/cmd/%s.txt", capname);
+		s = kread(r, path);
 		saved = s ? strdup(s) : NULL;
 		uncapture(s);
 	}
@@ -661,8 +661,8 @@ static void command_section(struct rep *r, const char *name, const char *cmd, co
 /* A file under the root as its own section. */
 static void file_section(struct rep *r, const char *name, const char *file)
 {
-	char path[PATH_MAX], cmd[PATH_MAX + 8];
-	char *s = read_file_str(rpath(r, file, path, sizeof(path)));
+	char cmd[PATH_MAX + 8];
+	char *s = rread(r, file);
 
 	snprintf(cmd, sizeof(cmd), "cat %s", file);
 	if (!s) {
@@ -674,11 +674,6 @@ static void file_section(struct rep *r, const char *name, const char *file)
 	free(s);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The lines of modprobe.d files that set something for nvidia or p2p-shim. */
 static void modprobe_section(struct rep *r)
 {
@@ -686,27 +681,24 @@ static void modprobe_section(struct rep *r)
 		"/etc/modprobe.d", "/run/modprobe.d", "/usr/local/lib/modprobe.d", "/usr/lib/modprobe.d",
 		"/lib/modprobe.d",
 	};
-	char *out = NULL, path[PATH_MAX], file[PATH_MAX];
+	char *out = NULL, file[PATH_MAX];
 	size_t olen = 0, d, i;
 	FILE *m = open_memstream(&out, &olen);
 
 	for (d = 0; m && d < sizeof(dirs) / sizeof(dirs[0]); d++) {
-		DIR *dir = opendir(rpath(r, dirs[d], path, sizeof(path)));
-		char *names[256];
+		char **names;
 		size_t n = 0;
-		struct dirent *de;
 
-		while (dir && (de = readdir(dir)) && n < 256)
-			if (strlen(de->d_name) > 5 && !strcmp(de->d_name + strlen(de->d_name) - 5, ".conf"))
-				names[n++] = strdup(de->d_name);
-		if (dir)
-			closedir(dir);
-		qsort(names, n, sizeof(names[0]), cmp_str);
-		for (i = 0; i < n; i++) {
+		if (p2ps_root_list(r->fs, dirs[d], &names, &n))
+			continue;
+		for (i = 0; i < n && i < 256; i++) {	/* sorted by p2ps_root_list() */
 			char *text, *line, *save;
+			size_t nl = strlen(names[i]);
 
-			snprintf(file, sizeof(file), "%s/%s", dirs[d], names[i] ? names[i] : "");
-			text = names[i] ? read_file_str(rpath(r, file, path, sizeof(path))) : NULL;
+			if (nl <= 5 || strcmp(names[i] + nl - 5, ".conf"))
+				continue;
+			snprintf(file, sizeof(file), "%s/%s", dirs[d], names[i]);
+			text = rread(r, file);
 			for (line = text ? strtok_r(text, "\n", &save) : NULL; line;
 			     line = strtok_r(NULL, "\n", &save)) {
 				line = p2ps_trim(line);
@@ -714,8 +706,8 @@ static void modprobe_section(struct rep *r)
 					fprintf(m, "%s: %s\n", file, line);
 			}
 			free(text);
-			free(names[i]);
 		}
+		p2ps_free_list(names, n);
 	}
 	if (m)
 		fclose(m);
@@ -762,10 +754,7 @@ static void lspci_section(struct rep *r)
 	}
 	all = command_output(r, cmd, "lspci-vvv", why, sizeof(why));
 	if (!all && r->root) {
-		char path[PATH_MAX];
-
-		snprintf(path, sizeof(path), "%s/../cmd/lspci-vvv-10de.txt", r->root);
-		all = read_file_str(path);
+		all = kread(r, "/cmd/lspci-vvv-10de.txt");
 		if (r->cap && all)
 			p2pctl_capture_cmd(r->cap, "lspci-vvv", all);
 		uncapture(all);
@@ -898,19 +887,16 @@ static bool kernel_line(const char *l, size_t n)
 
 static void kernel_log(struct rep *r)
 {
-	char *log = NULL, *out = NULL, path[PATH_MAX];
+	char *log = NULL, *out = NULL;
 	size_t olen = 0;
 	const char *p, *note = NULL;
 	FILE *m;
 	int len;
 
 	if (r->root) {
-		snprintf(path, sizeof(path), "%s/../cmd/dmesg-p2p.txt", r->root);
-		log = read_file_str(path);
-		if (!log) {
-			snprintf(path, sizeof(path), "%s/../cmd/dmesg-filtered.txt", r->root);
-			log = read_file_str(path);
-		}
+		log = kread(r, "/cmd/dmesg-p2p.txt");
+		if (!log)
+			log = kread(r, "/cmd/dmesg-filtered.txt");
 		note = "from the capture";
 	} else {
 		len = klogctl(10, NULL, 0);		/* SYSLOG_ACTION_SIZE_BUFFER */
@@ -1013,6 +999,18 @@ static void cuda(struct rep *r)
 	free(j);
 }
 
+static void rep_free(struct rep *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nr_hosts; i++)
+		free(r->hosts[i]);
+	for (i = 0; i < r->nr_users; i++)
+		free(r->users[i]);
+	p2ps_root_free(r->fs);
+	p2ps_root_free(r->kit);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -1063,14 +1061,29 @@ int cmd_report(int argc, char **argv)
 	if (capdir && !*capdir)
 		return p2pctl_usage("report", "--capture: empty directory name");
 
+	{
+		char kit[PATH_MAX + 8];
+		int err = p2ps_root_new(&r.fs, r.root);
+
+		snprintf(kit, sizeof(kit), "%s/..", r.root ? r.root : "");
+		if (!err && r.root)
+			err = p2ps_root_new(&r.kit, kit);
+		if (err) {
+			p2ps_root_free(r.fs);
+			return p2pctl_usage("report", "--root %s: %s", r.root, strerror(-err));
+		}
+	}
 	learn_names(&r);
 	if (capdir) {
 		int err = p2pctl_capture_new(capdir, r.root, r.full, capture_redact, &r, &r.cap);
 
-		if (err == -EEXIST)
+		if (err == -EEXIST) {
+			rep_free(&r);
 			return p2pctl_usage("report", "--capture %s: %s/root exists already", capdir, capdir);
+		}
 		if (err) {
 			p2pctl_error("report", "--capture %s: %s", capdir, strerror(-err));
+			rep_free(&r);
 			return P2PCTL_EXIT_NOT_MET;
 		}
 	}
@@ -1078,6 +1091,7 @@ int cmd_report(int argc, char **argv)
 		r.tf = fopen(out, "w");
 		if (!r.tf) {
 			p2pctl_error("report", "%s: cannot write: %s", out, strerror(errno));
+			rep_free(&r);
 			return P2PCTL_EXIT_NOT_MET;
 		}
 		r.tf_file = true;
@@ -1165,9 +1179,6 @@ int cmd_report(int argc, char **argv)
 		json_object_put(r.top);
 	}
 	p2ps_doctor_free(r.dr);
-	for (i = 0; i < r.nr_hosts; i++)
-		free(r.hosts[i]);
-	for (i = 0; i < r.nr_users; i++)
-		free(r.users[i]);
+	rep_free(&r);
 	return ret;
 }

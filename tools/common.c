@@ -35,6 +35,44 @@ static void say(const char *cmd, const char *fmt, va_list ap)
 	vfprintf(p2pctl_err, fmt, ap);
 }
 
+#define MAX_HUNG 16
+static char *hung[MAX_HUNG];
+static size_t nr_hung;
+
+void p2pctl_run_reset(void)
+{
+	while (nr_hung)
+		free(hung[--nr_hung]);
+}
+
+int p2pctl_run(char *const argv[], int timeout_ms, size_t max_out, bool merge_stderr, char **out,
+	       bool progress)
+{
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	for (i = 0; i < nr_hung; i++)
+		if (!strcmp(hung[i], argv[0]))
+			return -ETIMEDOUT;
+	if (progress) {
+		fprintf(p2pctl_err, "p2pctl: running");
+		for (i = 0; argv[i] && i < 8; i++)
+			fprintf(p2pctl_err, " %s", argv[i]);
+		fprintf(p2pctl_err, " (up to %g s)\n", timeout_ms / 1000.0);
+		fflush(p2pctl_err);
+	}
+	rc = p2ps_run((char **)argv, timeout_ms, max_out, merge_stderr, out);
+	if (rc == -ETIMEDOUT && nr_hung < MAX_HUNG) {
+		hung[nr_hung] = strdup(argv[0]);
+		if (hung[nr_hung])
+			nr_hung++;
+		if (progress)
+			fprintf(p2pctl_err, "p2pctl: %s timed out: not called again in this run\n", argv[0]);
+	}
+	return rc;
+}
+
 void p2pctl_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;

@@ -83,6 +83,7 @@ int p2pctl_main(int argc, char **argv)
 		p2pctl_out = stdout;
 	if (!p2pctl_err)
 		p2pctl_err = stderr;
+	p2pctl_run_reset();	/* a tool that hung is skipped within one command only */
 	if (argc < 2) {
 		usage(p2pctl_err);
 		return P2PCTL_EXIT_USAGE;

@@ -71,6 +71,16 @@ int cmd_bench(int argc, char **argv);
 /* Built from tools/cuda/ when CUDA_CMDS is set (see tools/Makefile). */
 
 /* common.c */
+/*
+ * p2ps_run() for the programs doctor and report ask (nvidia-smi, lspci,
+ * dkms, ...), saying on p2pctl_err what it waits for when @progress.  A
+ * program that timed out once in this p2pctl is not called again: a hung
+ * nvidia-smi hangs every call, and each would wait its own deadline
+ * (-ETIMEDOUT at once then).  p2pctl_run_reset() forgets them (tests).
+ */
+int p2pctl_run(char *const argv[], int timeout_ms, size_t max_out, bool merge_stderr, char **out,
+	       bool progress);
+void p2pctl_run_reset(void);
 /* Print "p2pctl: CMD: MSG" on p2pctl_err. */
 void p2pctl_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Exit code for a library error. */

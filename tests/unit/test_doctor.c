@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1775,8 +1777,10 @@ static void test_summary(void **state)
 	p2ps_doctor_free(r);
 	/* a bar1 pair on a host that can't load p2p-shim */
 	r = doctor("no-kprobes", NULL);
-	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
 	assert_string_equal(r->summary, "P2P possible for 0 of 1 pair (1 blocked: host: kprobes)");
+	/* and its row says so: none, blocked, what it would be (issue 44) */
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	assert_non_null(strstr(r->pairs[0].p2p_why, "blocked: host: kprobes (else bar1: "));
 	p2ps_doctor_free(r);
 	/* a pair blocked on its own, with its reason */
 	r = doctor("rtx4090-smallbar", NULL);
@@ -1941,6 +1945,375 @@ static void test_real_symlinks(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+/* ---- hostile trees: what a --root tree may hold to make doctor costly or act */
+
+/* doctor on @arg's tree in a child: its peak RSS in KiB on the pipe @arg[1] */
+struct rss_arg {
+	const char *root;
+	int fd;
+};
+
+static int doctor_rss(void *p)
+{
+	struct rss_arg *a = p;
+	struct p2ps_doctor_opts o = { .root = a->root };
+	struct p2ps_doctor_report *r = NULL;
+	const struct p2ps_finding *f;
+	struct rusage ru;
+	long kib;
+	int rc;
+
+	if (p2ps_doctor(&o, &r) || !r)
+		return 1;
+	f = p2ps_doctor_find(r, "lockdown", NULL);
+	/* the module's signature (its last bytes) was seen: a warning, not a blocker */
+	rc = f && f->verdict == P2PS_V_WARN && strstr(f->detail, "is signed") ? 0 : 2;
+	p2ps_doctor_free(r);
+	getrusage(RUSAGE_SELF, &ru);
+	kib = ru.ru_maxrss;
+	if (write(a->fd, &kib, sizeof(kib)) != sizeof(kib))
+		return 3;
+	return rc;
+}
+
+/*
+ * A 256 MiB module that compresses to a few hundred KiB: doctor wants its
+ * last 28 bytes (the signature marker) and must not hold the whole image.
+ */
+static void test_module_bomb(void **state)
+{
+	char tmpl[] = "/tmp/p2ps-bomb-XXXXXX", cmd[2048], root[512];
+	const char *dir = mkdtemp(tmpl);
+	struct rss_arg a;
+	int fds[2];
+	long kib = 0;
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(root, sizeof(root), "%s/root", dir);
+	snprintf(cmd, sizeof(cmd), "cp -r '%s/rtx4090-pair/root' '%s' && cd '%s' && "
+		 "echo 'none [integrity] confidentiality' >sys/kernel/security/lockdown && "
+		 "m=lib/modules/6.1.0-28-amd64/updates/dkms && mkdir -p $m && "
+		 "{ head -c 256M /dev/zero; printf '~Module signature appended~\\n'; } | gzip -1 >$m/p2p-shim.ko.gz",
+		 FIXTURES, root, root);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(pipe(fds), 0);
+	a.root = root;
+	a.fd = fds[1];
+	bounded(doctor_rss, &a, 60);
+	assert_int_equal(read(fds[0], &kib, sizeof(kib)), sizeof(kib));
+	close(fds[0]);
+	close(fds[1]);
+	/* far below the 256 MiB the image inflates to (ASan's own shadow included) */
+	if (kib > 160 * 1024)
+		fail_msg("doctor peaked at %ld MiB on a 256 MiB module", kib / 1024);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * A capture of a large host: .symlinks over the old 4 MiB read cap, the
+ * GPUs' own links at its end.  Read and indexed, not dropped (the GPUs
+ * vanished); one that can't be read at all refuses the tree.
+ */
+static void test_symlinks_large(void **state)
+{
+	struct p2ps_doctor_report *r;
+	struct p2ps_doctor_opts o = { 0 };
+	char tmpl[] = "/tmp/p2ps-links-XXXXXX", cmd[2048], root[512];
+	const char *dir = mkdtemp(tmpl);
+
+	(void)state;
+	r = doctor_edited("rtx4090-pair",
+			  "mv .symlinks links.gpu && seq 1 90000 | "
+			  "sed 's|.*|/sys/class/net/veth&\\t../../devices/virtual/net/veth&\\t/sys/devices/virtual/net/veth&|' "
+			  ">.symlinks && cat links.gpu >>.symlinks && test $(stat -c %s .symlinks) -gt 5000000");
+	assert_int_equal(r->nr_gpus, 2);
+	assert_int_equal(r->nr_pairs, 1);
+	p2ps_doctor_free(r);
+	/* .symlinks not a file: the tree is refused, not read without its links */
+	assert_non_null(dir);
+	snprintf(root, sizeof(root), "%s/root", dir);
+	snprintf(cmd, sizeof(cmd), "cp -r '%s/rtx4090-pair/root' '%s' && rm '%s/.symlinks' && mkdir '%s/.symlinks'",
+		 FIXTURES, root, root, root);
+	assert_int_equal(system(cmd), 0);
+	o.root = root;
+	r = NULL;
+	assert_int_equal(p2ps_doctor(&o, &r), -EISDIR);
+	assert_null(r);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * A device node or FIFO where doctor reads a file is checked before it is
+ * opened: an open would run its driver's open method (a watchdog arms).
+ * inotify sees every open for reading, none for an O_PATH look.
+ */
+static void test_node_not_opened(void **state)
+{
+	char tmpl[] = "/tmp/p2ps-node-XXXXXX", cmd[2048], root[512], node[600], ev[4096];
+	const char *dir = mkdtemp(tmpl);
+	struct p2ps_doctor_opts o = { 0 };
+	struct p2ps_doctor_report *r = NULL;
+	char *s;
+	int in;
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(root, sizeof(root), "%s/root", dir);
+	snprintf(cmd, sizeof(cmd), "cp -r '%s/rtx4090-pair/root' '%s' && rm '%s/proc/driver/nvidia/version' && "
+		 "mkfifo '%s/proc/driver/nvidia/version'", FIXTURES, root, root, root);
+	assert_int_equal(system(cmd), 0);
+	snprintf(node, sizeof(node), "%s/proc/driver/nvidia/version", root);
+	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	assert_true(in >= 0);
+	assert_true(inotify_add_watch(in, node, IN_OPEN) >= 0);
+	o.root = root;
+	assert_int_equal(p2ps_doctor(&o, &r), 0);
+	assert_string_equal(r->driver_version, "");
+	p2ps_doctor_free(r);
+	s = p2ps_read_file(node, NULL, false);
+	assert_null(s);
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	if (read(in, ev, sizeof(ev)) > 0)
+		fail_msg("the FIFO was opened");
+	assert_int_equal(errno, EAGAIN);
+	close(in);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* ---- faults doctor missed (issue 44): each seen failing before its check */
+
+#define PF0 "sys/devices/pci0000:00/0000:00:01.1/0000:01:00.0"
+#define PF1 "sys/devices/pci0000:00/0000:00:01.2/0000:02:00.0"
+
+/* How many findings of @check. */
+static size_t count_check(const struct p2ps_doctor_report *r, const char *check)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < r->nr_findings; i++)
+		n += !strcmp(r->findings[i].check, check);
+	return n;
+}
+
+/*
+ * SR-IOV virtual functions of a GPU (vendor 10de, class 0302, a physfn
+ * link to their GPU, as the kernel makes them) are not GPUs of their own.
+ */
+static void test_sriov_vfs(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	r = doctor_edited("rtx4090-pair",
+			  "echo 2 >" PF0 "/sriov_numvfs && echo 16 >" PF0 "/sriov_totalvfs && "
+			  "for fn in 4 5; do d=sys/devices/pci0000:00/0000:00:01.1/0000:01:00.$fn; mkdir -p $d && "
+			  "echo 0x10de >$d/vendor && echo 0x2684 >$d/device && echo 0x030200 >$d/class && "
+			  "ln -s ../0000:01:00.0 $d/physfn && "
+			  "printf '/sys/bus/pci/devices/0000:01:00.%s\\t../../../devices/pci0000:00/0000:00:01.1/0000:01:00.%s\\t/%s\\n' "
+			  "$fn $fn $d >>.symlinks; done");
+	assert_int_equal(r->nr_gpus, 2);
+	assert_int_equal(r->nr_pairs, 1);
+	f = finding(r, "sriov", NULL);
+	assert_non_null(strstr(f->detail, "2 SR-IOV virtual functions"));
+	assert_non_null(strstr(f->detail, "0000:01:00.4 (of 0000:01:00.0)"));
+	assert_int_equal(r->nr_fail, 0);
+	p2ps_doctor_free(r);
+}
+
+/* A GPU behind Intel VMD: its root port in domain 10000, the vmd driver's. */
+static void test_vmd(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	r = doctor_edited("rtx4090-pair",
+			  "v=sys/devices/pci0000:00/0000:00:0e.0 && mkdir -p $v/pci10000:e0/10000:e0:06.0 && "
+			  "echo 0x8086 >$v/vendor && echo 0x467f >$v/device && echo 0x010400 >$v/class && "
+			  "mv " PF0 " $v/pci10000:e0/10000:e0:06.0/10000:e1:00.0 && "
+			  "sed -i 's|^/sys/bus/pci/devices/0000:01:00.0\\t.*|/sys/bus/pci/devices/10000:e1:00.0\\t"
+			  "../../../devices/pci0000:00/0000:00:0e.0/pci10000:e0/10000:e0:06.0/10000:e1:00.0\\t"
+			  "/sys/devices/pci0000:00/0000:00:0e.0/pci10000:e0/10000:e0:06.0/10000:e1:00.0|' .symlinks");
+	assert_int_equal(r->nr_gpus, 2);
+	f = finding(r, "vmd", "10000:e1:00.0");
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->detail, "endpoint 0000:00:0e.0, domain 10000"));
+	assert_non_null(strstr(f->remedy, "VMD"));
+	p2ps_doctor_free(r);
+}
+
+/*
+ * numa_node -1 on a two-socket host: the kernel then lists every CPU as
+ * the device's local ones, so the fallback can't tell; not "one socket".
+ */
+static void test_numa_unknown_two_sockets(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	r = doctor_edited("epyc-hostbridges",
+			  "find sys/devices -name numa_node | while read f; do echo -1 >$f; "
+			  "echo 0-15 >$(dirname $f)/local_cpulist; done && " CPU_SOCKETS);
+	f = finding(r, "pcie-path", "0000:41:00.0 0000:c1:00.0");
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_null(strstr(f->detail, "one AMD socket"));
+	assert_non_null(strstr(f->detail, "socket unknown on this 2-socket host"));
+	assert_non_null(strstr(f->remedy, "NUMA"));
+	p2ps_doctor_free(r);
+}
+
+/*
+ * Kernel state doctor read from nowhere: kprobes compiled in but
+ * disabled (debugfs), lockdown= and nomodule on the command line.  Host
+ * blockers: the pair's row says blocked too, not bar1.
+ */
+static void test_kernel_switches(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	r = doctor_edited("rtx4090-pair", "mkdir -p sys/kernel/debug/kprobes && echo 0 >sys/kernel/debug/kprobes/enabled");
+	f = finding(r, "kprobes", NULL);
+	assert_int_equal(f->verdict, P2PS_V_FAIL);
+	assert_non_null(strstr(f->remedy, "echo 1 > /sys/kernel/debug/kprobes/enabled"));
+	assert_int_equal(r->nr_p2p_possible, 0);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	assert_non_null(strstr(r->pairs[0].p2p_why, "blocked: host: kprobes"));
+	p2ps_doctor_free(r);
+	r = doctor_edited("rtx4090-pair", "rm sys/kernel/security/lockdown && sed -i 's/$/ lockdown=integrity/' proc/cmdline");
+	f = finding(r, "lockdown", NULL);
+	assert_int_equal(f->verdict, P2PS_V_FAIL);
+	assert_string_equal(f->source, "/proc/cmdline");
+	assert_non_null(strstr(f->remedy, "GRUB_CMDLINE_LINUX"));
+	p2ps_doctor_free(r);
+	r = doctor_edited("rtx4090-pair", "sed -i 's/$/ nomodule/' proc/cmdline");
+	f = finding(r, "modules-disabled", NULL);
+	assert_int_equal(f->verdict, P2PS_V_FAIL);
+	assert_non_null(strstr(f->detail, "nomodule"));
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	p2ps_doctor_free(r);
+}
+
+/* The user's own ForceP2P=0 (read and write DISABLE): DISABLED_BY_REGKEY. */
+static void test_user_force_p2p_off(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	r = doctor_edited("rtx4090-pair", "sed -i 's/^RegistryDwords: .*/RegistryDwords: \"ForceP2P=0\"/' proc/driver/nvidia/params");
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	f = finding(r, "p2p", PAIR);
+	assert_int_equal(f->verdict, P2PS_V_FAIL);
+	assert_non_null(strstr(f->detail, "ForceP2P=0x0"));
+	assert_non_null(strstr(f->remedy, "take ForceP2P out of NVreg_RegistryDwords"));
+	p2ps_doctor_free(r);
+	/* reads on, writes on: no finding against it */
+	r = doctor_edited("rtx4090-pair", "sed -i 's/^RegistryDwords: .*/RegistryDwords: \"ForceP2P=0x11\"/' proc/driver/nvidia/params");
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_BAR1);
+	p2ps_doctor_free(r);
+}
+
+/* NCCL's own configuration files turning P2P off. */
+static void test_nccl_conf(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	r = doctor_edited("rtx4090-pair", "mkdir -p etc home/ana && echo NCCL_P2P_DISABLE=1 >etc/nccl.conf && "
+			  "printf '# mine\\nNCCL_P2P_LEVEL = LOC\\n' >home/ana/.nccl.conf");
+	assert_int_equal(count_check(r, "nccl-conf"), 2);
+	f = finding(r, "nccl-conf", NULL);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->detail, "NCCL_P2P_LEVEL=LOC in /home/ana/.nccl.conf"));
+	p2ps_doctor_free(r);
+}
+
+/* AER correctable errors piling up on the bridge above a GPU (a riser). */
+static void test_aer(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	r = doctor_edited("rtx4090-pair",
+			  "for d in sys/devices/pci0000:00/0000:00:01.1 " PF0 " " PF1 "; do "
+			  "printf 'RxErr 0\\nBadTLP 0\\nBadDLLP 0\\nRollover 0\\nTimeout 0\\nNonFatalErr 0\\n"
+			  "CorrIntErr 0\\nHeaderOF 0\\nTOTAL_ERR_COR 0\\n' >$d/aer_dev_correctable; done && "
+			  "sed -i 's/^BadTLP 0/BadTLP 4711/; s/^TOTAL_ERR_COR 0/TOTAL_ERR_COR 4711/' "
+			  "sys/devices/pci0000:00/0000:00:01.1/aer_dev_correctable");
+	f = finding(r, "aer", GPU0);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->detail, "0000:00:01.1 4711"));
+	assert_int_equal(verdict(r, "aer", GPU1), P2PS_V_OK);
+	p2ps_doctor_free(r);
+}
+
+/* nvidia loaded, nvidia-uvm not; nvidia-smi's version mismatch after an upgrade. */
+static void test_uvm_and_mismatch(void **state)
+{
+	struct p2ps_doctor_opts o = { 0 };
+	struct p2ps_doctor_report *r;
+	char root[512];
+
+	(void)state;
+	r = doctor_edited("rtx4090-pair", "sed -i '/^nvidia_uvm /d' proc/modules");
+	assert_int_equal(verdict(r, "nvidia-uvm", NULL), P2PS_V_WARN);
+	p2ps_doctor_free(r);
+	r = doctor("rtx4090-pair", NULL);
+	assert_null(p2ps_doctor_find(r, "nvidia-uvm", NULL));
+	p2ps_doctor_free(r);
+	snprintf(root, sizeof(root), "%s/rtx4090-pair/root", FIXTURES);
+	o.root = root;
+	o.smi_error = "nvidia-smi topo -m: Failed to initialize NVML: Driver/library version mismatch";
+	r = NULL;
+	assert_int_equal(p2ps_doctor(&o, &r), 0);
+	assert_int_equal(verdict(r, "nvml", NULL), P2PS_V_FAIL);
+	assert_non_null(strstr(finding(r, "nvml", NULL)->remedy, "reboot"));
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	p2ps_doctor_free(r);
+}
+
+/* NCCL in ~/venvs/NAME and in a project's .venv. */
+static void test_nccl_venvs(void **state)
+{
+	struct p2ps_doctor_report *r;
+
+	(void)state;
+	r = doctor_edited("rtx4090-pair",
+			  NCCL_LIB("home/ana/venvs/llm/lib/python3.12/site-packages/nvidia/nccl/lib", "2.21.5") " && "
+			  NCCL_LIB("home/ana/chat/.venv/lib/python3.11/site-packages/nvidia/nccl/lib", "2.26.2"));
+	assert_int_equal(nccl_with(r, "/home/ana/venvs/llm/lib/python3.12/")->verdict, P2PS_V_WARN);
+	assert_int_equal(nccl_with(r, "/home/ana/chat/.venv/lib/python3.11/")->verdict, P2PS_V_WARN);
+	p2ps_doctor_free(r);
+}
+
+/* PyTorch's expandable_segments: custom all-reduce's 'invalid argument' (FIELD.md N19). */
+static void test_expandable_segments(void **state)
+{
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+
+	(void)state;
+	r = doctor_edited("rtx4090-pair", "mkdir -p etc home/ana && "
+			  "echo 'PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True' >etc/environment && "
+			  "echo '# export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True' >home/ana/.bashrc");
+	f = finding(r, "alloc-conf", NULL);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_string_equal(f->source, "/etc/environment");	/* the comment in .bashrc is not */
+	assert_non_null(strstr(f->detail, "invalid argument"));
+	p2ps_doctor_free(r);
+}
+
 static void test_bad_root(void **state)
 {
 	struct p2ps_doctor_opts o = { .root = "/nonexistent/root" };
@@ -2005,6 +2378,19 @@ int main(void)
 		cmocka_unit_test(test_digest),
 		cmocka_unit_test(test_sanitize),
 		cmocka_unit_test(test_bad_root),
+		cmocka_unit_test(test_module_bomb),
+		cmocka_unit_test(test_symlinks_large),
+		cmocka_unit_test(test_node_not_opened),
+		cmocka_unit_test(test_sriov_vfs),
+		cmocka_unit_test(test_vmd),
+		cmocka_unit_test(test_numa_unknown_two_sockets),
+		cmocka_unit_test(test_kernel_switches),
+		cmocka_unit_test(test_user_force_p2p_off),
+		cmocka_unit_test(test_nccl_conf),
+		cmocka_unit_test(test_aer),
+		cmocka_unit_test(test_uvm_and_mismatch),
+		cmocka_unit_test(test_nccl_venvs),
+		cmocka_unit_test(test_expandable_segments),
 	};
 
 	return cmocka_run_group_tests_name("doctor", tests, NULL, NULL);

@@ -198,6 +198,72 @@ static void test_report_identifiers(void **state)
 }
 
 /*
+ * Absolute links in a --root tree (for /proc/cmdline, modprobe.d, the
+ * capture's command output) point into the tree, never out of it: report
+ * reads through the same confined open as doctor (issue 44).
+ */
+static void test_report_confined(void **state)
+{
+	char tmpl[] = "/tmp/p2ps-report-XXXXXX", cmd[2048];
+	const char *root = identifier_tree(tmpl);
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "cd '%s' && mkdir -p outside && echo OUTSIDE-CMDLINE >outside/cmdline && "
+		 "echo 'options nvidia OUTSIDE-MODPROBE' >outside/evil.conf && "
+		 "echo OUTSIDE-SMI >outside/smi.txt && "
+		 "ln -sfn \"$PWD/outside/cmdline\" root/proc/cmdline && "
+		 "ln -sfn \"$PWD/outside/evil.conf\" root/etc/modprobe.d/evil.conf && "
+		 "ln -sfn \"$PWD/outside/smi.txt\" cmd/nvidia-smi-q.txt", tmpl);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(run("report", "--root", root, NULL), 0);
+	assert_null(strstr(out_text, "OUTSIDE-CMDLINE"));
+	assert_null(strstr(out_text, "OUTSIDE-MODPROBE"));
+	assert_null(strstr(out_text, "OUTSIDE-SMI"));
+	/* the rest of the tree is still read */
+	assert_non_null(strstr(out_text, "/etc/modprobe.d/nvidia.conf: options nvidia NVreg_EnableResizableBar=1"));
+	rm_rf(tmpl);
+}
+
+/*
+ * A hung nvidia-smi (and a hung lspci): each is called once, then skipped
+ * for the rest of the report, and the report says what it waits for.
+ * Counted calls, not seconds (a loaded machine can't make it miss).
+ */
+static void test_report_hung_tools(void **state)
+{
+	char tmpl[] = "/tmp/p2ps-report-XXXXXX", cmd[4096], env[1200], calls[200];
+	const char *dir = mkdtemp(tmpl);
+	char *old_path = strdup(getenv("PATH")), *s;
+	int n_smi = 0, n_lspci = 0;
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(calls, sizeof(calls), "%s/calls", dir);
+	snprintf(cmd, sizeof(cmd), "for t in nvidia-smi lspci; do "
+		 "printf '#!/bin/sh\necho %%s >>\"%s\"\nexec sleep 100\n' $t >'%s/'$t && chmod +x '%s/'$t; done",
+		 calls, dir, dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(env, sizeof(env), "%s:%s", dir, old_path);
+	setenv("PATH", env, 1);
+	setenv("P2PCTL_CMD_TIMEOUT", "0.2", 1);
+	assert_int_equal(run("report", "--no-cuda", NULL), 0);
+	unsetenv("P2PCTL_CMD_TIMEOUT");
+	setenv("PATH", old_path, 1);
+	free(old_path);
+	s = read_text(calls);
+	for (char *p = s; (p = strstr(p, "nvidia-smi")); p++)
+		n_smi++;
+	for (char *p = s; (p = strstr(p, "lspci")); p++)
+		n_lspci++;
+	assert_int_equal(n_smi, 1);
+	assert_int_equal(n_lspci, 1);
+	assert_non_null(strstr(err_text, "(up to 0.2 s)"));
+	assert_non_null(strstr(err_text, "timed out: not called again in this run"));
+	free(s);
+	rm_rf(dir);
+}
+
+/*
  * Sections reach the file as they are gathered: a fake nvidia-smi, run for
  * the "gpus" section, copies the file as it is then (a hang or a reset
  * there would keep that much).
@@ -360,6 +426,8 @@ int main(void)
 		cmocka_unit_test(test_report_full_and_usage),
 		cmocka_unit_test(test_report_identifiers),
 		cmocka_unit_test(test_report_streams),
+		cmocka_unit_test(test_report_confined),
+		cmocka_unit_test(test_report_hung_tools),
 		cmocka_unit_test(test_report_capture),
 		cmocka_unit_test(test_report_cuda),
 	};
