@@ -830,7 +830,10 @@ static void procs_own_slices(void **st)
 	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "64k", "--tests", "procs");
 	assert_non_null(strstr(out, "  procs       0->1  FAIL  round 1, 4 processes on GPU 1 storing into GPU 0's "
 				    "buffer (a slice each, first in process "));
-	assert_non_null(strstr(out, "the poison: the write never landed (49152 of 65536 bytes differ)"));
+	/* three slices of four lost (less the pattern's bytes that equal the
+	 * poison); which process opened first is the scheduler's choice */
+	assert_non_null(strstr(out, "the poison: the write never landed (4"));
+	assert_non_null(strstr(out, " of 65536 bytes differ)\n"));
 	free(out);
 	free(err);
 	/* the knob off: every slice lands */
