@@ -37,7 +37,7 @@
  * Returns the output; *status is waitpid's, *done whether the output ended
  * (EOF) before the bound.
  */
-static char *child_run(char **argv, int sig, const char *trigger, double delay, double bound, int *status,
+static char *nccl_child_run(char **argv, int sig, const char *trigger, double delay, double bound, int *status,
 		       int *done, double *after)
 {
 	const char *self = getenv("P2PCTL_SELF");
@@ -102,7 +102,7 @@ static char *child_run(char **argv, int sig, const char *trigger, double delay, 
 
 #define CHILD(sig, trigger, delay, bound, status, done, after, ...) ({  \
 	char *argv_[] = { __VA_ARGS__, NULL };                           \
-	child_run(argv_, sig, trigger, delay, bound, status, done, after); \
+	nccl_child_run(argv_, sig, trigger, delay, bound, status, done, after); \
 })
 
 static void expect(const char *out, const char *want)
