@@ -1162,7 +1162,7 @@ static void fault_procs_hang(void **st)
 	assert_non_null(strstr(out, " of 4 processes started at once on GPU 1 (each opening GPU 0's "
 				    "buffers, copying, exiting) did not finish within 6 s and were killed: "
 				    "processes mapping a peer's memory while others exit hang (on "
-				    "580.65.06-595.x nvidia-uvm's devicesLock inversion, docs/support.md; "
+				    "580.65.06 to 610.57.03 nvidia-uvm's devicesLock inversion, docs/support.md; "
 				    "fixed in 610.57.04)\n"));
 	assert_non_null(strstr(out, "  procs       0->1  FAIL  round 1: "));
 	assert_non_null(strstr(out, "verify: FAIL (2 OK, 2 FAIL)"));
@@ -2081,7 +2081,7 @@ static void hang_in_driver(void **st)
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 1);
 	assert_non_null(strstr(buf, "  GPU 0: cuCtxEnablePeerAccess 0->1 has not returned for "));
-	assert_non_null(strstr(buf, " s: blocked in the driver (on 580.65.06-595.x likely nvidia-uvm's "
+	assert_non_null(strstr(buf, " s: blocked in the driver (on 580.65.06 to 610.57.03 likely nvidia-uvm's "
 				    "devicesLock; see docs/support.md)\n"));
 	assert_non_null(strstr(buf, "verdict:\n  0<->1: not finished: blocked in the driver\n"
 				    "verify: HUNG in the driver, a partial verdict (0 OK, 0 FAIL before it)\n"));

@@ -27,6 +27,13 @@ void dl_release(void);
  */
 CUresult dl_wait(CUstream s, CUevent e, double end);
 
+/*
+ * dl_wait for a wait the host times (bench --nccl's batches, as nccl-tests
+ * times cudaStreamSynchronize): it spins for the first 5 ms, then naps
+ * 20 us, so no nap adds its length to a short batch's time.
+ */
+CUresult dl_wait_timed(CUstream s, double end);
+
 /* Sleep us microseconds, restarted after a signal. */
 void dl_nap(long us);
 

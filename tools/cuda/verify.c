@@ -40,7 +40,7 @@ int verify_exit_on_hang = 1;
 /*
  * The watchdog: a driver call that blocks in the kernel (a peer mapping
  * waiting on a lock there, as nvidia-uvm's devicesLock inversion on
- * 580.65.06-595.x makes it; FIELD N10) never returns, and in D state no
+ * 580.65.06 to 610.57.03 makes it; FIELD N10) never returns, and in D state no
  * signal ends the process; nor does a thread blocked in NCCL's host calls
  * (ncclGroupEnd, ncclCommDestroy). After rig_guard_limit(--timeout) the
  * watchdog says which call on which GPUs, prints the verdict of what
@@ -71,7 +71,7 @@ static void *watchdog(void *p)
 	(void)p;
 	while (!wd.stop) {
 		const char *what, *where, *hint;
-		int g, a, b, null, sig = vstop;
+		int g, a, b, null, sig = dl_stop;
 		double t;
 		char diag[768], line[512];
 
@@ -83,7 +83,7 @@ static void *watchdog(void *p)
 			continue;
 		/* g < 0: NCCL (what names the GPUs); else a driver call */
 		where = g < 0 ? "in NCCL" : "in the driver";
-		hint = g < 0 ? rig_guard_hint() : "blocked in the driver (on 580.65.06-595.x likely "
+		hint = g < 0 ? rig_guard_hint() : "blocked in the driver (on " V_UVM_LOCK_DRIVERS " likely "
 		       "nvidia-uvm's devicesLock; see docs/support.md)";
 		if (g < 0 && sig)
 			snprintf(diag, sizeof(diag), "%s interrupted by SIG%s after %.3g s", what,

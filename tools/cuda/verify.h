@@ -99,8 +99,8 @@ struct vstate {
  * verdict of what ran is printed.
  */
 
-/* n42's name for dl_stop, until the callers it added are renamed */
-#define vstop dl_stop
+/* The drivers with nvidia-uvm's devicesLock inversion (docs/support.md). */
+#define V_UVM_LOCK_DRIVERS "580.65.06 to 610.57.03"
 
 /* No new test starts: a hang or a signal. */
 static inline int vhalt(const struct vstate *v)

@@ -79,7 +79,7 @@ int run_procs(struct vstate *v, struct vtest *t)
 			snprintf(t->error, sizeof(t->error), "round %d: %d of %d processes started at once on "
 				 "GPU %d (each opening GPU %d's buffers, copying, exiting) did not finish within "
 				 "%.3g s and were killed: processes mapping a peer's memory while others exit hang "
-				 "(on 580.65.06-595.x nvidia-uvm's devicesLock inversion, docs/support.md; fixed in "
+				 "(on " V_UVM_LOCK_DRIVERS " nvidia-uvm's devicesLock inversion, docs/support.md; fixed in "
 				 "610.57.04)", round + 1, late, PROCS_N, b, a, 2 * v->timeout + 5);
 			rc = -1;
 			break;
