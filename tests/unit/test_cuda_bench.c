@@ -180,9 +180,10 @@ static void plot(void **st)
 	fclose(f);
 	unlink(path);
 	assert_string_equal(head, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-	RUN_RC(1, bench_main, &out, &err, "bench", "--size", "4k", "--reps", "1",
+	/* an unwritable --plot is a usage error, found before any GPU work */
+	RUN_RC(2, bench_main, &out, &err, "bench", "--size", "4k", "--reps", "1",
 	       "--no-p2p-off", "--plot", "/nonexistent-dir/x.svg");
-	assert_non_null(strstr(err, "cannot write /nonexistent-dir/x.svg"));
+	assert_non_null(strstr(err, "bench: --plot '/nonexistent-dir/x.svg': No such file or directory"));
 	free(out);
 	free(err);
 }
@@ -627,10 +628,67 @@ static void nccl_bench_hang(void **st)
 	free(err);
 }
 
+/*
+ * A peer copy that never completes (FAKECUDA_FAULT=hang: the fake's blocking
+ * waits block for good, as a real driver's do): bench reports HUNG with the
+ * cell and its GPUs at its --timeout, with the cells done, and exits 1. In a
+ * process of its own, SIGKILLed after 60 s, so a bench that blocks fails here.
+ */
+static void bench_copy_hang(void **st)
+{
+	static const char *const args[] = { "bench", "--size", "4k", "--reps", "1", "--timeout", "1",
+					    NULL };
+	char *out;
+	int status, killed;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "hang", 1);
+	out = child_run(args, 0, NULL, 60, &status, &killed);
+	assert_false(killed);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 1);
+	assert_non_null(strstr(out, "bench: HUNG: the copy 0->1 with ce did not finish within 1 s "
+				    "(GPUs 0 and 1): the path hangs"));
+	/* the cells before it are shown */
+	assert_non_null(strstr(out, "Unidirectional P2P=Disabled Bandwidth"));
+	assert_non_null(strstr(out, "(1 of 28 cells done)\n"));
+	free(out);
+}
+
+/*
+ * SIGINT or SIGTERM while bench waits on a hung copy (a deadline of 1000 s):
+ * the wait ends, bench prints what it has and exits 128 + the signal.
+ */
+static void bench_signal_in_hang(void **st)
+{
+	static const char *const args[] = { "bench", "--size", "4k", "--reps", "1", "--timeout", "1000",
+					    NULL };
+	static const int sigs[] = { SIGINT, SIGTERM };
+	char *out;
+	int status, killed;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "hang", 1);
+	for (int k = 0; k < 2; k++) {
+		out = child_run(args, sigs[k], "fakecuda: an operation on GPU 0's stream hangs", 60, &status,
+				&killed);
+		assert_false(killed);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 128 + sigs[k]);
+		assert_non_null(strstr(out, k ? "bench: interrupted by SIGTERM in the copy 0->1 with ce "
+					      "(GPUs 0 and 1): a partial result" :
+					"bench: interrupted by SIGINT in the copy 0->1 with ce (GPUs 0 and 1): "
+					"a partial result"));
+		free(out);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(json_shape, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(bench_copy_hang, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(bench_signal_in_hang, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(peer_access_per_cell, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(nccl_busbw_formula, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(nccl_bench_table, fake_test_setup, fake_test_teardown),

@@ -37,7 +37,7 @@
  * Returns the output; *status is waitpid's, *done whether the output ended
  * (EOF) before the bound.
  */
-static char *child_run(char **argv, int sig, const char *trigger, double delay, double bound, int *status,
+static char *nccl_child_run(char **argv, int sig, const char *trigger, double delay, double bound, int *status,
 		       int *done, double *after)
 {
 	const char *self = getenv("P2PCTL_SELF");
@@ -102,7 +102,7 @@ static char *child_run(char **argv, int sig, const char *trigger, double delay, 
 
 #define CHILD(sig, trigger, delay, bound, status, done, after, ...) ({  \
 	char *argv_[] = { __VA_ARGS__, NULL };                           \
-	child_run(argv_, sig, trigger, delay, bound, status, done, after); \
+	nccl_child_run(argv_, sig, trigger, delay, bound, status, done, after); \
 })
 
 static void expect(const char *out, const char *want)
@@ -165,6 +165,33 @@ static void verify_groupend_sigterm(void **st)
 	assert_int_equal(WEXITSTATUS(status), 128 + SIGTERM);
 	expect(out, "nccl 0,1: ncclGroupEnd (all-reduce of 8 bytes over GPUs 0,1) interrupted by SIGTERM");
 	expect(out, "verify: INTERRUPTED by SIGTERM in NCCL, a partial verdict");
+	free(out);
+}
+
+/*
+ * SIGTERM while verify waits (vwait, dl_wait) for an all-reduce that never
+ * finishes on its stream: the wait ends at once, the row says interrupted,
+ * and the communicators are aborted, not destroyed: ncclCommDestroy waits
+ * for the stuck work, and before, the watchdog ended the run in it
+ * ("ncclCommDestroy ... interrupted by SIGTERM").
+ */
+static void verify_stream_sigterm(void **st)
+{
+	int status, done;
+	double after;
+	char *out;
+
+	(void)st;
+	setenv("FAKENCCL_FAULT", "stream-hang", 1);
+	out = CHILD(SIGTERM, "nccl: all-reduce with ", 1, 40, &status, &done, &after, "verify", "--seed", "1",
+		    "--size", "4k", "--tests", "nccl", "--timeout", "30");
+	assert_true(done);
+	assert_true(after >= 0 && after < 8);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 128 + SIGTERM);
+	expect(out, "  nccl 0,1: SKIPPED: not finished: interrupted (Terminated)");
+	expect(out, "verify: INTERRUPTED by SIGTERM");
+	assert_null(strstr(out, "ncclCommDestroy"));
 	free(out);
 }
 
@@ -464,6 +491,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(bench_three_gpus, setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(verify_groupend_hang, setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(verify_groupend_sigterm, setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(verify_stream_sigterm, setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(verify_procs_sigterm, setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(bench_groupend_hang, setup, fake_test_teardown),
 	};

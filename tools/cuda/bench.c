@@ -16,6 +16,7 @@
 
 #include "cuda_cmds.h"
 #include "cuda_int.h"
+#include "deadline.h"
 #include "engine.h"
 #include "linkrate.h"
 #include "report.h"
@@ -57,6 +58,9 @@ struct bench {
 	json_object *notes;
 	int done, total;
 	double init_s;
+	double timeout;		/* deadline of every wait (deadline.h) */
+	int hung;		/* a wait ran past it or a signal cut it: the streams
+				 * may be busy, the contexts are not torn down */
 };
 
 static void progress(struct bench *b, const char *what, int i, int j)
@@ -156,7 +160,22 @@ static int run_once(struct bench *b, enum kind k, int m, int i, int j, int copie
 				return 1;
 		}
 	}
-	cr = plan_run(r, &b->plan, &b->sm, b->plan.n <= 1024, &rr);
+	cr = plan_run(r, &b->plan, &b->sm, b->plan.n <= 1024, b->timeout, &rr);
+	if (rr.hung) {
+		b->hung = 1;
+		if (dl_stop)
+			snprintf(b->errmsg, sizeof(b->errmsg), "interrupted by SIG%s in the %s %d->%d "
+				 "with %s (GPUs %d and %d): a partial result", sigabbrev_np(dl_stop),
+				 k == K_LAT ? "latency run" : k == K_BI ? "bidirectional copy" : "copy",
+				 i, j, method_names[m], i, j);
+		else
+			snprintf(b->errmsg, sizeof(b->errmsg), "HUNG: the %s %d->%d with %s did not finish "
+				 "within %.3g s (GPUs %d and %d): the path hangs (bench stops here; "
+				 "p2pctl verify --pairs %d-%d names the test)",
+				 k == K_LAT ? "latency run" : k == K_BI ? "bidirectional copy" : "copy",
+				 i, j, method_names[m], b->timeout, i, j, i, j);
+		return -1;
+	}
 	if (cr != CUDA_SUCCESS) {
 		snprintf(b->errmsg, sizeof(b->errmsg), "%s %d->%d with %s: %s",
 			 k == K_LAT ? "latency" : k == K_BI ? "bidirectional copy" : "copy",
@@ -220,8 +239,14 @@ static int poison_cell(struct bench *b, enum kind k, int i, int j)
 		cr = rig_cur(r, gs[q]);
 		if (cr == CUDA_SUCCESS)
 			cr = cu.cuMemsetD32Async(r->g[gs[q]].dst, BENCH_POISON, (n + 3) / 4, r->g[gs[q]].s[0]);
-		if (cr == CUDA_SUCCESS)
-			cr = cu.cuStreamSynchronize(r->g[gs[q]].s[0]);
+		if (cr == CUDA_SUCCESS &&
+		    (cr = dl_wait(r->g[gs[q]].s[0], NULL, now_s() + b->timeout)) == CUDA_ERROR_NOT_READY) {
+			b->hung = 1;
+			snprintf(b->errmsg, sizeof(b->errmsg), "%s: poisoning GPU %d's destination before "
+				 "%d->%d did not finish%s", dl_stop ? "interrupted" : "HUNG", gs[0], i, j,
+				 dl_stop ? "" : " by the deadline");
+			return -1;
+		}
 	}
 	if (cr != CUDA_SUCCESS)
 		snprintf(b->errmsg, sizeof(b->errmsg), "poisoning GPU %d's destination before %d->%d: %s",
@@ -258,6 +283,12 @@ static int measure_cell(struct bench *b, enum kind k, int p2p, int i, int j,
 	int calibrate, best = -1, rc, to;
 	int copies = k == K_LAT ? b->lat_copies : b->copies;
 	double bestv = 0, v, cpu, *vals, *cpus;
+
+	if (dl_stop) {
+		snprintf(b->errmsg, sizeof(b->errmsg), "interrupted by SIG%s before cell %d->%d: a "
+			 "partial result", sigabbrev_np(dl_stop), i, j);
+		return -1;
+	}
 
 	/* SM methods need peer access both ways (the bidirectional run uses both);
 	 * without it a P2P=Enabled cell is the driver's staged copy, and says so. */
@@ -368,7 +399,7 @@ static int run_phase(struct bench *b, int p2p)
 				if (p2p && i != j && b->peer_ok[j][i])
 					rig_peer(&b->r, j, i, 1);
 				rc = measure_cell(b, k, p2p, i, j, &m->c[i * n + j], cm ? &cm->c[i * n + j] : NULL);
-				if (p2p && i != j) {
+				if (p2p && i != j && !b->hung) {
 					rig_peer(&b->r, i, j, 0);
 					rig_peer(&b->r, j, i, 0);
 				}
@@ -387,6 +418,7 @@ static void usage(FILE *f)
 		"                    [--plot FILE.svg] [--plot-matrix KEY] [--no-p2p-off]\n"
 		"                    [--method auto|ce|ce-pull|ce-split|ce-multi|sm-write|sm-read|sm-split|staged]\n"
 		"                    [--copies N] [--lat-copies N] [--off-method sample|fastest]\n"
+		"                    [--timeout S]\n"
 		"       p2pctl bench --nccl [--min-bytes B] [--max-bytes B] [--iters N] [--warmup N]\n"
 		"                    [--batches N] [--like-nccl-tests] [--gpus LIST] [--timeout S]\n"
 		"                    [--json]\n"
@@ -406,10 +438,14 @@ static void usage(FILE *f)
 		"  -j, --json       JSON on stdout instead of the text matrices\n"
 		"  --plot FILE      write an SVG heatmap of one matrix (default uni_p2p_on)\n"
 		"  --plot-matrix KEY  the matrix --plot draws (uni_p2p_on, bi_p2p_off, ...)\n"
+		"  --timeout S      deadline of every copy run (default 30): a later one is\n"
+		"                   HUNG, named with its cell; bench stops with the cells\n"
+		"                   done (SIGINT, SIGTERM: the same at once)\n"
 		"  --help           this text\n"
 		"  --nccl           NCCL all-reduce and all-gather bus bandwidth per size, as\n"
 		"                   nccl-tests measures it (p2pctl bench --nccl --help)\n"
-		"exit status: 0 ok, 1 CUDA error, 2 usage, 3 no driver or no GPU\n");
+		"exit status: 0 ok, 1 CUDA error or a hang, 2 usage, 3 no driver or no GPU,\n"
+		"  128 + N after signal N\n");
 }
 
 static int env_int(const char *name, int def)
@@ -538,6 +574,7 @@ int bench_main(int argc, char **argv, FILE *out, FILE *err)
 		{ "no-p2p-off", no_argument, NULL, 'n' },
 		{ "method", required_argument, NULL, 'm' },
 		{ "off-method", required_argument, NULL, 'o' },
+		{ "timeout", required_argument, NULL, 'T' },
 		/* handed to bench_nccl_main before parsing: see above */
 		{ "nccl", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
@@ -546,7 +583,7 @@ int bench_main(int argc, char **argv, FILE *out, FILE *err)
 	struct bench *b;
 	const char *pairs = NULL, *plot = NULL, *plotkey = "uni_p2p_on";
 	char emsg[512];
-	int use[P2P_MAX_GPUS] = { 0 }, rc = P2P_EXIT_OK, opt;
+	int use[P2P_MAX_GPUS] = { 0 }, rc = P2P_EXIT_OK, opt, sig_on = 0;
 	double t0 = now_s();
 
 	for (int k = 1; k < argc; k++)
@@ -568,6 +605,7 @@ int bench_main(int argc, char **argv, FILE *out, FILE *err)
 	b->lat_copies = 100;
 	b->forced = -1;
 	b->do_off = 1;
+	b->timeout = 30;
 	optind = 0;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "jh", lo, NULL)) != -1) {
@@ -616,6 +654,16 @@ int bench_main(int argc, char **argv, FILE *out, FILE *err)
 				}
 			}
 			break;
+		case 'T': {
+			char *e;
+
+			b->timeout = strtod(optarg, &e);
+			if (!*optarg || *e || !(b->timeout > 0) || b->timeout > 86400) {
+				fprintf(err, "bench: bad --timeout '%s'\n", optarg);
+				rc = P2P_EXIT_USAGE;
+			}
+			break;
+		}
 		case 'o':
 			if (!strcmp(optarg, "fastest")) {
 				b->off_fastest = 1;
@@ -659,6 +707,7 @@ int bench_main(int argc, char **argv, FILE *out, FILE *err)
 	b->slot = (size_t)env_int("P2PCTL_STAGE_SLOT", 8 << 20);
 	b->tty = isatty(fileno(err));
 	b->notes = json_object_new_array();
+	sig_on = !dl_catch();
 
 	rc = cu_open(emsg, sizeof(emsg));
 	if (rc) {
@@ -816,6 +865,11 @@ report:
 		json_object_object_add(o, "ok", json_object_new_boolean(rc == 0));
 		if (rc)
 			json_object_object_add(o, "error", json_object_new_string(b->errmsg));
+		if (b->hung && !dl_stop)
+			json_object_object_add(o, "hung", json_object_new_boolean(1));
+		if (dl_stop)
+			json_object_object_add(o, "interrupted",
+					       json_object_new_string(sigabbrev_np(dl_stop)));
 		json_object_object_add(o, "driver_version", json_object_new_int(b->r.driver_version));
 		json_object_object_add(o, "devices", rig_devices_json(&b->r));
 		json_object_object_add(o, "p2p_access", rig_peer_json(&b->r));
@@ -856,6 +910,8 @@ report:
 			fprintf(out, "note: %s\n",
 				json_object_get_string(json_object_array_get_idx(b->notes, k)));
 		fprintf(out, "wall time %.3f s\n", now_s() - t0);
+		if (rc && b->done)
+			fprintf(out, "bench: %s (%d of %d cells done)\n", b->errmsg, b->done, b->total);
 	}
 	if (plot && !rc) {
 		FILE *f = fopen(plot, "w");
@@ -872,10 +928,21 @@ report:
 			rc = P2P_EXIT_FAIL;
 		}
 	}
+	if (b->hung) {
+		/* a copy still in flight (hung, or cut by the signal): tearing the
+		 * contexts down would wait for it */
+		fflush(out);
+		fflush(err);
+		goto done;
+	}
 	rig_close(&b->r);
 close:
 	cu_close();
 done:
+	if (dl_stop && rc != P2P_EXIT_USAGE)
+		rc = 128 + dl_stop;	/* as a shell reports a command the signal ended */
+	if (sig_on)
+		dl_release();
 	plan_free(&b->plan);
 	free(b->h1);
 	free(b->h2);

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deadline.h"
 #include "engine.h"
 #include "opts.h"
 
@@ -241,13 +242,13 @@ CUresult sm_launch(struct rig *r, int g, CUstream s, int k, const struct sm_cfg 
 	} while (0)
 
 CUresult plan_run(struct rig *r, const struct plan *p, const struct sm_cfg *sm, int use_delay,
-		  struct run_result *out)
+		  double timeout, struct run_result *out)
 {
 	int tg, cur = -1;
 	struct gpu *t;
 	CUstream ts;
 	CUresult cr = CUDA_SUCCESS;
-	double c0, c1;
+	double c0, c1, end = now_s() + timeout;
 	float ms = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -308,6 +309,7 @@ CUresult plan_run(struct rig *r, const struct plan *p, const struct sm_cfg *sm, 
 		}
 	}
 	c1 = now_s();
+	end = c1 + timeout;
 	for (int k = 1; k < p->nstreams; k++) {
 		struct gpu *g = &r->g[p->sg[k]];
 
@@ -328,11 +330,14 @@ out:
 	if (cr != CUDA_SUCCESS) {
 		for (int k = 0; k < p->nstreams; k++) {
 			rig_cur(r, p->sg[k]);
-			cu.cuStreamSynchronize(r->g[p->sg[k]].s[p->ss[k]]);
+			if (dl_wait(r->g[p->sg[k]].s[p->ss[k]], NULL, end) == CUDA_ERROR_NOT_READY)
+				out->hung = 1;
 		}
 		return cr;
 	}
-	cr = cu.cuEventSynchronize(t->ev_stop);
+	cr = dl_wait(NULL, t->ev_stop, end);
+	if (cr == CUDA_ERROR_NOT_READY)
+		out->hung = 1;
 	if (cr == CUDA_SUCCESS)
 		cr = cu.cuEventElapsedTime(&ms, t->ev_start, t->ev_stop);
 	out->gpu_ms = ms;

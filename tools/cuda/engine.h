@@ -58,15 +58,19 @@ struct run_result {
 	double gpu_ms;		/* start to stop event */
 	double cpu_us;		/* host time spent enqueueing the plan's operations */
 	int timed_out;		/* the blocking kernel gave up before release */
+	int hung;		/* not done by the deadline, or a signal came (dl_stop):
+				 * the streams may still be busy */
 };
 
 /*
  * Execute p once: block the first stream with the delay kernel (when
  * use_delay and kernels are loaded), record start, make the other streams
- * wait for it, enqueue everything, join the streams, record stop, release.
+ * wait for it, enqueue everything, join the streams, record stop, release,
+ * and wait for stop until timeout s after the last enqueue (deadline.h):
+ * CUDA_ERROR_NOT_READY with out->hung set past it or on a signal.
  */
 CUresult plan_run(struct rig *r, const struct plan *p, const struct sm_cfg *sm, int use_delay,
-		  struct run_result *out);
+		  double timeout, struct run_result *out);
 
 /* Launch geometry for n bytes on GPU g. */
 void sm_grid(const struct rig *r, int g, const struct sm_cfg *sm, size_t n,

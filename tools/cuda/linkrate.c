@@ -358,6 +358,14 @@ void link_rate(const char *a, const char *b, struct linkrate *l)
 			 "the host's", vm);
 	}
 	snprintf(l->nvml, sizeof(l->nvml), "%s", nvml);
+	if (l->kind == LINK_UNKNOWN) {
+		int pcie = strstr(nvml, "NVLink") && strstr(nvml, "(NVML)");
+
+		l->ceiling = pcie ? LINK_CEIL_PCIE : LINK_CEIL_ANY;
+		snprintf(l->ceiling_label, sizeof(l->ceiling_label), pcie ?
+			 "PCIe Gen6 x16, the fastest PCIe link (NVML reports no NVLink between them)" :
+			 "NVLink5 x18, the fastest peer link (NVML did not say whether they have NVLink)");
+	}
 }
 
 void link_print_now(FILE *f, const char *a, const char *b, const struct linkrate *cap)

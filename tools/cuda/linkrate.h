@@ -21,7 +21,20 @@ struct linkrate {
 	char from[160];		/* where the rate comes from: "NVML", "sysfs: ..., slowest hop ..." */
 	char why[256];		/* LINK_UNKNOWN: why */
 	char nvml[128];		/* not NVLink: what NVML said */
+	/* LINK_UNKNOWN: a rate no link of this kind can carry (a copy faster
+	 * than it did not cross one), and what it is */
+	double ceiling;
+	char ceiling_label[128];
 };
+
+/*
+ * The ceilings without a line rate: NVML said there is no NVLink between
+ * the GPUs, so the path is PCIe, and no PCIe link carries more than Gen6 x16
+ * (64 GT/s, FLIT coding: 121 GB/s); NVML did not answer, so it may be
+ * NVLink, and none carries more than NVLink5 x18 (900 GB/s).
+ */
+#define LINK_CEIL_PCIE (16 * 64.0 * 242 / 256 / 8)
+#define LINK_CEIL_ANY (18 * 50.0)
 
 /*
  * PCIe data rate per lane and direction (after 8b/10b or 128b/130b coding)

@@ -12,7 +12,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -20,11 +19,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cuda_cmds.h"
 #include "cuda_int.h"
+#include "deadline.h"
 #include "ncclx.h"
 
 int bench_nccl_exit_on_hang = 1;
@@ -57,22 +56,11 @@ struct nb {
 };
 
 /*
- * SIGINT or SIGTERM: the signal's number. The run stops at its next wait
+ * SIGINT or SIGTERM (dl_stop, deadline.h): the run stops at its next wait
  * (rows printed so far stand); a blocking NCCL call that has not returned
  * RIG_GUARD_SIGNAL_S after the signal is ended by the watchdog; a second
  * signal ends the process at once.
  */
-static volatile sig_atomic_t nb_stop;
-
-static void nb_on_stop(int sig)
-{
-	if (nb_stop) {
-		signal(sig, SIG_DFL);
-		raise(sig);
-		return;
-	}
-	nb_stop = sig;
-}
 
 /* The cell in progress ("all_reduce 1024 bytes in place"), for the watchdog;
  * written by the main thread outside guarded calls only. */
@@ -99,12 +87,11 @@ static void *nb_watchdog(void *p)
 
 	(void)p;
 	while (!nbw.stop) {
-		struct timespec ts = { 0, 20000000 };
 		const char *what;
-		int g, a, b, sig = nb_stop, null;
+		int g, a, b, sig = dl_stop, null;
 		double t;
 
-		nanosleep(&ts, NULL);
+		dl_nap(20000);
 		if (sig && !sig_at)
 			sig_at = now_s();
 		if (!rig_guard_expired(sig && now_s() - sig_at > RIG_GUARD_SIGNAL_S ? RIG_GUARD_SIGNAL_S :
@@ -166,32 +153,22 @@ static float nb_elem(uint64_t rep, int k, size_t e)
  * error, -4 interrupted (b->hang says which). */
 static int nb_wait(struct nb *b, const char *what)
 {
-	double start = now_s(), end = start + b->timeout;
+	double end = now_s() + b->timeout;
 
 	for (int k = 0; k < b->n; k++) {
-		struct gpu *g = &b->r.g[b->gs[k]];
 		CUresult cr;
 
 		rig_cur(&b->r, b->gs[k]);
-		while ((cr = cu.cuStreamQuery(g->s[0])) == CUDA_ERROR_NOT_READY) {
-			if (nb_stop) {
-				snprintf(b->hang, sizeof(b->hang), "%s on GPU %d", what, b->gs[k]);
-				return -4;
-			}
-			if (now_s() > end) {
-				snprintf(b->hang, sizeof(b->hang), "%s did not finish within %.3g s on GPU %d: "
-					 "%s", what, b->timeout, b->gs[k], nb_hint);
-				return -1;
-			}
-			/* spin at first, as cudaStreamSynchronize does: a nap would
-			 * add its length to every timed batch of small sizes */
-			if (now_s() - start > 0.005) {
-				struct timespec ts = { 0, 20000 };
-
-				nanosleep(&ts, NULL);
-			} else {
-				sched_yield();
-			}
+		/* timed: the host times the batches, as nccl-tests does */
+		cr = dl_wait_timed(b->r.g[b->gs[k]].s[0], end);
+		if (cr == CUDA_ERROR_NOT_READY && dl_stop) {
+			snprintf(b->hang, sizeof(b->hang), "%s on GPU %d", what, b->gs[k]);
+			return -4;
+		}
+		if (cr == CUDA_ERROR_NOT_READY) {
+			snprintf(b->hang, sizeof(b->hang), "%s did not finish within %.3g s on GPU %d: "
+				 "%s", what, b->timeout, b->gs[k], nb_hint);
+			return -1;
 		}
 		if (cr != CUDA_SUCCESS) {
 			snprintf(b->hang, sizeof(b->hang), "%s failed on GPU %d: %s", what, b->gs[k],
@@ -458,7 +435,6 @@ int bench_nccl_main(int argc, char **argv, FILE *out, FILE *err)
 	int rc = 0, opt, ndev, use[P2P_MAX_GPUS] = { 0 }, devs[P2P_MAX_GPUS], bad = 0, like = 0;
 	int given[3] = { 0 };	/* --iters, --warmup, --batches on the command line */
 	json_object *jo = NULL, *jr = NULL;
-	struct sigaction sa = { 0 }, old_int, old_term;
 	int sig_on = 0;
 
 	if (!b)
@@ -627,10 +603,7 @@ int bench_nccl_main(int argc, char **argv, FILE *out, FILE *err)
 		rc = P2P_EXIT_FAIL;
 		goto rig;
 	}
-	nb_stop = 0;
-	sa.sa_handler = nb_on_stop;
-	sigemptyset(&sa.sa_mask);
-	sig_on = !sigaction(SIGINT, &sa, &old_int) && !sigaction(SIGTERM, &sa, &old_term);
+	sig_on = !dl_catch();
 	nbw.stop = 0;
 	nbw.timeout = b->timeout;
 	nbw.out = out;
@@ -672,7 +645,7 @@ int bench_nccl_main(int argc, char **argv, FILE *out, FILE *err)
 
 				snprintf(nb_where, sizeof(nb_where), "%s %" PRIu64 " bytes%s", cname[c], sz,
 					 ip ? " in place" : "");
-				r = nb_stop ? -4 : nb_size(b, c, count, ip, &sec, emsg, sizeof(emsg));
+				r = dl_stop ? -4 : nb_size(b, c, count, ip, &sec, emsg, sizeof(emsg));
 				if (r == -4 && !b->hang[0])
 					snprintf(b->hang, sizeof(b->hang), "before it started");
 				if (r)
@@ -698,10 +671,10 @@ int bench_nccl_main(int argc, char **argv, FILE *out, FILE *err)
 		}
 		if (r == -4) {
 			/* a signal: the rows so far stand; GPU work may be in flight */
-			fprintf(out, "bench --nccl: INTERRUPTED by SIG%s: %s: %s\n", sigabbrev_np(nb_stop), nb_where,
+			fprintf(out, "bench --nccl: INTERRUPTED by SIG%s: %s: %s\n", sigabbrev_np(dl_stop), nb_where,
 				b->hang);
 			fflush(out);
-			rc = 128 + nb_stop;
+			rc = 128 + dl_stop;
 			if (bench_nccl_exit_on_hang)
 				_exit(rc);
 			goto unsig;
@@ -754,8 +727,7 @@ int bench_nccl_main(int argc, char **argv, FILE *out, FILE *err)
 		nbw.on = 0;
 	}
 	if (sig_on) {
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGTERM, &old_term, NULL);
+		dl_release();
 		sig_on = 0;
 	}
 rig:
@@ -781,10 +753,8 @@ unsig:
 		pthread_join(nbw.th, NULL);
 		nbw.on = 0;
 	}
-	if (sig_on) {
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGTERM, &old_term, NULL);
-	}
+	if (sig_on)
+		dl_release();
 done:
 	free(b->host);
 	free(b->want);

@@ -38,26 +38,9 @@
 int verify_exit_on_hang = 1;
 
 /*
- * SIGINT or SIGTERM: the signal's number. The test running finishes (its
- * GPU work is in flight), no new one starts, and the verdict of what ran
- * is printed; a second signal ends the process at once.
- */
-volatile sig_atomic_t vstop;
-
-static void on_stop(int sig)
-{
-	if (vstop) {
-		signal(sig, SIG_DFL);
-		raise(sig);
-		return;
-	}
-	vstop = sig;
-}
-
-/*
  * The watchdog: a driver call that blocks in the kernel (a peer mapping
  * waiting on a lock there, as nvidia-uvm's devicesLock inversion on
- * 580.65.06-595.x makes it; FIELD N10) never returns, and in D state no
+ * 580.65.06 to 610.57.03 makes it; FIELD N10) never returns, and in D state no
  * signal ends the process; nor does a thread blocked in NCCL's host calls
  * (ncclGroupEnd, ncclCommDestroy). After rig_guard_limit(--timeout) the
  * watchdog says which call on which GPUs, prints the verdict of what
@@ -88,11 +71,11 @@ static void *watchdog(void *p)
 	(void)p;
 	while (!wd.stop) {
 		const char *what, *where, *hint;
-		int g, a, b, null, sig = vstop;
+		int g, a, b, null, sig = dl_stop;
 		double t;
 		char diag[768], line[512];
 
-		vnap(20000);
+		dl_nap(20000);
 		if (sig && !sig_at)
 			sig_at = now_s();
 		if (!rig_guard_expired(sig && now_s() - sig_at > RIG_GUARD_SIGNAL_S ? RIG_GUARD_SIGNAL_S :
@@ -100,7 +83,7 @@ static void *watchdog(void *p)
 			continue;
 		/* g < 0: NCCL (what names the GPUs); else a driver call */
 		where = g < 0 ? "in NCCL" : "in the driver";
-		hint = g < 0 ? rig_guard_hint() : "blocked in the driver (on 580.65.06-595.x likely "
+		hint = g < 0 ? rig_guard_hint() : "blocked in the driver (on " V_UVM_LOCK_DRIVERS " likely "
 		       "nvidia-uvm's devicesLock; see docs/support.md)";
 		if (g < 0 && sig)
 			snprintf(diag, sizeof(diag), "%s interrupted by SIG%s after %.3g s", what,
@@ -179,6 +162,11 @@ static unsigned parse_tests(const char *s, char *msg, size_t len)
 			return 0;
 		}
 	}
+	/* A copy-engine copy is told from a staged one only by timing it
+	 * against the staged path: ce brings the path test with it, so copies
+	 * at staging speed fail however the tests are chosen. */
+	if (m & (1u << V_CE))
+		m |= 1u << V_PATH;
 	return m;
 }
 
@@ -193,7 +181,7 @@ static void vusage(FILE *f)
 		"  --tests LIST     only these tests (default all): path, ce, sm-read, sm-write,\n"
 		"                   sm, flags, flags-poll, graph, ipc, vram, vmm, car, procs,\n"
 		"                   um-read, um-write, um-prefetch, um-fault, um, concurrent,\n"
-		"                   nccl\n"
+		"                   nccl (ce brings path: it judges ce's copies)\n"
 		"  --seed N         pattern seed (default: random, printed)\n"
 		"  --seconds S      how long the concurrent test runs (default 3)\n"
 		"  --timeout S      deadline of every wait, peer-mapping call and NCCL init;\n"
@@ -345,7 +333,7 @@ static int pair_tests(struct vstate *v, int a, int b, struct vtest *tests)
 			continue;
 		for (int d = 0; d < (a == b ? 1 : 2) && !vhalt(v); d++) {
 			struct vtest *t = &tests[nt++];
-			int stop_before = vstop;
+			int stop_before = dl_stop;
 
 			if ((m == V_PATH || m == V_VRAM) && a == b) {
 				nt--;
@@ -422,7 +410,6 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 	int json = 0, rc = 0, opt, n, use[P2P_MAX_GPUS] = { 0 }, nok = 0, nfail = 0, nskip = 0;
 	int nunproven = 0, seeded = 0, nct = 0, nccl_ran = 0;
 	json_object *jpairs = NULL;
-	struct sigaction sa = { 0 }, old_int, old_term;
 	int sig_on = 0;
 
 	v = calloc(1, sizeof(*v));
@@ -527,10 +514,7 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 	v->vseed = v->seed0 ^ 0x8000000000000000ULL;
 	v->sm.threads = 512;
 	v->sm.blocks_per_sm = 4;
-	vstop = 0;
-	sa.sa_handler = on_stop;
-	sigemptyset(&sa.sa_mask);
-	sig_on = !sigaction(SIGINT, &sa, &old_int) && !sigaction(SIGTERM, &sa, &old_term);
+	sig_on = !dl_catch();
 	rc = cu_open(emsg, sizeof(emsg));
 	if (rc) {
 		fprintf(err, "verify: %s\n", emsg);
@@ -725,13 +709,13 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 				pair_json(v, jpairs, a, b, pfail, perr, tests, nt, &um);
 				continue;
 			}
-			if (!v->hung && a != b && !(vstop && um.status == UM_SKIPPED && !um.reason[0]))
+			if (!v->hung && a != b && !(dl_stop && um.status == UM_SKIPPED && !um.reason[0]))
 				um_print(out, v, a, b, &um);
 			if (pv && pv->link.kind == LINK_PCIE)
 				link_print_now(out, v->r.g[a].busid, v->r.g[b].busid, &pv->link);
 		}
 	/* An interrupted run: the pairs it did not reach have a verdict too. */
-	for (int a = 0; a < n && vstop && !v->loopback; a++)
+	for (int a = 0; a < n && dl_stop && !v->loopback; a++)
 		for (int b = a + 1; b < n; b++) {
 			int q;
 
@@ -868,9 +852,9 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 					 l ? "; " : "", t->label, t->skipped ? "SKIPPED" : "FAIL", t->error);
 		}
 	}
-	if (vstop && !nccl_verdict[0] && (v->tests & (1u << V_NCCL)) && !nccl_ran)
+	if (dl_stop && !nccl_verdict[0] && (v->tests & (1u << V_NCCL)) && !nccl_ran)
 		snprintf(nccl_verdict, sizeof(nccl_verdict), "nccl: not run (interrupted by %s)",
-			 strsignal(vstop));
+			 strsignal(dl_stop));
 	if (json) {
 		json_object *o = json_object_new_object(), *jc = json_object_new_array();
 		char seed[32];
@@ -924,10 +908,10 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 		json_object_object_add(o, "skipped_tests", json_object_new_int(nskip));
 		if (v->hung)
 			json_object_object_add(o, "hung", json_object_new_string(v->hang));
-		if (vstop)
-			json_object_object_add(o, "interrupted", json_object_new_string(sigabbrev_np(vstop)));
+		if (dl_stop)
+			json_object_object_add(o, "interrupted", json_object_new_string(sigabbrev_np(dl_stop)));
 		json_object_object_add(o, "result", json_object_new_string(
-			v->hung ? "HUNG" : vstop ? "INTERRUPTED" : nfail ? "FAIL" : "OK"));
+			v->hung ? "HUNG" : dl_stop ? "INTERRUPTED" : nfail ? "FAIL" : "OK"));
 		fprintf(out, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
 								      JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(o);
@@ -955,8 +939,8 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			if (v->lost[g][0])
 				fprintf(out, "  GPU %d: its context was lost to %s's fault (CUDA errors are "
 					"sticky): the later tests that use GPU %d were not run\n", g, v->lost[g], g);
-		if (vstop)
-			fprintf(out, "verify: INTERRUPTED by SIG%s, a partial verdict (%d OK, %d FAIL", sigabbrev_np(vstop),
+		if (dl_stop)
+			fprintf(out, "verify: INTERRUPTED by SIG%s, a partial verdict (%d OK, %d FAIL", sigabbrev_np(dl_stop),
 				nok, nfail);
 		else
 			fprintf(out, "verify: %s (%d OK, %d FAIL", v->hung ? "HUNG" : nfail ? "FAIL" : "OK", nok,
@@ -975,8 +959,8 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 		wd.on = 0;
 	}
 	rc = nfail || v->hung ? P2P_EXIT_FAIL : P2P_EXIT_OK;
-	if (vstop && !v->hung)
-		rc = 128 + vstop;	/* as a shell reports a command the signal ended */
+	if (dl_stop && !v->hung)
+		rc = 128 + dl_stop;	/* as a shell reports a command the signal ended */
 	if (v->hung) {
 		/* A stuck context: tearing it down could block forever. */
 		fprintf(err, "verify: %s\n", v->hang);
@@ -986,6 +970,15 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			_exit(P2P_EXIT_FAIL);
 		goto done;
 	}
+	if (v->cut) {
+		/* a wait cut short by the signal: its work may never end, and
+		 * tearing the context down would wait for it */
+		fflush(out);
+		fflush(err);
+		if (verify_exit_on_hang)
+			_exit(rc);
+		goto done;
+	}
 rig:
 	free_buffers(v);
 	rig_close(&v->r);
@@ -993,10 +986,8 @@ close:
 	ncclx_close();
 	cu_close();
 done:
-	if (sig_on) {
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGTERM, &old_term, NULL);
-	}
+	if (sig_on)
+		dl_release();
 	free(v->want);
 	free(v->got);
 	free(v->img);

@@ -17,6 +17,7 @@
 #include <json-c/json.h>
 
 #include "cuda_int.h"
+#include "deadline.h"
 #include "engine.h"
 #include "linkrate.h"
 #include "pattern.h"
@@ -79,6 +80,7 @@ struct vstate {
 	CUdeviceptr chk[P2P_MAX_GPUS], aux[P2P_MAX_GPUS], pad[P2P_MAX_GPUS];
 	uint64_t padbytes[P2P_MAX_GPUS];
 	int hung;
+	int cut;		/* a wait cut short by a signal: work may be in flight */
 	char hang[768];
 	struct linkrate link;	/* of the pair under test */
 	struct { int done, ok; double on_gbps, off_gbps, on_us, off_us; }
@@ -92,16 +94,18 @@ struct vstate {
 };
 
 /*
- * SIGINT or SIGTERM: the signal's number (verify.c's handler sets it). The
- * test running finishes (its GPU work is in flight), no new one starts, and
- * the verdict of what ran is printed.
+ * dl_stop (deadline.h), SIGINT or SIGTERM: the wait in flight ends at once
+ * (the test is "not finished: interrupted"), no new test starts, and the
+ * verdict of what ran is printed.
  */
-extern volatile sig_atomic_t vstop;
+
+/* The drivers with nvidia-uvm's devicesLock inversion (docs/support.md). */
+#define V_UVM_LOCK_DRIVERS "580.65.06 to 610.57.03"
 
 /* No new test starts: a hang or a signal. */
 static inline int vhalt(const struct vstate *v)
 {
-	return v->hung || vstop;
+	return v->hung || dl_stop;
 }
 
 /* The managed-memory part of one pair. */
@@ -145,14 +149,12 @@ static inline int vfail_if(struct vtest *t, CUresult cr, const char *what)
 int vsticky(CUresult cr);
 void vexplain(struct vstate *v, struct vtest *t);
 int vlost_skip(struct vstate *v, struct vtest *t, const int *gs, int ng);
-void vnap(long us);
-CUresult vquery_until(CUstream s, CUevent e, double end);
 CUresult vwait(struct vstate *v, struct vtest *t, int g, CUstream s, CUevent e,
 		      const char *what);
 /* vwait in a second process (no vstate): s within timeout seconds, else CUDA_ERROR_NOT_READY. */
 static inline CUresult vchild_wait(CUstream s, double timeout)
 {
-	return vquery_until(s, NULL, now_s() + timeout);
+	return dl_wait(s, NULL, now_s() + timeout);
 }
 void vimages(struct vstate *v, size_t n);
 int vcheck_got(struct vstate *v, struct vtest *t, size_t n);

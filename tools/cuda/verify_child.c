@@ -101,7 +101,7 @@ int vchild_start(struct vtest *t, const char *opt, const char *spec, struct vchi
  * c has ended (or is made to): close its pipe, wait for it, keep its status.
  * The wait is bounded: a process whose pipe closed, or that got SIGKILL, can
  * still sit in the driver's teardown (a process exiting while another maps
- * a peer's memory is the devicesLock inversion of 580.65.06-595.x), and
+ * a peer's memory is the devicesLock inversion of 580.65.06 to 610.57.03), and
  * verify must not sit there with it. Such a child is named on stderr and
  * left; it ends when the driver lets it (its parent is then init).
  */
@@ -117,7 +117,7 @@ static void vchild_reap(struct vchild *c)
 		if (now_s() > end) {
 			kill(c->pid, SIGKILL);
 			fprintf(stderr, "verify: second process %ld has not exited %d s after its output "
-				"ended (or SIGKILL): stuck in the driver's teardown (on 580.65.06-595.x "
+				"ended (or SIGKILL): stuck in the driver's teardown (on " V_UVM_LOCK_DRIVERS " "
 				"likely nvidia-uvm's devicesLock, docs/support.md); verify goes on without it\n",
 				(long)c->pid, VCHILD_REAP_S);
 			c->status = W_EXITCODE(0, SIGKILL);

@@ -158,34 +158,6 @@ int vlost_skip(struct vstate *v, struct vtest *t, const int *gs, int ng)
 	return 0;
 }
 
-void vnap(long us)
-{
-	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
-/*
- * Query stream s (or, s NULL, event e) until its work is done or the
- * deadline end (now_s()) has passed: CUDA_ERROR_NOT_READY then. Never a
- * blocking synchronisation, which would not return on a stuck context.
- */
-CUresult vquery_until(CUstream s, CUevent e, double end)
-{
-	long us = 10;
-	CUresult cr;
-
-	while ((cr = s ? cu.cuStreamQuery(s) : cu.cuEventQuery(e)) == CUDA_ERROR_NOT_READY) {
-		if (now_s() > end)
-			return CUDA_ERROR_NOT_READY;
-		vnap(us);
-		if (us < 2000)
-			us *= 2;
-	}
-	return cr;
-}
-
 /*
  * Wait for stream s of GPU g (or event e) with a deadline. A wait past the
  * deadline marks the test and the run hung (the GPU context is stuck;
@@ -199,8 +171,15 @@ CUresult vwait(struct vstate *v, struct vtest *t, int g, CUstream s, CUevent e,
 
 	if (cr != CUDA_SUCCESS)
 		return cr;
-	cr = vquery_until(s, e, end);
-	if (cr == CUDA_ERROR_NOT_READY) {
+	cr = dl_wait(s, e, end);
+	if (cr == CUDA_ERROR_NOT_READY && dl_stop) {
+		/* cut short by the signal: the work may still be in flight, so
+		 * nothing tears the context down after it (v->cut) */
+		t->ok = 0;
+		v->cut = 1;
+		snprintf(t->error, sizeof(t->error), "%s on GPU %d: not finished: interrupted (%s)", what,
+			 g, strsignal(dl_stop));
+	} else if (cr == CUDA_ERROR_NOT_READY) {
 		t->hung = 1;
 		t->ok = 0;
 		v->hung = 1;

@@ -120,8 +120,8 @@ static int conc_loop(struct vstate *v, struct vtest *tests, int first, int nt, c
 		(*iters)++;
 		if (conc_check(v, tests, first, nt, idx, slice, seed, *iters, failed))
 			return (*failed)->ok ? 0 : 1;
-	} while (now_s() < end && !vstop);
-	for (int k = first; k < nt && vstop; k++)
+	} while (now_s() < end && !dl_stop);
+	for (int k = first; k < nt && dl_stop; k++)
 		tests[k].cut = 1;
 	return 0;
 }

@@ -16,16 +16,21 @@ int ipc_child(const char *spec, FILE *out)
 	CUdeviceptr ps = 0, pd = 0, L = 0;
 	uint64_t s1, s2, off, nbad;
 	uint8_t *want = NULL, *got = NULL, e, g;
-	size_t n;
+	size_t n, woff = 0, wlen;
 	double timeout;
+	int nf;
 	int b, use[P2P_MAX_GPUS] = { 0 }, rc = P2P_EXIT_FAIL;
 	CUresult cr;
 	struct sm_cfg sm = { 512, 4 };
 	CUstream s;
 
 	vchild_init();
-	if (!r || sscanf(spec, "b=%d,n=%zu,s1=%" SCNx64 ",s2=%" SCNx64 ",t=%lf,src=%128[0-9a-f],dst=%128[0-9a-f]",
-			 &b, &n, &s1, &s2, &timeout, hs, hd) != 7 || b < 0 || b >= P2P_MAX_GPUS || !n ||
+	/* ",w=OFF+LEN": store only that slice of the pattern (the procs test
+	 * gives each process its own, so one landing store hides no other's loss) */
+	if (!r || ((nf = sscanf(spec, "b=%d,n=%zu,s1=%" SCNx64 ",s2=%" SCNx64 ",t=%lf,src=%128[0-9a-f],"
+				"dst=%128[0-9a-f],w=%zu+%zu", &b, &n, &s1, &s2, &timeout, hs, hd, &woff,
+				&wlen)) != 7 && nf != 9) || b < 0 || b >= P2P_MAX_GPUS || !n ||
+	    (nf == 9 && (woff > n || wlen > n - woff)) ||
 	    vunhex(&h[0], hs, 64) || vunhex(&h[1], hd, 64)) {
 		fprintf(out, "ipc-child: ERROR bad --ipc-child '%s'\n", spec);
 		free(r);
@@ -83,9 +88,12 @@ int ipc_child(const char *spec, FILE *out)
 		else
 			fprintf(out, "ipc-child: %s OK\n", name);
 	}
+	if (nf != 9)
+		wlen = n;
 	pattern_fill(want, n, s2);
 	CC(cu.cuMemcpyHtoDAsync(L, want, n, s), "cuMemcpyHtoDAsync");
-	CC(sm_launch(r, b, s, K_WRITE, &sm, pd + GUARD, L, n), "launch p2p_write");
+	if (wlen)
+		CC(sm_launch(r, b, s, K_WRITE, &sm, pd + GUARD + woff, L + woff, wlen), "launch p2p_write");
 	cr = vchild_wait(s, timeout);
 	if (cr == CUDA_ERROR_NOT_READY) {
 		fprintf(out, "ipc-child: sm-write FAIL did not finish within %.3g s (hung)\n", timeout);

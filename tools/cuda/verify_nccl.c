@@ -82,18 +82,20 @@ static void nccl_gpus(char *buf, size_t len, const int *gs, int ng)
 }
 
 /* End the communicators: ncclCommDestroy (it waits for their work), or
- * ncclCommAbort after a hang; both under the watchdog. */
+ * ncclCommAbort after a hang or a wait a signal cut short (v->cut: the work
+ * may never end); both under the watchdog. */
 static void nccl_end(struct vstate *v, struct vtest *t, ncclComm_t *comm, const int *gs, int ng)
 {
+	int stuck = v->hung || v->cut;
 	char label[256], gl[80];
 
 	nccl_gpus(gl, sizeof(gl), gs, ng);
-	snprintf(label, sizeof(label), "nccl %s: %s (%s)", t->label, v->hung ? "ncclCommAbort" :
+	snprintf(label, sizeof(label), "nccl %s: %s (%s)", t->label, stuck ? "ncclCommAbort" :
 		 "ncclCommDestroy", gl);
 	rig_guard_call(label, nccl_hint);
 	for (int k = 0; k < ng; k++)
 		if (comm[k])
-			(v->hung ? nccl.CommAbort : nccl.CommDestroy)(comm[k]);
+			(stuck ? nccl.CommAbort : nccl.CommDestroy)(comm[k]);
 	rig_unguard();
 }
 
@@ -156,7 +158,7 @@ static int nccl_once(struct vstate *v, struct vtest *t, ncclComm_t *comm, const 
 	}
 	for (int k = 0; k < ng; k++)
 		if (vwait(v, t, gs[k], r->g[gs[k]].s[0], NULL, "the NCCL all-reduce") != CUDA_SUCCESS) {
-			if (!t->hung)
+			if (!t->hung && !v->cut)
 				snprintf(t->error, sizeof(t->error), "the NCCL all-reduce failed on GPU %d",
 					 gs[k]);
 			t->ok = 0;
@@ -224,9 +226,9 @@ void run_nccl(struct vstate *v, struct vtest *t, const int *gs, int ng)
 		}
 	}
 	nccl_end(v, t, comm, gs, ng);
-	if (t->ok && vstop && nccl_call(max, t->rounds, &bytes, &inplace) == 0) {
+	if (t->ok && dl_stop && nccl_call(max, t->rounds, &bytes, &inplace) == 0) {
 		t->skipped = 1;
-		snprintf(t->error, sizeof(t->error), "interrupted by %s after %d calls", strsignal(vstop),
+		snprintf(t->error, sizeof(t->error), "interrupted by %s after %d calls", strsignal(dl_stop),
 			 t->rounds);
 	}
 }

@@ -359,7 +359,7 @@ static void nrank_stuck(struct vtest *t, struct nrank *c, int n, const int *gs, 
 /* Interrupted: the ranks still running are killed; t is skipped, naming them. */
 static void nrank_interrupted(struct vtest *t, struct nrank *c, int n, const int *gs)
 {
-	size_t l = (size_t)snprintf(t->error, sizeof(t->error), "interrupted by %s:", strsignal(vstop));
+	size_t l = (size_t)snprintf(t->error, sizeof(t->error), "interrupted by %s:", strsignal(dl_stop));
 	int nk = 0;
 
 	for (int j = 0; j < n; j++) {
@@ -437,7 +437,7 @@ void run_nccl_procs(struct vstate *v, struct vtest *t, const int *gs, int ng)
 		double now = now_s(), end, lastinit = 0;
 		int live = 0, ininit = 0;
 
-		if (vstop) {
+		if (dl_stop) {
 			/* SIGINT or SIGTERM: every rank ends now, named with its stage */
 			nrank_interrupted(t, c, started, gs);
 			break;

@@ -79,25 +79,66 @@ int vdev_path(struct vstate *v, struct vtest *t)
 #define PATH_MAX_BYTES (32ULL << 20)
 #define PATH_REPS 3
 #define PATH_LAT_COPIES 100
-#define PATH_STAGING_MARGIN 1.1	/* peer copies must beat staging by this */
+#define PATH_STAGING_MARGIN 1.1	/* peer copies should beat staging by this */
 /*
- * ... unless their latency shows a direct path: on PCIe a staged copy (D2H
- * over one link, H2D over the other, pipelined) can come close to a peer
- * copy's bandwidth (the field: Gen5 x8 28 GB/s on against 24 off), but not
- * to its latency (0.4-1.2 us on against ~14 us off).
+ * What only a direct path shows: latency well below the staged copies'.
+ * On PCIe a staged copy (D2H over one link, H2D over the other, pipelined)
+ * can come close to a peer copy's bandwidth (the field: Gen5 x8 28 GB/s on
+ * against 24 off), or pass it where the host's memory is fast, but not its
+ * latency (0.4-1.2 us on against ~14 us off). So bandwidth alone never
+ * proves a path: a copy whose latency is not below this share of the
+ * staged one's is staged, however fast.
  */
 #define PATH_LAT_DIRECT 0.5
 /* a direct path this much slower than staging fails (an ACS or IOMMU
  * detour: the field's 3 against 20 GB/s); nearer, the measure's noise
  * decides, and a WARN says so */
 #define PATH_SLOWER 0.8
-#define PATH_LINK_MARGIN 1.05	/* and may not beat the line rate by more */
+#define PATH_LINK_MARGIN LINK_OVER_MARGIN	/* and may not beat the line rate by more */
+
+/* Read pd back and compare its n bytes with want; 0, or -1 with t failed. */
+static int path_check(struct vstate *v, struct vtest *t, CUdeviceptr pd, size_t n, const uint8_t *want,
+		      uint8_t *got, int on, const char *which)
+{
+	int a = t->src, b = t->dst;
+	uint64_t off, nbad;
+	uint8_t e, g8;
+
+	VT(rig_cur(&v->r, b), "cuCtxSetCurrent");
+	VT(cu.cuMemcpyDtoH(got, pd, n), "read back (cuMemcpyDtoH)");
+	if (!pattern_compare(got, want, n, &off, &e, &g8, &nbad))
+		return 0;
+	t->ok = 0;
+	t->mismatch = 1;
+	t->offset = off;
+	t->expected = e;
+	t->got = g8;
+	t->nbad = nbad;
+	snprintf(t->error, sizeof(t->error), "GPU %d -> GPU %d, peer access %s, %s: first mismatch "
+		 "at offset %" PRIu64 ": expected 0x%02x, got 0x%02x%s (%" PRIu64 " of %zu bytes "
+		 "differ)", a, b, on ? "on" : "off", which, off, e, g8,
+		 g8 == (POISON & 0xff) ? ", the poison: the write never landed" : "", nbad, n);
+	return -1;
+}
+
+/* Poison n bytes at pd on GPU b and wait for it. 0, or -1 with t failed. */
+static int path_poison(struct vstate *v, struct vtest *t, CUdeviceptr pd, size_t n)
+{
+	struct gpu *gb = &v->r.g[t->dst];
+
+	VT(rig_cur(&v->r, t->dst), "cuCtxSetCurrent");
+	VT(cu.cuMemsetD32Async(pd, POISON, n / 4, gb->s[1]), "poison destination (cuMemsetD32Async)");
+	VW(t->dst, gb->s[1], "poisoning of the destination");
+	return 0;
+}
 
 /*
  * One side of the path test: copies a -> b with cuMemcpyPeerAsync on a's
- * stream, the destination poisoned first and checked after: the best of
- * PATH_REPS timed copies of n bytes, then PATH_LAT_COPIES 4-byte copies for
- * the latency. 0, or -1 with t failed.
+ * stream, a warm-up and PATH_REPS timed copies of n bytes (the best
+ * counts), then PATH_LAT_COPIES 4-byte copies for the latency, each into
+ * its own 4 bytes. Every copy's destination is poisoned before it and
+ * checked after, so no copy counts whose bytes did not land. 0, or -1
+ * with t failed.
  */
 static int path_time(struct vstate *v, struct vtest *t, CUdeviceptr ps, CUdeviceptr pd, size_t n,
 		     const uint8_t *want, uint8_t *got, int on, double *gbps, double *us)
@@ -106,51 +147,42 @@ static int path_time(struct vstate *v, struct vtest *t, CUdeviceptr ps, CUdevice
 	int a = t->src, b = t->dst;
 	struct gpu *ga = &r->g[a], *gb = &r->g[b];
 	CUstream s = ga->s[0];
+	const char *what = on ? "the copy with peer access on" : "the copy with peer access off";
 	float ms = 0;
-	uint64_t off, nbad;
-	uint8_t e, g8;
 
 	*gbps = 0;
-	VT(rig_cur(r, b), "cuCtxSetCurrent");
-	VT(cu.cuMemsetD32Async(pd, POISON, n / 4, gb->s[1]), "poison destination (cuMemsetD32Async)");
-	VW(b, gb->s[1], "poisoning of the destination");
-	VT(rig_cur(r, a), "cuCtxSetCurrent");
-	/* a warm-up, then the timed copies */
-	VT(cu.cuMemcpyPeerAsync(pd, gb->ctx, ps, ga->ctx, n, s), "cuMemcpyPeerAsync");
-	VW(a, s, on ? "the copy with peer access on" : "the copy with peer access off");
-	for (int k = 0; k < PATH_REPS; k++) {
+	for (int k = 0; k <= PATH_REPS; k++) {	/* k 0: the warm-up */
+		char which[32];
+
+		if (path_poison(v, t, pd, n))
+			return -1;
+		VT(rig_cur(r, a), "cuCtxSetCurrent");
 		VT(cu.cuEventRecord(ga->ev_start, s), "cuEventRecord");
 		VT(cu.cuMemcpyPeerAsync(pd, gb->ctx, ps, ga->ctx, n, s), "cuMemcpyPeerAsync");
 		VT(cu.cuEventRecord(ga->ev_stop, s), "cuEventRecord");
-		VW(a, s, on ? "the copy with peer access on" : "the copy with peer access off");
-		if (cu.cuEventElapsedTime(&ms, ga->ev_start, ga->ev_stop) == CUDA_SUCCESS && ms > 0 &&
+		VW(a, s, what);
+		if (k && cu.cuEventElapsedTime(&ms, ga->ev_start, ga->ev_stop) == CUDA_SUCCESS && ms > 0 &&
 		    n / 1e9 / (ms / 1e3) > *gbps)
 			*gbps = n / 1e9 / (ms / 1e3);
+		snprintf(which, sizeof(which), k ? "timed copy %d" : "the warm-up copy", k);
+		if (path_check(v, t, pd, n, want, got, on, which))
+			return -1;
+		t->bytes += n;
+		t->rounds++;
 	}
+	if (path_poison(v, t, pd, 4 * PATH_LAT_COPIES))
+		return -1;
+	VT(rig_cur(r, a), "cuCtxSetCurrent");
 	VT(cu.cuEventRecord(ga->ev_start, s), "cuEventRecord");
 	for (int k = 0; k < PATH_LAT_COPIES; k++)
-		VT(cu.cuMemcpyPeerAsync(pd, gb->ctx, ps, ga->ctx, 4, s), "cuMemcpyPeerAsync");
+		VT(cu.cuMemcpyPeerAsync(pd + 4 * k, gb->ctx, ps + 4 * k, ga->ctx, 4, s), "cuMemcpyPeerAsync");
 	VT(cu.cuEventRecord(ga->ev_stop, s), "cuEventRecord");
 	VW(a, s, "the small copies");
 	*us = cu.cuEventElapsedTime(&ms, ga->ev_start, ga->ev_stop) == CUDA_SUCCESS ?
 	      ms * 1e3 / PATH_LAT_COPIES : 0;
-	VT(rig_cur(r, b), "cuCtxSetCurrent");
-	VT(cu.cuMemcpyDtoH(got, pd, n), "read back (cuMemcpyDtoH)");
-	if (pattern_compare(got, want, n, &off, &e, &g8, &nbad)) {
-		t->ok = 0;
-		t->mismatch = 1;
-		t->offset = off;
-		t->expected = e;
-		t->got = g8;
-		t->nbad = nbad;
-		snprintf(t->error, sizeof(t->error), "GPU %d -> GPU %d, peer access %s: first mismatch "
-			 "at offset %" PRIu64 ": expected 0x%02x, got 0x%02x%s (%" PRIu64 " of %zu bytes "
-			 "differ)", a, b, on ? "on" : "off", off, e, g8,
-			 g8 == (POISON & 0xff) ? ", the poison: the write never landed" : "", nbad, n);
+	if (path_check(v, t, pd, 4 * PATH_LAT_COPIES, want, got, on, "the 4-byte copies"))
 		return -1;
-	}
-	t->bytes += n;
-	t->rounds++;
+	t->bytes += 4 * PATH_LAT_COPIES;
 	return 0;
 }
 
@@ -240,7 +272,18 @@ on:
 	else
 		snprintf(rate, sizeof(rate), "line rate unknown: %.120s", l->why);
 	direct = on_us > 0 && off_us > 0 && on_us <= PATH_LAT_DIRECT * off_us;
-	if (direct && on_gbps < PATH_SLOWER * off_gbps) {
+	if (!direct) {
+		/* only a direct path's latency is far below staging's; bandwidth
+		 * alone (a staged copy near or above the link's) proves nothing */
+		t->ok = 0;
+		snprintf(t->error, sizeof(t->error), "P2P works at staging speed: GPU %d -> GPU %d copies "
+			 "%.1f GB/s with peer access on, %.1f GB/s with it off (%s); latency %.1f us on, "
+			 "%.1f us off (%.2fx, a direct path is below %.1fx): the copies take no direct path",
+			 a, b, on_gbps, off_gbps, rate, on_us, off_us, off_us > 0 ? on_us / off_us : 0,
+			 PATH_LAT_DIRECT);
+		goto out;
+	}
+	if (on_gbps < PATH_SLOWER * off_gbps) {
 		/* a direct path that loses to staging: P2P makes copies slower */
 		t->ok = 0;
 		snprintf(t->error, sizeof(t->error), "P2P slower than staging: GPU %d -> GPU %d copies "
@@ -250,19 +293,19 @@ on:
 			 on_us, off_us);
 		goto out;
 	}
-	if (!direct && on_gbps < PATH_STAGING_MARGIN * off_gbps) {
-		t->ok = 0;
-		snprintf(t->error, sizeof(t->error), "P2P works at staging speed: GPU %d -> GPU %d copies "
-			 "%.1f GB/s with peer access on, %.1f GB/s with it off (%s); latency %.1f us on, "
-			 "%.1f us off: the copies take no direct path", a, b, on_gbps, off_gbps, rate,
-			 on_us, off_us);
-		goto out;
-	}
 	if (l->kind != LINK_UNKNOWN && on_gbps > PATH_LINK_MARGIN * l->gbps) {
 		t->ok = 0;
 		snprintf(t->error, sizeof(t->error), "faster than the link: GPU %d -> GPU %d copied "
 			 "%.1f GB/s over %s (%.1f GB/s): the data did not cross it (it stayed in one "
 			 "GPU's memory, or the link is misreported)", a, b, on_gbps, l->label, l->gbps);
+		goto out;
+	}
+	if (l->kind == LINK_UNKNOWN && l->ceiling > 0 && on_gbps > PATH_LINK_MARGIN * l->ceiling) {
+		t->ok = 0;
+		snprintf(t->error, sizeof(t->error), "faster than any link: GPU %d -> GPU %d copied "
+			 "%.1f GB/s with the line rate unknown, above %s (%.1f GB/s): the data did not "
+			 "cross a link (it stayed in one GPU's memory)", a, b, on_gbps, l->ceiling_label,
+			 l->ceiling);
 		goto out;
 	}
 	t->proven = 1;

@@ -13,13 +13,17 @@
 
 #define PROCS_N 4		/* second processes at once */
 #define PROCS_ROUNDS 3
+/* where process p's slice of n bytes starts (p = PROCS_N: the end) */
+#define SLICE(n, p) ((n) * (size_t)(p) / PROCS_N)
 
 /*
  * procs a -> b: PROCS_ROUNDS times, PROCS_N second processes (the ipc test's,
  * verify --ipc-child) started at once on GPU b, each opening GPU a's buffers
  * with cuIpcOpenMemHandle, copying from them with CE and SM loads (checked
- * there), storing the same pattern into a's destination (checked here) and
- * exiting, all at the same time.
+ * there), storing its own slice of the pattern into a's destination
+ * (checked here: were they all to store the same bytes, one process's
+ * landing stores would hide the others' losses) and exiting, all at the
+ * same time.
  */
 int run_procs(struct vstate *v, struct vtest *t)
 {
@@ -27,7 +31,7 @@ int run_procs(struct vstate *v, struct vtest *t)
 	struct rig *r = &v->r;
 	int a = t->src, b = t->dst;
 	size_t n = v->size < FLAG_MAX ? v->size : FLAG_MAX;
-	char spec[512], hs[129], hd[129];
+	char spec[PROCS_N][560], hs[129], hd[129];
 	CUipcMemHandle h[2];
 	uint64_t s1, s2, seed = v->seed;
 	struct vchild ch[PROCS_N];
@@ -59,10 +63,12 @@ int run_procs(struct vstate *v, struct vtest *t)
 		}
 		vhex(hs, &h[0], 64);
 		vhex(hd, &h[1], 64);
-		snprintf(spec, sizeof(spec), "b=%d,n=%zu,s1=%" PRIx64 ",s2=%" PRIx64 ",t=%g,src=%s,dst=%s",
-			 b, n, s1, s2, v->timeout, hs, hd);
+		for (int p = 0; p < PROCS_N; p++)
+			snprintf(spec[p], sizeof(spec[p]), "b=%d,n=%zu,s1=%" PRIx64 ",s2=%" PRIx64 ",t=%g,"
+				 "src=%s,dst=%s,w=%zu+%zu", b, n, s1, s2, v->timeout, hs, hd, SLICE(n, p),
+				 SLICE(n, p + 1) - SLICE(n, p));
 		for (; started < PROCS_N; started++)
-			if (vchild_start(t, "--ipc-child", spec, &ch[started]))
+			if (vchild_start(t, "--ipc-child", spec[started], &ch[started]))
 				break;
 		end = now_s() + 2 * v->timeout + 5;
 		for (int p = 0; p < started; p++)
@@ -73,7 +79,7 @@ int run_procs(struct vstate *v, struct vtest *t)
 			snprintf(t->error, sizeof(t->error), "round %d: %d of %d processes started at once on "
 				 "GPU %d (each opening GPU %d's buffers, copying, exiting) did not finish within "
 				 "%.3g s and were killed: processes mapping a peer's memory while others exit hang "
-				 "(on 580.65.06-595.x nvidia-uvm's devicesLock inversion, docs/support.md; fixed in "
+				 "(on " V_UVM_LOCK_DRIVERS " nvidia-uvm's devicesLock inversion, docs/support.md; fixed in "
 				 "610.57.04)", round + 1, late, PROCS_N, b, a, 2 * v->timeout + 5);
 			rc = -1;
 			break;
@@ -99,14 +105,19 @@ int run_procs(struct vstate *v, struct vtest *t)
 				}
 		if (rc)
 			break;
-		/* Every process stored the same pattern into a's destination. */
+		/* Each process stored its slice of one pattern into a's destination. */
 		memset(v->want, (int)(POISON & 0xff), v->total);
 		pattern_fill(v->want + GUARD, n, s2);
 		if (vreadback(v, t, a, r->g[a].dst) || vcheck_got(v, t, n)) {
-			char e[1024];
+			char e[1024], who[40] = "";
+			int p = 0;
 
-			snprintf(e, sizeof(e), "round %d, %d processes on GPU %d storing into GPU %d's buffer: "
-				 "%.900s", round + 1, PROCS_N, b, a, t->error);
+			while (t->mismatch == 1 && p + 1 < PROCS_N && t->offset >= SLICE(n, p + 1))
+				p++;
+			if (t->mismatch == 1)
+				snprintf(who, sizeof(who), ", first in process %d's", p + 1);
+			snprintf(e, sizeof(e), "round %d, %d processes on GPU %d storing into GPU %d's buffer "
+				 "(a slice each%s): %.850s", round + 1, PROCS_N, b, a, who, t->error);
 			snprintf(t->error, sizeof(t->error), "%s", e);
 			rc = -1;
 			break;

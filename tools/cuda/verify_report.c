@@ -177,10 +177,10 @@ void vdone(struct vstate *v, struct vtest *t, int stop_before)
 {
 	/* A signal during the test: a failure may be the signal's doing (the
 	 * ipc test's second process gets the terminal's SIGINT too). */
-	if (!t->ok && !t->hung && !stop_before && vstop) {
+	if (!t->ok && !t->hung && !stop_before && dl_stop) {
 		t->ok = 1;
 		t->skipped = 1;
-		snprintf(t->error, sizeof(t->error), "not finished: interrupted (%s)", strsignal(vstop));
+		snprintf(t->error, sizeof(t->error), "not finished: interrupted (%s)", strsignal(dl_stop));
 	}
 	vexplain(v, t);
 	if (v->out)
@@ -363,16 +363,16 @@ void pv_line(const struct pverdict *pv, const struct vstate *v, char *buf, size_
 	size_t l;
 	int k = pv_notrun(pv, v);
 
-	if (vstop && !pv->reached) {
+	if (dl_stop && !pv->reached) {
 		snprintf(buf, len, "%d<->%d: not tested (interrupted by %s)", pv->a, pv->b,
-			 strsignal(vstop));
+			 strsignal(dl_stop));
 		return;
 	}
 	pv_text(pv, buf, len);
 	l = strlen(buf);
-	if (vstop && k && pv->peer_ok)
+	if (dl_stop && k && pv->peer_ok)
 		snprintf(buf + l, len - l, "; partial: %d of the grid's tests not run (interrupted by %s)",
-			 k, strsignal(vstop));
+			 k, strsignal(dl_stop));
 }
 
 /*

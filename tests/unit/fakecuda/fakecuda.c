@@ -29,7 +29,8 @@
  *   FAKECUDA_LAT_US=X          per-operation cost (default 2)
  *   FAKECUDA_NOPEER_LAT_US=X   ... of a copy between the GPUs staged through
  *                              host memory (no peer mapping, or the staged
- *                              fault; default FAKECUDA_LAT_US)
+ *                              fault; default 7 x FAKECUDA_LAT_US: 14 us
+ *                              against 2, as the field's PCIe pairs)
  *   FAKECUDA_JITTER=X          relative jitter: op k costs (1 + X*((k%7)-3)/3)
  *   FAKECUDA_MANAGED=0|1       CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY (default 1)
  *   FAKECUDA_CONCURRENT_MANAGED=0|1  ..._CONCURRENT_MANAGED_ACCESS (default 1)
@@ -47,12 +48,20 @@
  *                              o >= N reaches o % N instead, whichever
  *                              allocation of that GPU is there (zeros, and
  *                              stores lost, where none is)
+ *   FAKECUDA_CEDROP_FROM=K     copies between the GPUs (copy engine, peer
+ *                              access on or off) write nothing from the
+ *                              K-th on (1-based, counted from cuInit): a
+ *                              check of only the first copy passes
  *   FAKECUDA_UM_BUG=map        a GPU using managed pages resident on its peer
  *                              through a mapping (preferred location there,
  *                              or accessed-by it, with peer access on) uses
  *                              its own memory at that offset instead, as
  *                              nvidia-uvm's VIDEO-aperture PTE for a BAR1
  *                              pair does before 590 (docs/uvm.md)
+ *   FAKECUDA_UM_BUG=host       a kernel using managed pages through a peer
+ *                              mapping gets the right bytes at a tenth of
+ *                              the SM rate (the pages go through the host),
+ *                              while every attribute says what the advice set
  *   FAKECUDA_UM_BUG=copy       a migration of managed pages from one GPU to
  *                              the other flips byte 256 (the first data
  *                              byte after verify's guard)
@@ -110,13 +119,17 @@
  *              blocked on a lock in the kernel, FIELD N10)
  *     ipcwrong cuIpcOpenMemHandle maps other (zeroed) memory, not the
  *              exporter's allocation
+ *     ipcfirst only the first process to open an exported handle maps the
+ *              allocation; every later one maps a private copy (reads right,
+ *              stores lost): processes that all store the same bytes hide
+ *              the others' losses behind the one that landed
  *     graphdrop  from the second launch of a CUDA graph on, its last node
  *              is dropped (a replay that loses a copy)
  *     hang     the first operation touching another GPU's memory of the kind
  *              FAKECUDA_HANG_KIND (ce, sm or flag; default any) never
  *              completes: queries say CUDA_ERROR_NOT_READY forever, and a
- *              blocking synchronisation on it aborts the process (a real
- *              one would block forever)
+ *              blocking synchronisation on it never returns (signal
+ *              handlers run), as a real one
  *
  * cuMemcpyPeerAsync on a capturing stream fails with
  * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, as the real driver's does.
@@ -152,6 +165,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -193,7 +207,7 @@ static struct {
 	int inited, ndev, peer, enable_error, jit_error, copy_error, overrun, underrun, drop_tail;
 	int managed, concurrent_managed;
 	int f_stale, f_lost, f_nomap, f_wrong, f_hang, f_graphdrop, f_ipcwrong, f_staged, f_ptefault;
-	int f_cedrop, f_vmmstale, f_flaglost, f_openhang, f_readfault, f_enablehang;
+	int f_cedrop, f_vmmstale, f_flaglost, f_openhang, f_readfault, f_enablehang, f_ipcfirst;
 	int sticky;
 	int dir_from, dir_to;	/* FAKECUDA_FAULT_DIR, -1: any */
 	CUresult dead[MAXDEV];
@@ -202,6 +216,7 @@ static struct {
 	int hung;			/* the hang has been used */
 	unsigned long long wrong_above, bar1;
 	char um_bug[8];
+	long cedrop_from, ce_peer_copies;	/* FAKECUDA_CEDROP_FROM */
 	double free_bytes, free_overstate;
 	long long corrupt_off;
 	char corrupt_kind[8];
@@ -691,7 +706,8 @@ static void run_kernel(struct qop *o)
 		store_bytes(dst, tmp, n, g, dow);
 		free(tmp);
 		corrupt(dst, n, "sm");
-		advance(n, find_dev(dst) == find_dev(src) ? F.local_bw : F.sm_bw);
+		advance(n, !strcmp(F.um_bug, "host") && (find_managed(dst) || find_managed(src)) ?
+			F.sm_bw / 10 : find_dev(dst) == find_dev(src) ? F.local_bw : F.sm_bw);
 		break;
 	}
 	case K_DELAY: {
@@ -810,9 +826,13 @@ static void execute(struct qop *o)
 			     (F.f_staged || !(mapped(o->sdev, o->ddev) || mapped(o->ddev, o->sdev)));
 		double bw = o->sdev == o->ddev ? F.local_bw : staged ? F.nopeer_bw : F.bw;
 
+		if (o->sdev != o->ddev)
+			F.ce_peer_copies++;
 		if (F.f_cedrop && o->sdev != o->ddev && bw == F.bw &&
 		    fdir(o->s->dev, o->s->dev == o->sdev ? o->ddev : o->sdev)) {
 			;	/* nothing lands */
+		} else if (F.cedrop_from && o->sdev != o->ddev && F.ce_peer_copies >= F.cedrop_from) {
+			;	/* nothing lands from this copy on */
 		} else if (F.bar1 && o->sdev != o->ddev && bw == F.bw) {
 			/* through the engine's GPU's peer mapping of the other's BAR1 */
 			char *tmp = malloc(o->n ? o->n : 1);
@@ -885,6 +905,8 @@ static int progress(struct CUstream_st *s, long long upto)
 		if (op_hangs(o)) {
 			o->hung = 1;
 			F.hung = 1;
+			/* what a test waits for before it signals the process */
+			fprintf(stderr, "fakecuda: an operation on GPU %d's stream hangs\n", s->dev);
 			return -1;
 		}
 		if (o->kind == Q_WAIT && progress(o->evs, o->evseq) < 0)
@@ -927,6 +949,17 @@ __attribute__((destructor)) static void fake_fini(void)
 	for (int i = 0; i < MAXSNAP; i++)
 		if (snaps[i].base)
 			drop_snaps(snaps[i].base);
+	{
+		/* ipcfirst's markers of the handles this process exported */
+		char pat[64];
+		glob_t gl;
+
+		snprintf(pat, sizeof(pat), "/tmp/fakecuda-ipcfirst-%d-*", (int)getpid());
+		if (!glob(pat, 0, NULL, &gl))
+			for (size_t i = 0; i < gl.gl_pathc; i++)
+				unlink(gl.gl_pathv[i]);
+		globfree(&gl);
+	}
 	/* and what a run that stopped at a hang never freed */
 	for (int i = 0; i < MAXALLOC; i++)
 		if (allocs[i].p) {
@@ -945,11 +978,17 @@ __attribute__((destructor)) static void fake_fini(void)
 	}
 }
 
-static void hung_abort(const char *fn)
+/*
+ * A blocking wait on a hung operation blocks for good, as a real driver's
+ * does: signal handlers run (a real wait sleeps or spins interruptibly) but
+ * the call never returns, so only a caller that never blocks can report.
+ */
+static void hung_block(const char *fn)
 {
-	fprintf(stderr, "fakecuda: %s waits on a hung operation: a real driver blocks here "
-		"forever (use a query loop with a deadline)\n", fn);
-	abort();
+	fprintf(stderr, "fakecuda: %s waits on a hung operation: blocked for good, as a real "
+		"driver's wait is (use a query loop with a deadline)\n", fn);
+	for (;;)
+		pause();
 }
 
 static void set_faults(void)
@@ -958,7 +997,7 @@ static void set_faults(void)
 	char buf[128], *save = NULL;
 
 	F.f_stale = F.f_lost = F.f_nomap = F.f_wrong = F.f_hang = F.f_graphdrop = F.f_ipcwrong = F.f_staged = F.f_ptefault = F.f_cedrop = 0;
-	F.f_vmmstale = F.f_flaglost = F.f_openhang = F.f_readfault = F.f_enablehang = F.hung = 0;
+	F.f_vmmstale = F.f_flaglost = F.f_openhang = F.f_readfault = F.f_enablehang = F.f_ipcfirst = F.hung = 0;
 	snprintf(F.hang_kind, sizeof(F.hang_kind), "%s", k ? k : "");
 	F.wrong_above = (unsigned long long)envd("FAKECUDA_WRONG_ABOVE", 0);
 	snprintf(buf, sizeof(buf), "%s", f ? f : "");
@@ -989,6 +1028,8 @@ static void set_faults(void)
 			F.f_flaglost = 1;
 		else if (!strcmp(t, "openhang"))
 			F.f_openhang = 1;
+		else if (!strcmp(t, "ipcfirst"))
+			F.f_ipcfirst = 1;
 		else if (!strcmp(t, "readfault"))
 			F.f_readfault = 1;
 		else if (!strcmp(t, "enablehang"))
@@ -1033,13 +1074,15 @@ CUresult cuInit(unsigned int flags)
 	F.local_bw = envd("FAKECUDA_LOCAL_GBPS", 1000);
 	F.sm_bw = envd("FAKECUDA_SM_GBPS", F.bw);
 	F.lat_us = envd("FAKECUDA_LAT_US", 2);
-	F.nopeer_lat_us = envd("FAKECUDA_NOPEER_LAT_US", F.lat_us);
+	F.nopeer_lat_us = envd("FAKECUDA_NOPEER_LAT_US", 7 * F.lat_us);
 	F.jitter = envd("FAKECUDA_JITTER", 0);
 	F.managed = (int)envd("FAKECUDA_MANAGED", 1);
 	F.concurrent_managed = (int)envd("FAKECUDA_CONCURRENT_MANAGED", 1);
 	F.free_bytes = envd("FAKECUDA_FREE_BYTES", 64.0 * (1 << 30));
 	F.free_overstate = envd("FAKECUDA_FREE_OVERSTATE", 0);
 	F.bar1 = (unsigned long long)envd("FAKECUDA_BAR1_BYTES", 0);
+	F.cedrop_from = (long)envd("FAKECUDA_CEDROP_FROM", 0);
+	F.ce_peer_copies = 0;
 	k = getenv("FAKECUDA_UM_BUG");
 	snprintf(F.um_bug, sizeof(F.um_bug), "%s", k ? k : "");
 	set_faults();
@@ -1204,7 +1247,7 @@ CUresult cuCtxSynchronize(void)
 		if (!s->used || s->dev != current->dev)
 			continue;
 		if (progress(s, 1LL << 62) < 0)
-			hung_abort("cuCtxSynchronize");
+			hung_block("cuCtxSynchronize");
 		if (s->err && !r)
 			r = take_err(s);
 		s->err = 0;
@@ -1563,7 +1606,7 @@ CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n)
 	LOCK();
 	DEAD(current->dev);
 	if (progress(legacy(current->dev), 1LL << 62) < 0)
-		hung_abort("cuMemcpyDtoH");
+		hung_block("cuMemcpyDtoH");
 	memcpy(d, (const void *)(uintptr_t)s, n);
 	compact();
 	UNLOCK_RET(0);
@@ -1628,7 +1671,7 @@ CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, CUstream st)
 	if (!pinned(d)) {
 		/* pageable: returns once the copy is done */
 		if (progress(st, 1LL << 62) < 0)
-			hung_abort("cuMemcpyDtoHAsync (pageable)");
+			hung_block("cuMemcpyDtoHAsync (pageable)");
 		memcpy(d, (const void *)(uintptr_t)s, n);
 		advance(n, F.nopeer_bw);
 		compact();
@@ -1759,7 +1802,7 @@ CUresult cuStreamSynchronize(CUstream s)
 	LOCK();
 	DEAD(s->dev);
 	if (progress(s, 1LL << 62) < 0)
-		hung_abort("cuStreamSynchronize");
+		hung_block("cuStreamSynchronize");
 	r = take_err(s);
 	compact();
 	UNLOCK_RET(r);
@@ -1842,7 +1885,7 @@ CUresult cuEventSynchronize(CUevent e)
 	if (!e->seq)
 		UNLOCK_RET(0);
 	if (progress(e->s, e->seq) < 0)
-		hung_abort("cuEventSynchronize");
+		hung_block("cuEventSynchronize");
 	compact();
 	UNLOCK_RET(e->done ? 0 : 400);
 }
@@ -2173,11 +2216,19 @@ CUresult cuMemUnmap(CUdeviceptr p, size_t n)
 
 /* CUipcMemHandle: 64 opaque bytes; here the exporter's pid and memfd. */
 typedef struct { char reserved[64]; } CUipcMemHandle;
-struct ipc { unsigned magic; int pid, fd, dev; size_t n, maplen; unsigned long long off; };
+struct ipc { unsigned magic; int pid, fd, dev; size_t n, maplen; unsigned long long off; unsigned gen; };
+
+static unsigned ipc_gen;	/* handles exported by this process */
+
+/* ipcfirst: the marker of a handle's first opener (the exporter removes them). */
+static void ipcfirst_path(char *path, size_t len, int pid, int fd, unsigned gen)
+{
+	snprintf(path, len, "/tmp/fakecuda-ipcfirst-%d-%d-%u", pid, fd, gen);
+}
 
 CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p)
 {
-	struct ipc x = { 0x46414b45, getpid(), -1, 0, 0, 0, 0 };
+	struct ipc x = { 0x46414b45, getpid(), -1, 0, 0, 0, 0, 0 };
 	int i;
 
 	LOCK();
@@ -2189,6 +2240,7 @@ CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p)
 	x.n = allocs[i].n;
 	x.maplen = allocs[i].maplen;
 	x.off = allocs[i].off;
+	x.gen = ++ipc_gen;
 	memset(h, 0, sizeof(*h));
 	memcpy(h->reserved, &x, sizeof(x));
 	UNLOCK_RET(0);
@@ -2220,7 +2272,25 @@ CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsigned int fl
 		if (lf >= 0)
 			close(lf);	/* and its lock */
 	}
-	if (F.f_ipcwrong) {
+	if (F.f_ipcfirst && !F.f_ipcwrong) {
+		int first;
+
+		/* the first process to open this handle maps it; every later one
+		 * gets a private copy: it reads the exporter's bytes, its stores
+		 * are lost */
+		ipcfirst_path(path, sizeof(path), x.pid, x.fd, x.gen);
+		fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+		first = fd >= 0;
+		if (fd >= 0)
+			close(fd);
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", x.pid, x.fd);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			return 1;
+		m = mmap(NULL, x.maplen, PROT_READ | PROT_WRITE, (first ? MAP_SHARED : MAP_PRIVATE) |
+			 MAP_NORESERVE, fd, 0);
+		close(fd);
+	} else if (F.f_ipcwrong) {
 		m = mmap(NULL, x.maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 			 -1, 0);
 	} else {

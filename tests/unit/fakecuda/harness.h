@@ -6,6 +6,10 @@
 
 #include <libgen.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +26,7 @@ static const char *const fake_vars[] = {
 	"FAKECUDA_FAULT", "FAKECUDA_HANG_KIND", "FAKECUDA_WRONG_ABOVE", "FAKECUDA_UNDERRUN",
 	"FAKECUDA_DROP_TAIL", "FAKENCCL_WRONG", "FAKENCCL_HANG_INIT", "FAKECUDA_FLAKY", "FAKECUDA_ENABLE_FROM",
 	"FAKECUDA_BAR1_BYTES", "FAKENCCL_TRANSPORT", "NCCL_P2P_LEVEL", "NCCL_DEBUG",
-	"FAKENCCL_COUNT_FILE", "FAKECUDA_STICKY", "FAKECUDA_FAULT_DIR",
+	"FAKENCCL_COUNT_FILE", "FAKECUDA_STICKY", "FAKECUDA_FAULT_DIR", "FAKECUDA_CEDROP_FROM",
 };
 
 /* Point the loader at fakecuda/libcuda.so.1 beside the test binary (a
@@ -179,6 +183,84 @@ static inline const char *jstr(json_object *o, const char *path)
 
 	assert_non_null(v);
 	return json_object_get_string(v);
+}
+
+static inline double harness_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Run $P2PCTL_SELF with args (NULL-terminated: "bench" or "verify", then its
+ * options) in a process of its own, stdout and stderr into one pipe. Once
+ * the output holds trigger (NULL: never), send it sig. SIGKILL it when it
+ * has not ended limit s after the start (*killed set): a command that blocks
+ * fails its test instead of hanging it. Returns the output; *status is
+ * waitpid's. No timing is asserted: limit is a bound, not a measure.
+ */
+static inline char *child_run(const char *const *args, int sig, const char *trigger, double limit,
+			      int *status, int *killed)
+{
+	const char *self = getenv("P2PCTL_SELF");
+	size_t len = 0, cap = 1 << 18;
+	char *buf = calloc(1, cap);
+	int fd[2], sent = 0, eof = 0;
+	double end = harness_now() + limit;
+	pid_t pid;
+
+	*killed = 0;
+	if (!self || !buf || pipe(fd))
+		abort();
+	pid = fork();
+	if (pid < 0)
+		abort();
+	if (pid == 0) {
+		char *argv[32];
+		int n = 0;
+
+		argv[n++] = (char *)self;
+		for (; args[n - 1] && n < 31; n++)
+			argv[n] = (char *)args[n - 1];
+		argv[n] = NULL;
+		dup2(fd[1], 1);
+		dup2(fd[1], 2);
+		close(fd[0]);
+		close(fd[1]);
+		execv(self, argv);
+		_exit(127);
+	}
+	close(fd[1]);
+	while (!eof && harness_now() < end) {
+		struct pollfd p = { .fd = fd[0], .events = POLLIN };
+		ssize_t r;
+
+		if (poll(&p, 1, 100) <= 0 || !(p.revents & (POLLIN | POLLHUP)))
+			continue;
+		r = read(fd[0], buf + len, cap - 1 - len);
+		if (r <= 0) {
+			eof = 1;
+			break;
+		}
+		len += (size_t)r;
+		buf[len] = '\0';
+		if (trigger && !sent && strstr(buf, trigger)) {
+			kill(pid, sig);
+			sent = 1;
+		}
+	}
+	if (!eof) {
+		kill(pid, SIGKILL);
+		*killed = 1;
+	}
+	close(fd[0]);
+	waitpid(pid, status, 0);
+	if (*killed)
+		fprintf(stderr, "%s %s did not end within %.0f s and was killed; output:\n%s\n", self,
+			args[0], limit, buf);
+	return buf;
 }
 
 #endif
