@@ -47,9 +47,9 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/delay.h>
 #include <linux/kernel.h>
 #include <linux/rcupdate.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/version.h>
@@ -308,7 +308,12 @@ int p2ps_hooks_install(struct p2ps_hook *hooks, unsigned int n, bool dry_run,
  * under the old set of a hand-over would leave unguarded.  So no timer:
  * the removal waits as long as the driver keeps such a call (a slow GSP
  * call, an attach), and says so every DRAIN_NOTE.  The caller holds the
- * lifecycle's lock meanwhile; no return handler takes it.
+ * lifecycle's lock meanwhile; no return handler takes it.  The wait is
+ * killable: a call that never returns (its task died inside the driver,
+ * which frees the kretprobe instance without the handler) would otherwise
+ * hold the lock, and every later status, enable, disable and rmmod,
+ * until a reboot.  Killing the waiting rmmod or p2pctl gives the calls up,
+ * loudly: only then does a return handler get lost.
  */
 #define DRAIN_NOTE	(10 * HZ)
 
@@ -327,14 +332,19 @@ static void drain(struct p2ps_hook *hooks, unsigned int n)
 
 		if (h->state != P2PS_HOOK_INSTALLED || h->keep || h->kind != P2PS_HOOK_RETURN)
 			continue;
-		note = jiffies;
+		note = jiffies + DRAIN_NOTE;
 		while (atomic_read(&h->calls)) {
+			if (fatal_signal_pending(current)) {
+				pr_warn("%s: %d call(s) still inside the driver lose their return handler: the waiting task was killed\n",
+					h->symbol, atomic_read(&h->calls));
+				break;
+			}
 			if (time_after_eq(jiffies, note)) {
-				pr_info("%s: waiting for %d call(s) still inside the driver: their return handlers must run before the hook goes\n",
+				pr_info("%s: waiting for %d call(s) still inside the driver: their return handlers must run before the hook goes (kill the waiting task to give them up)\n",
 					h->symbol, atomic_read(&h->calls));
 				note = jiffies + DRAIN_NOTE;
 			}
-			msleep(10);
+			schedule_timeout_killable(msecs_to_jiffies(10));
 		}
 	}
 }

@@ -15,6 +15,9 @@
 #      forced, so nothing else holds the module): rmmod waits for the call,
 #      and afterwards p2p-shim loads, arms and re-registers its probes at
 #      the same addresses cleanly.
+#   3. a call that never comes back (its task died in the driver): the
+#      rmmod waiting for it is killed; the wait ends, the given-up call is
+#      named in the log, and p2p-shim loads and arms again.
 . /cases/lib.sh
 
 G='AD102@0000:01:00.0,vram=24G,bar1=0xf0000000/256M;AD102@0000:02:00.0,vram=24G,bar1=0xe0000000/256M'
@@ -86,6 +89,33 @@ n=$(kprobes_on nvidia)
 [ "$n" -gt 0 ] || fail "no probe in nvidia after re-arming"
 echo "ok: $n probes in nvidia"
 expect_eq "a query after re-arming: connectivity" "$(kv connectivity "$(nvflow caps 0 1)")" unknown
+
+echo "== 3. a call that does not come back: the waiting rmmod can be killed"
+# A call whose task dies inside the driver never runs its return handler;
+# the wait must not hold the lifecycle's lock (status, enable, rmmod) until
+# a reboot.  Killing the waiting rmmod gives the call up, and says so.
+expect_match "armed" "$(p2pctl status)" 'state: +armed'
+run nvflow hold caps
+nvflow caps 0 1 >caps.out 2>&1 &
+cp=$!
+run nvflow wait-held caps 1 30
+klog_mark
+rmmod p2p_shim >cmd.out 2>&1 &
+cmd=$!
+sleep 3
+kill -0 $cmd 2>/dev/null || fail "rmmod did not wait for the parked call: $(cat cmd.out)"
+kill -9 $cmd
+# Bounded: a killed wait ends within its next 10 ms sleep; 10 s for TCG.
+for i in $(seq 100); do kill -0 $cmd 2>/dev/null || break; sleep 0.1; done
+kill -0 $cmd 2>/dev/null && fail "rmmod still waiting 10 s after SIGKILL"
+wait $cmd 2>/dev/null
+expect_match "the given-up call is named" "$(klog_since)" 'lose their return handler: the waiting task was killed'
+expect_fail "p2p_shim unloaded" module_loaded p2p_shim
+run nvflow release caps
+wait $cp || fail "caps: $(cat caps.out)"
+echo "== and after, enable again"
+run insmod /lib/p2p-shim/p2p-shim.ko enable=1
+expect_match "armed again" "$(p2pctl status)" 'state: +armed'
 run p2pctl disable
 run rmmod nvidia
 run rmmod p2p_shim
