@@ -324,7 +324,8 @@ static long aer_correctable(struct dctx *c, const char *dir)
 	char path[700], *text, *t;
 	long n = -1;
 
-	snprintf(path, sizeof(path), "%s/aer_dev_correctable", dir);
+	if ((size_t)snprintf(path, sizeof(path), "%s/aer_dev_correctable", dir) >= sizeof(path))
+		return -1;
 	text = p2ps_root_read(&c->root, path, NULL, false);
 	t = text ? strstr(text, "TOTAL_ERR_COR ") : NULL;
 	if (t)
