@@ -8,6 +8,7 @@
  * after another, an uncompressed one first (CPU microcode) and a compressed
  * one last.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,19 +124,24 @@ void p2ps_dr_initramfs(struct dctx *c)
 	unsigned char *img = NULL;
 	struct seen s = { 0 };
 	size_t i, len = 0;
-	int err;
+	int err = 0;
 
-	for (i = 0; i < sizeof(images) / sizeof(images[0]) && !img; i++) {
+	/* the first image there; one there but unreadable is said, not skipped */
+	for (i = 0; i < sizeof(images) / sizeof(images[0]); i++) {
 		snprintf(path, sizeof(path), images[i], rel);
-		if (p2ps_root_exists(&c->root, path))
-			img = (unsigned char *)p2ps_root_read_max(&c->root, path, &len, false, IMAGE_MAX);
+		if (!p2ps_root_exists(&c->root, path))
+			continue;
+		img = (unsigned char *)p2ps_root_read_max(&c->root, path, &len, false, IMAGE_MAX);
+		err = img ? 0 : errno;
+		break;
 	}
 	/* none: a kernel booted without one, or a captured tree (too big to keep) */
-	if (!img && i == sizeof(images) / sizeof(images[0]) && !p2ps_root_exists(&c->root, path))
+	if (i == sizeof(images) / sizeof(images[0]))
 		return;
 	if (!img) {
 		p2ps_dr_add(c, "initramfs", NULL, P2PS_V_SKIP, path, NULL,
-		    "%s: not readable (as root it is)", path);
+		    "%s: not readable: %s%s", path, strerror(err ? err : EIO),
+		    err == EACCES ? " (as root it is)" : "");
 		return;
 	}
 	err = scan_image(img, len, &s);

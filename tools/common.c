@@ -113,8 +113,9 @@ int p2pctl_open(const char *cmd, struct p2ps_handle **h)
 			     err == -EACCES || err == -EPERM ? "; run as root" :
 			     /* after an upgrade: the old module is still the one loaded */
 			     err == -P2PS_E_ABI ? " than this p2pctl (after an upgrade the old module "
-			     "stays loaded): `p2pctl disable; rmmod p2p-shim; modprobe p2p-shim`, or "
-			     "reboot; `p2pctl version` shows both, `dkms status p2p-shim` the builds" : "");
+			     "stays loaded; `p2pctl disable` cannot reach it either): `rmmod p2p-shim; "
+			     "modprobe p2p-shim` (rmmod disarms it; refused while GPUs hold it: then "
+			     "reboot); `p2pctl version` shows both, `dkms status p2p-shim` the builds" : "");
 		return p2pctl_exit_for(err);
 	}
 	return 0;

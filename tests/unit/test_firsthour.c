@@ -306,6 +306,11 @@ static void test_doctor_initramfs(void **state)
 	snprintf(cmd, sizeof(cmd), "rm -f '%s/boot/initrd.img-6.1.0-t'", dir);
 	assert_int_equal(system(cmd), 0);
 	assert_string_equal(initramfs_finding(dir, detail, sizeof(detail)), "");
+	/* one there but not readable (dracut's name; here a directory): said, not skipped */
+	snprintf(cmd, sizeof(cmd), "mkdir '%s/boot/initramfs-6.1.0-t.img'", dir);
+	assert_int_equal(system(cmd), 0);
+	assert_string_equal(initramfs_finding(dir, detail, sizeof(detail)), "skip");
+	assert_non_null(strstr(detail, "initramfs-6.1.0-t.img: not readable"));
 	rmtree(dir);
 }
 
