@@ -75,6 +75,9 @@ struct sink {
 
 static int sink_put(struct sink *k, const unsigned char *p, size_t n)
 {
+	/* A decoder's empty chunk: nothing to copy, and k->buf may still be NULL. */
+	if (!n)
+		return 0;
 	k->total += n;
 	if (k->keep) {
 		if (n >= k->keep) {
