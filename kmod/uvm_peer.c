@@ -249,9 +249,10 @@ static u32 pair_mask(struct OBJGPU *g0, struct OBJGPU *g1)
  * RM's UVM caps carry nothing of the pair; the query's own
  * p2pGetCapsStatus, on this thread, named its GPUs (gpus.c): a note of
  * another pair (this thread made one, then peers a pair not made through
- * us) is dropped, not handed to it.
+ * us) is dropped, not handed to it.  @need_mask: the caller cannot tell
+ * the pair by RM's BAR1 bases (before 580).
  */
-static bool take_created(struct OBJGPU **g0, struct OBJGPU **g1)
+static bool take_created(struct OBJGPU **g0, struct OBJGPU **g1, bool need_mask)
 {
 	u32 asked = p2ps_gpus_take_asked();
 	unsigned long flags;
@@ -270,7 +271,7 @@ static bool take_created(struct OBJGPU **g0, struct OBJGPU **g1)
 		p2ps_scope_release(&creators, i);
 	}
 	spin_unlock_irqrestore(&created_lock, flags);
-	return found && asked && asked == pair_mask(*g0, *g1);
+	return found && (!need_mask || (asked && asked == pair_mask(*g0, *g1)));
 }
 
 /* Tags whose pair the ledger no longer has; tags_lock held. */
@@ -357,7 +358,14 @@ static const char *p2ps_uvm_caps_return(void *data, struct pt_regs *regs)
 	if (caps.p2p_link != UVM_LINK_TYPE_PCIE || caps.peer_ids[0] != BUS_INVALID_PEER ||
 	    caps.peer_ids[1] != BUS_INVALID_PEER)
 		return NULL;		/* a mailbox or NVLink pair: real peer ids */
-	if (!take_created(&g0, &g1))
+	/*
+	 * Where RM's caps carry both BAR1 bases (580), they identify the pair
+	 * below; the thread's GPU mask is needed only where they do not.  It
+	 * is unknown for a GPU attached before arming (nvidia-uvm loaded
+	 * first), which the bases still identify.
+	 */
+	if (!take_created(&g0, &g1, len != CAPS_580_SIZE || !caps.bar1_dma_size[0] ||
+			  !caps.bar1_dma_size[1]))
 		return NULL;		/* not a pair this thread just made through us */
 	if (!p2ps_ledger_bar1_base(g0, g1, &base01) || !p2ps_ledger_bar1_base(g1, g0, &base10))
 		return NULL;
@@ -407,7 +415,7 @@ static const char *p2ps_uvm_atomics_return(void *data, struct pt_regs *regs)
 	if (caps.p2p_link != UVM_LINK_TYPE_PCIE_BAR1 ||
 	    (caps.bar1_pcie_atomics[0] && caps.bar1_pcie_atomics[1]))
 		return NULL;
-	if (!take_created(&g0, &g1))
+	if (!take_created(&g0, &g1, false))	/* the bases below name the pair */
 		return NULL;
 	if (!p2ps_ledger_bar1_base(g0, g1, &base01) || !p2ps_ledger_bar1_base(g1, g0, &base10) ||
 	    caps.bar1_dma_address[0] != base01 || caps.bar1_dma_address[1] != base10)
