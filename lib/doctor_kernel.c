@@ -139,7 +139,9 @@ static const char *cmdline_param(const char *cmdline, const char *name, char *ou
 	size_t n = strlen(name);
 	const char *p = cmdline, *found = NULL;
 
-	while (p && *p) {
+	if (!p)
+		return NULL;
+	while (*p) {
 		const char *e;
 
 		p += strspn(p, " \t\n");

@@ -57,7 +57,7 @@ int p2pctl_run(char *const argv[], int timeout_ms, size_t max_out, bool merge_st
 			return -ETIMEDOUT;
 	if (progress) {
 		fprintf(p2pctl_err, "p2pctl: running");
-		for (i = 0; argv[i] && i < 8; i++)
+		for (i = 0; i < 8 && argv[i]; i++)
 			fprintf(p2pctl_err, " %s", argv[i]);
 		fprintf(p2pctl_err, " (up to %g s)\n", timeout_ms / 1000.0);
 		fflush(p2pctl_err);
