@@ -92,7 +92,7 @@ static int sink_put(struct sink *k, const unsigned char *p, size_t n)
 		}
 		return 0;
 	}
-	if (k->len + n > k->cap) {
+	if (!k->buf || k->len + n > k->cap) {
 		size_t c = k->cap ? k->cap : 1 << 20;
 		unsigned char *nb;
 

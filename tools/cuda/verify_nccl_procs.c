@@ -279,14 +279,15 @@ static int nrank_line(const struct nrank *c, const char *word, char *buf, size_t
 static void nrank_logs(const struct vstate *v, int n)
 {
 	char procs[300];
-	FILE *o = NULL;
+	FILE *o;
 
-	if (v->nccl_log[0]) {
-		snprintf(procs, sizeof(procs), "%s.procs", v->nccl_log);
-		o = fopen(procs, "w");
-	}
-
-	for (int k = 0; o && k < n; k++) {
+	if (!v->nccl_log[0])
+		return;
+	snprintf(procs, sizeof(procs), "%s.procs", v->nccl_log);
+	o = fopen(procs, "w");
+	if (!o)
+		return;
+	for (int k = 0; k < n; k++) {
 		char path[300], line[1024];
 		FILE *f;
 
@@ -298,8 +299,7 @@ static void nrank_logs(const struct vstate *v, int n)
 			fclose(f);
 		unlink(path);
 	}
-	if (o)
-		fclose(o);
+	fclose(o);
 }
 
 /*
