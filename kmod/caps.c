@@ -143,7 +143,7 @@ static const char *p2ps_caps_return(void *data, struct pt_regs *regs)
 		refuse(c);
 		break;
 	case P2PS_CAPS_STOCK_UNKNOWN:
-		pr_info_ratelimited("GPUs 0x%x: one was initialised before arming (or is still being looked up): its generation unknown, no P2P until it re-initialises\n",
+		pr_info_ratelimited("GPUs 0x%x: one has no NVIDIA PCI ID p2p-shim could read (initialised before arming, its lookup failed or still pending): its generation unknown, no P2P\n",
 				    c->mask);
 		refuse(c);
 		break;

@@ -36,7 +36,7 @@ MODULE_PARM_DESC(fault_unbound_wrapper, "Test build: the policies' wrappers are 
 
 static unsigned int fault_pci_id[8];
 module_param_array(fault_pci_id, uint, NULL, 0644);
-MODULE_PARM_DESC(fault_pci_id, "Test build: GPU instance N's PCI vendor << 16 | device (0: the real one; QEMU has no NVIDIA function)");
+MODULE_PARM_DESC(fault_pci_id, "Test build: GPU instance N's PCI vendor << 16 | device (0: the one read at its PCI address)");
 
 /* The PCI ID GPU @instance is said to have, 0 if not faked. */
 u32 p2ps_fault_pci_id(unsigned int instance)

@@ -3,8 +3,9 @@
 # p2p-shim (rules/gpurule.c, the caps guard).  From 580 the driver gives a
 # BAR1 peer mapping of an RTX 50xx's memory a coherent aperture and PCIe
 # atomics whatever GPU maps it, which an Ada GPU is never set up to send.
-# QEMU has no NVIDIA function: the fault build's fault_pci_id gives the
-# stand-in's GPUs their PCI IDs (an RTX 4090, 10de:2684; an RTX 5090,
+# The stand-in's AD102s are RTX 4090s (10de:2684, docs/standin.md); the
+# fault build's fault_pci_id makes them other boards without changing the
+# chip the stand-in models (an RTX 4090, 10de:2684; an RTX 5090,
 # 10de:2b85; an RTX 4080, 10de:2704).
 . /cases/lib.sh
 G='AD102@0000:01:00.0,vram=24G,bar1=0x4000000000/32G;AD102@0000:02:00.0,vram=24G,bar1=0x6000000000/32G'
