@@ -33,7 +33,6 @@
 #include <linux/uaccess.h>
 #include <linux/sizes.h>
 #include <linux/pci.h>
-#include <asm/unaligned.h>
 
 #include "nv-standin.h"
 #include "standin-ctl.h"
@@ -833,20 +832,23 @@ static u16 nv_pci_device_id(const char *chip)
 static int nv_pci_read(struct pci_bus *bus, unsigned int devfn, int where, int size, u32 *val)
 {
 	struct nv_pci_bus *nb = bus->sysdata;
-	u8 cfg[64] = {};
 	u16 device = nb->device[devfn & 0xff];
+	u32 cfg[16] = {};	/* the header's dwords, as the config accessors return them */
 
 	if (!device) {
 		*val = ~0U;
 		return PCIBIOS_DEVICE_NOT_FOUND;
 	}
-	put_unaligned_le16(PCI_VENDOR_ID_NVIDIA, cfg + PCI_VENDOR_ID);
-	put_unaligned_le16(device, cfg + PCI_DEVICE_ID);
-	put_unaligned_le32(NV_PCI_CLASS_3D << 8 | 0xa1, cfg + PCI_CLASS_REVISION);
-	put_unaligned_le16(PCI_VENDOR_ID_NVIDIA, cfg + PCI_SUBSYSTEM_VENDOR_ID);
+	cfg[PCI_VENDOR_ID / 4] = (u32)device << 16 | PCI_VENDOR_ID_NVIDIA;
+	cfg[PCI_CLASS_REVISION / 4] = NV_PCI_CLASS_3D << 8 | 0xa1;
+	cfg[PCI_SUBSYSTEM_VENDOR_ID / 4] = PCI_VENDOR_ID_NVIDIA;
 	*val = 0;
-	if (where + size <= (int)sizeof(cfg))
-		memcpy(val, cfg + where, size);	/* little-endian host */
+	if (where >= 0 && where + size <= (int)sizeof(cfg)) {
+		/* size is 1, 2 or 4 and where aligned to it: within one dword */
+		*val = cfg[where / 4] >> (8 * (where % 4));
+		if (size < 4)
+			*val &= (1U << (8 * size)) - 1;
+	}
 	return PCIBIOS_SUCCESSFUL;
 }
 
