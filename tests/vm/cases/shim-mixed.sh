@@ -30,7 +30,8 @@ done
 
 # Review F2: a GPU the module never saw (initialised before arming) beside
 # a forced one: nothing says they are of one generation, so no P2P until
-# it re-initialises under the hooks; then its ID is known.
+# it re-initialises under the hooks; then its ID is known.  The log names
+# the GPU and what to do, as `p2pctl status` does.
 for v in 580.159.04; do
 	echo "== $v: GPUs initialised before arming"
 	run insmod /lib/standin/$v/nvidia.ko gpus="$G"
@@ -38,7 +39,10 @@ for v in 580.159.04; do
 	run nvflow reinit 0
 	klog_mark
 	expect_eq "$v seen + unseen: stock answer" "$(kv connectivity "$(nvflow caps 0 2)")" unknown
-	expect_match "$v says why" "$(klog_since)" 'GPUs 0x5: one was initialised before arming'
+	expect_match "$v says why" "$(klog_since)" \
+		'GPUs 0x5: GPU2 initialised before p2p-shim armed; re-initialise it'
+	expect_match "$v status names it" "$(p2pctl status)" \
+		'stale GPUs: +GPU2: initialised before arming; re-initialise'
 	run nvflow reinit 2
 	expect_eq "$v both seen, one generation: BAR1 P2P" "$(kv connectivity "$(nvflow caps 0 2)")" pcie_bar1
 	run rmmod nvidia
