@@ -33,6 +33,12 @@ static int put_snapshot(struct sk_buff *skb, const struct p2ps_status_snapshot *
 	return 0;
 }
 
+/* A GPU's instance; none for one that attached before arming (ledger.c: unknown). */
+static int put_instance(struct sk_buff *skb, int attr, u32 instance)
+{
+	return instance < NV_MAX_DEVICES ? nla_put_u32(skb, attr, instance) : 0;
+}
+
 /*
  * Bus and DMA addresses go only to CAP_SYS_ADMIN (@addrs): dumps ask the
  * requester; events, which any listener of the group receives, never
@@ -43,8 +49,8 @@ static int put_mapping(struct sk_buff *skb, const struct p2ps_mapping_event *m, 
 	struct nlattr *nest = nla_nest_start(skb, P2PS_A_MAPPING);
 
 	if (!nest ||
-	    nla_put_u32(skb, P2PS_MAP_A_GPU0, m->gpu0) ||
-	    nla_put_u32(skb, P2PS_MAP_A_GPU1, m->gpu1) ||
+	    put_instance(skb, P2PS_MAP_A_GPU0, m->gpu0) ||
+	    put_instance(skb, P2PS_MAP_A_GPU1, m->gpu1) ||
 	    nla_put_u32(skb, P2PS_MAP_A_CONN_TYPE, m->conn) ||
 	    nla_put_u32(skb, P2PS_MAP_A_COUNT, m->count) ||
 	    nla_put_u64_64bit(skb, P2PS_MAP_A_DMA_SIZE, m->dma_size, P2PS_MAP_A_PAD) ||
