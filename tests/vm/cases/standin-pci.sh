@@ -42,3 +42,30 @@ expect_match "the log says why" "$(klog_since)" 'GPUs 0x3: one has no NVIDIA PCI
 run rmmod nvidia
 run p2pctl disable
 run rmmod p2p_shim
+
+echo "== a lookup for an attachment gone meanwhile is dropped (review F4)"
+# GPU1's PCI lookup (at 0000:02:00.0: an RTX 4090) is held 5 s before it
+# stores its result (fault_topo_delay_ms); meanwhile GPU1 re-attaches with
+# no readable PCI address.  The held result belongs to the attachment
+# before and must not land in the new one: GPU1 is then of unknown
+# identity, so its pairs get the stock answer.  Before, the lookup
+# compared the address outside the lock it stored under, and the new
+# attachment kept the old one's ID (BAR1 P2P).
+P=/sys/module/p2p_shim/parameters
+run insmod /lib/p2p-shim/faults/p2p-shim.ko enable=1
+run insmod /lib/standin/580.159.04/nvidia.ko gpus="$G"
+expect_eq "0-1 before: BAR1 P2P" "$(kv connectivity "$(nvflow caps 0 1)")" pcie_bar1
+echo 5000 >$P/fault_topo_delay_ms
+run nvflow reinit 1 >/dev/null
+sleep 1
+echo 2 >/sys/module/nvidia/parameters/attach_no_pci
+run nvflow reinit 1 >/dev/null
+echo 0 >/sys/module/nvidia/parameters/attach_no_pci
+sleep 10
+echo 0 >$P/fault_topo_delay_ms
+klog_mark
+guarded "0-1, GPU1 re-attached with no PCI address" 0 1
+expect_match "the log says why" "$(klog_since)" 'GPUs 0x3: one has no NVIDIA PCI ID p2p-shim could read'
+run rmmod nvidia
+run p2pctl disable
+run rmmod p2p_shim
