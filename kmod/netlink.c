@@ -206,10 +206,21 @@ static const struct genl_multicast_group p2ps_mcgrps[] = {
 	{ .name = P2PS_GENL_MCGRP_EVENTS },
 };
 
+/*
+ * parallel_ops: the handlers take only this module's own locks, and the
+ * status and hook dumps wait for shim.lock, which an enable or disable
+ * holds while it drains calls still inside the driver (hook.c).  Without
+ * it they would wait holding the kernel's genl_mutex, and every other
+ * non-parallel generic netlink family, nlctrl's family lookups and
+ * genl_register_family() would wait with them: one unprivileged `p2pctl
+ * status` would stall netlink for the whole system.  Now only the asker
+ * waits.
+ */
 static struct genl_family p2ps_family __ro_after_init = {
 	.name = P2PS_GENL_NAME,
 	.version = P2PS_GENL_VERSION,
 	.module = THIS_MODULE,
+	.parallel_ops = true,
 	.small_ops = p2ps_ops,
 	.n_small_ops = ARRAY_SIZE(p2ps_ops),
 	.mcgrps = p2ps_mcgrps,
