@@ -63,6 +63,16 @@ expect_match "status names it" "$(p2pctl status)" \
 	'stale GPUs: +GPU1: initialised before arming; re-initialise'
 out=$(nvflow create 0 1) && fail "create with a GPU from before arming: $out"
 expect_match "nothing in the ledger" "$(p2pctl status)" 'mappings: +0'
+echo "-- GPU 0 re-initialised with no readable PCI address: no NVIDIA ID in the pair"
+# Before, a set with no NVIDIA ID at all passed as one generation.
+echo 1 >/sys/module/nvidia/parameters/attach_no_pci
+run nvflow reinit 0 >/dev/null
+echo 0 >/sys/module/nvidia/parameters/attach_no_pci
+klog_mark
+guarded "GPU0 unplaced, GPU1 from before arming" 0 1
+expect_match "the log names GPU1" "$(klog_since)" \
+	'GPUs 0x3: GPU1 initialised before p2p-shim armed; re-initialise it'
+run nvflow reinit 0 >/dev/null
 echo "-- GPU 1 re-initialised"
 run nvflow reinit 1 >/dev/null
 expect_eq "BAR1 P2P once re-initialised" "$(kv connectivity "$(nvflow caps 0 1)")" pcie_bar1
