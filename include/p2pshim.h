@@ -80,8 +80,11 @@ struct p2ps_hook_info {
 	char last_error[P2PS_REASON_LEN];
 };
 
+/* A mapping's GPU that p2p-shim cannot name (attached before arming). */
+#define P2PS_GPU_UNKNOWN	UINT32_MAX
+
 struct p2ps_mapping_info {
-	uint32_t gpu0, gpu1;		/* GPU instances */
+	uint32_t gpu0, gpu1;		/* GPU instances, or P2PS_GPU_UNKNOWN */
 	uint32_t conn_type;		/* enum p2ps_conn_type */
 	uint32_t count;			/* references the driver holds */
 	uint64_t dma_base, dma_size;	/* GPU1's BAR1 as GPU0 reaches it */

@@ -12,6 +12,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <asm/processor.h>
+#include <linux/bitops.h>
 #include <linux/moduleparam.h>
 #include <linux/string.h>
 
@@ -108,6 +109,23 @@ static void caps_residual(bool on)
 	WRITE_ONCE(guard_only, on);
 }
 
+/*
+ * Why a GPU of @mask has no generation p2p-shim can name: most often it
+ * was initialised before arming (gpus.c's stale GPUs, as `p2pctl status`
+ * and `enable` name them), so no attach of it was seen.
+ */
+static void unknown_why(u32 mask)
+{
+	u32 stale = p2ps_gpus_stale() & mask;
+
+	if (stale)
+		pr_info_ratelimited("GPUs 0x%x: GPU%u initialised before p2p-shim armed; re-initialise it: its generation unknown, no P2P\n",
+				    mask, (unsigned int)__ffs(stale));
+	else
+		pr_info_ratelimited("GPUs 0x%x: one has no NVIDIA PCI ID p2p-shim could read (its lookup failed or is still pending): its generation unknown, no P2P\n",
+				    mask);
+}
+
 static const char *p2ps_caps_return(void *data, struct pt_regs *regs)
 {
 	struct caps_call *c = data;
@@ -143,8 +161,7 @@ static const char *p2ps_caps_return(void *data, struct pt_regs *regs)
 		refuse(c);
 		break;
 	case P2PS_CAPS_STOCK_UNKNOWN:
-		pr_info_ratelimited("GPUs 0x%x: one was initialised before arming (or is still being looked up): its generation unknown, no P2P until it re-initialises\n",
-				    c->mask);
+		unknown_why(c->mask);
 		refuse(c);
 		break;
 	case P2PS_CAPS_STOCK:

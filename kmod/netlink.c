@@ -33,6 +33,12 @@ static int put_snapshot(struct sk_buff *skb, const struct p2ps_status_snapshot *
 	return 0;
 }
 
+/* A GPU's instance; none for one that attached before arming (ledger.c: unknown). */
+static int put_instance(struct sk_buff *skb, int attr, u32 instance)
+{
+	return instance < NV_MAX_DEVICES ? nla_put_u32(skb, attr, instance) : 0;
+}
+
 /*
  * Bus and DMA addresses go only to CAP_SYS_ADMIN (@addrs): dumps ask the
  * requester; events, which any listener of the group receives, never
@@ -43,8 +49,8 @@ static int put_mapping(struct sk_buff *skb, const struct p2ps_mapping_event *m, 
 	struct nlattr *nest = nla_nest_start(skb, P2PS_A_MAPPING);
 
 	if (!nest ||
-	    nla_put_u32(skb, P2PS_MAP_A_GPU0, m->gpu0) ||
-	    nla_put_u32(skb, P2PS_MAP_A_GPU1, m->gpu1) ||
+	    put_instance(skb, P2PS_MAP_A_GPU0, m->gpu0) ||
+	    put_instance(skb, P2PS_MAP_A_GPU1, m->gpu1) ||
 	    nla_put_u32(skb, P2PS_MAP_A_CONN_TYPE, m->conn) ||
 	    nla_put_u32(skb, P2PS_MAP_A_COUNT, m->count) ||
 	    nla_put_u64_64bit(skb, P2PS_MAP_A_DMA_SIZE, m->dma_size, P2PS_MAP_A_PAD) ||
@@ -200,10 +206,21 @@ static const struct genl_multicast_group p2ps_mcgrps[] = {
 	{ .name = P2PS_GENL_MCGRP_EVENTS },
 };
 
+/*
+ * parallel_ops: the handlers take only this module's own locks, and the
+ * status and hook dumps wait for shim.lock, which an enable or disable
+ * holds while it drains calls still inside the driver (hook.c).  Without
+ * it they would wait holding the kernel's genl_mutex, and every other
+ * non-parallel generic netlink family, nlctrl's family lookups and
+ * genl_register_family() would wait with them: one unprivileged `p2pctl
+ * status` would stall netlink for the whole system.  Now only the asker
+ * waits.
+ */
 static struct genl_family p2ps_family __ro_after_init = {
 	.name = P2PS_GENL_NAME,
 	.version = P2PS_GENL_VERSION,
 	.module = THIS_MODULE,
+	.parallel_ops = true,
 	.small_ops = p2ps_ops,
 	.n_small_ops = ARRAY_SIZE(p2ps_ops),
 	.mcgrps = p2ps_mcgrps,

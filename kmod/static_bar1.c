@@ -108,6 +108,7 @@ struct sb1_gpu {
 	struct task_struct *forcing;	/* between a forced decision and its enable */
 	struct task_struct *inflight;	/* a decision in flight, holding the module: inflight_begin() */
 	bool topo_pending;		/* its I/O hub is still to be looked up */
+	unsigned int gen;		/* bumped at every reset: which attachment a lookup is for */
 	u64 ioh;			/* 0: not below an Intel IOH root port; else its root bus + 1 */
 	u64 sw;				/* 0: below no PCIe switch; else its upstream port + 1 */
 	u32 pci_id;			/* vendor << 16 | device; 0: unknown (gpurule.h) */
@@ -187,11 +188,18 @@ static void inflight_end(struct sb1_gpu *g)
 	module_put(THIS_MODULE);
 }
 
-/* A record starts afresh (attach, detach, reset): a decision in flight is over. */
+/*
+ * A record starts afresh (attach, detach, reset): a decision in flight is
+ * over, and a PCI lookup begun for the old attachment must not land in it
+ * (topo_work_fn()).
+ */
 static void record_reset(struct sb1_gpu *g)
 {
+	unsigned int gen = g->gen;
+
 	inflight_end(g);
 	memset(g, 0, sizeof(*g));
+	g->gen = gen + 1;
 }
 
 /* With gpus_lock held (gpus.c): the GPU's record goes. */
@@ -285,12 +293,19 @@ static u32 pci_id_of(unsigned int instance, struct pci_dev *pdev)
 
 /*
  * The PCI lookups run here, in process context, not in a probe handler,
- * at the PCI address the GPU table has from the attach (gpus.c).
+ * at the PCI address the GPU table has from the attach (gpus.c).  The
+ * record's generation, taken with the pending flag, says whether the
+ * result is still for the attachment it was looked up for: the GPU table
+ * has the address before sb1_attach() bumps it (settle()), so an address
+ * read after the generation is that attachment's or a newer one's, and a
+ * detach or re-attach meanwhile (which queues this work again) makes the
+ * result stale and it is dropped.
  */
 static void topo_work_fn(struct work_struct *work)
 {
 	struct pci_dev *pdev;
 	unsigned long flags;
+	unsigned int gen;
 	bool pending;
 	u64 dbd, ioh, sw;
 	u32 pci_id;
@@ -299,6 +314,7 @@ static void topo_work_fn(struct work_struct *work)
 	for (i = 0; i < NV_MAX_DEVICES; i++) {
 		p2ps_lock(&sb1_lock, flags);
 		pending = sb1[i].topo_pending;
+		gen = sb1[i].gen;
 		spin_unlock_irqrestore(&sb1_lock, flags);
 		if (!pending)
 			continue;
@@ -308,11 +324,9 @@ static void topo_work_fn(struct work_struct *work)
 		sw = pdev ? switch_of(pdev) : 0;
 		pci_id = dbd == U64_MAX ? 0 : pci_id_of(i, pdev);
 		pci_dev_put(pdev);
-		/* The same attachment still (a new one queues this work again). */
-		if (p2ps_gpu_dbd(i) != dbd)
-			continue;
+		p2ps_fault_delay_topo();
 		p2ps_lock(&sb1_lock, flags);
-		if (sb1[i].topo_pending) {
+		if (sb1[i].topo_pending && sb1[i].gen == gen) {
 			sb1[i].ioh = ioh;
 			sb1[i].sw = sw;
 			sb1[i].pci_id = pci_id;

@@ -107,6 +107,8 @@ int p2ps_parse_mapping(struct nlattr *nest, struct p2ps_mapping_info *out)
 	memset(out, 0, sizeof(*out));
 	if (nla_parse_nested(tb, P2PS_MAP_A_MAX, nest, map_policy) < 0)
 		return -P2PS_E_NETLINK;
+	/* An absent instance is a GPU the module cannot name (uapi.h), not GPU 0. */
+	out->gpu0 = out->gpu1 = P2PS_GPU_UNKNOWN;
 	if (tb[P2PS_MAP_A_GPU0])
 		out->gpu0 = nla_get_u32(tb[P2PS_MAP_A_GPU0]);
 	if (tb[P2PS_MAP_A_GPU1])

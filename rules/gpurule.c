@@ -60,14 +60,17 @@ const char *p2ps_gpu_arch_name(enum p2ps_gpu_arch arch)
 	}
 }
 
+/*
+ * A GPU whose ID the module does not have (0: attached before arming, or
+ * its PCI lookup failed or is still pending), or whose function is not
+ * NVIDIA's, is of unknown identity.
+ */
 void p2ps_gpu_set_add(struct p2ps_gpu_set *s, uint32_t pci_id)
 {
-	if (!pci_id) {
+	if (pci_id >> 16 != PCI_VENDOR_NVIDIA) {
 		s->unknown = true;
 		return;
 	}
-	if (pci_id >> 16 != PCI_VENDOR_NVIDIA)
-		return;
 	s->nvidia = true;
 	s->archs |= 1U << p2ps_gpu_arch(pci_id >> 16, pci_id & 0xffff);
 }
@@ -75,16 +78,15 @@ void p2ps_gpu_set_add(struct p2ps_gpu_set *s, uint32_t pci_id)
 /*
  * Architectures are compared across the whole set, not against its first
  * GPU.  Two IDs outside the table are taken as one (newer) generation.
- * Where the set has NVIDIA GPUs and one the module never saw, nothing
- * says they are of one generation: the stock answer (a GPU initialised
- * before arming is the driver's alone until it re-initialises).  A set
- * with no NVIDIA ID at all is the test VM's (QEMU has no NVIDIA device).
+ * A GPU of unknown identity fails closed: nothing says it is of its
+ * partners' generation (issue 41: no set is taken for one generation
+ * without IDs, and the test VM's stand-in GPUs have theirs).
  */
 enum p2ps_gpu_set_verdict p2ps_gpu_set_verdict(const struct p2ps_gpu_set *s)
 {
 	if (s->archs & (s->archs - 1))
 		return P2PS_GPUS_MIXED;
-	if (s->nvidia && s->unknown)
+	if (s->unknown)
 		return P2PS_GPUS_UNKNOWN;
 	return P2PS_GPUS_ONE;
 }

@@ -43,8 +43,8 @@ json_object *p2pctl_event_json(const struct p2ps_event_info *ev)
 	if (ev->has_mapping) {
 		json_object *m = json_object_new_object();
 
-		json_object_object_add(m, "gpu0", json_object_new_int64(ev->mapping.gpu0));
-		json_object_object_add(m, "gpu1", json_object_new_int64(ev->mapping.gpu1));
+		json_object_object_add(m, "gpu0", p2pctl_json_gpu(ev->mapping.gpu0));
+		json_object_object_add(m, "gpu1", p2pctl_json_gpu(ev->mapping.gpu1));
 		json_object_object_add(m, "conn_type",
 				       json_object_new_string(p2ps_conn_type_name(ev->mapping.conn_type)));
 		json_object_object_add(m, "count", json_object_new_int64(ev->mapping.count));
@@ -76,9 +76,13 @@ static void on_event(const struct p2ps_event_info *ev, void *arg)
 		if (*ev->profile)
 			fprintf(p2pctl_out, " profile=%s", ev->profile);
 		/* Events carry no DMA base (any user may listen): status shows it to root. */
-		if (ev->has_mapping)
-			fprintf(p2pctl_out, " gpus=%u,%u refs=%u", ev->mapping.gpu0,
-				ev->mapping.gpu1, ev->mapping.count);
+		if (ev->has_mapping) {
+			char g0[16], g1[16];
+
+			p2pctl_gpu_str(g0, sizeof(g0), ev->mapping.gpu0);
+			p2pctl_gpu_str(g1, sizeof(g1), ev->mapping.gpu1);
+			fprintf(p2pctl_out, " gpus=%s,%s refs=%u", g0, g1, ev->mapping.count);
+		}
 		if (ev->has_uid)
 			fprintf(p2pctl_out, " uid=%u", ev->uid);
 		if (*ev->reason)

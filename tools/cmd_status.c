@@ -197,8 +197,8 @@ json_object *p2pctl_status_json(const struct p2ps_status_info *st, const char *m
 		const struct p2ps_mapping_info *m = &st->mappings[i];
 		json_object *j = json_object_new_object();
 
-		json_object_object_add(j, "gpu0", json_object_new_int64(m->gpu0));
-		json_object_object_add(j, "gpu1", json_object_new_int64(m->gpu1));
+		json_object_object_add(j, "gpu0", p2pctl_json_gpu(m->gpu0));
+		json_object_object_add(j, "gpu1", p2pctl_json_gpu(m->gpu1));
 		json_object_object_add(j, "conn_type", json_object_new_string(p2ps_conn_type_name(m->conn_type)));
 		json_object_object_add(j, "count", json_object_new_int64(m->count));
 		json_object_object_add(j, "dma_base",
@@ -318,8 +318,8 @@ void p2pctl_status_print(const struct p2ps_status_info *st, const char *modver, 
 			const struct p2ps_mapping_info *m = &st->mappings[i];
 			char g0[16], g1[16], cnt[16], base[32], size[32];
 
-			snprintf(g0, sizeof(g0), "%u", m->gpu0);
-			snprintf(g1, sizeof(g1), "%u", m->gpu1);
+			p2pctl_gpu_str(g0, sizeof(g0), m->gpu0);
+			p2pctl_gpu_str(g1, sizeof(g1), m->gpu1);
 			snprintf(cnt, sizeof(cnt), "%u", m->count);
 			/* 0: not given (CAP_SYS_ADMIN only), or unknown. */
 			if (m->dma_base)

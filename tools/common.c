@@ -2,6 +2,7 @@
 /* p2pctl: helpers shared by the commands. */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +139,19 @@ void p2pctl_json_print(json_object *o)
 json_object *p2pctl_json_str(const char *s)
 {
 	return s && *s ? json_object_new_string(s) : NULL;
+}
+
+void p2pctl_gpu_str(char *buf, size_t len, uint32_t instance)
+{
+	if (instance == P2PS_GPU_UNKNOWN)
+		snprintf(buf, len, "?");
+	else
+		snprintf(buf, len, "%" PRIu32, instance);
+}
+
+json_object *p2pctl_json_gpu(uint32_t instance)
+{
+	return instance == P2PS_GPU_UNKNOWN ? NULL : json_object_new_int64(instance);
 }
 
 /* ---------------------------------------------------------------- tables */

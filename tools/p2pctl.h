@@ -101,6 +101,9 @@ extern bool p2pctl_json_wanted;
 const char *p2pctl_last_error(void);
 void p2pctl_error_reset(void);
 json_object *p2pctl_json_str(const char *s);	/* NULL (json null) for "" */
+/* A mapping's GPU instance: "?" and json null for P2PS_GPU_UNKNOWN. */
+void p2pctl_gpu_str(char *buf, size_t len, uint32_t instance);
+json_object *p2pctl_json_gpu(uint32_t instance);
 
 /*
  * Strings: p2ps_strlcpy(), p2ps_trim(), p2ps_catf(), one with the library's

@@ -42,7 +42,7 @@ const char *p2ps_gpu_arch_name(enum p2ps_gpu_arch arch);
 /*
  * A set of GPUs (the caps guard's GPU mask), each added by its PCI
  * vendor << 16 | device, 0 where the module does not know it (a GPU
- * attached before arming, or its PCI lookup still pending).
+ * attached before arming, or its PCI lookup failed or still pending).
  */
 struct p2ps_gpu_set {
 	unsigned int archs;		/* bit per enum p2ps_gpu_arch seen (NVIDIA only) */
@@ -52,9 +52,9 @@ struct p2ps_gpu_set {
 void p2ps_gpu_set_add(struct p2ps_gpu_set *s, uint32_t pci_id);
 
 enum p2ps_gpu_set_verdict {
-	P2PS_GPUS_ONE,			/* one generation (or no NVIDIA ID at all: no evidence) */
+	P2PS_GPUS_ONE,			/* one generation, every GPU's NVIDIA ID known */
 	P2PS_GPUS_MIXED,		/* two generations, or a known one and one not in the table */
-	P2PS_GPUS_UNKNOWN,		/* NVIDIA GPUs with one the module cannot name: fail closed */
+	P2PS_GPUS_UNKNOWN,		/* a GPU the module cannot name (no ID, not NVIDIA's): fail closed */
 };
 enum p2ps_gpu_set_verdict p2ps_gpu_set_verdict(const struct p2ps_gpu_set *s);
 

@@ -154,8 +154,8 @@ enum p2ps_hook_attr {
 
 enum p2ps_map_attr {
 	P2PS_MAP_A_UNSPEC,
-	P2PS_MAP_A_GPU0,		/* u32, GPU instance */
-	P2PS_MAP_A_GPU1,		/* u32, GPU instance */
+	P2PS_MAP_A_GPU0,		/* u32, GPU instance; absent: unknown (attached before arming) */
+	P2PS_MAP_A_GPU1,		/* u32, GPU instance; absent: unknown (attached before arming) */
 	P2PS_MAP_A_CONN_TYPE,		/* u32, enum p2ps_conn_type */
 	P2PS_MAP_A_COUNT,		/* u32, references the driver holds */
 	P2PS_MAP_A_DMA_BASE,		/* u64, GPU1's BAR1 as GPU0 reaches it */

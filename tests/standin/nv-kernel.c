@@ -2888,6 +2888,9 @@ static void rmFillAttachArg(GPUATTACHARG *pArg, struct nv_standin_gpu_desc *desc
 	/* gpuEncodeDomainBusDevice: domain 63:32, bus 15:8, device (slot) 7:0 */
 	pArg->nvDomainBusDeviceFunc = ((NvU64)desc->domain << 32) |
 		(desc->bus << 8) | desc->dev;
+	/* A test knob (nv.c attach_no_pci): an address no reader can decode. */
+	if (READ_ONCE(nv_standin_attach_no_pci) & BIT(desc - rmConfig.gpu))
+		pArg->nvDomainBusDeviceFunc = ~0ULL;
 	pArg->pOsAttachArg = desc;
 }
 

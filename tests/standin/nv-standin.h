@@ -44,6 +44,11 @@ struct nv_standin_config {
  * gpuPostConstruct failing does (nv.c's fail_post_construct, writable).
  */
 extern unsigned int nv_standin_fail_post_construct;
+/*
+ * GPU instances whose attach argument carries no readable PCI address
+ * (nvDomainBusDeviceFunc all ones): nv.c's attach_no_pci, a test knob.
+ */
+extern unsigned int nv_standin_attach_no_pci;
 
 #define NV_STANDIN_CPU_OTHER	0
 #define NV_STANDIN_CPU_RYZEN	1

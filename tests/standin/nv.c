@@ -32,6 +32,7 @@
 #include <linux/debugfs.h>
 #include <linux/uaccess.h>
 #include <linux/sizes.h>
+#include <linux/pci.h>
 
 #include "nv-standin.h"
 #include "standin-ctl.h"
@@ -75,6 +76,11 @@ unsigned int nv_standin_fail_post_construct;
 module_param_named(fail_post_construct, nv_standin_fail_post_construct, uint, 0644);
 MODULE_PARM_DESC(fail_post_construct,
 		 "Mask of GPU instances whose next attach fails after its registry reads (gpuPostConstruct failing; cleared as it fires)");
+
+unsigned int nv_standin_attach_no_pci;
+module_param_named(attach_no_pci, nv_standin_attach_no_pci, uint, 0644);
+MODULE_PARM_DESC(attach_no_pci,
+		 "Test knob: mask of GPU instances whose attach argument carries no readable PCI address (nvDomainBusDeviceFunc all ones)");
 
 static unsigned int hold_timeout = 30;
 module_param(hold_timeout, uint, 0644);
@@ -766,6 +772,194 @@ static int nv_cpu_type(const char *name)
 	return -EINVAL;
 }
 
+/* ------------------------------------------------------------------ */
+/*
+ * The GPUs' PCI functions.  On a real host each GPU is a PCI function with
+ * NVIDIA's vendor ID and its chip's device ID, and p2p-shim reads them at
+ * the address the attach names (its generation rule fails closed without
+ * them: issue 41).  QEMU has no NVIDIA function, so at load, before the
+ * GPUs attach, the stand-in gives each GPU address one:
+ *
+ *  - where QEMU put a device (tests/vm/cases-topo: endpoints below a switch
+ *    or root ports), that device takes the chip's IDs until unload;
+ *  - elsewhere a root bus of the stand-in's own (one per bus number) whose
+ *    only functions are the GPUs', answering config reads with the IDs, a
+ *    3D-controller class (not VGA: the VGA arbiter stays out of it), no
+ *    BARs and no capabilities.  Removed at unload.
+ *
+ * The device IDs are of one board per chip, from the supported-GPU list in
+ * open-gpu-kernel-modules' README (595.45.04).
+ */
+static const struct {
+	const char *chip;
+	u16 device;
+} nv_pci_ids[] = {
+	{ "GA102", 0x2204 },	/* RTX 3090 */
+	{ "GA100", 0x20b0 },	/* A100-SXM4-40GB */
+	{ "AD102", 0x2684 },	/* RTX 4090 */
+	{ "AD104", 0x2782 },	/* RTX 4070 Ti */
+	{ "GH100", 0x2331 },	/* H100 PCIe */
+	{ "GB100", 0x2901 },	/* B200 */
+	{ "GB202", 0x2b85 },	/* RTX 5090 */
+	{ "GB203", 0x2c02 },	/* RTX 5080 */
+};
+
+#define NV_PCI_CLASS_3D		0x030200	/* display, 3D controller */
+
+struct nv_pci_bus {
+	struct pci_sysdata sd;	/* first: bus->sysdata points here (x86) */
+	struct resource busn;
+	struct pci_bus *bus;
+	u16 device[256];	/* by devfn; 0: no function */
+};
+
+static struct {
+	struct nv_pci_bus *bus[NV_STANDIN_MAX_GPUS];
+	struct pci_dev *taken[NV_STANDIN_MAX_GPUS];	/* QEMU's, with its own IDs: */
+	u16 vendor[NV_STANDIN_MAX_GPUS], device[NV_STANDIN_MAX_GPUS];
+} nv_pci;
+
+static u16 nv_pci_device_id(const char *chip)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(nv_pci_ids); i++)
+		if (!strcmp(nv_pci_ids[i].chip, chip))
+			return nv_pci_ids[i].device;
+	return 0;
+}
+
+static int nv_pci_read(struct pci_bus *bus, unsigned int devfn, int where, int size, u32 *val)
+{
+	struct nv_pci_bus *nb = bus->sysdata;
+	u16 device = nb->device[devfn & 0xff];
+	u32 cfg[16] = {};	/* the header's dwords, as the config accessors return them */
+
+	if (!device) {
+		*val = ~0U;
+		return PCIBIOS_DEVICE_NOT_FOUND;
+	}
+	cfg[PCI_VENDOR_ID / 4] = (u32)device << 16 | PCI_VENDOR_ID_NVIDIA;
+	cfg[PCI_CLASS_REVISION / 4] = NV_PCI_CLASS_3D << 8 | 0xa1;
+	cfg[PCI_SUBSYSTEM_VENDOR_ID / 4] = PCI_VENDOR_ID_NVIDIA;
+	*val = 0;
+	if (where >= 0 && where + size <= (int)sizeof(cfg)) {
+		/* size is 1, 2 or 4 and where aligned to it: within one dword */
+		*val = cfg[where / 4] >> (8 * (where % 4));
+		if (size < 4)
+			*val &= (1U << (8 * size)) - 1;
+	}
+	return PCIBIOS_SUCCESSFUL;
+}
+
+static int nv_pci_write(struct pci_bus *bus, unsigned int devfn, int where, int size, u32 val)
+{
+	return PCIBIOS_SUCCESSFUL;	/* no BARs, nothing to enable */
+}
+
+static struct pci_ops nv_pci_ops = {
+	.read = nv_pci_read,
+	.write = nv_pci_write,
+};
+
+static void nv_pci_remove(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < NV_STANDIN_MAX_GPUS; i++) {
+		if (nv_pci.taken[i]) {
+			nv_pci.taken[i]->vendor = nv_pci.vendor[i];
+			nv_pci.taken[i]->device = nv_pci.device[i];
+			pci_dev_put(nv_pci.taken[i]);
+			nv_pci.taken[i] = NULL;
+		}
+		if (nv_pci.bus[i]) {
+			pci_lock_rescan_remove();
+			pci_stop_root_bus(nv_pci.bus[i]->bus);
+			pci_remove_root_bus(nv_pci.bus[i]->bus);
+			pci_unlock_rescan_remove();
+			kfree(nv_pci.bus[i]);
+			nv_pci.bus[i] = NULL;
+		}
+	}
+}
+
+/* A root bus of ours for @g's bus number, made or found; NULL on failure. */
+static struct nv_pci_bus *nv_pci_bus_of(const struct nv_standin_gpu_desc *g)
+{
+	struct nv_pci_bus *nb;
+	LIST_HEAD(res);
+	unsigned int i;
+
+	for (i = 0; i < NV_STANDIN_MAX_GPUS && nv_pci.bus[i]; i++)
+		if (nv_pci.bus[i]->sd.domain == g->domain && nv_pci.bus[i]->bus->number == g->bus)
+			return nv_pci.bus[i];
+	if (i == NV_STANDIN_MAX_GPUS || pci_find_bus(g->domain, g->bus))
+		return NULL;	/* QEMU's bus, with no device at the GPU's slot */
+	nb = kzalloc(sizeof(*nb), GFP_KERNEL);
+	if (!nb)
+		return NULL;
+	nb->sd.domain = g->domain;
+	nb->sd.node = NUMA_NO_NODE;
+	nb->busn = (struct resource)DEFINE_RES_NAMED(g->bus, 1, "nvidia-standin", IORESOURCE_BUS);
+	pci_add_resource(&res, &nb->busn);
+	pci_lock_rescan_remove();
+	nb->bus = pci_create_root_bus(NULL, g->bus, &nv_pci_ops, &nb->sd, &res);
+	pci_unlock_rescan_remove();
+	if (!nb->bus) {
+		pci_free_resource_list(&res);
+		kfree(nb);
+		return NULL;
+	}
+	nv_pci.bus[i] = nb;
+	return nb;
+}
+
+static int nv_pci_add(const struct nv_standin_config *cfg)
+{
+	const struct nv_standin_gpu_desc *g;
+	struct nv_pci_bus *nb;
+	struct pci_dev *pdev;
+	unsigned int i, devfn;
+	u16 device;
+
+	for (i = 0; i < cfg->num_gpus; i++) {
+		g = &cfg->gpu[i];
+		device = nv_pci_device_id(g->chip);
+		if (!device)
+			continue;
+		devfn = PCI_DEVFN(g->dev, g->fn);
+		pdev = pci_get_domain_bus_and_slot(g->domain, g->bus, devfn);
+		if (pdev) {
+			nv_pci.taken[i] = pdev;
+			nv_pci.vendor[i] = pdev->vendor;
+			nv_pci.device[i] = pdev->device;
+			pdev->vendor = PCI_VENDOR_ID_NVIDIA;
+			pdev->device = device;
+			continue;
+		}
+		nb = nv_pci_bus_of(g);
+		if (!nb) {
+			pr_err("NVRM: standin: no PCI function can be made at %04x:%02x:%02x.%x\n",
+			       g->domain, g->bus, g->dev, g->fn);
+			goto fail;
+		}
+		nb->device[devfn] = device;
+	}
+	for (i = 0; i < NV_STANDIN_MAX_GPUS; i++) {
+		if (!nv_pci.bus[i])
+			continue;
+		pci_lock_rescan_remove();
+		pci_scan_child_bus(nv_pci.bus[i]->bus);
+		pci_bus_add_devices(nv_pci.bus[i]->bus);
+		pci_unlock_rescan_remove();
+	}
+	return 0;
+fail:
+	nv_pci_remove();
+	return -ENODEV;
+}
+
 static int __init nvidia_init_module(void)
 {
 	struct nv_standin_config *cfg;
@@ -796,9 +990,14 @@ static int __init nvidia_init_module(void)
 		goto out;
 
 	pr_info("NVRM: loading %s\n", rm_standin_version_id());
-	ret = rm_standin_init(cfg);
+	ret = nv_pci_add(cfg);
 	if (ret)
 		goto out;
+	ret = rm_standin_init(cfg);
+	if (ret) {
+		nv_pci_remove();
+		goto out;
+	}
 
 	nv_proc_dir = proc_mkdir("driver/nvidia", NULL);
 	if (nv_proc_dir)
@@ -827,6 +1026,7 @@ static void __exit nvidia_exit_module(void)
 	if (nv_proc_dir)
 		proc_remove(nv_proc_dir);
 	rm_standin_shutdown();
+	nv_pci_remove();
 }
 
 module_init(nvidia_init_module);

@@ -276,6 +276,9 @@ static void test_gen0(void **state)
 }
 
 /* A GPU's record: static BAR1 state and offset, its Intel I/O hub and PCIe switch (0: none). */
+/* An RTX 4090's PCI ID: the rules other than the generation rule, on GPUs it names. */
+#define ADA	0x10de2684
+
 struct rec {
 	uint32_t state;
 	uint64_t offset, ioh, sw;
@@ -312,13 +315,13 @@ static enum p2ps_caps_verdict caps(uint32_t conn, bool forced, bool watch,
  */
 static void test_caps(void **state)
 {
-	const struct rec both[2] = { { P2PS_SB1_ON, 0, 0, 0, 0 }, { P2PS_SB1_ON, 0, 0, 0, 0 } };
-	const struct rec mixed[2] = { { P2PS_SB1_FORCED, 0, 0, 0, 0 }, { P2PS_SB1_ON, 0, 0, 0, 0 } };
-	const struct rec disp570[2] = { { P2PS_SB1_ON, 32 * MiB, 0, 0, 0 }, { P2PS_SB1_ON, 0, 0, 0, 0 } };
-	const struct rec disp580[2] = { { P2PS_SB1_ON, 512 * MiB, 0, 0, 0 }, { P2PS_SB1_ON, 0, 0, 0, 0 } };
-	const struct rec one_off[2] = { { P2PS_SB1_OFF, 0, 0, 0, 0 }, { P2PS_SB1_ON, 0, 0, 0, 0 } };
-	const struct rec ioh2[2] = { { P2PS_SB1_ON, 0, 1, 0, 0 }, { P2PS_SB1_ON, 0, 0x81, 0, 0 } };
-	const struct rec ioh1[2] = { { P2PS_SB1_ON, 0, 1, 0, 0 }, { P2PS_SB1_ON, 0, 1, 0, 0 } };
+	const struct rec both[2] = { { P2PS_SB1_ON, 0, 0, 0, ADA }, { P2PS_SB1_ON, 0, 0, 0, ADA } };
+	const struct rec mixed[2] = { { P2PS_SB1_FORCED, 0, 0, 0, ADA }, { P2PS_SB1_ON, 0, 0, 0, ADA } };
+	const struct rec disp570[2] = { { P2PS_SB1_ON, 32 * MiB, 0, 0, ADA }, { P2PS_SB1_ON, 0, 0, 0, ADA } };
+	const struct rec disp580[2] = { { P2PS_SB1_ON, 512 * MiB, 0, 0, ADA }, { P2PS_SB1_ON, 0, 0, 0, ADA } };
+	const struct rec one_off[2] = { { P2PS_SB1_OFF, 0, 0, 0, ADA }, { P2PS_SB1_ON, 0, 0, 0, ADA } };
+	const struct rec ioh2[2] = { { P2PS_SB1_ON, 0, 1, 0, ADA }, { P2PS_SB1_ON, 0, 0x81, 0, ADA } };
+	const struct rec ioh1[2] = { { P2PS_SB1_ON, 0, 1, 0, ADA }, { P2PS_SB1_ON, 0, 1, 0, ADA } };
 	const uint32_t bar1 = P2P_CONNECTIVITY_PCIE_BAR1, prop = P2P_CONNECTIVITY_PCIE_PROPRIETARY;
 	struct p2ps_caps_in in;
 
@@ -363,10 +366,10 @@ static void test_caps(void **state)
  */
 static void test_caps_reads(void **state)
 {
-	const struct rec apart[2] = { { P2PS_SB1_ON, 0, 0, 0, 0 }, { P2PS_SB1_ON, 0, 0, 0, 0 } };
-	const struct rec one_sw[2] = { { P2PS_SB1_ON, 0, 0, 0x101, 0 }, { P2PS_SB1_ON, 0, 0, 0x101, 0 } };
-	const struct rec two_sw[2] = { { P2PS_SB1_ON, 0, 0, 0x101, 0 }, { P2PS_SB1_ON, 0, 0, 0x201, 0 } };
-	const struct rec half_sw[2] = { { P2PS_SB1_ON, 0, 0, 0x101, 0 }, { P2PS_SB1_ON, 0, 0, 0, 0 } };
+	const struct rec apart[2] = { { P2PS_SB1_ON, 0, 0, 0, ADA }, { P2PS_SB1_ON, 0, 0, 0, ADA } };
+	const struct rec one_sw[2] = { { P2PS_SB1_ON, 0, 0, 0x101, ADA }, { P2PS_SB1_ON, 0, 0, 0x101, ADA } };
+	const struct rec two_sw[2] = { { P2PS_SB1_ON, 0, 0, 0x101, ADA }, { P2PS_SB1_ON, 0, 0, 0x201, ADA } };
+	const struct rec half_sw[2] = { { P2PS_SB1_ON, 0, 0, 0x101, ADA }, { P2PS_SB1_ON, 0, 0, 0, ADA } };
 	const uint32_t bar1 = P2P_CONNECTIVITY_PCIE_BAR1;
 	struct p2ps_caps_in in = { .connectivity = bar1, .forced = true, .reads_refused = true };
 
@@ -433,7 +436,8 @@ static void test_gpu_arch(void **state)
  * 0x2684, with an RTX 5090, 0x2b85) gets the stock answer, in either
  * order and before the other rules; two of one generation do not.  A GPU
  * the module cannot name beside NVIDIA ones gets the stock answer too
- * (review F2: fail closed); a set with no NVIDIA ID at all is no evidence.
+ * (review F2: fail closed), and so does a set with no NVIDIA ID at all
+ * (issue 41: the lookup failed, is pending, or found another vendor's).
  */
 static void test_caps_mixed(void **state)
 {
@@ -461,9 +465,10 @@ static void test_caps_mixed(void **state)
 	/* every pair of the set, not each against the first */
 	assert_int_equal(caps(bar1, true, false, three, 3), P2PS_CAPS_STOCK_MIXED);
 	assert_int_equal(caps(bar1, true, false, three_unknown, 3), P2PS_CAPS_STOCK_MIXED);
-	/* no NVIDIA ID at all (the test VM's QEMU devices, or none looked up): no evidence */
-	assert_int_equal(caps(bar1, true, false, qemu, 2), P2PS_CAPS_KEEP);
-	assert_int_equal(caps(bar1, true, false, none, 2), P2PS_CAPS_KEEP);
+	/* no NVIDIA ID at all (a function not NVIDIA's, or none looked up): fail closed (issue 41) */
+	assert_int_equal(caps(bar1, true, false, qemu, 2), P2PS_CAPS_STOCK_UNKNOWN);
+	assert_int_equal(caps(bar1, true, false, none, 2), P2PS_CAPS_STOCK_UNKNOWN);
+	assert_int_equal(caps(bar1, true, false, qemu, 1), P2PS_CAPS_STOCK_UNKNOWN);
 	assert_int_equal(caps(bar1, true, false, mixed, 1), P2PS_CAPS_KEEP);
 	/* the driver's own answer, not forced, stands */
 	assert_int_equal(caps(bar1, false, false, mixed, 2), P2PS_CAPS_KEEP);

@@ -42,19 +42,41 @@ run p2pctl disable
 run rmmod nvidia
 run rmmod p2p_shim
 
-# The same for a GPU attached before arming (Correctness III, item 2): its
-# OBJGPU was never learnt at an attach, so the purge at its detach must
-# take it from the detach itself (osDpcDetachGpu).  Before, the dead pair
-# stayed (REFS 2 at the next create, the old BAR1 base).
-echo "== a GPU attached before arming detaches after an unseen teardown"
+# A GPU attached before arming (Correctness III, item 2): p2p-shim cannot
+# name it (no PCI ID from an attach it saw), so no BAR1 P2P is offered
+# with it, the log and status say why, and RM's own create, which asks the
+# caps, makes no pair (rules/gpurule.c: P2P is advertised only where it
+# works).  Re-initialised under the hooks, it gets BAR1 P2P; its pair then
+# goes at an unseen teardown like GPU 0's above.
+echo "== a GPU attached before arming: the stock answer until it re-initialises"
 # GPU 0 re-initialises under the hooks (the pair's first GPU decides the
 # caps with p2p-shim's keys); GPU 1 keeps its attachment from before.
 run insmod /lib/standin/580.159.04/nvidia.ko gpus="$G"
 run insmod /lib/p2p-shim/p2p-shim.ko
 run p2pctl enable
 run nvflow reinit 0 >/dev/null
-expect_eq "BAR1 P2P with a GPU from before arming" "$(kv connectivity "$(nvflow caps 0 1)")" pcie_bar1
-expect_match "GPU1 attached before arming" "$(p2pctl status)" 'stale GPUs: +GPU1'
+klog_mark
+guarded "a GPU from before arming" 0 1
+expect_match "the log names it" "$(klog_since)" \
+	'GPUs 0x3: GPU1 initialised before p2p-shim armed; re-initialise it'
+expect_match "status names it" "$(p2pctl status)" \
+	'stale GPUs: +GPU1: initialised before arming; re-initialise'
+out=$(nvflow create 0 1) && fail "create with a GPU from before arming: $out"
+expect_match "nothing in the ledger" "$(p2pctl status)" 'mappings: +0'
+echo "-- GPU 0 re-initialised with no readable PCI address: no NVIDIA ID in the pair"
+# Before, a set with no NVIDIA ID at all passed as one generation.
+echo 1 >/sys/module/nvidia/parameters/attach_no_pci
+run nvflow reinit 0 >/dev/null
+echo 0 >/sys/module/nvidia/parameters/attach_no_pci
+klog_mark
+guarded "GPU0 unplaced, GPU1 from before arming" 0 1
+expect_match "the log names GPU1" "$(klog_since)" \
+	'GPUs 0x3: GPU1 initialised before p2p-shim armed; re-initialise it'
+run nvflow reinit 0 >/dev/null
+echo "-- GPU 1 re-initialised"
+run nvflow reinit 1 >/dev/null
+expect_eq "BAR1 P2P once re-initialised" "$(kv connectivity "$(nvflow caps 0 1)")" pcie_bar1
+expect_no_match "no stale GPU left" "$(p2pctl status)" 'stale GPUs'
 out=$(nvflow create 0 1) || fail "create: $out"
 expect_match "the pair in the ledger" "$(p2pctl status)" 'mappings: +1'
 klog_mark

@@ -3,8 +3,9 @@
 # p2p-shim (rules/gpurule.c, the caps guard).  From 580 the driver gives a
 # BAR1 peer mapping of an RTX 50xx's memory a coherent aperture and PCIe
 # atomics whatever GPU maps it, which an Ada GPU is never set up to send.
-# QEMU has no NVIDIA function: the fault build's fault_pci_id gives the
-# stand-in's GPUs their PCI IDs (an RTX 4090, 10de:2684; an RTX 5090,
+# The stand-in's AD102s are RTX 4090s (10de:2684, docs/standin.md); the
+# fault build's fault_pci_id makes them other boards without changing the
+# chip the stand-in models (an RTX 4090, 10de:2684; an RTX 5090,
 # 10de:2b85; an RTX 4080, 10de:2704).
 . /cases/lib.sh
 G='AD102@0000:01:00.0,vram=24G,bar1=0x4000000000/32G;AD102@0000:02:00.0,vram=24G,bar1=0x6000000000/32G'
@@ -29,7 +30,8 @@ done
 
 # Review F2: a GPU the module never saw (initialised before arming) beside
 # a forced one: nothing says they are of one generation, so no P2P until
-# it re-initialises under the hooks; then its ID is known.
+# it re-initialises under the hooks; then its ID is known.  The log names
+# the GPU and what to do, as `p2pctl status` does.
 for v in 580.159.04; do
 	echo "== $v: GPUs initialised before arming"
 	run insmod /lib/standin/$v/nvidia.ko gpus="$G"
@@ -37,7 +39,10 @@ for v in 580.159.04; do
 	run nvflow reinit 0
 	klog_mark
 	expect_eq "$v seen + unseen: stock answer" "$(kv connectivity "$(nvflow caps 0 2)")" unknown
-	expect_match "$v says why" "$(klog_since)" 'GPUs 0x5: one was initialised before arming'
+	expect_match "$v says why" "$(klog_since)" \
+		'GPUs 0x5: GPU2 initialised before p2p-shim armed; re-initialise it'
+	expect_match "$v status names it" "$(p2pctl status)" \
+		'stale GPUs: +GPU2: initialised before arming; re-initialise'
 	run nvflow reinit 2
 	expect_eq "$v both seen, one generation: BAR1 P2P" "$(kv connectivity "$(nvflow caps 0 2)")" pcie_bar1
 	run rmmod nvidia

@@ -111,6 +111,21 @@ run rmmod nvidia
 run p2pctl disable
 run rmmod p2p_shim
 
+echo "== registry_gpus=, a GPU whose PCI address cannot be read: its own ForceP2P is guarded"
+# Issue 41, item 4: the attach argument of GPU 1 carries no readable PCI
+# address (the stand-in's attach_no_pci); p2p-shim cannot tell whether
+# registry_gpus= names it, so it supplies it nothing but guards the
+# user's own forcing ForceP2P on it (fail closed), and is held by it.
+run insmod /lib/p2p-shim/p2p-shim.ko enable=1 registry_gpus=0000:01:00.0 registry_defaults=0
+run insmod /lib/standin/580.159.04/nvidia.ko gpus="$SMALL" attach_no_pci=2 \
+	NVreg_RegistryDwordsPerDevice="pci=0000:02:00.0;ForceP2P=0x11"
+expect_eq "the user's ForceP2P reached GPU1" "$(kv gpu1.p2p_override "$(nvflow state)")" 0x11
+guarded "GPU1 (address unknown), user's ForceP2P" 1 0
+expect_refused "rmmod refused: GPU1 holds p2p-shim" "$RMMOD_BUSY" rmmod p2p_shim
+run rmmod nvidia
+run p2pctl disable
+run rmmod p2p_shim
+
 echo "== registry_gpus= with a bad address is refused at load"
 expect_fail "bad address" insmod /lib/p2p-shim/p2p-shim.ko registry_gpus=0000:zz:00.0
 expect_match "says why" "$(dmesg | tail -n 5)" "registry_gpus: '0000:zz:00.0' is not a PCI address"
