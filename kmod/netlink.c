@@ -33,10 +33,10 @@ static int put_snapshot(struct sk_buff *skb, const struct p2ps_status_snapshot *
 	return 0;
 }
 
-/* A GPU's instance; none for one that attached before arming (ledger.c: unknown). */
+/* A GPU's instance; P2PS_MAP_GPU_UNKNOWN for one that attached before arming (ledger.c). */
 static int put_instance(struct sk_buff *skb, int attr, u32 instance)
 {
-	return instance < NV_MAX_DEVICES ? nla_put_u32(skb, attr, instance) : 0;
+	return nla_put_u32(skb, attr, instance < NV_MAX_DEVICES ? instance : P2PS_MAP_GPU_UNKNOWN);
 }
 
 /*

@@ -107,7 +107,12 @@ int p2ps_parse_mapping(struct nlattr *nest, struct p2ps_mapping_info *out)
 	memset(out, 0, sizeof(*out));
 	if (nla_parse_nested(tb, P2PS_MAP_A_MAX, nest, map_policy) < 0)
 		return -P2PS_E_NETLINK;
-	/* An absent instance is a GPU the module cannot name (uapi.h), not GPU 0. */
+	/*
+	 * The module sends P2PS_MAP_GPU_UNKNOWN for a GPU it cannot name
+	 * (the same value as P2PS_GPU_UNKNOWN); one without the attribute
+	 * (modules of 2026-12-07) meant the same, never GPU 0.
+	 */
+	_Static_assert(P2PS_GPU_UNKNOWN == P2PS_MAP_GPU_UNKNOWN, "one unknown GPU value");
 	out->gpu0 = out->gpu1 = P2PS_GPU_UNKNOWN;
 	if (tb[P2PS_MAP_A_GPU0])
 		out->gpu0 = nla_get_u32(tb[P2PS_MAP_A_GPU0]);

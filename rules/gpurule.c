@@ -73,11 +73,19 @@ void p2ps_gpu_set_add(struct p2ps_gpu_set *s, uint32_t pci_id)
 	}
 	s->nvidia = true;
 	s->archs |= 1U << p2ps_gpu_arch(pci_id >> 16, pci_id & 0xffff);
+	if (p2ps_gpu_arch(pci_id >> 16, pci_id & 0xffff) != P2PS_ARCH_UNKNOWN)
+		return;
+	/* Outside the table: only the same device ID is known to be the same chip. */
+	if (s->newer && s->newer != (pci_id & 0xffff))
+		s->unknown = true;
+	s->newer = pci_id & 0xffff;
 }
 
 /*
  * Architectures are compared across the whole set, not against its first
- * GPU.  Two IDs outside the table are taken as one (newer) generation.
+ * GPU.  IDs outside the table (a newer chip, or a gap between ranges) are
+ * taken as one generation only where they are one device ID; two that
+ * differ may be two chips, so the set is of unknown identity.
  * A GPU of unknown identity fails closed: nothing says it is of its
  * partners' generation (issue 41: no set is taken for one generation
  * without IDs, and the test VM's stand-in GPUs have theirs).

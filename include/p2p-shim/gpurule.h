@@ -48,12 +48,14 @@ struct p2ps_gpu_set {
 	unsigned int archs;		/* bit per enum p2ps_gpu_arch seen (NVIDIA only) */
 	bool nvidia;			/* an NVIDIA GPU is in it */
 	bool unknown;			/* a GPU of unknown identity is in it */
+	unsigned short newer;		/* the device ID of its GPUs outside the table; 0: none */
 };
 void p2ps_gpu_set_add(struct p2ps_gpu_set *s, uint32_t pci_id);
 
 enum p2ps_gpu_set_verdict {
 	P2PS_GPUS_ONE,			/* one generation, every GPU's NVIDIA ID known */
 	P2PS_GPUS_MIXED,		/* two generations, or a known one and one not in the table */
+	/* (two IDs outside the table that differ: UNKNOWN) */
 	P2PS_GPUS_UNKNOWN,		/* a GPU the module cannot name (no ID, not NVIDIA's): fail closed */
 };
 enum p2ps_gpu_set_verdict p2ps_gpu_set_verdict(const struct p2ps_gpu_set *s);

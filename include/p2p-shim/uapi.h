@@ -152,10 +152,17 @@ enum p2ps_hook_attr {
 };
 #define P2PS_HOOK_A_MAX (__P2PS_HOOK_A_MAX - 1)
 
+/*
+ * A mapping's GPU that the module cannot name (attached before arming).
+ * Sent as this value, never left out: a reader that defaults a missing
+ * attribute to 0 would show it as GPU 0, a real and different GPU.
+ */
+#define P2PS_MAP_GPU_UNKNOWN	0xffffffffU
+
 enum p2ps_map_attr {
 	P2PS_MAP_A_UNSPEC,
-	P2PS_MAP_A_GPU0,		/* u32, GPU instance; absent: unknown (attached before arming) */
-	P2PS_MAP_A_GPU1,		/* u32, GPU instance; absent: unknown (attached before arming) */
+	P2PS_MAP_A_GPU0,		/* u32, GPU instance, or P2PS_MAP_GPU_UNKNOWN */
+	P2PS_MAP_A_GPU1,		/* u32, GPU instance, or P2PS_MAP_GPU_UNKNOWN */
 	P2PS_MAP_A_CONN_TYPE,		/* u32, enum p2ps_conn_type */
 	P2PS_MAP_A_COUNT,		/* u32, references the driver holds */
 	P2PS_MAP_A_DMA_BASE,		/* u64, GPU1's BAR1 as GPU0 reaches it */

@@ -314,6 +314,19 @@ static void test_event_parse(void **state)
 	assert_int_equal(ev.mapping.gpu1, P2PS_GPU_UNKNOWN);
 	nlmsg_free(msg);
 
+	/* As the module sends it: the explicit value, which an old reader cannot take for GPU 0. */
+	msg = new_msg(P2PS_CMD_EVENT);
+	nla_put_u32(msg, P2PS_A_EVENT, P2PS_EV_MAPPING_CREATED);
+	n = nla_nest_start(msg, P2PS_A_MAPPING);
+	nla_put_u32(msg, P2PS_MAP_A_GPU0, P2PS_MAP_GPU_UNKNOWN);
+	nla_put_u32(msg, P2PS_MAP_A_GPU1, 1);
+	nla_nest_end(msg, n);
+	assert_int_equal(p2ps_parse_msg(msg, tb), 0);
+	assert_int_equal(p2ps_parse_event(tb, &ev), 0);
+	assert_int_equal(ev.mapping.gpu0, P2PS_GPU_UNKNOWN);
+	assert_int_equal(ev.mapping.gpu1, 1);
+	nlmsg_free(msg);
+
 	msg = new_msg(P2PS_CMD_EVENT);
 	nla_put_u32(msg, P2PS_A_EVENT, P2PS_EV_ARMED);
 	nla_put_string(msg, P2PS_A_PROFILE, "gen-b");

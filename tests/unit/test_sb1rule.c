@@ -453,6 +453,10 @@ static void test_caps_mixed(void **state)
 					      { P2PS_SB1_ON, 0, 0, 0, ada } };
 	const struct rec qemu[2] = { { P2PS_SB1_ON, 0, 0, 0, 0x808610d3 }, { P2PS_SB1_ON, 0, 0, 0, 0 } };
 	const struct rec none[2] = { { P2PS_SB1_ON, 0, 0, 0, 0 }, { P2PS_SB1_ON, 0, 0, 0, 0 } };
+	/* outside the table: two future chips, two IDs in a gap, one chip twice */
+	const struct rec future[2] = { { P2PS_SB1_ON, 0, 0, 0, 0x10de3300 }, { P2PS_SB1_ON, 0, 0, 0, 0x10de3400 } };
+	const struct rec gap[2] = { { P2PS_SB1_ON, 0, 0, 0, 0x10de2000 }, { P2PS_SB1_ON, 0, 0, 0, 0x10de2001 } };
+	const struct rec twin[2] = { { P2PS_SB1_ON, 0, 0, 0, 0x10de3300 }, { P2PS_SB1_ON, 0, 0, 0, 0x10de3300 } };
 	const uint32_t bar1 = P2P_CONNECTIVITY_PCIE_BAR1;
 
 	(void)state;
@@ -470,6 +474,10 @@ static void test_caps_mixed(void **state)
 	assert_int_equal(caps(bar1, true, false, none, 2), P2PS_CAPS_STOCK_UNKNOWN);
 	assert_int_equal(caps(bar1, true, false, qemu, 1), P2PS_CAPS_STOCK_UNKNOWN);
 	assert_int_equal(caps(bar1, true, false, mixed, 1), P2PS_CAPS_KEEP);
+	/* IDs outside the table are one generation only as one device ID (review of k41c, F3) */
+	assert_int_equal(caps(bar1, true, false, future, 2), P2PS_CAPS_STOCK_UNKNOWN);
+	assert_int_equal(caps(bar1, true, false, gap, 2), P2PS_CAPS_STOCK_UNKNOWN);
+	assert_int_equal(caps(bar1, true, false, twin, 2), P2PS_CAPS_KEEP);
 	/* the driver's own answer, not forced, stands */
 	assert_int_equal(caps(bar1, false, false, mixed, 2), P2PS_CAPS_KEEP);
 }
