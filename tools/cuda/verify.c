@@ -83,8 +83,7 @@ static void *watchdog(void *p)
 			continue;
 		/* g < 0: NCCL (what names the GPUs); else a driver call */
 		where = g < 0 ? "in NCCL" : "in the driver";
-		hint = g < 0 ? rig_guard_hint() : "blocked in the driver (on " V_UVM_LOCK_DRIVERS " likely "
-		       "nvidia-uvm's devicesLock; see docs/support.md)";
+		hint = g < 0 ? rig_guard_hint() : RIG_BLOCKED_HINT;
 		if (g < 0 && sig)
 			snprintf(diag, sizeof(diag), "%s interrupted by SIG%s after %.3g s", what,
 				 sigabbrev_np(sig), t);

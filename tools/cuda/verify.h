@@ -108,7 +108,7 @@ struct vstate {
  */
 
 /* The drivers with nvidia-uvm's devicesLock inversion (docs/support.md). */
-#define V_UVM_LOCK_DRIVERS "580.65.06 to 610.57.03"
+#define V_UVM_LOCK_DRIVERS RIG_UVM_LOCK_DRIVERS
 
 /* No new test starts: a hang or a signal. */
 static inline int vhalt(const struct vstate *v)

@@ -1315,6 +1315,8 @@ CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
 	(void)flags;
 	if (!current)
 		return 201;
+	if (F.f_enablehang)
+		fprintf(stderr, "fakecuda: cuCtxEnablePeerAccess hangs\n");	/* tests wait for it */
 	while (F.f_enablehang)
 		pause();	/* a lock in the kernel: no return, no signal ends it */
 	if (F.enable_error && (F.enable_from < 0 || current->dev == F.enable_from))
