@@ -683,12 +683,52 @@ static void bench_signal_in_hang(void **st)
 	}
 }
 
+/*
+ * cuCtxEnablePeerAccess blocks in the driver for good (FAKECUDA_FAULT=
+ * enablehang; FIELD N10's devicesLock): no signal ends the call, so bench's
+ * watchdog names it within its deadline (--timeout, at least 10 s) with the
+ * cells done, and exits 1; SIGINT or SIGTERM ends it within a second
+ * (RIG_GUARD_SIGNAL_S), 128 + the signal. In a process of its own,
+ * SIGKILLed after 60 s, so a bench without the watchdog fails here.
+ */
+static void bench_enable_hang(void **st)
+{
+	static const char *const args[] = { "bench", "--size", "4k", "--reps", "1", "--timeout", "1",
+					    NULL };
+	static const char *const sargs[] = { "bench", "--size", "4k", "--reps", "1", "--timeout",
+					     "1000", NULL };
+	char *out;
+	int status, killed;
+
+	(void)st;
+	setenv("FAKECUDA_FAULT", "enablehang", 1);
+	out = child_run(args, 0, NULL, 60, &status, &killed);
+	assert_false(killed);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 1);
+	assert_non_null(strstr(out, "bench: HUNG: GPU 0: cuCtxEnablePeerAccess 0->1 has not returned for "));
+	assert_non_null(strstr(out, " s: blocked in the driver (on 580.65.06 to 610.57.03 likely "
+				    "nvidia-uvm's devicesLock; see docs/support.md) (12 of 28 cells done)\n"));
+	/* the P2P=Disabled cells done before it are shown */
+	assert_non_null(strstr(out, "Unidirectional P2P=Disabled Bandwidth"));
+	free(out);
+	out = child_run(sargs, SIGTERM, "fakecuda: cuCtxEnablePeerAccess hangs", 60, &status, &killed);
+	assert_false(killed);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 128 + SIGTERM);
+	assert_non_null(strstr(out, "bench: interrupted by SIGTERM: GPU 0: cuCtxEnablePeerAccess 0->1 had "
+				    "not returned after "));
+	assert_non_null(strstr(out, "Unidirectional P2P=Disabled Bandwidth"));
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(json_shape, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(bench_copy_hang, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(bench_signal_in_hang, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(bench_enable_hang, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(peer_access_per_cell, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(nccl_busbw_formula, fake_test_setup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(nccl_bench_table, fake_test_setup, fake_test_teardown),

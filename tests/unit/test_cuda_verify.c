@@ -28,6 +28,17 @@
  * managed tests 1. */
 #define SEED(k) (0x70327063746c0000ULL + ((uint64_t)(k) << 32))
 
+/*
+ * The fake, no fault set, with 20 MiB of VRAM per GPU (the tests' own
+ * buffers and a short vram sweep; 64 GiB would take the sweep minutes).
+ */
+static int vsetup(void **st)
+{
+	fake_test_setup(st);
+	setenv("FAKECUDA_FREE_BYTES", "20971520", 1);
+	return 0;
+}
+
 static void all_ok(void **st)
 {
 	char *out, *err;
@@ -35,10 +46,10 @@ static void all_ok(void **st)
 	(void)st;
 	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "1M");
 	assert_non_null(strstr(out, "seed 0x70327063746c0000 (--seed to repeat), timeout 0.5 s\n"));
-	assert_non_null(strstr(out, "  vram        0->1  OK    18874323 bytes, ce, sm-read and sm-write at the "
-				    "bottom, middle and top of free memory (pads of 0, 32634 and 65270 MiB on "
-				    "GPU 0, 0, 32634 and 65270 MiB on GPU 1); path: SM loads and stores through "
-				    "the peer mappings at each place\n"));
+	assert_non_null(strstr(out, "  vram        0->1  OK    37748646 bytes, ce, sm-read and sm-write over free "
+				    "memory in 1049088-byte buffers: 6 of 12 MiB free on GPU 0 (6 buffers), 6 of "
+				    "12 MiB on GPU 1 (6); path: SM loads and stores through the peer mappings of "
+				    "every buffer tested\n"));
 	assert_non_null(strstr(out, "pair 0-1: can-access-peer 0->1 yes, 1->0 yes"));
 	/* two rounds: 1 MiB, then 5 bytes less (the byte tail) */
 	assert_non_null(strstr(out, "  ce          0->1  OK    2097147 bytes, copy engine on GPU 0, 84.0 GB/s; "
@@ -731,6 +742,7 @@ static void fault_high_offset(void **st)
 	char *out, *err;
 
 	(void)st;
+	setenv("FAKECUDA_FREE_BYTES", "68719476736", 1);
 	setenv("FAKECUDA_FAULT", "wrong", 1);
 	setenv("FAKECUDA_WRONG_ABOVE", "1073741824", 1);
 	/* the default: the tests' buffers at the bottom, the vram test above */
@@ -739,7 +751,7 @@ static void fault_high_offset(void **st)
 	assert_non_null(strstr(out, "  sm-read     0->1  OK"));
 	free(out);
 	free(err);
-	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "vram");
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "vram", "--quick");
 	assert_non_null(strstr(out, "  vram        0->1  FAIL  middle of free memory (buffers above pads of "
 				    "32634 MiB on GPU 0 and 32634 MiB on GPU 1): sm-read: first mismatch"));
 	free(out);
@@ -912,25 +924,27 @@ static void fault_pte_illegal_address(void **st)
 }
 
 /*
- * A BAR1 window that covers only the lower 32 GiB of a 48 GiB card: peer
- * accesses above it land elsewhere. Only buffers at the top of VRAM see it;
- * the vram test puts them at the bottom, the middle and the top.
+ * --quick: the old sample. A BAR1 window that covers only the lower 32 GiB
+ * of a 48 GiB card: peer accesses above it land elsewhere. Only buffers at
+ * the top of VRAM see it; the sample puts them at the bottom, the middle and
+ * the top.
  */
-static void vram_sweep(void **st)
+static void vram_quick(void **st)
 {
 	char *out, *err;
 
 	(void)st;
 	setenv("FAKECUDA_FREE_BYTES", "51539607552", 1);
-	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--no-managed");
-	assert_non_null(strstr(out, "  vram        0->1  OK    73683 bytes, ce, sm-read and sm-write at the "
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--no-managed", "--quick");
+	assert_non_null(strstr(out, "  vram        0->1  OK    73683 bytes, --quick: ce, sm-read and sm-write at the "
 				    "bottom, middle and top of free memory (pads of 0, 24442 and 48886 MiB on GPU 0, "
 				    "0, 24442 and 48886 MiB on GPU 1); path: SM loads and stores through the peer "
-				    "mappings at each place\n"));
+				    "mappings at each place (a sample: the memory between the places and the top 256 "
+				    "MiB not tested)\n"));
 	free(out);
 	free(err);
 	setenv("FAKECUDA_BAR1_BYTES", "34359738368", 1);
-	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--no-managed");
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--no-managed", "--quick");
 	assert_non_null(strstr(out, "  ce          0->1  OK"));
 	assert_non_null(strstr(out, "  vram        0->1  FAIL  top of free memory (buffers above pads of 48886 "
 				    "MiB on GPU 0 and 48886 MiB on GPU 1): ce: first mismatch at offset 0 (0x0): "
@@ -1005,6 +1019,8 @@ static void interrupted_run(void **st)
 	int status;
 
 	(void)st;
+	/* room for the 32 MiB buffers below and a short vram sweep */
+	setenv("FAKECUDA_FREE_BYTES", "167772160", 1);
 	/* SIGINT in the concurrent test (30 s): it stops at the end of a round. */
 	out = signalled_run(SIGINT, "concurrent: every directed pair at once", "4k", &status);
 	if (!WIFEXITED(status))
@@ -1013,7 +1029,7 @@ static void interrupted_run(void **st)
 	assert_int_equal(WEXITSTATUS(status), 128 + SIGINT);
 	assert_non_null(strstr(out, "  concurrent  0->1  OK    "));
 	assert_non_null(strstr(out, " rounds of all pairs at once (cut short by the signal); path: "));
-	assert_non_null(strstr(out, "grid (test x direction: OK, OK* path not proven, FAIL, HUNG, SKIP, - not "
+	assert_non_null(strstr(out, "grid (test x direction: OK, OK* path not proven, PART not all tested, FAIL, HUNG, SKIP, - not "
 				    "run):\n  0-1          0->1  1->0\n  path         OK    OK\n"));
 	assert_non_null(strstr(out, "  concurrent   OK    OK\n"));
 	/* nccl did not run; every pair test did: no "partial" on the pair */
@@ -2283,6 +2299,61 @@ static void verdict_names_tests_not_run(void **st)
 }
 
 /*
+ * Issue 42, class 3: a bad region of VRAM (peer accesses to it corrupt)
+ * between the old three samples (bottom, middle, top), or in the top
+ * 256 MiB that they left free. Free memory is 300 MiB: the samples sat at
+ * 8, 24 and 42 MiB; the sweep covers it all in --size buffers.
+ */
+static void vram_bad_region(void **st)
+{
+	static const char *const bad[] = { "12582912:1048576", "-4194304:1048576" };
+	static const char *const where[] = { "buffer 3 of 146 on GPU 0", "buffer 145 of 146 on GPU 0" };
+	char *out, *err;
+
+	(void)st;
+	setenv("FAKECUDA_FREE_BYTES", "314572800", 1);
+	for (int i = 0; i < 2; i++) {
+		setenv("FAKECUDA_BAD_VRAM", bad[i], 1);
+		RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "1M", "--tests", "vram",
+		       "--vram-budget", "3600");
+		assert_non_null(strstr(out, "  vram        0->1  FAIL  free memory, "));
+		assert_non_null(strstr(out, where[i]));
+		assert_non_null(strstr(out, "(1049088 bytes each, allocated until none was left): ce: "
+					    "first mismatch at offset "));
+		assert_non_null(strstr(out, "0<->1: P2P FAILED (2 tests: vram)"));
+		free(out);
+		free(err);
+	}
+}
+
+/*
+ * The sweep's time budget ends before all free memory was tested: the test
+ * says how much it covered, WARN and PART, and the run PARTIAL, never OK.
+ */
+static void vram_budget(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "1M", "--tests", "vram",
+	       "--vram-budget", "0.000001");
+	assert_non_null(strstr(out, "  vram        0->1  WARN  6291441 bytes, ce, sm-read and sm-write over "
+				    "free memory in 1049088-byte buffers: 1 of 12 MiB free on GPU 0 (6 buffers)"));
+	assert_non_null(strstr(out, "the time budget (--vram-budget) ended: 1 of 12 MiB on GPU 0 and 1 of 12 "
+				    "MiB on GPU 1 tested, the rest NOT tested\n"));
+	assert_non_null(strstr(out, "  vram         PART  PART\n"));
+	assert_non_null(strstr(out, "; WARN: vram tested only part of free memory (the rest NOT tested)\n"));
+	assert_non_null(strstr(out, "verify: PARTIAL (2 OK, 0 FAIL); 2 vram tests covered only part of free "
+				    "memory\n"));
+	assert_null(strstr(out, "verify: OK"));
+	free(out);
+	free(err);
+	RUN_RC(2, verify_main, &out, &err, "verify", "--vram-budget", "0");
+	free(out);
+	free(err);
+}
+
+/*
  * Review 33, finding 12: free memory shrinks between cuMemGetInfo and the
  * vram test's top pad (a display GPU's desktop). 300 MiB: the pad 512 MiB
  * smaller fits, OK. 1 GiB: it does not either, a SKIP with the reason, not
@@ -2295,14 +2366,14 @@ static void vram_free_overstated(void **st)
 	(void)st;
 	setenv("FAKECUDA_FREE_BYTES", "51539607552", 1);
 	setenv("FAKECUDA_FREE_OVERSTATE", "314572800", 1);
-	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "vram");
-	assert_non_null(strstr(out, "  vram        0->1  OK    73683 bytes, ce, sm-read and sm-write at the "
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "vram", "--quick");
+	assert_non_null(strstr(out, "  vram        0->1  OK    73683 bytes, --quick: ce, sm-read and sm-write at the "
 				    "bottom, middle and top of free memory (pads of 0, 24592 and 48674 MiB on GPU 0, "
 				    "0, 24592 and 48674 MiB on GPU 1)"));
 	free(out);
 	free(err);
 	setenv("FAKECUDA_FREE_OVERSTATE", "1073741824", 1);
-	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "vram");
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "vram", "--quick");
 	assert_non_null(strstr(out, "  vram        0->1  SKIP  top of free memory not tested: GPU 0 ran out of "
 				    "memory for a pad of "));
 	assert_non_null(strstr(out, "the bottom and middle were OK\n"));
@@ -2331,87 +2402,89 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		/* first: before any test has loaded the fake libnccl.so.2 */
-		cmocka_unit_test_setup_teardown(nccl_pip_wheel, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(all_ok, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(path_staged, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(path_slow_peer, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(path_faster_than_link, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(path_verified, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(path_idle_link, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(path_switch_uplink, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(path_vm_link, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(failed_not_proven_json, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(odd_sizes, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(pattern_and_compare, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(corruption_reported, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(corruption_json, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(overrun_detected, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(copy_error, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(no_peer, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(enable_fails, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(one_way_enable, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(graph_hang_names_gpu, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(jit_fails, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(three_gpus_pairs, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(no_driver, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(init_fails, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(one_gpu, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(usage_errors, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(um_wrong_mapping, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(um_wrong_mapping_json, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(um_bad_migration, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(um_not_supported, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(um_old_driver, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(um_too_big, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(fault_stale_read, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(fault_lost_store, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(fault_no_mapping, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(fault_wrong_gpu, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(fault_high_offset, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(fault_hang, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(signal_in_hang, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(um_mapping_not_proven, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(procs_own_slices, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(path_checks_every_copy, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(path_faster_than_any_link, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(path_staged_fast_host, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(fault_graph_drop, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(fault_ipc_wrong, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(fault_vmm_stale, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(nccl_pip_wheel, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(all_ok, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(path_staged, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(path_slow_peer, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(path_faster_than_link, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(path_verified, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(path_idle_link, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(path_switch_uplink, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(path_vm_link, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(failed_not_proven_json, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(odd_sizes, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(pattern_and_compare, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(corruption_reported, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(corruption_json, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(overrun_detected, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(copy_error, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(no_peer, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(enable_fails, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(one_way_enable, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(graph_hang_names_gpu, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(jit_fails, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(three_gpus_pairs, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(no_driver, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(init_fails, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(one_gpu, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(usage_errors, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(um_wrong_mapping, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(um_wrong_mapping_json, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(um_bad_migration, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(um_not_supported, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(um_old_driver, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(um_too_big, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_stale_read, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_lost_store, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_no_mapping, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_wrong_gpu, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_high_offset, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_hang, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(signal_in_hang, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(um_mapping_not_proven, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(procs_own_slices, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(path_checks_every_copy, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(path_faster_than_any_link, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(path_staged_fast_host, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_graph_drop, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_ipc_wrong, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_vmm_stale, vsetup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(vmm_ok_without_ctx_mapping, fake_test_setup,
 						fake_test_teardown),
-		cmocka_unit_test_setup_teardown(fault_car_flag_lost, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(fault_car_stale, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(fault_car_graph, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(fault_procs_hang, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(fault_hang_in_child, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(chatty_child_hangs, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(fault_pte_illegal_address, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(interrupted_run, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(vram_sweep, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(nccl_allreduce, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(nccl_skip_in_verdict, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(nccl_transport, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(nccl_procs, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(path_direct_near_staging, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(path_staged_latency, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(path_direct_slower, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_car_flag_lost, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_car_stale, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_car_graph, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_procs_hang, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_hang_in_child, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(chatty_child_hangs, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_pte_illegal_address, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(interrupted_run, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(vram_quick, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(nccl_allreduce, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(nccl_skip_in_verdict, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(nccl_transport, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(nccl_procs, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(path_direct_near_staging, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(path_staged_latency, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(path_direct_slower, vsetup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(verdict_names_tests_not_run, fake_test_setup,
 						fake_test_teardown),
-		cmocka_unit_test_setup_teardown(vram_free_overstated, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(no_managed_not_skipped, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(children_die_with_verify, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(byte_tail, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(seeds, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(loopback, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(tests_option, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(concurrent_transient_loss, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(sticky_fault_not_run, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(hang_in_driver, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(one_way_tests_run, fake_test_setup, fake_test_teardown),
-		cmocka_unit_test_setup_teardown(fault_one_direction, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(vram_free_overstated, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(vram_bad_region, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(vram_budget, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(no_managed_not_skipped, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(children_die_with_verify, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(byte_tail, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(seeds, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(loopback, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(tests_option, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(concurrent_transient_loss, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(sticky_fault_not_run, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(hang_in_driver, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(one_way_tests_run, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(fault_one_direction, vsetup, fake_test_teardown),
 		/* last: a hung NCCL init leaves its thread and the library behind */
-		cmocka_unit_test_setup_teardown(nccl_init_hang, fake_test_setup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(nccl_init_hang, vsetup, fake_test_teardown),
 	};
 
 	verify_exit_on_hang = 0;

@@ -6,9 +6,11 @@
  * See docs/p2pctl-cuda.md and docs/bench.md.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +64,81 @@ struct bench {
 	int hung;		/* a wait ran past it or a signal cut it: the streams
 				 * may be busy, the contexts are not torn down */
 };
+
+static void print_text(struct bench *b);
+
+/*
+ * The watchdog over the peer-mapping calls (rig_peer guards them): one
+ * blocked in the kernel (a lock there, FIELD N10) never returns and no
+ * signal ends it. After rig_guard_limit(--timeout), or RIG_GUARD_SIGNAL_S
+ * after SIGINT or SIGTERM, it names the call and its GPUs, prints the
+ * cells done, lets go of stdout and stderr (the blocked thread keeps the
+ * process's files open) and _exit()s: 1, or 128 + the signal. The main
+ * thread is blocked in that call, so what it reads of b does not change
+ * under it, and it holds no stdio lock.
+ */
+static struct {
+	pthread_t th;
+	int on;
+	volatile int stop;
+	struct bench *b;
+} bw;
+
+static void *bench_watchdog(void *p)
+{
+	double sig_at = 0;
+
+	(void)p;
+	while (!bw.stop) {
+		struct bench *b = bw.b;
+		const char *what;
+		int g, x, y, null, sig = dl_stop;
+		double t;
+		char diag[384];
+
+		dl_nap(20000);
+		if (sig && !sig_at)
+			sig_at = now_s();
+		if (!rig_guard_expired(sig && now_s() - sig_at > RIG_GUARD_SIGNAL_S ? RIG_GUARD_SIGNAL_S :
+				       rig_guard_limit(b->timeout), &what, &g, &x, &y, &t))
+			continue;
+		if (sig)
+			snprintf(diag, sizeof(diag), "interrupted by SIG%s: GPU %d: %s %d->%d had not returned "
+				 "after %.3g s", sigabbrev_np(sig), g, what, x, y, t);
+		else
+			snprintf(diag, sizeof(diag), "HUNG: GPU %d: %s %d->%d has not returned for %.3g s: %s",
+				 g, what, x, y, t, RIG_BLOCKED_HINT);
+		if (b->json) {
+			json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "command", json_object_new_string("bench"));
+			json_object_object_add(o, "ok", json_object_new_boolean(0));
+			if (sig)
+				json_object_object_add(o, "interrupted",
+						       json_object_new_string(sigabbrev_np(sig)));
+			else
+				json_object_object_add(o, "hung", json_object_new_boolean(1));
+			json_object_object_add(o, "error", json_object_new_string(diag));
+			fprintf(b->out, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+									       JSON_C_TO_STRING_NOSLASHESCAPE));
+			json_object_put(o);
+		} else {
+			if (b->done)
+				print_text(b);
+			fprintf(b->out, "bench: %s (%d of %d cells done)\n", diag, b->done, b->total);
+		}
+		fprintf(b->err, "bench: %s\n", diag);
+		fflush(b->out);
+		fflush(b->err);
+		null = open("/dev/null", O_WRONLY);
+		if (null >= 0) {
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		_exit(sig ? 128 + sig : P2P_EXIT_FAIL);
+	}
+	return NULL;
+}
 
 static void progress(struct bench *b, const char *what, int i, int j)
 {
@@ -440,7 +517,8 @@ static void usage(FILE *f)
 		"  --plot-matrix KEY  the matrix --plot draws (uni_p2p_on, bi_p2p_off, ...)\n"
 		"  --timeout S      deadline of every copy run (default 30): a later one is\n"
 		"                   HUNG, named with its cell; bench stops with the cells\n"
-		"                   done (SIGINT, SIGTERM: the same at once)\n"
+		"                   done (SIGINT, SIGTERM: the same at once); a peer-mapping\n"
+		"                   call blocked past max(S, 10) is named the same way\n"
 		"  --help           this text\n"
 		"  --nccl           NCCL all-reduce and all-gather bus bandwidth per size, as\n"
 		"                   nccl-tests measures it (p2pctl bench --nccl --help)\n"
@@ -708,6 +786,9 @@ int bench_main(int argc, char **argv, FILE *out, FILE *err)
 	b->tty = isatty(fileno(err));
 	b->notes = json_object_new_array();
 	sig_on = !dl_catch();
+	bw.b = b;
+	bw.stop = 0;
+	bw.on = !pthread_create(&bw.th, NULL, bench_watchdog, NULL);
 
 	rc = cu_open(emsg, sizeof(emsg));
 	if (rc) {
@@ -939,6 +1020,11 @@ report:
 close:
 	cu_close();
 done:
+	if (bw.on) {
+		bw.stop = 1;
+		pthread_join(bw.th, NULL);
+		bw.on = 0;
+	}
 	if (dl_stop && rc != P2P_EXIT_USAGE)
 		rc = 128 + dl_stop;	/* as a shell reports a command the signal ended */
 	if (sig_on)

@@ -91,6 +91,11 @@ const char *rig_guard_hint(void);
  * blocked and ends the run (shorter calls, a normal teardown, go on).
  */
 #define RIG_GUARD_MIN_S 10.0
+/* The drivers with nvidia-uvm's devicesLock inversion (docs/support.md), and
+ * what a peer-mapping call blocked past its deadline likely is. */
+#define RIG_UVM_LOCK_DRIVERS "580.65.06 to 610.57.03"
+#define RIG_BLOCKED_HINT "blocked in the driver (on " RIG_UVM_LOCK_DRIVERS " likely nvidia-uvm's " \
+	"devicesLock; see docs/support.md)"
 #define RIG_GUARD_SIGNAL_S 0.5
 static inline double rig_guard_limit(double timeout)
 {

@@ -8,6 +8,6 @@
 # pattern.c is the data both check, deadline.c the one rule of their waits.
 CUDA_SRC_NAMES := cu.c kernels.c stats.c opts.c report.c rig.c engine.c pattern.c \
 	linkrate.c deadline.c ncclx.c bench.c ncclbench.c \
-	verify.c verify_common.c verify_report.c verify_path.c verify_copy.c verify_flags.c \
+	verify.c verify_common.c verify_report.c verify_path.c verify_copy.c verify_vram.c verify_flags.c \
 	verify_graph.c verify_ipc.c verify_vmm.c verify_car.c verify_procs.c verify_child.c verify_nccl.c verify_nccl_procs.c \
 	verify_um.c verify_conc.c

@@ -83,8 +83,7 @@ static void *watchdog(void *p)
 			continue;
 		/* g < 0: NCCL (what names the GPUs); else a driver call */
 		where = g < 0 ? "in NCCL" : "in the driver";
-		hint = g < 0 ? rig_guard_hint() : "blocked in the driver (on " V_UVM_LOCK_DRIVERS " likely "
-		       "nvidia-uvm's devicesLock; see docs/support.md)";
+		hint = g < 0 ? rig_guard_hint() : RIG_BLOCKED_HINT;
 		if (g < 0 && sig)
 			snprintf(diag, sizeof(diag), "%s interrupted by SIG%s after %.3g s", what,
 				 sigabbrev_np(sig), t);
@@ -175,7 +174,7 @@ static void vusage(FILE *f)
 	fprintf(f,
 		"Usage: p2pctl verify [--size BYTES] [--pairs I-J,...] [--tests LIST] [--seed N]\n"
 		"                     [--seconds S] [--timeout S] [--offset BYTES|auto] [--loopback]\n"
-		"                     [--no-managed] [--json]\n"
+		"                     [--no-managed] [--quick] [--vram-budget S] [--json]\n"
 		"  --size BYTES     bytes per copy (default 64M = 64 MiB; any size >= 1)\n"
 		"  --pairs LIST     only these GPU pairs (default: every pair)\n"
 		"  --tests LIST     only these tests (default all): path, ce, sm-read, sm-write,\n"
@@ -189,11 +188,14 @@ static void vusage(FILE *f)
 		"                   init may need 30); peer-mapping calls, ncclGroupEnd and\n"
 		"                   ncclCommDestroy get at least 10\n"
 		"  --offset BYTES   allocate this much on each GPU before the test buffers\n"
-		"                   (auto: about half of free; default 0: the vram test\n"
-		"                   places buffers at the bottom, middle and top)\n"
+		"                   (auto: about half of free; default 0)\n"
 		"  --loopback       test each GPU against itself (one GPU is enough; proves no\n"
 		"                   P2P path, checks the tool, the kernels and the GPU)\n"
 		"  --no-managed     skip the managed-memory (cuMemAllocManaged) tests\n"
+		"  --quick          vram samples three places of free memory (bottom, middle,\n"
+		"                   top) instead of sweeping all of it\n"
+		"  --vram-budget S  time one vram sweep (one direction) may take (default 30);\n"
+		"                   at its end vram says how much it tested: WARN, not OK\n"
 		"  -j, --json       JSON on stdout\n"
 		"  --help           this text\n"
 		"tests, both ways for each pair: path (the same copy timed with peer access\n"
@@ -201,7 +203,7 @@ static void vusage(FILE *f)
 		"  flags, flags-poll (payload + release flag, polled with acquire loads);\n"
 		"  graph (ce, sm-write and sm-read captured in CUDA graphs, replayed);\n"
 		"  ipc (a second process opens the buffers with cuIpcOpenMemHandle);\n"
-		"  vram (ce, sm-read, sm-write at the bottom, middle and top of free memory);\n"
+		"  vram (ce, sm-read, sm-write with buffers moved over all free memory);\n"
 		"  vmm (ce, sm-write, sm-read between cuMemCreate/cuMemMap buffers that\n"
 		"  cuMemSetAccess grants the peer); car (a one-kernel custom all-reduce\n"
 		"  with a second process: payload, flag, flag wait, peer read; launched and\n"
@@ -390,6 +392,8 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 		{ "loopback", no_argument, NULL, 'L' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "no-managed", no_argument, NULL, 'M' },
+		{ "quick", no_argument, NULL, 'Q' },
+		{ "vram-budget", required_argument, NULL, 'B' },
 		/* internal: p2pctl's own second process for the ipc test */
 		{ "ipc-child", required_argument, NULL, 'I' },
 		/* internal: rank 1 of the car test */
@@ -408,7 +412,7 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 	const char *pairs = NULL, *tlist = NULL;
 	char emsg[512], *end;
 	int json = 0, rc = 0, opt, n, use[P2P_MAX_GPUS] = { 0 }, nok = 0, nfail = 0, nskip = 0;
-	int nunproven = 0, seeded = 0, nct = 0, nccl_ran = 0;
+	int nunproven = 0, npartial = 0, seeded = 0, nct = 0, nccl_ran = 0;
 	json_object *jpairs = NULL;
 	int sig_on = 0;
 
@@ -418,6 +422,7 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 	v->size = 64ULL << 20;
 	v->timeout = 10;
 	v->seconds = 3;
+	v->vram_budget = 30;
 	optind = 0;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "jh", lo, NULL)) != -1) {
@@ -447,17 +452,19 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			seeded = 1;
 			break;
 		case 'D':
-		case 'T': {
+		case 'T':
+		case 'B': {
 			double x = strtod(optarg, &end);
 
 			if (!*optarg || *end || !(x > 0) || x > 86400) {
-				fprintf(err, "verify: bad --%s '%s'\n", opt == 'D' ? "seconds" : "timeout",
-					optarg);
+				fprintf(err, "verify: bad --%s '%s'\n", opt == 'D' ? "seconds" :
+					opt == 'T' ? "timeout" : "vram-budget", optarg);
 				rc = P2P_EXIT_USAGE;
 			}
-			*(opt == 'D' ? &v->seconds : &v->timeout) = x;
+			*(opt == 'D' ? &v->seconds : opt == 'T' ? &v->timeout : &v->vram_budget) = x;
 			break;
 		}
+		case 'Q': v->vram_quick = 1; break;
 		case 'O':
 			if (!strcmp(optarg, "auto")) {
 				v->pad_auto = 1;
@@ -662,6 +669,7 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 					nok += tests[k].ok && !tests[k].skipped;
 					nskip += tests[k].skipped;
 					nunproven += tests[k].ok && !tests[k].skipped && !tests[k].proven;
+					npartial += tests[k].ok && !tests[k].skipped && tests[k].partial;
 				}
 				if (one_way) {
 					/* the managed tests map both ways */
@@ -923,7 +931,7 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 		for (int m = 0; m < V_COUNT; m++)
 			rows += grid_row(v, m);
 		if (npv && rows) {
-			fprintf(out, "grid (test x direction: OK, OK* path not proven, FAIL, HUNG, SKIP, - not run):\n");
+			fprintf(out, "grid (test x direction: OK, OK* path not proven, PART not all tested, FAIL, HUNG, SKIP, - not run):\n");
 			for (int q = 0; q < npv; q++)
 				pv_grid(out, &pvs[q], v);
 		}
@@ -943,13 +951,16 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			fprintf(out, "verify: INTERRUPTED by SIG%s, a partial verdict (%d OK, %d FAIL", sigabbrev_np(dl_stop),
 				nok, nfail);
 		else
-			fprintf(out, "verify: %s (%d OK, %d FAIL", v->hung ? "HUNG" : nfail ? "FAIL" : "OK", nok,
-				nfail);
+			fprintf(out, "verify: %s (%d OK, %d FAIL", v->hung ? "HUNG" : nfail ? "FAIL" :
+				npartial ? "PARTIAL" : "OK", nok, nfail);
 		if (nskip)
 			fprintf(out, ", %d skipped", nskip);
 		fprintf(out, ")");
 		if (nunproven)
 			fprintf(out, "; %d OK without a proven path", nunproven);
+		if (npartial)
+			fprintf(out, "; %d vram test%s covered only part of free memory", npartial,
+				npartial == 1 ? "" : "s");
 		fprintf(out, "\n");
 	}
 	fflush(out);

@@ -59,7 +59,13 @@ struct vtest {
 	char path[512];
 	int rounds;
 	int gpu;		/* 1 + the GPU whose call or wait returned the error */
-	uint64_t vram_mb[3][2];	/* vram: the pads (MiB) of each place, on src and dst */
+	uint64_t vram_mb[3][2];	/* vram --quick: the pads (MiB) of each place, on src and dst */
+	/* vram's sweep, on src and dst: bytes free before, bytes tested, buffers */
+	uint64_t vram_free[2], vram_cov[2];
+	int vram_nbuf[2];
+	size_t vram_buf;	/* ... of this many bytes */
+	int quick;		/* vram: --quick's sample */
+	int partial;		/* vram: the budget or a signal ended the sweep first */
 	int cut;		/* concurrent: ended early by a signal */
 	int procs;		/* nccl: one process per GPU (ncclCommInitRank) */
 	CUresult cr;		/* the CUDA error vfail() was given (0: none) */
@@ -74,6 +80,8 @@ struct vstate {
 	size_t total;		/* bytes of every device buffer: GUARD + data + GUARD */
 	uint8_t *want, *got, *img;
 	int no_managed, loopback;
+	int vram_quick;		/* --quick: vram samples three places */
+	double vram_budget;	/* --vram-budget: seconds of one vram sweep */
 	unsigned tests;		/* bit per V_* */
 	double timeout, seconds;
 	CUdeviceptr um;		/* managed buffer of total bytes, for the pair under test */
@@ -100,7 +108,7 @@ struct vstate {
  */
 
 /* The drivers with nvidia-uvm's devicesLock inversion (docs/support.md). */
-#define V_UVM_LOCK_DRIVERS "580.65.06 to 610.57.03"
+#define V_UVM_LOCK_DRIVERS RIG_UVM_LOCK_DRIVERS
 
 /* No new test starts: a hang or a signal. */
 static inline int vhalt(const struct vstate *v)
@@ -133,6 +141,7 @@ struct pverdict {
 	int reached;		/* its tests ran (an interrupted run stops before some pairs) */
 	char noway[48];		/* the direction whose peer access could not be enabled */
 	double gbps, us;
+	int partial;		/* a vram sweep ended before it tested all free memory */
 	double warn_ratio;	/* a path test warned: its peer/staged bandwidth, the lowest */
 	char failed[160];	/* the failed tests' names */
 	struct linkrate link;
@@ -169,6 +178,8 @@ int run_path(struct vstate *v, struct vtest *t);
 
 /* verify_copy.c */
 int run_copy(struct vstate *v, struct vtest *t);
+
+/* verify_vram.c */
 int run_vram(struct vstate *v, struct vtest *t);
 
 /* verify_vmm.c */

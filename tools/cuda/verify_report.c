@@ -35,6 +35,18 @@ json_object *vtest_json(const struct vtest *t)
 	if (t->ok && t->warn[0])
 		json_object_object_add(o, "warning", json_object_new_string(t->warn));
 	json_object_object_add(o, "rounds", json_object_new_int(t->rounds));
+	if (t->method == V_VRAM && !t->quick) {
+		json_object_object_add(o, "buffer_bytes", json_object_new_int64((int64_t)t->vram_buf));
+		for (int i = 0; i < 2; i++) {
+			char k[32];
+
+			snprintf(k, sizeof(k), "%s_free_bytes", i ? "dst" : "src");
+			json_object_object_add(o, k, json_object_new_int64((int64_t)t->vram_free[i]));
+			snprintf(k, sizeof(k), "%s_tested_bytes", i ? "dst" : "src");
+			json_object_object_add(o, k, json_object_new_int64((int64_t)t->vram_cov[i]));
+		}
+		json_object_object_add(o, "complete", json_object_new_boolean(!t->partial));
+	}
 	json_object_object_add(o, "bytes_checked", json_object_new_int64((int64_t)t->bytes));
 	if (t->ok) {
 		json_object_object_add(o, "gbps", json_object_new_double((double)(int64_t)(t->gbps * 100) / 100));
@@ -96,7 +108,15 @@ static const char *test_how(const struct vtest *t, char *buf, size_t len)
 		snprintf(buf, len, "kernel on GPU %d faulting on GPU %d's pages", t->src, t->dst);
 		break;
 	case V_VRAM:
-		snprintf(buf, len, "ce, sm-read and sm-write at the bottom, middle and top of free memory "
+		if (!t->quick) {
+			snprintf(buf, len, "ce, sm-read and sm-write over free memory in %zu-byte buffers: %"
+				 PRIu64 " of %" PRIu64 " MiB free on GPU %d (%d buffers), %" PRIu64 " of %" PRIu64
+				 " MiB on GPU %d (%d)", t->vram_buf, t->vram_cov[0] >> 20, t->vram_free[0] >> 20,
+				 t->src, t->vram_nbuf[0], t->vram_cov[1] >> 20, t->vram_free[1] >> 20, t->dst,
+				 t->vram_nbuf[1]);
+			break;
+		}
+		snprintf(buf, len, "--quick: ce, sm-read and sm-write at the bottom, middle and top of free memory "
 			 "(pads of %" PRIu64 ", %" PRIu64 " and %" PRIu64 " MiB on GPU %d, %" PRIu64 ", %"
 			 PRIu64 " and %" PRIu64 " MiB on GPU %d)", t->vram_mb[0][0], t->vram_mb[1][0],
 			 t->vram_mb[2][0], t->src, t->vram_mb[0][1], t->vram_mb[1][1], t->vram_mb[2][1],
@@ -202,10 +222,12 @@ void um_print(FILE *out, const struct vstate *v, int a, int b, const struct umpa
 	fflush(out);
 }
 
-/* The grid cell of t: OK, OK* (path not proven), FAIL, HUNG, SKIP. */
+/* The grid cell of t: OK, OK* (path not proven), PART (vram: not all
+ * tested), FAIL, HUNG, SKIP. */
 static const char *cell_text(const struct vtest *t)
 {
-	return t->skipped ? "SKIP" : t->hung ? "HUNG" : !t->ok ? "FAIL" : t->proven ? "OK" : "OK*";
+	return t->skipped ? "SKIP" : t->hung ? "HUNG" : !t->ok ? "FAIL" : t->partial ? "PART" :
+	       t->proven ? "OK" : "OK*";
 }
 
 void pv_add(struct pverdict *pv, const struct vtest *t)
@@ -213,6 +235,8 @@ void pv_add(struct pverdict *pv, const struct vtest *t)
 	if (t->method != V_NCCL)
 		snprintf(pv->cell[t->method][t->src != pv->a], sizeof(pv->cell[0][0]), "%s",
 			 cell_text(t));
+	if (t->ok && t->partial)
+		pv->partial = 1;
 	if (t->method == V_PATH && t->ok && t->warn[0] && t->off_gbps > 0 &&
 	    (!pv->warn_ratio || t->gbps / t->off_gbps < pv->warn_ratio))
 		pv->warn_ratio = t->gbps / t->off_gbps;
@@ -313,6 +337,7 @@ static void pv_ok_text(const struct pverdict *pv, char *buf, size_t len)
 	if (pv->warn_ratio > 0)
 		snprintf(buf + l, len - l, "; WARN: peer copies only %.2fx the staged ones, though "
 			 "their latency shows a direct path", pv->warn_ratio);
+
 }
 
 /* "0<->1: P2P verified, 25.1 GB/s (80% of PCIe Gen4 x16), 0.9 us" */
@@ -337,6 +362,10 @@ static void pv_text(const struct pverdict *pv, char *buf, size_t len)
 		snprintf(buf, len, "tests OK, path not measured (the path test did not run)");
 	else
 		pv_ok_text(pv, buf, len);
+	l = strlen(buf);
+	if (!pv->nfail && pv->partial)
+		snprintf(buf + l, len - l, "; WARN: vram tested only part of free memory (the rest NOT "
+			 "tested)");
 }
 
 /* Grid rows: the tests --tests selected that run per pair (not nccl). */

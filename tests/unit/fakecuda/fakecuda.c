@@ -48,6 +48,13 @@
  *                              o >= N reaches o % N instead, whichever
  *                              allocation of that GPU is there (zeros, and
  *                              stores lost, where none is)
+ *   FAKECUDA_BAD_VRAM=OFF:LEN  VRAM offsets [OFF, OFF+LEN) of every GPU are bad
+ *                              through the peer path: a peer access to them
+ *                              (SM loads and stores from another GPU, copy-
+ *                              engine copies between the GPUs) flips every
+ *                              byte it moves there; local accesses are fine.
+ *                              A negative OFF counts from the top of VRAM
+ *                              (FAKECUDA_FREE_BYTES)
  *   FAKECUDA_CEDROP_FROM=K     copies between the GPUs (copy engine, peer
  *                              access on or off) write nothing from the
  *                              K-th on (1-based, counted from cuInit): a
@@ -215,6 +222,7 @@ static struct {
 	char hang_kind[8];
 	int hung;			/* the hang has been used */
 	unsigned long long wrong_above, bar1;
+	long long bad_off, bad_len;	/* FAKECUDA_BAD_VRAM */
 	char um_bug[8];
 	long cedrop_from, ce_peer_copies;	/* FAKECUDA_CEDROP_FROM */
 	double free_bytes, free_overstate;
@@ -384,6 +392,25 @@ static void corrupt(CUdeviceptr dst, size_t n, const char *kind)
 	if (F.corrupt_off >= 0 && (size_t)F.corrupt_off < n &&
 	    (!F.corrupt_kind[0] || !strcmp(F.corrupt_kind, kind)))
 		((unsigned char *)(uintptr_t)dst)[F.corrupt_off] ^= 0xff;
+}
+
+/*
+ * FAKECUDA_BAD_VRAM: buf holds the n bytes a peer access moved to or from
+ * p (GPU memory); flip those that sit at a bad VRAM offset.
+ */
+static void bad_vram(char *buf, CUdeviceptr p, size_t n)
+{
+	int i = F.bad_len > 0 ? find_alloc(p) : -1;
+	unsigned long long o, lo, hi;
+
+	if (i < 0 || allocs[i].vmm || allocs[i].opened)
+		return;
+	lo = (unsigned long long)(F.bad_off < 0 ? (long long)F.free_bytes + F.bad_off : F.bad_off);
+	hi = lo + (unsigned long long)F.bad_len;
+	o = allocs[i].off + (p - (CUdeviceptr)(uintptr_t)allocs[i].p);
+	for (size_t k = 0; k < n; k++)
+		if (o + k >= lo && o + k < hi)
+			buf[k] ^= 0xff;
 }
 
 #define LOCK() pthread_mutex_lock(&mu)
@@ -703,6 +730,10 @@ static void run_kernel(struct qop *o)
 		n += F.underrun ? 4 : 0;
 		tmp = malloc(n ? n : 1);
 		load_bytes(tmp, src, n, g, sow);
+		if (sow >= 0 && sow != g)
+			bad_vram(tmp, src, n);
+		if (dow >= 0 && dow != g)
+			bad_vram(tmp, dst, n);
 		store_bytes(dst, tmp, n, g, dow);
 		free(tmp);
 		corrupt(dst, n, "sm");
@@ -849,6 +880,15 @@ static void execute(struct qop *o)
 			free(tmp);
 		} else {
 			memmove((void *)(uintptr_t)o->dst, (const void *)(uintptr_t)o->src, o->n);
+		}
+		if (o->sdev != o->ddev && bw == F.bw) {
+			/* the side that is not the engine's GPU went through its BAR1 */
+			int e = o->s->dev;
+
+			if (find_dev(o->src) >= 0 && find_dev(o->src) != e)
+				bad_vram((char *)(uintptr_t)o->dst, o->src, o->n);
+			if (find_dev(o->dst) >= 0 && find_dev(o->dst) != e)
+				bad_vram((char *)(uintptr_t)o->dst, o->dst, o->n);
 		}
 		corrupt(o->dst, o->n, "ce");
 		advance_lat(o->n, bw, staged ? F.nopeer_lat_us : F.lat_us);
@@ -1082,6 +1122,9 @@ CUresult cuInit(unsigned int flags)
 	F.free_overstate = envd("FAKECUDA_FREE_OVERSTATE", 0);
 	F.bar1 = (unsigned long long)envd("FAKECUDA_BAR1_BYTES", 0);
 	F.cedrop_from = (long)envd("FAKECUDA_CEDROP_FROM", 0);
+	k = getenv("FAKECUDA_BAD_VRAM");
+	if (!k || sscanf(k, "%lld:%lld", &F.bad_off, &F.bad_len) != 2)
+		F.bad_off = F.bad_len = 0;
 	F.ce_peer_copies = 0;
 	k = getenv("FAKECUDA_UM_BUG");
 	snprintf(F.um_bug, sizeof(F.um_bug), "%s", k ? k : "");
@@ -1272,6 +1315,8 @@ CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
 	(void)flags;
 	if (!current)
 		return 201;
+	if (F.f_enablehang)
+		fprintf(stderr, "fakecuda: cuCtxEnablePeerAccess hangs\n");	/* tests wait for it */
 	while (F.f_enablehang)
 		pause();	/* a lock in the kernel: no return, no signal ends it */
 	if (F.enable_error && (F.enable_from < 0 || current->dev == F.enable_from))
