@@ -726,7 +726,7 @@ static void residual_work_fn(struct work_struct *work)
 /* Queued by gpus.c through the sink (events.c): the last forced GPU is gone. */
 static DECLARE_WORK(residual_work, residual_work_fn);
 
-int p2ps_enable(u32 flags, struct p2ps_arm_error *err)
+int p2ps_life_enable(u32 flags, struct p2ps_arm_error *err)
 {
 	char who[32];
 	int ret;
@@ -738,7 +738,7 @@ int p2ps_enable(u32 flags, struct p2ps_arm_error *err)
 	return ret;
 }
 
-int p2ps_disable(char *busy, size_t len)
+int p2ps_life_disable(char *busy, size_t len)
 {
 	u32 uid = caller_uid();
 	int ret;
