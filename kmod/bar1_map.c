@@ -4,7 +4,7 @@
  * unmake them.
  *
  * kbusCreateP2PMapping / kbusRemoveP2PMapping go to their _GH100 bodies
- * for a PCIE_BAR1 connection (route_bar1).  The BAR1 P2P stub slots are
+ * for a PCIE_BAR1 connection (bar1_map_route_ops).  The BAR1 P2P stub slots are
  * redirected to wrappers here, each with exactly the stub's signature,
  * which call the driver's own _GH100 body and record what it did in the
  * ledger (ledger.c), which tells the policies of a new pair.  The
@@ -26,7 +26,6 @@
 #include "hook.h"
 #include "ledger.h"
 #include "nv.h"
-#include "p2p-shim.h"
 #include "policy.h"
 #include "static_bar1_gen0.h"
 
@@ -121,20 +120,30 @@ static bool p2ps_route_bar1(struct pt_regs *regs)
 	       NV_P2PAPI_CONNECTION_TYPE_PCIE_BAR1;
 }
 
-const struct p2ps_hook_ops p2ps_route_bar1_ops = { .route = p2ps_route_bar1 };
-const struct p2ps_hook_ops p2ps_ledger_create_ops = { .wrapper = wrap_create };
-const struct p2ps_hook_ops p2ps_ledger_remove_ops = { .wrapper = wrap_remove };
-const struct p2ps_hook_ops p2ps_ledger_dma_map_ops = { .wrapper = wrap_dma_map };
-const struct p2ps_hook_ops p2ps_ledger_dma_unmap_ops = { .wrapper = wrap_dma_unmap };
+static const struct p2ps_hook_ops bar1_map_route_ops = { .route = p2ps_route_bar1 };
+static const struct p2ps_hook_ops bar1_map_create_ops = { .wrapper = wrap_create };
+static const struct p2ps_hook_ops bar1_map_remove_ops = { .wrapper = wrap_remove };
+static const struct p2ps_hook_ops bar1_map_dma_map_ops = { .wrapper = wrap_dma_map };
+static const struct p2ps_hook_ops bar1_map_dma_unmap_ops = { .wrapper = wrap_dma_unmap };
+
+/* The profile's actions whose hooks are this file's (policy.c: p2ps_policies_ops()). */
+static const struct p2ps_action_ops bar1_map_actions[] = {
+	{ P2PS_ACT_ROUTE_BAR1, &bar1_map_route_ops },
+	{ P2PS_ACT_LEDGER_CREATE, &bar1_map_create_ops },
+	{ P2PS_ACT_LEDGER_REMOVE, &bar1_map_remove_ops },
+	{ P2PS_ACT_LEDGER_DMA_MAP, &bar1_map_dma_map_ops },
+	{ P2PS_ACT_LEDGER_DMA_UNMAP, &bar1_map_dma_unmap_ops },
+	{ P2PS_ACT_NONE, NULL },
+};
 
 /* At arming: point the wrappers at the driver's functions. */
 static int bar1_bind(struct module *mod, const struct p2ps_profile *profile,
 		     struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err)
 {
-	nv.create = (void *)p2ps_hooks_bind_wrapper(hooks, n, &p2ps_ledger_create_ops);
-	nv.remove = (void *)p2ps_hooks_bind_wrapper(hooks, n, &p2ps_ledger_remove_ops);
-	nv.dma_map = (void *)p2ps_hooks_bind_wrapper(hooks, n, &p2ps_ledger_dma_map_ops);
-	nv.dma_unmap = (void *)p2ps_hooks_bind_wrapper(hooks, n, &p2ps_ledger_dma_unmap_ops);
+	nv.create = (void *)p2ps_hooks_bind_wrapper(hooks, n, &bar1_map_create_ops);
+	nv.remove = (void *)p2ps_hooks_bind_wrapper(hooks, n, &bar1_map_remove_ops);
+	nv.dma_map = (void *)p2ps_hooks_bind_wrapper(hooks, n, &bar1_map_dma_map_ops);
+	nv.dma_unmap = (void *)p2ps_hooks_bind_wrapper(hooks, n, &bar1_map_dma_unmap_ops);
 	if (!nv.create || !nv.remove || !nv.dma_map || !nv.dma_unmap) {
 		p2ps_fail(err, "", "profile does not provide every function the wrappers need");
 		return -ENOENT;
@@ -150,6 +159,7 @@ static void bar1_unbind(void)
 
 const struct p2ps_policy p2ps_bar1_policy = {
 	.name = "BAR1 mappings",
+	.actions = bar1_map_actions,
 	.bind = bar1_bind,
 	.unbind = bar1_unbind,
 };

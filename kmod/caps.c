@@ -23,7 +23,6 @@
 #include "gpus.h"
 #include "hook.h"
 #include "nv.h"
-#include "p2p-shim.h"
 #include "policy.h"
 #include "static_bar1.h"
 
@@ -222,15 +221,23 @@ static int caps_bind(struct module *mod, const struct p2ps_profile *profile,
 }
 
 /* The guard stays in the residual state (lifecycle.c). */
-const struct p2ps_hook_ops p2ps_caps_guard_ops = {
+static const struct p2ps_hook_ops caps_guard_ops = {
 	.entry = p2ps_caps_entry, .ret = p2ps_caps_return, .residual = true,
 };
-const struct p2ps_hook_ops p2ps_caps_guard_v1_ops = {
+static const struct p2ps_hook_ops caps_guard_v1_ops = {
 	.entry = p2ps_caps_entry_v1, .ret = p2ps_caps_return, .residual = true,
+};
+
+/* The profile's actions whose hooks are this file's (policy.c: p2ps_policies_ops()). */
+static const struct p2ps_action_ops caps_actions[] = {
+	{ P2PS_ACT_CAPS_GUARD, &caps_guard_ops },
+	{ P2PS_ACT_CAPS_GUARD_V1, &caps_guard_v1_ops },
+	{ P2PS_ACT_NONE, NULL },
 };
 
 const struct p2ps_policy p2ps_caps_policy = {
 	.name = "caps guard",
+	.actions = caps_actions,
 	.bind = caps_bind,
 	.residual = caps_residual,
 };

@@ -83,7 +83,7 @@ static long ioctl_enable(void __user *uarg)
 	/* Make sure the answer can be delivered before acting on the request. */
 	if (copy_to_user(uarg, &e, sizeof(e)))
 		return -EFAULT;
-	ret = p2ps_enable(e.flags, &err);
+	ret = p2ps_life_enable(e.flags, &err);
 	p2ps_snapshot(&snap, &hooks, &hits);
 	e.state = snap.state;
 	strscpy(e.target, err.target, sizeof(e.target));
@@ -106,7 +106,7 @@ static long ioctl_disable(void __user *uarg)
 	memset(d.reason, 0, sizeof(d.reason));
 	if (copy_to_user(uarg, &d, sizeof(d)))
 		return -EFAULT;
-	ret = p2ps_disable(d.reason, sizeof(d.reason));
+	ret = p2ps_life_disable(d.reason, sizeof(d.reason));
 	if (copy_to_user(uarg, &d, sizeof(d)))
 		return -EFAULT;
 	return ret;

@@ -137,14 +137,15 @@ static int take(const struct p2ps_target *t, int failed, struct p2ps_hook *hooks
 	return t[failed].err;
 }
 
-/* Every descriptor names its handlers (hook.c calls them unchecked). */
-static int check_ops(const struct p2ps_hook_desc *d, unsigned int n, struct p2ps_arm_error *err)
+/* Every hook has its handlers (hook.c calls them unchecked). */
+static int check_ops(const struct p2ps_hook *h, unsigned int n, struct p2ps_arm_error *err)
 {
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
-		if (!d[i].ops) {
-			p2ps_fail(err, d[i].target, "the profile gives %s no ops", d[i].target);
+		if (!h[i].ops) {
+			p2ps_fail(err, h[i].desc->target, "no policy handles %s's action",
+				  h[i].desc->target);
 			return -EINVAL;
 		}
 	}
@@ -167,7 +168,7 @@ int p2ps_resolve_object(struct module *nv, struct module *mod, const struct p2ps
 	struct p2ps_target *t;
 	int ret;
 
-	ret = check_ops(obj->hooks, obj->nr_hooks, err);
+	ret = check_ops(hooks, obj->nr_hooks, err);
 	if (ret)
 		return ret;
 	t = kcalloc(obj->nr_hooks, sizeof(*t), GFP_KERNEL);

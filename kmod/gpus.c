@@ -43,7 +43,6 @@
 #include "hook.h"
 #include "nmi.h"
 #include "nv.h"
-#include "p2p-shim.h"
 #include "policy.h"
 
 struct p2ps_gpu {
@@ -539,10 +538,24 @@ u32 p2ps_gpus_forced(void)
 	return mask_of(is_forced);
 }
 
-const struct p2ps_hook_ops p2ps_gpu_attach_ops = {
+static const struct p2ps_hook_ops gpus_attach_ops = {
 	.entry = p2ps_gpu_attach_entry, .ret = p2ps_gpu_attach_return, .residual = true,
 };
-const struct p2ps_hook_ops p2ps_gpu_detach_ops = {
+static const struct p2ps_hook_ops gpus_detach_ops = {
 	.entry = p2ps_gpu_detach_entry, .ret = p2ps_gpu_detach_return, .residual = true,
 };
-const struct p2ps_hook_ops p2ps_gpu_leaving_ops = { .arg = p2ps_gpu_leaving, .residual = true };
+static const struct p2ps_hook_ops gpus_leaving_ops = { .arg = p2ps_gpu_leaving, .residual = true };
+
+/* The profile's actions whose hooks are this file's (policy.c: p2ps_policies_ops()). */
+static const struct p2ps_action_ops gpus_actions[] = {
+	{ P2PS_ACT_GPU_ATTACH, &gpus_attach_ops },
+	{ P2PS_ACT_GPU_DETACH, &gpus_detach_ops },
+	{ P2PS_ACT_GPU_LEAVING, &gpus_leaving_ops },
+	{ P2PS_ACT_NONE, NULL },
+};
+
+/* Not a policy: a table of actions only, for the GPU table's own hooks. */
+const struct p2ps_policy p2ps_gpus_policy = {
+	.name = "GPU table",
+	.actions = gpus_actions,
+};

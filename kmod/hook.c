@@ -58,7 +58,6 @@
 
 #include "faults.h"
 #include "hook.h"
-#include "p2p-shim.h"
 
 static struct p2ps_hook *kp_hook(struct kprobe *kp)
 {
@@ -81,13 +80,12 @@ static bool acts(const struct p2ps_hook *h)
 	return !READ_ONCE(h->retiring) && (!h->set || h->set == READ_ONCE(live_set));
 }
 
-/* A hook with nothing on top of its kind (a plain redirect). */
-const struct p2ps_hook_ops p2ps_none_ops;
+const struct p2ps_hook_ops p2ps_hook_none_ops;
 
-/* Every descriptor names its ops (p2ps_resolve_object() checks). */
+/* Every hook has its ops (p2ps_resolve_object() checks). */
 static const struct p2ps_hook_ops *ops_of(const struct p2ps_hook *h)
 {
-	return h->desc->ops;
+	return h->ops;
 }
 
 static int redirect_pre(struct kprobe *kp, struct pt_regs *regs)
@@ -256,7 +254,7 @@ unsigned long p2ps_hooks_bind_wrapper(struct p2ps_hook *hooks, unsigned int n,
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
-		if (hooks[i].desc->ops == ops) {
+		if (hooks[i].ops == ops) {
 			if (!p2ps_fault(P2PS_FAULT_UNBOUND_WRAPPER, i))
 				hooks[i].via = (unsigned long)ops->wrapper;
 			dest = hooks[i].dest;
@@ -278,8 +276,8 @@ int p2ps_hooks_install(struct p2ps_hook *hooks, unsigned int n, bool dry_run,
 		 * to go straight to the driver's body: no ledger entry, no
 		 * gate, no module reference.  A bug of ours: refused, not armed.
 		 */
-		if (!dry_run && h->desc->kind == P2PS_HOOK_REDIRECT && h->desc->ops &&
-		    h->desc->ops->wrapper && !h->via) {
+		if (!dry_run && h->desc->kind == P2PS_HOOK_REDIRECT && h->ops &&
+		    h->ops->wrapper && !h->via) {
 			p2ps_fail(err, h->symbol, "its wrapper was not bound at arming (a p2p-shim bug)");
 			p2ps_hooks_remove(hooks, i);
 			return -EINVAL;

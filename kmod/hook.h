@@ -16,6 +16,7 @@
 /* One installed hook. */
 struct p2ps_hook {
 	const struct p2ps_hook_desc *desc;
+	const struct p2ps_hook_ops *ops;	/* its action's, from its policy (policy.c) */
 	char symbol[P2PS_NAME_LEN];	/* the resolved target, e.g. with its stub suffix */
 	unsigned long addr;		/* target, in nvidia */
 	unsigned long dest;		/* REDIRECT: destination, in nvidia */
@@ -38,9 +39,11 @@ struct p2ps_hook {
 
 /*
  * What a hook does on top of its kind: the handlers of the policy that owns
- * it.  Each policy exports one ops object per action (p2p-shim.h lists
- * them); the profile's descriptors point at them (profile.c: ACT()), and
- * the engine calls them without knowing whose they are.
+ * it.  The profile names an action per hook (profile.c: ACT()); each policy
+ * lists the actions it owns with its ops (struct p2ps_action_ops), the
+ * lifecycle gives each hook its ops at arming (policy.c:
+ * p2ps_policies_ops()), and the engine calls them without knowing whose
+ * they are.
  */
 #define P2PS_RET_DATA_SIZE	48
 struct p2ps_hook_ops {
@@ -65,6 +68,15 @@ struct p2ps_hook_ops {
 	/* Kept by a disable while GPUs carry our ForceP2P (lifecycle.c). */
 	bool residual;
 };
+
+/* One action of the profile and the ops of the policy that owns it. */
+struct p2ps_action_ops {
+	enum p2ps_action action;
+	const struct p2ps_hook_ops *ops;
+};
+
+/* A hook with nothing on top of its kind (a plain redirect: P2PS_ACT_NONE). */
+extern const struct p2ps_hook_ops p2ps_hook_none_ops;
 
 /* Why arming failed. */
 struct p2ps_arm_error {
@@ -105,8 +117,9 @@ struct p2ps_arming {
 };
 
 /*
- * An object's callbacks (the profile's p2ps_object names them), as
- * livepatch's klp_callbacks: around the arming and disarming of its hooks,
+ * An object's callbacks (nvidia's are the lifecycle's, the others' their
+ * policy's: policy.c, p2ps_policies_object_cb()), as livepatch's
+ * klp_callbacks: around the arming and disarming of its hooks,
  * under the lifecycle's lock (lifecycle.c: object_arm(), object_disarm()).
  * Every member is optional.
  */

@@ -37,7 +37,6 @@
 #include "hook.h"
 #include "ledger.h"
 #include "lifecycle.h"
-#include "p2p-shim.h"
 #include "policy.h"
 
 /*
@@ -100,6 +99,7 @@ static struct p2ps_hook *object_hooks(const struct p2ps_object *obj, unsigned in
 		return NULL;
 	for (i = 0; i < obj->nr_hooks; i++) {
 		hooks[i].desc = &obj->hooks[i];
+		hooks[i].ops = p2ps_policies_ops(obj->hooks[i].action);
 		hooks[i].set = set;
 		strscpy(hooks[i].symbol, obj->hooks[i].target, sizeof(hooks[i].symbol));
 	}
@@ -152,6 +152,19 @@ static void qualify_symbols(const struct p2ps_arming *a)
 	}
 }
 
+static const struct p2ps_object_cb nvidia_object_cb, no_object_cb;
+
+/* @obj's callbacks: nvidia's are below, the others' their policy's. */
+static const struct p2ps_object_cb *object_cb(const struct p2ps_object *obj)
+{
+	const struct p2ps_object_cb *cb;
+
+	if (!strcmp(obj->module, "nvidia"))
+		return &nvidia_object_cb;
+	cb = p2ps_policies_object_cb(obj->module);
+	return cb ?: &no_object_cb;
+}
+
 /*
  * The one arming path, for every object: resolve and check every target
  * (driver.c), let the object's owner prepare (pre_arm), install all hooks
@@ -162,7 +175,7 @@ static void qualify_symbols(const struct p2ps_arming *a)
  */
 static int object_arm(const struct p2ps_arming *a, struct p2ps_arm_error *err)
 {
-	const struct p2ps_object_cb *cb = a->obj->cb;
+	const struct p2ps_object_cb *cb = object_cb(a->obj);
 	int ret;
 
 	ret = p2ps_resolve_object(a->nv, a->mod, a->obj, a->hooks, err);
@@ -191,7 +204,7 @@ static int object_arm(const struct p2ps_arming *a, struct p2ps_arm_error *err)
 /* Remove an object's hooks (after nvidia's: see disarm() for nvidia's own). */
 static void object_disarm(struct object *o)
 {
-	const struct p2ps_object_cb *cb = o->desc->cb;
+	const struct p2ps_object_cb *cb = object_cb(o->desc);
 
 	if (cb->pre_disarm)
 		cb->pre_disarm(o->desc);
@@ -297,7 +310,7 @@ static void nvidia_post_disarm(const struct p2ps_object *obj)
 	p2ps_policies_unbind();
 }
 
-const struct p2ps_object_cb p2ps_nvidia_cb = {
+static const struct p2ps_object_cb nvidia_object_cb = {
 	.pre_arm = nvidia_pre_arm,
 	.post_disarm = nvidia_post_disarm,
 };
@@ -419,7 +432,7 @@ static void enter_residual(void)
 	/* Before the routing goes: from now on no pair is offered BAR1 P2P. */
 	p2ps_policies_residual(true);
 	for (i = 0; i < shim.obj[0].nr_hooks; i++)
-		shim.obj[0].hooks[i].keep = shim.obj[0].hooks[i].desc->ops->residual;
+		shim.obj[0].hooks[i].keep = shim.obj[0].hooks[i].ops->residual;
 	p2ps_hooks_remove(shim.obj[0].hooks, shim.obj[0].nr_hooks);
 	p2ps_policies_unbind();
 	p2ps_policies_reset();
@@ -691,8 +704,8 @@ static void life_object(struct module *mod, unsigned long action)
 		} else if (action == MODULE_STATE_GOING) {
 			object_disarm(o);
 			o->state = OBJ_WAITING;
-			if (o->desc->cb->left)
-				o->desc->cb->left(o->desc);
+			if (object_cb(o->desc)->left)
+				object_cb(o->desc)->left(o->desc);
 		}
 	}
 }
@@ -726,7 +739,7 @@ static void residual_work_fn(struct work_struct *work)
 /* Queued by gpus.c through the sink (events.c): the last forced GPU is gone. */
 static DECLARE_WORK(residual_work, residual_work_fn);
 
-int p2ps_enable(u32 flags, struct p2ps_arm_error *err)
+int p2ps_life_enable(u32 flags, struct p2ps_arm_error *err)
 {
 	char who[32];
 	int ret;
@@ -738,7 +751,7 @@ int p2ps_enable(u32 flags, struct p2ps_arm_error *err)
 	return ret;
 }
 
-int p2ps_disable(char *busy, size_t len)
+int p2ps_life_disable(char *busy, size_t len)
 {
 	u32 uid = caller_uid();
 	int ret;

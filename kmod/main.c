@@ -48,8 +48,8 @@ static int __init p2p_shim_init(void)
 		goto err_control;
 	pr_info("loaded, version " P2PS_MODULE_VERSION "\n");
 	if (enable)
-		p2ps_enable((dry_run ? P2PS_ENABLE_DRY_RUN : 0) | (force ? P2PS_ENABLE_FORCE : 0),
-			    &err);
+		p2ps_life_enable((dry_run ? P2PS_ENABLE_DRY_RUN : 0) |
+				 (force ? P2PS_ENABLE_FORCE : 0), &err);
 	return 0;
 
 err_control:

@@ -10,6 +10,8 @@
  * live mappings are the reason it names.  A detached GPU is forgotten by
  * the ledger before the UVM peer set, whose tags the ledger's pairs back.
  */
+#include <linux/string.h>
+
 #include "policy.h"
 
 static const struct p2ps_policy *const policies[] = {
@@ -21,10 +23,40 @@ static const struct p2ps_policy *const policies[] = {
 	&p2ps_ledger_policy,
 	&p2ps_uvm_policy,
 	&p2ps_uvm_peer_policy,
+	/* The GPU table's own hooks: actions only, it walks the others. */
+	&p2ps_gpus_policy,
 };
 
 #define for_each_policy(p, i) \
 	for ((i) = 0; (i) < ARRAY_SIZE(policies) && ((p) = policies[i]); (i)++)
+
+/* The ops of the policy that owns @action, or NULL: none does. */
+const struct p2ps_hook_ops *p2ps_policies_ops(enum p2ps_action action)
+{
+	const struct p2ps_action_ops *a;
+	const struct p2ps_policy *p;
+	unsigned int i;
+
+	if (action == P2PS_ACT_NONE)
+		return &p2ps_hook_none_ops;
+	for_each_policy(p, i)
+		for (a = p->actions; a && a->ops; a++)
+			if (a->action == action)
+				return a->ops;
+	return NULL;
+}
+
+/* The callbacks of @module's object, from the policy that owns it, or NULL. */
+const struct p2ps_object_cb *p2ps_policies_object_cb(const char *module)
+{
+	const struct p2ps_policy *p;
+	unsigned int i;
+
+	for_each_policy(p, i)
+		if (p->object && !strcmp(p->object, module))
+			return p->object_cb;
+	return NULL;
+}
 
 int p2ps_policies_bind(struct module *mod, const struct p2ps_profile *profile,
 		       struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err)

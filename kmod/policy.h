@@ -15,6 +15,14 @@
 
 struct p2ps_policy {
 	const char *name;
+	/* The profile's actions it owns, with their ops; {P2PS_ACT_NONE}-terminated. */
+	const struct p2ps_action_ops *actions;
+	/*
+	 * The module whose object (struct p2ps_object, profile.h) it owns, if
+	 * any, and that object's callbacks (nvidia's are the lifecycle's).
+	 */
+	const char *object;
+	const struct p2ps_object_cb *object_cb;
 	/*
 	 * At arming, before the new set is installed: what the policy learns
 	 * of the driver and the profile, its wrappers' destinations.  In
@@ -51,7 +59,10 @@ struct p2ps_policy {
 
 extern const struct p2ps_policy p2ps_caps_policy, p2ps_registry_policy, p2ps_sb1_policy,
 	p2ps_bar1_policy, p2ps_gen0_policy, p2ps_ledger_policy, p2ps_uvm_policy,
-	p2ps_uvm_peer_policy;
+	p2ps_uvm_peer_policy, p2ps_gpus_policy;
+
+const struct p2ps_hook_ops *p2ps_policies_ops(enum p2ps_action action);
+const struct p2ps_object_cb *p2ps_policies_object_cb(const char *module);
 
 int p2ps_policies_bind(struct module *mod, const struct p2ps_profile *profile,
 		       struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err);

@@ -27,7 +27,6 @@
 #include "hook.h"
 #include "nmi.h"
 #include "nv.h"
-#include "p2p-shim.h"
 #include "policy.h"
 #include "registry.h"
 
@@ -243,11 +242,18 @@ static int registry_bind(struct module *mod, const struct p2ps_profile *profile,
 	return 0;
 }
 
-const struct p2ps_hook_ops p2ps_registry_defaults_ops = {
+static const struct p2ps_hook_ops registry_defaults_ops = {
 	.entry = p2ps_registry_entry, .ret = p2ps_registry_return,
+};
+
+/* The profile's actions whose hooks are this file's (policy.c: p2ps_policies_ops()). */
+static const struct p2ps_action_ops registry_actions[] = {
+	{ P2PS_ACT_REGISTRY_DEFAULTS, &registry_defaults_ops },
+	{ P2PS_ACT_NONE, NULL },
 };
 
 const struct p2ps_policy p2ps_registry_policy = {
 	.name = "registry defaults",
+	.actions = registry_actions,
 	.bind = registry_bind,
 };

@@ -80,7 +80,6 @@
 #include "hook.h"
 #include "nmi.h"
 #include "nv.h"
-#include "p2p-shim.h"
 #include "policy.h"
 #include "registry.h"
 #include "static_bar1.h"
@@ -729,18 +728,27 @@ bool p2ps_sb1_report(unsigned int instance, struct p2ps_gpu_report *r)
 	return seen;
 }
 
-const struct p2ps_hook_ops p2ps_static_decide_ops = {
+static const struct p2ps_hook_ops static_bar1_decide_ops = {
 	.entry = p2ps_sb1_decide_entry, .ret = p2ps_sb1_decide_return,
 };
-const struct p2ps_hook_ops p2ps_client_fb_ops = {
+static const struct p2ps_hook_ops static_bar1_client_fb_ops = {
 	.entry = p2ps_sb1_client_fb_entry, .ret = p2ps_sb1_client_fb_return,
 };
 /* Kept in the residual state: the status and the caps guard read them. */
-const struct p2ps_hook_ops p2ps_static_bar1_ops = {
+static const struct p2ps_hook_ops static_bar1_enabled_ops = {
 	.entry = p2ps_sb1_enable_entry, .ret = p2ps_sb1_enable_return, .residual = true,
 };
-const struct p2ps_hook_ops p2ps_static_bar1_off_ops = {
+static const struct p2ps_hook_ops static_bar1_disabled_ops = {
 	.entry = p2ps_sb1_disable_entry, .ret = p2ps_sb1_disable_return, .residual = true,
+};
+
+/* The profile's actions whose hooks are this file's (policy.c: p2ps_policies_ops()). */
+static const struct p2ps_action_ops static_bar1_actions[] = {
+	{ P2PS_ACT_STATIC_DECIDE, &static_bar1_decide_ops },
+	{ P2PS_ACT_CLIENT_FB, &static_bar1_client_fb_ops },
+	{ P2PS_ACT_STATIC_BAR1, &static_bar1_enabled_ops },
+	{ P2PS_ACT_STATIC_BAR1_OFF, &static_bar1_disabled_ops },
+	{ P2PS_ACT_NONE, NULL },
 };
 
 /* A disable is refused while a static BAR1 decision is in flight. */
@@ -758,6 +766,7 @@ static bool sb1_busy(char *why, size_t len)
 
 const struct p2ps_policy p2ps_sb1_policy = {
 	.name = "static BAR1",
+	.actions = static_bar1_actions,
 	.bind = sb1_bind,
 	.busy = sb1_busy,
 	.gpu_attach = sb1_attach,

@@ -26,7 +26,6 @@
 #include "hook.h"
 #include "ledger.h"
 #include "nv.h"
-#include "p2p-shim.h"
 #include "policy.h"
 #include "registry.h"
 #include "scopes.h"
@@ -175,12 +174,22 @@ static const char *p2ps_static_view_return(void *data, struct pt_regs *regs)
 	return NULL;
 }
 
-const struct p2ps_hook_ops p2ps_view_is_supported_ops = { .wrapper = wrap_is_supported };
-const struct p2ps_hook_ops p2ps_bar1_capable_ops = { .wrapper = wrap_bar1_capable };
-const struct p2ps_hook_ops p2ps_static_enable_ops = { .wrapper = wrap_static_enable };
-const struct p2ps_hook_ops p2ps_static_disable_ops = { .wrapper = wrap_static_disable };
-const struct p2ps_hook_ops p2ps_static_view_ops = {
+static const struct p2ps_hook_ops static_bar1_gen0_is_supported_ops = { .wrapper = wrap_is_supported };
+static const struct p2ps_hook_ops static_bar1_gen0_capable_ops = { .wrapper = wrap_bar1_capable };
+static const struct p2ps_hook_ops static_bar1_gen0_enable_ops = { .wrapper = wrap_static_enable };
+static const struct p2ps_hook_ops static_bar1_gen0_disable_ops = { .wrapper = wrap_static_disable };
+static const struct p2ps_hook_ops static_bar1_gen0_view_ops = {
 	.entry = p2ps_static_view_entry, .ret = p2ps_static_view_return,
+};
+
+/* The profile's actions whose hooks are this file's (policy.c: p2ps_policies_ops()). */
+static const struct p2ps_action_ops static_bar1_gen0_actions[] = {
+	{ P2PS_ACT_VIEW_IS_SUPPORTED, &static_bar1_gen0_is_supported_ops },
+	{ P2PS_ACT_BAR1_CAPABLE, &static_bar1_gen0_capable_ops },
+	{ P2PS_ACT_STATIC_ENABLE, &static_bar1_gen0_enable_ops },
+	{ P2PS_ACT_STATIC_DISABLE, &static_bar1_gen0_disable_ops },
+	{ P2PS_ACT_STATIC_VIEW, &static_bar1_gen0_view_ops },
+	{ P2PS_ACT_NONE, NULL },
 };
 
 /* At arming: gen 0's wrappers, which come as a set, or none. */
@@ -189,10 +198,10 @@ static int gen0_bind(struct module *mod, const struct p2ps_profile *profile,
 {
 	bool any;
 
-	nv.is_supported = (void *)p2ps_hooks_bind_wrapper(hooks, n, &p2ps_view_is_supported_ops);
-	nv.bar1_capable = (void *)p2ps_hooks_bind_wrapper(hooks, n, &p2ps_bar1_capable_ops);
-	nv.static_enable = (void *)p2ps_hooks_bind_wrapper(hooks, n, &p2ps_static_enable_ops);
-	nv.static_disable = (void *)p2ps_hooks_bind_wrapper(hooks, n, &p2ps_static_disable_ops);
+	nv.is_supported = (void *)p2ps_hooks_bind_wrapper(hooks, n, &static_bar1_gen0_is_supported_ops);
+	nv.bar1_capable = (void *)p2ps_hooks_bind_wrapper(hooks, n, &static_bar1_gen0_capable_ops);
+	nv.static_enable = (void *)p2ps_hooks_bind_wrapper(hooks, n, &static_bar1_gen0_enable_ops);
+	nv.static_disable = (void *)p2ps_hooks_bind_wrapper(hooks, n, &static_bar1_gen0_disable_ops);
 	any = nv.bar1_capable || nv.static_enable || nv.static_disable || nv.is_supported;
 	WRITE_ONCE(static_hooks, any);
 	if (any && (!nv.bar1_capable || !nv.static_enable || !nv.static_disable ||
@@ -208,5 +217,6 @@ static int gen0_bind(struct module *mod, const struct p2ps_profile *profile,
 
 const struct p2ps_policy p2ps_gen0_policy = {
 	.name = "static BAR1, gen 0",
+	.actions = static_bar1_gen0_actions,
 	.bind = gen0_bind,
 };

@@ -60,7 +60,6 @@
 #include "hook.h"
 #include "ledger.h"
 #include "nv.h"
-#include "p2p-shim.h"
 #include "policy.h"
 #include "scopes.h"
 
@@ -303,19 +302,30 @@ static const char *native_remove_return(void *data, struct pt_regs *regs)
 	return NULL;
 }
 
-const struct p2ps_hook_ops p2ps_uvm_scope_ops = {
+static const struct p2ps_hook_ops uvm_scope_ops = {
 	.entry = p2ps_uvm_scope_entry, .ret = p2ps_uvm_scope_return,
 };
-const struct p2ps_hook_ops p2ps_uvm_aperture_ops = { .ret = p2ps_uvm_aperture_return };
-const struct p2ps_hook_ops p2ps_uvm_encode_ops = { .arg = p2ps_uvm_encode };
-const struct p2ps_hook_ops p2ps_native_create_ops = {
+static const struct p2ps_hook_ops uvm_aperture_ops = { .ret = p2ps_uvm_aperture_return };
+static const struct p2ps_hook_ops uvm_encode_ops = { .arg = p2ps_uvm_encode };
+static const struct p2ps_hook_ops uvm_native_create_ops = {
 	.entry = p2ps_uvm_native_entry, .ret = native_create_return,
 };
-const struct p2ps_hook_ops p2ps_native_remove_ops = {
+static const struct p2ps_hook_ops uvm_native_remove_ops = {
 	.entry = p2ps_uvm_native_entry, .ret = native_remove_return,
+};
+
+/* The profile's actions whose hooks are this file's (policy.c: p2ps_policies_ops()). */
+static const struct p2ps_action_ops uvm_actions[] = {
+	{ P2PS_ACT_UVM_SCOPE, &uvm_scope_ops },
+	{ P2PS_ACT_UVM_APERTURE, &uvm_aperture_ops },
+	{ P2PS_ACT_UVM_ENCODE, &uvm_encode_ops },
+	{ P2PS_ACT_NATIVE_CREATE, &uvm_native_create_ops },
+	{ P2PS_ACT_NATIVE_REMOVE, &uvm_native_remove_ops },
+	{ P2PS_ACT_NONE, NULL },
 };
 
 const struct p2ps_policy p2ps_uvm_policy = {
 	.name = "UVM external mappings",
+	.actions = uvm_actions,
 	.reset = uvm_reset,
 };

@@ -53,7 +53,7 @@
  * The set's hooks are nvidia-uvm's object in the profile (profile.c):
  * lifecycle.c arms it, when the profile arms with nvidia-uvm loaded or
  * when nvidia-uvm arrives, and disarms it, through the callbacks below
- * (p2ps_uvm_peer_cb).  Here are only the handlers and the policy table.
+ * (uvm_peer_object_cb).  Here are only the handlers and the policy table.
  *
  * Everything here but the probe handlers runs under lifecycle.c's lock.
  */
@@ -73,7 +73,6 @@
 #include "ledger.h"
 #include "nmi.h"
 #include "nv.h"
-#include "p2p-shim.h"
 #include "policy.h"
 #include "scopes.h"
 
@@ -514,7 +513,7 @@ static void peer_left(const struct p2ps_object *obj)
 	pr_info("nvidia-uvm left: UVM peer set %s removed, waiting for it to return\n", obj->name);
 }
 
-const struct p2ps_object_cb p2ps_uvm_peer_cb = {
+static const struct p2ps_object_cb uvm_peer_object_cb = {
 	.pre_arm = peer_pre_arm,
 	.post_arm = peer_post_arm,
 	.arm_failed = peer_arm_failed,
@@ -523,15 +522,25 @@ const struct p2ps_object_cb p2ps_uvm_peer_cb = {
 	.left = peer_left,
 };
 
-const struct p2ps_hook_ops p2ps_uvm_peer_caps_ops = {
+static const struct p2ps_hook_ops uvm_peer_caps_ops = {
 	.entry = p2ps_uvm_caps_entry, .ret = p2ps_uvm_caps_return,
 };
-const struct p2ps_hook_ops p2ps_uvm_peer_atomics_ops = {
+static const struct p2ps_hook_ops uvm_peer_atomics_ops = {
 	.entry = p2ps_uvm_caps_entry, .ret = p2ps_uvm_atomics_return,
 };
-const struct p2ps_hook_ops p2ps_uvm_peer_address_ops = { .ret = p2ps_uvm_address_return };
-const struct p2ps_hook_ops p2ps_uvm_peer_copy_ops = { .ret = p2ps_uvm_copy_return };
-const struct p2ps_hook_ops p2ps_uvm_peer_pte_ops = { .arg = p2ps_uvm_pte };
+static const struct p2ps_hook_ops uvm_peer_address_ops = { .ret = p2ps_uvm_address_return };
+static const struct p2ps_hook_ops uvm_peer_copy_ops = { .ret = p2ps_uvm_copy_return };
+static const struct p2ps_hook_ops uvm_peer_pte_ops = { .arg = p2ps_uvm_pte };
+
+/* The profile's actions whose hooks are this file's (policy.c: p2ps_policies_ops()). */
+static const struct p2ps_action_ops uvm_peer_actions[] = {
+	{ P2PS_ACT_UVM_PEER_CAPS, &uvm_peer_caps_ops },
+	{ P2PS_ACT_UVM_PEER_ATOMICS, &uvm_peer_atomics_ops },
+	{ P2PS_ACT_UVM_PEER_ADDRESS, &uvm_peer_address_ops },
+	{ P2PS_ACT_UVM_PEER_COPY, &uvm_peer_copy_ops },
+	{ P2PS_ACT_UVM_PEER_PTE, &uvm_peer_pte_ops },
+	{ P2PS_ACT_NONE, NULL },
+};
 
 /* A BAR1 pair was created (ledger.c): note it for this thread's caps query. */
 static void peer_pair_created(struct OBJGPU *g0, struct OBJGPU *g1, bool native)
@@ -544,6 +553,9 @@ static void peer_pair_created(struct OBJGPU *g0, struct OBJGPU *g1, bool native)
 
 const struct p2ps_policy p2ps_uvm_peer_policy = {
 	.name = "UVM peer set",
+	.actions = uvm_peer_actions,
+	.object = "nvidia_uvm",
+	.object_cb = &uvm_peer_object_cb,
 	.forget_gpu = peer_forget_gpu,
 	.pair_created = peer_pair_created,
 };

@@ -241,6 +241,23 @@ static bool resolve(const struct p2ps_symsrc *src, const struct p2ps_profile *p,
 }
 
 /*
+ * nvidia-uvm's object for @version, in whichever profile lists one for its
+ * major (profile.h; the module asks its own profile, lifecycle.c).
+ */
+const struct p2ps_object *p2ps_uvm_set_for_version(const char *version)
+{
+	const struct p2ps_object *o;
+	unsigned int i;
+
+	for (i = 0; i < p2ps_nr_profiles; i++) {
+		o = p2ps_profile_object(&p2ps_profiles[i], version, "nvidia_uvm");
+		if (o)
+			return o;
+	}
+	return NULL;
+}
+
+/*
  * The UVM peer set of @version, as kmod/uvm_peer.c arms it (the shared
  * p2ps_resolve_uvm_set()): hooks[0] in nvidia (@nv), the rest in
  * nvidia-uvm (@uvm, NULL when its symbols are not in the input).

@@ -11,7 +11,7 @@
  *   doctor_driver.c    the nvidia driver and its profile
  *   doctor_gpus.c      GPUs: ids, VRAM, BAR1, Resizable BAR
  *   doctor_iommu.c     IOMMU mode
- *   doctor_sbar1.c     static BAR1 per GPU (rules/sb1rule.c's rules)
+ *   doctor_static_bar1.c static BAR1 per GPU (rules/sb1rule.c, sb1predict.c)
  *   doctor_topo.c      GPU pairs: PCIe path, NVLink, I/O hubs, P2P verdict
  *   doctor_platform.c  ACS, links, NUMA and host bridges
  *   doctor_host.c      VM, displays

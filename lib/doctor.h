@@ -14,7 +14,7 @@
 #define MiB ((uint64_t)1 << 20)
 
 /*
- * The static-BAR1 rules' inputs on this host (doctor_sbar1.c fills them):
+ * The static-BAR1 rules' inputs on this host (doctor_static_bar1.c fills them):
  * @k with the user's keys of NVreg_RegistryDwords; p2ps_dr_gpu_keys() has
  * one GPU's, where NVreg_RegistryDwordsPerDevice sets its own.
  */
@@ -38,7 +38,7 @@ struct dctx {
 	char config_src[96];
 	int err;
 	int vm;				/* doctor_platform.c: 1 in a VM, 0 not, -1 unknown */
-	struct p2ps_dr_rules rules;	/* doctor_sbar1.c, for doctor_topo.c */
+	struct p2ps_dr_rules rules;	/* doctor_static_bar1.c, for doctor_topo.c */
 	char iommu_dma[1024];		/* doctor_iommu.c: GPUs whose group translates DMA */
 };
 
@@ -91,7 +91,7 @@ void p2ps_dr_kernel(struct dctx *c);		/* doctor_kernel.c */
 void p2ps_dr_driver(struct dctx *c);		/* doctor_driver.c */
 int p2ps_dr_find_gpus(struct dctx *c);		/* doctor_gpus.c */
 void p2ps_dr_gpus(struct dctx *c);
-void p2ps_dr_static_bar1(struct dctx *c);	/* doctor_sbar1.c: fills c->rules */
+void p2ps_dr_static_bar1(struct dctx *c);	/* doctor_static_bar1.c: fills c->rules */
 void p2ps_dr_iommu(struct dctx *c);		/* doctor_iommu.c */
 /* What the kernel command line says of the IOMMU (doctor_iommu.c). */
 struct p2ps_dr_cmdline_iommu {

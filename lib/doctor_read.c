@@ -36,7 +36,7 @@ static bool known_switch(struct dctx *c, const struct p2ps_pair *p)
 	if (i == 0)
 		return false;
 	/*
-	 * The module's rule (kmod/sbar1.c switch_of): each GPU's nearest
+	 * The module's rule (kmod/static_bar1.c switch_of): each GPU's nearest
 	 * switch, the upstream port above its downstream port, and both the
 	 * same.  So each GPU sits right below a downstream port of the common
 	 * bridge: nested switches (the driver looks further up) are refused,

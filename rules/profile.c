@@ -6,32 +6,16 @@
  *
  * docs/hooks.md gives the evidence per driver tag for every entry.
  */
-#ifdef __KERNEL__
-#include <linux/kernel.h>
-#include <linux/string.h>
-#include <linux/ctype.h>
-#else
-#include <ctype.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#endif
+#include <p2p-shim/ruleenv.h>
 
 #include <p2p-shim/profile.h>
 
 /*
- * What each hook does on top of its kind: its action (which `p2pctl check`
- * reads too) and, in the module, the policy's handlers (struct
- * p2ps_hook_ops, kmod/hook.h; kmod/p2p-shim.h lists them) that the engine
- * calls.
+ * What each hook does on top of its kind: its action, which `p2pctl check`
+ * reads too.  In the module, the policy that owns the action gives the
+ * handlers (kmod/policy.c: p2ps_policies_ops()); the profile names none.
  */
-#ifdef __KERNEL__
-#include "p2p-shim.h"
-#define OPS(action)	(&p2ps_##action##_ops)
-#else
-#define OPS(action)	NULL
-#endif
-#define ACT(A, a)	.action = P2PS_ACT_##A, .ops = OPS(a)
+#define ACT(A)	.action = P2PS_ACT_##A
 
 #define CODE(t, ...) { \
 	.op = { __VA_ARGS__ }, \
@@ -47,10 +31,10 @@ static const struct p2ps_code ret_false =		/* return NV_FALSE */
 static const struct p2ps_code ret_void =		/* return */
 	CODE("ret", P2PS_CODE_RET);
 
-#define STUB_TO_GH100(fn, body, A, a, reason) {		\
+#define STUB_TO_GH100(fn, body, A, reason) {		\
 	.target = #fn, .flags = P2PS_T_STUB, .expect = &(body),	\
 	.kind = P2PS_HOOK_REDIRECT, .dest = #fn "_GH100",	\
-	ACT(A, a), .why = reason,				\
+	ACT(A), .why = reason,				\
 }
 
 /*
@@ -59,65 +43,65 @@ static const struct p2ps_code ret_void =		/* return */
  * Gen 0 wraps the mapping-supported check and reads the older caps
  * prototype, hence the two parameters.
  */
-#define BAR1_P2P_HOOKS BAR1_P2P_HOOKS_WITH(NONE, none, CAPS_GUARD, caps_guard)
+#define BAR1_P2P_HOOKS BAR1_P2P_HOOKS_WITH(NONE, CAPS_GUARD)
 
-#define BAR1_P2P_HOOKS_WITH(IS_SUPPORTED, is_supported, CAPS, caps) \
-	STUB_TO_GH100(kbusIsPcieBar1P2PMappingSupported, ret_false, IS_SUPPORTED, is_supported, \
+#define BAR1_P2P_HOOKS_WITH(IS_SUPPORTED, CAPS) \
+	STUB_TO_GH100(kbusIsPcieBar1P2PMappingSupported, ret_false, IS_SUPPORTED, \
 		      "lets the caps check and BAR1 mapping see static BAR1 on both GPUs"), \
-	STUB_TO_GH100(kbusHasPcieBar1P2PMapping, ret_false, NONE, none, \
+	STUB_TO_GH100(kbusHasPcieBar1P2PMapping, ret_false, NONE, \
 		      "makes peer mappings (RM and UVM) take the BAR1 path"), \
-	STUB_TO_GH100(kbusCreateP2PMappingForBar1P2P, ret_not_supported, LEDGER_CREATE, ledger_create, \
+	STUB_TO_GH100(kbusCreateP2PMappingForBar1P2P, ret_not_supported, LEDGER_CREATE, \
 		      "creates the BAR1 P2P pair: refcounts and IOMMU mapping of the peer BAR1"), \
-	STUB_TO_GH100(kbusRemoveP2PMappingForBar1P2P, ret_not_supported, LEDGER_REMOVE, ledger_remove, \
+	STUB_TO_GH100(kbusRemoveP2PMappingForBar1P2P, ret_not_supported, LEDGER_REMOVE, \
 		      "tears the pair down; without it the IOMMU mappings leak"), \
-	STUB_TO_GH100(kbusGetBar1P2PDmaInfo, ret_not_supported, NONE, none, \
+	STUB_TO_GH100(kbusGetBar1P2PDmaInfo, ret_not_supported, NONE, \
 		      "gives the peer BAR1 DMA base that SYS_NONCOH peer PTEs point at"), \
-	STUB_TO_GH100(dmaAllocBar1P2PMapping, ret_not_supported, LEDGER_DMA_MAP, ledger_dma_map, \
+	STUB_TO_GH100(dmaAllocBar1P2PMapping, ret_not_supported, LEDGER_DMA_MAP, \
 		      "maps peer memory into a GPU VA space through the peer's BAR1"), \
-	STUB_TO_GH100(dmaFreeBar1P2PMapping, ret_void, LEDGER_DMA_UNMAP, ledger_dma_unmap, \
+	STUB_TO_GH100(dmaFreeBar1P2PMapping, ret_void, LEDGER_DMA_UNMAP, \
 		      "releases that BAR1 window; the stub would leak it"), \
 	{ \
 		.target = "kbusCreateP2PMapping_GP100", \
 		.kind = P2PS_HOOK_REDIRECT, \
 		.dest = "kbusCreateP2PMapping_GH100", \
-		ACT(ROUTE_BAR1, route_bar1), \
+		ACT(ROUTE_BAR1), \
 		.why = "routes connection type PCIE_BAR1 (only) to the BAR1 path on pre-Hopper chips", \
 	}, \
 	{ \
 		.target = "kbusRemoveP2PMapping_GP100", \
 		.kind = P2PS_HOOK_REDIRECT, \
 		.dest = "kbusRemoveP2PMapping_GH100", \
-		ACT(ROUTE_BAR1, route_bar1), \
+		ACT(ROUTE_BAR1), \
 		.why = "routes PCIE_BAR1 teardown the same way", \
 	}, \
 	{ \
 		.target = "osReadRegistryDword", \
 		.kind = P2PS_HOOK_RETURN, \
-		ACT(REGISTRY_DEFAULTS, registry_defaults), \
+		ACT(REGISTRY_DEFAULTS), \
 		.why = "supplies the profile's registry keys where the user set none", \
 	}, \
 	{ \
 		.target = "p2pGetCapsStatus", \
 		.kind = P2PS_HOOK_RETURN, \
-		ACT(CAPS, caps), \
+		ACT(CAPS), \
 		.why = "never lets the forced caps select the mailbox path GeForce chips lack", \
 	}, \
 	{ \
 		.target = "gpumgrAttachGpu", \
 		.kind = P2PS_HOOK_RETURN, \
-		ACT(GPU_ATTACH, gpu_attach), \
+		ACT(GPU_ATTACH), \
 		.why = "observes a GPU's attach: ties its instance to the OBJGPU reading ForceP2P", \
 	}, \
 	{ \
 		.target = "gpumgrDetachGpu", \
 		.kind = P2PS_HOOK_RETURN, \
-		ACT(GPU_DETACH, gpu_detach), \
+		ACT(GPU_DETACH), \
 		.why = "observes a GPU's detach: its OBJGPU and settings go with it", \
 	}, \
 	{ \
 		.target = "osDpcDetachGpu", \
 		.kind = P2PS_HOOK_ARG, \
-		ACT(GPU_LEAVING, gpu_leaving), \
+		ACT(GPU_LEAVING), \
 		.why = "names the OBJGPU a detach frees, also of a GPU attached before arming", \
 	}
 
@@ -135,25 +119,25 @@ static const struct p2ps_code ret_void =		/* return */
 	{ \
 		.target = "kbusIsStaticBar1Supported_TU102", \
 		.kind = P2PS_HOOK_RETURN, \
-		ACT(STATIC_DECIDE, static_decide), \
+		ACT(STATIC_DECIDE), \
 		.why = "the per-GPU static BAR1 decision: observed, and \"no\" becomes \"yes\" where VRAM fits", \
 	}, \
 	{ \
 		.target = "memmgrGetClientFbAddrSpaceSize_IMPL", \
 		.kind = P2PS_HOOK_RETURN, \
-		ACT(CLIENT_FB, client_fb), \
+		ACT(CLIENT_FB), \
 		.why = "the client FB a forced static BAR1 maps: checked against BAR1 before it is mapped", \
 	}, \
 	{ \
 		.target = "kbusEnableStaticBar1Mapping_TU102", \
 		.kind = P2PS_HOOK_RETURN, \
-		ACT(STATIC_BAR1, static_bar1), \
+		ACT(STATIC_BAR1), \
 		.why = "observes which GPUs got static BAR1; a forced one that fails to map is left off", \
 	}, \
 	{ \
 		.target = "kbusDisableStaticBar1Mapping_TU102", \
 		.kind = P2PS_HOOK_RETURN, \
-		ACT(STATIC_BAR1_OFF, static_bar1_off), \
+		ACT(STATIC_BAR1_OFF), \
 		.why = "observes static BAR1 going away while the GPU stays attached (persistence mode)", \
 	}
 
@@ -168,14 +152,14 @@ static const struct p2ps_code ret_void =		/* return */
 	{ \
 		.target = "kbusCreateP2PMappingForBar1P2P_GH100", \
 		.kind = P2PS_HOOK_RETURN, \
-		ACT(NATIVE_CREATE, native_create), \
+		ACT(NATIVE_CREATE), \
 		.why = "observes BAR1 pairs the driver makes without the stub wrappers (GB20x " \
 		       "from 570, Hopper, GB10x): the UVM fixes cover them too", \
 	}, \
 	{ \
 		.target = "kbusRemoveP2PMappingForBar1P2P_GH100", \
 		.kind = P2PS_HOOK_RETURN, \
-		ACT(NATIVE_REMOVE, native_remove), \
+		ACT(NATIVE_REMOVE), \
 		.why = "observes those pairs' teardown", \
 	}
 
@@ -205,19 +189,19 @@ static const struct p2ps_hook_desc gen_b_hooks[] = {
 	{ \
 		.target = "nvGpuOpsBuildExternalAllocPtes", \
 		.kind = P2PS_HOOK_RETURN, \
-		ACT(UVM_SCOPE, uvm_scope), \
+		ACT(UVM_SCOPE), \
 		.why = "scopes the UVM fix to PTE builds for a BAR1 pair (mapping GPU, memory owner)", \
 	}, \
 	{ \
 		.target = "nvGpuOpsGetExternalAllocAperture", \
 		.kind = P2PS_HOOK_RETURN, \
-		ACT(UVM_APERTURE, uvm_aperture), \
+		ACT(UVM_APERTURE), \
 		.why = "in scope: PEER becomes SYS_NONCOH, so the sysmem address field is used", \
 	}, \
 	{ \
 		.target = "kgmmuEncodePhysAddrs_IMPL", \
 		.kind = P2PS_HOOK_ARG, \
-		ACT(UVM_ENCODE, uvm_encode), \
+		ACT(UVM_ENCODE), \
 		.why = "in scope: encodes the addresses as peer addresses at the peer's BAR1 DMA base", \
 	}, \
 	NATIVE_PAIR_HOOKS
@@ -257,28 +241,27 @@ static const struct p2ps_hook_desc gen_a1_hooks[] = {
  * atomics argument before 565; the caps guard reads the 4 arguments.
  */
 static const struct p2ps_hook_desc gen_0_hooks[] = {
-	GEN_A_HOOKS_WITH(BAR1_P2P_HOOKS_WITH(VIEW_IS_SUPPORTED, view_is_supported,
-					 CAPS_GUARD_V1, caps_guard_v1)),
-	STUB_TO_GH100(kbusIsBar1P2PCapable, ret_false, BAR1_CAPABLE, bar1_capable,
+	GEN_A_HOOKS_WITH(BAR1_P2P_HOOKS_WITH(VIEW_IS_SUPPORTED, CAPS_GUARD_V1)),
+	STUB_TO_GH100(kbusIsBar1P2PCapable, ret_false, BAR1_CAPABLE,
 		      "BAR1 initialisation asks it: _GH100 says yes with RMForceP2PType=2 "
 		      "when BAR1 holds all VRAM plus 128 KiB"),
-	STUB_TO_GH100(kbusEnableStaticBar1Mapping, ret_not_supported, STATIC_ENABLE, static_enable,
+	STUB_TO_GH100(kbusEnableStaticBar1Mapping, ret_not_supported, STATIC_ENABLE,
 		      "maps all VRAM through BAR1 (static BAR1), which BAR1 P2P needs"),
-	STUB_TO_GH100(kbusDisableStaticBar1Mapping, ret_void, STATIC_DISABLE, static_disable,
+	STUB_TO_GH100(kbusDisableStaticBar1Mapping, ret_void, STATIC_DISABLE,
 		      "tears the static BAR1 mapping down with BAR1; the stub would leak it"),
-	STUB_TO_GH100(kbusGetStaticFbAperture, ret_not_supported, NONE, none,
+	STUB_TO_GH100(kbusGetStaticFbAperture, ret_not_supported, NONE,
 		      "gives the static BAR1 offset of peer memory mapped for BAR1 P2P"),
 	{
 		.target = "kbusEnableStaticBar1Mapping_GH100",
 		.kind = P2PS_HOOK_RETURN,
-		ACT(STATIC_BAR1, static_bar1),
+		ACT(STATIC_BAR1),
 		.why = "observes which GPUs got static BAR1 (Hopper natively, the others "
 		       "through the hooks): the caps guard refuses BAR1 P2P without it",
 	},
 	{
 		.target = "kbusIsStaticBar1Enabled_IMPL",
 		.kind = P2PS_HOOK_RETURN,
-		ACT(STATIC_VIEW, static_view),
+		ACT(STATIC_VIEW),
 		.why = "static BAR1 from these hooks is seen by the BAR1 P2P code only",
 	},
 };
@@ -353,7 +336,7 @@ static const unsigned int gen_b_majors[] = { 580, 590, 595, 0 };
 #define UVM_PEER_CAPS_HOOK {						\
 	.target = "nvUvmInterfaceGetP2PCaps",				\
 	.kind = P2PS_HOOK_RETURN,					\
-	ACT(UVM_PEER_CAPS, uvm_peer_caps),				\
+	ACT(UVM_PEER_CAPS),				\
 	.why = "gives each direction of a BAR1 pair of ours a tagged peer id for nvidia-uvm", \
 }
 
@@ -362,14 +345,14 @@ static const unsigned int gen_b_majors[] = { 580, 590, 595, 0 };
 		.target = "make_pte_turing",				\
 		.flags = P2PS_T_UVM,					\
 		.kind = P2PS_HOOK_ARG,					\
-		ACT(UVM_PEER_PTE, uvm_peer_pte),			\
+		ACT(UVM_PEER_PTE),			\
 		.why = "a tag left in a PTE build (identity mapping) becomes SYS at the BAR1 base", \
 	},								\
 	{								\
 		.target = "make_pte_hopper",				\
 		.flags = P2PS_T_UVM,					\
 		.kind = P2PS_HOOK_ARG,					\
-		ACT(UVM_PEER_PTE, uvm_peer_pte),			\
+		ACT(UVM_PEER_PTE),			\
 		.why = "the same for Hopper and Blackwell PTEs",	\
 	}
 
@@ -384,7 +367,7 @@ static const struct p2ps_hook_desc uvm_pmm_hooks[] = {
 		.target = "uvm_pmm_gpu_peer_phys_address",
 		.flags = P2PS_T_UVM,
 		.kind = P2PS_HOOK_RETURN,
-		ACT(UVM_PEER_ADDRESS, uvm_peer_address),
+		ACT(UVM_PEER_ADDRESS),
 		.why = "a tagged peer address becomes SYS at the BAR1 base (managed PTEs, CE copies)",
 	},
 	UVM_PEER_PTE_HOOKS,
@@ -392,7 +375,7 @@ static const struct p2ps_hook_desc uvm_pmm_hooks[] = {
 		.target = "uvm_pmm_gpu_peer_copy_address",
 		.flags = P2PS_T_UVM,
 		.kind = P2PS_HOOK_RETURN,
-		ACT(UVM_PEER_COPY, uvm_peer_copy),
+		ACT(UVM_PEER_COPY),
 		.why = "the same for a physical copy address, where the phys-address call is inlined",
 	},
 };
@@ -403,7 +386,7 @@ static const struct p2ps_hook_desc uvm_gpu_hooks[] = {
 		.target = "uvm_gpu_peer_phys_address",
 		.flags = P2PS_T_UVM,
 		.kind = P2PS_HOOK_RETURN,
-		ACT(UVM_PEER_ADDRESS, uvm_peer_address),
+		ACT(UVM_PEER_ADDRESS),
 		.why = "a tagged peer address becomes SYS at the BAR1 base (managed PTEs, CE copies)",
 	},
 	UVM_PEER_PTE_HOOKS,
@@ -420,7 +403,7 @@ static const struct p2ps_hook_desc uvm_bar1_hooks[] = {
 	{
 		.target = "nvUvmInterfaceGetP2PCaps",
 		.kind = P2PS_HOOK_RETURN,
-		ACT(UVM_PEER_ATOMICS, uvm_peer_atomics),
+		ACT(UVM_PEER_ATOMICS),
 		.why = "a BAR1 pair of ours gets bar1PcieAtomics, so nvidia-uvm picks SYS, which "
 		       "Ampere and Ada PTEs can encode (no atomics are sent: PTEs keep ATOMIC_DISABLE)",
 	},
@@ -430,18 +413,11 @@ static const unsigned int uvm_pmm_majors[] = { 550, 560, 565, 0 };
 static const unsigned int uvm_gpu_majors[] = { 570, 575, 580, 0 };
 static const unsigned int uvm_bar1_majors[] = { 590, 595, 0 };
 
-#ifdef __KERNEL__
-#define OBJECT_CB(cb)	(&p2ps_##cb##_cb)
-#else
-#define OBJECT_CB(cb)	NULL
-#endif
-
 #define NVIDIA_OBJECT(h) {						\
 	.module = "nvidia",						\
 	.hooks = h,							\
 	.nr_hooks = NR(h),						\
 	.calls = calls,							\
-	.cb = OBJECT_CB(nvidia),					\
 }
 
 #define UVM_PMM_OBJECT {						\
@@ -451,7 +427,6 @@ static const unsigned int uvm_bar1_majors[] = { 590, 595, 0 };
 	.hooks = uvm_pmm_hooks,						\
 	.nr_hooks = NR(uvm_pmm_hooks),					\
 	.copy_fn = "uvm_pmm_gpu_peer_copy_address",			\
-	.cb = OBJECT_CB(uvm_peer),					\
 }
 
 #define UVM_GPU_OBJECT {						\
@@ -461,7 +436,6 @@ static const unsigned int uvm_bar1_majors[] = { 590, 595, 0 };
 	.hooks = uvm_gpu_hooks,						\
 	.nr_hooks = NR(uvm_gpu_hooks),					\
 	.copy_fn = "uvm_gpu_peer_copy_address",				\
-	.cb = OBJECT_CB(uvm_peer),					\
 }
 
 #define UVM_BAR1_OBJECT {						\
@@ -470,7 +444,6 @@ static const unsigned int uvm_bar1_majors[] = { 590, 595, 0 };
 	.majors = uvm_bar1_majors,					\
 	.hooks = uvm_bar1_hooks,					\
 	.nr_hooks = NR(uvm_bar1_hooks),					\
-	.cb = OBJECT_CB(uvm_peer),					\
 }
 
 /* Each profile's objects: nvidia's, then nvidia-uvm's per major. */
@@ -519,20 +492,6 @@ bool p2ps_is_object_module(const char *module)
 			if (!strcmp(o->module, module))
 				return true;
 	return false;
-}
-
-/* nvidia-uvm's object for @version, in whichever profile lists one for its major. */
-const struct p2ps_object *p2ps_uvm_set_for_version(const char *version)
-{
-	const struct p2ps_object *o;
-	unsigned int i;
-
-	for (i = 0; i < p2ps_nr_profiles; i++) {
-		o = p2ps_profile_object(&p2ps_profiles[i], version, "nvidia_uvm");
-		if (o)
-			return o;
-	}
-	return NULL;
 }
 
 bool p2ps_uvm_native_bar1(const char *version)

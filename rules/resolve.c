@@ -6,22 +6,7 @@
  * (lib/check.c, over an nvidia.ko file or a kallsyms dump).  Compiled
  * unchanged into both: no kernel-only calls here.
  */
-#ifdef __KERNEL__
-#include <linux/errno.h>
-#include <linux/kernel.h>
-#include <linux/slab.h>
-#include <linux/string.h>
-#define rule_alloc(n)	kmalloc(n, GFP_KERNEL)
-#define rule_free(p)	kfree(p)
-#else
-#include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#define rule_alloc(n)	malloc(n)
-#define rule_free(p)	free(p)
-#endif
+#include <p2p-shim/ruleenv.h>
 
 #include <p2p-shim/resolve.h>
 

@@ -4,11 +4,7 @@
  * functions (include/p2p-shim/winrule.h).  Built into libp2pshim now; the
  * module takes the same file when its window hooks exist.
  */
-#ifdef __KERNEL__
-#include <linux/kernel.h>
-#else
-#include <stddef.h>
-#endif
+#include <p2p-shim/ruleenv.h>
 
 #include <p2p-shim/winrule.h>
 

@@ -96,17 +96,13 @@ struct p2ps_registry_default {
 	unsigned int value;
 };
 
-struct p2ps_hook_ops;
-struct p2ps_object_cb;
-
 struct p2ps_hook_desc {
 	const char *target;		/* symbol (or stub base name) in nvidia */
 	unsigned int flags;		/* P2PS_T_* */
 	const struct p2ps_code *expect;	/* required body, for stubs */
 	enum p2ps_hook_kind kind;
 	const char *dest;		/* REDIRECT: function in nvidia to run instead */
-	enum p2ps_action action;
-	const struct p2ps_hook_ops *ops;	/* the module's handlers (NULL in the library) */
+	enum p2ps_action action;	/* the module's policy that owns it gives the handlers */
 	const char *why;
 };
 
@@ -127,8 +123,6 @@ struct p2ps_object {
 	unsigned int nr_hooks;
 	const char *const *calls;	/* other functions the module calls, NULL-terminated */
 	const char *copy_fn;		/* calls hooks[1]'s target, or is hooked itself; or NULL */
-	/* The module's callbacks around arming and disarming (NULL in the library). */
-	const struct p2ps_object_cb *cb;
 };
 
 struct p2ps_profile {
@@ -160,7 +154,7 @@ const struct p2ps_object *p2ps_profile_object(const struct p2ps_profile *profile
 /* Whether @module is the module of an object of some profile. */
 bool p2ps_is_object_module(const char *module);
 
-/* The UVM peer set for @version, or NULL. */
+/* The UVM peer set for @version, or NULL (libp2pshim only: lib/check.c). */
 const struct p2ps_object *p2ps_uvm_set_for_version(const char *version);
 
 /* Whether @version's nvidia-uvm maps BAR1 peers itself (590 and later). */

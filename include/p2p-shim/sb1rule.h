@@ -3,7 +3,7 @@
  * The static-BAR1 rules and the caps guard's verdict, as pure functions of
  * their inputs.  rules/sb1rule.c is compiled into the module
  * (kmod/static_bar1.c and kmod/caps.c feed it what the hooks observed)
- * and, unchanged, into libp2pshim (lib/doctor_sbar1.c feeds it what a
+ * and, unchanged, into libp2pshim (lib/doctor_static_bar1.c feeds it what a
  * host's sysfs and modprobe options predict), so the module and `p2pctl
  * doctor` cannot drift apart.
  * docs/cards.md has the driver's rules per version, with source lines.
@@ -52,7 +52,7 @@ enum p2ps_sb1_gen {
 	P2PS_GEN_A2,		/* 575: default 0 (DISABLE) */
 	P2PS_GEN_B,		/* 580+: default 2 (AUTO), console offset padded to 512 MiB */
 };
-/* The generation of driver major @major (0: unknown, as < 550). */
+/* The generation of driver major @major (0: unknown, as < 550); sb1predict.c. */
 enum p2ps_sb1_gen p2ps_sb1_gen_of(unsigned int major);
 
 /* RMForceStaticBar1 values. */
@@ -114,7 +114,9 @@ enum p2ps_sb1_gate p2ps_sb1_gate(unsigned int major, uint64_t offset, uint64_t c
 
 /*
  * The driver's own rule, predicted for a host (the doctor): the user's and
- * p2p-shim's registry keys, and the GPU's sizes.
+ * p2p-shim's registry keys, and the GPU's sizes.  These predictions, down
+ * to p2ps_sb1_shim_rule(), and p2ps_sb1_gen_of() are rules/sb1predict.c's,
+ * in libp2pshim only.
  */
 struct p2ps_sb1_keys {
 	enum p2ps_sb1_gen gen;

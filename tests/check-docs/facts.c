@@ -28,12 +28,20 @@ static void majors(const unsigned int *m, char *buf, size_t len)
 		n += snprintf(buf + n, len - n, "%s%u", n ? "," : "", *m);
 }
 
+/* nvidia-uvm's object for @major, in whichever profile lists one (as lib/check.c). */
 static const struct p2ps_object *uvm_for_major(unsigned int major)
 {
+	const struct p2ps_object *o;
+	unsigned int i;
 	char v[16];
 
 	snprintf(v, sizeof(v), "%u.0", major);
-	return p2ps_uvm_set_for_version(v);
+	for (i = 0; i < p2ps_nr_profiles; i++) {
+		o = p2ps_profile_object(&p2ps_profiles[i], v, "nvidia_uvm");
+		if (o)
+			return o;
+	}
+	return NULL;
 }
 
 /* The UVM sets in order of their first major, each once. */

@@ -1637,7 +1637,7 @@ static void test_bar1_reads(void **state)
 	 * Below one known switch (PLX), on that Intel host: reads allowed.
 	 * Then the second GPU moved below a second PLX switch nested in the
 	 * first: its nearest switch is the inner one, which the module takes
-	 * (kmod/sbar1.c switch_of), so no common switch, as the module says.
+	 * (kmod/static_bar1.c switch_of), so no common switch, as the module says.
 	 */
 	r = doctor_edited("plx-noacs", "printf 'vendor_id : GenuineIntel\\ncpu family : 6\\n"
 			  "model : 183\\n' >proc/cpuinfo");

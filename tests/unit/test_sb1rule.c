@@ -285,7 +285,7 @@ struct rec {
 	uint32_t pci_id;
 };
 
-/* The first @n GPUs of @g, as sbar1.c gathers them. */
+/* The first @n GPUs of @g, as static_bar1.c gathers them. */
 static struct p2ps_caps_set set_of(const struct rec *g, unsigned int n)
 {
 	struct p2ps_caps_set s = { 0 };
