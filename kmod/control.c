@@ -56,7 +56,9 @@ static long ioctl_status(void __user *uarg)
 	if (ret)
 		return ret;
 	memset(&s, 0, sizeof(s));
-	p2ps_snapshot(&snap, &s.hooks, &s.hits);
+	ret = p2ps_snapshot(&snap, &s.hooks, &s.hits);
+	if (ret)
+		return ret;
 	s.size = sizeof(s);
 	s.state = snap.state;
 	s.flags = snap.flags;
@@ -84,7 +86,8 @@ static long ioctl_enable(void __user *uarg)
 	if (copy_to_user(uarg, &e, sizeof(e)))
 		return -EFAULT;
 	ret = p2ps_life_enable(e.flags, &err);
-	p2ps_snapshot(&snap, &hooks, &hits);
+	if (p2ps_snapshot(&snap, &hooks, &hits))
+		return ret ?: -EINTR;
 	e.state = snap.state;
 	strscpy(e.target, err.target, sizeof(e.target));
 	strscpy(e.reason, err.reason, sizeof(e.reason));

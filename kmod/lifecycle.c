@@ -762,12 +762,17 @@ int p2ps_life_disable(char *busy, size_t len)
 	return ret;
 }
 
-void p2ps_snapshot(struct p2ps_status_snapshot *snap, u32 *hooks, u64 *hits)
+/*
+ * Readers wait for shim.lock killably: an enable or disable holds it while
+ * it drains calls still inside the driver (hook.c), with no time bound.
+ */
+int p2ps_snapshot(struct p2ps_status_snapshot *snap, u32 *hooks, u64 *hits)
 {
 	struct object *o;
 	unsigned int i;
 
-	mutex_lock(&shim.lock);
+	if (mutex_lock_killable(&shim.lock))
+		return -EINTR;
 	snapshot_locked(snap);
 	*hooks = 0;
 	*hits = 0;
@@ -778,6 +783,7 @@ void p2ps_snapshot(struct p2ps_status_snapshot *snap, u32 *hooks, u64 *hits)
 			*hits += atomic64_read(&o->hooks[i].hits);
 		}
 	mutex_unlock(&shim.lock);
+	return 0;
 }
 
 int p2ps_for_each_hook(int (*fn)(const struct p2ps_hook *h, void *arg), void *arg,
@@ -787,7 +793,8 @@ int p2ps_for_each_hook(int (*fn)(const struct p2ps_hook *h, void *arg), void *ar
 	unsigned int i;
 	int ret = 0;
 
-	mutex_lock(&shim.lock);
+	if (mutex_lock_killable(&shim.lock))
+		return -EINTR;
 	/* nvidia's object's hooks, then the others', while they have any. */
 	for (o = shim.obj; o < shim.obj + NR_OBJECTS && !ret; o++) {
 		for (i = skip; i < o->nr_hooks && !ret; i++)

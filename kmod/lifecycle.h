@@ -26,7 +26,7 @@ void p2ps_life_rmmod(void);
 /* control.c, netlink.c: enable, disable, status. */
 int p2ps_life_enable(u32 flags, struct p2ps_arm_error *err);
 int p2ps_life_disable(char *busy, size_t len);
-void p2ps_snapshot(struct p2ps_status_snapshot *snap, u32 *hooks, u64 *hits);
+int p2ps_snapshot(struct p2ps_status_snapshot *snap, u32 *hooks, u64 *hits);
 /* Calls @fn for each hook under the state lock; stops on non-zero. */
 int p2ps_for_each_hook(int (*fn)(const struct p2ps_hook *h, void *arg), void *arg,
 		       unsigned int skip);

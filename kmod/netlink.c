@@ -68,7 +68,8 @@ static int get_status(struct sk_buff *skb, struct genl_info *info)
 	u32 hooks;
 	u64 hits;
 
-	p2ps_snapshot(&snap, &hooks, &hits);
+	if (p2ps_snapshot(&snap, &hooks, &hits))
+		return -EINTR;
 	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
@@ -127,7 +128,8 @@ static int dump_hooks(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct dump_ctx ctx = { .skb = skb, .cb = cb };
 
-	p2ps_for_each_hook(put_hook, &ctx, cb->args[0]);
+	if (p2ps_for_each_hook(put_hook, &ctx, cb->args[0]) == -EINTR)
+		return -EINTR;
 	cb->args[0] += ctx.done;
 	return skb->len;
 }
@@ -213,8 +215,9 @@ static const struct genl_multicast_group p2ps_mcgrps[] = {
  * it they would wait holding the kernel's genl_mutex, and every other
  * non-parallel generic netlink family, nlctrl's family lookups and
  * genl_register_family() would wait with them: one unprivileged `p2pctl
- * status` would stall netlink for the whole system.  Now only the asker
- * waits.
+ * status` would stall netlink for the whole system.  Now the asker waits,
+ * killably (lifecycle.c); genl_rcv() still holds cb_lock for read around
+ * it, so a family registering meanwhile waits as long (the drain's bound).
  */
 static struct genl_family p2ps_family __ro_after_init = {
 	.name = P2PS_GENL_NAME,
