@@ -15,7 +15,9 @@
  * The paths come from the library's trace of a doctor run (struct
  * p2ps_doctor_opts.trace): a newer doctor that reads more needs a newer
  * capture.  Text is redacted as the report is, and /home/NAME becomes
- * /home/userN, unless --full.
+ * /home/userN, unless --full; of PCI config space, the Device Serial
+ * Number is zeroed; of a process, only what doctor reads of it (the
+ * libnccl.so lines of /proc/PID/maps) is kept.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +30,7 @@
 
 #include "p2pctl.h"
 #include "capture.h"
+#include "redact.h"
 
 #define CAP_FILE_MAX ((size_t)8 << 20)
 #define CAP_LIST_MAX 4096
@@ -40,9 +43,7 @@ struct trace_ent {
 struct p2pctl_capture {
 	char dir[PATH_MAX];
 	struct p2ps_root *src;
-	bool full;
-	char *(*redact)(void *arg, const char *text);
-	void *arg;
+	struct p2pctl_redact *red;	/* red->full: nothing replaced */
 	struct trace_ent *ents;
 	size_t n, cap;
 	char **links;			/* .symlinks lines */
@@ -72,8 +73,7 @@ static int mkdirs(const char *path)
 	return 0;
 }
 
-int p2pctl_capture_new(const char *dir, const char *root, bool full,
-		       char *(*redact)(void *arg, const char *text), void *arg,
+int p2pctl_capture_new(const char *dir, const char *root, struct p2pctl_redact *red,
 		       struct p2pctl_capture **out)
 {
 	struct p2pctl_capture *c = calloc(1, sizeof(*c));
@@ -84,9 +84,7 @@ int p2pctl_capture_new(const char *dir, const char *root, bool full,
 	if (!c)
 		return -ENOMEM;
 	p2ps_strlcpy(c->dir, dir, sizeof(c->dir));
-	c->full = full;
-	c->redact = redact;
-	c->arg = arg;
+	c->red = red;
 	snprintf(path, sizeof(path), "%s/root", dir);
 	if (!access(path, F_OK)) {
 		free(c);
@@ -139,7 +137,7 @@ static void map_home(struct p2pctl_capture *c, const char *in, char *out, size_t
 {
 	size_t nl, i;
 
-	if (c->full || strncmp(in, "/home/", 6) || !in[6]) {
+	if (c->red->full || strncmp(in, "/home/", 6) || !in[6]) {
 		p2ps_strlcpy(out, in, len);
 		return;
 	}
@@ -259,8 +257,8 @@ static int write_out(struct p2pctl_capture *c, const char *rel, const char *text
 	*slash = '\0';
 	mkdirs(path);
 	*slash = '/';
-	if (!binary && !c->full && c->redact) {
-		red = c->redact(c->arg, text);
+	if (!binary) {
+		red = p2pctl_redact_text(c->red, text);
 		if (red) {
 			text = red;
 			len = strlen(red);
@@ -312,6 +310,44 @@ static bool take_versions(struct p2pctl_capture *c, const char *real, const char
 	return f && !fclose(f);
 }
 
+/* /sys/.../DOMAIN:BUS:DEV.FN/config: a PCI function's config space */
+static bool is_pci_config(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return !strncmp(path, "/sys/", 5) && !strcmp(slash, "/config") && slash - path > 13 &&
+	       slash[-2] == '.' && slash[-5] == ':';
+}
+
+/*
+ * Of a process, doctor reads only which libnccl.so it maps (nccl_mapped()
+ * in lib/doctor_software.c): of /proc/PID/maps keep those lines (@s, *@len
+ * updated in place), and nothing of a process that maps none (false).
+ * Every other file: true, as it is.
+ */
+static bool keep_of_process(const char *path, char *s, size_t *len)
+{
+	const char *pid = path + 6;
+	char *in = s, *out = s;
+	size_t n = strspn(pid, "0123456789");
+
+	if (strncmp(path, "/proc/", 6) || !n || strcmp(pid + n, "/maps"))
+		return true;
+	while (in < s + *len) {
+		char *e = memchr(in, '\n', (size_t)(s + *len - in));
+		size_t l = e ? (size_t)(e - in) + 1 : (size_t)(s + *len - in);
+
+		if (memmem(in, l, "/libnccl.so", 11)) {
+			memmove(out, in, l);
+			out += l;
+		}
+		in += l;
+	}
+	*len = (size_t)(out - s);
+	*out = '\0';
+	return *len > 0;
+}
+
 /* One path doctor read: its file, or its directory (and entries, if listed). */
 static void take(struct p2pctl_capture *c, const char *path, int how)
 {
@@ -335,6 +371,12 @@ static void take(struct p2pctl_capture *c, const char *path, int how)
 		size_t len = 0;
 		char *s = p2ps_root_read_max(c->src, real, &len, false, CAP_FILE_MAX);
 
+		if (s && !keep_of_process(real, s, &len)) {
+			free(s);
+			return;
+		}
+		if (s && is_pci_config(real))
+			p2pctl_redact_pci_config(c->red, (uint8_t *)s, len);
 		if (s) {
 			if (write_out(c, rel, s, len))
 				note_missing(c, real, "could not write");

@@ -6,13 +6,13 @@
 #include <stdbool.h>
 
 struct p2pctl_capture;
+struct p2pctl_redact;
 /*
  * Start a capture into @dir (DIR/root must not exist: -EEXIST) of the
- * tree @root (NULL: the live system); @redact (or NULL) rewrites text
- * unless @full.
+ * tree @root (NULL: the live system), redacted by @red (its own
+ * --full says whether).
  */
-int p2pctl_capture_new(const char *dir, const char *root, bool full,
-		       char *(*redact)(void *arg, const char *text), void *arg,
+int p2pctl_capture_new(const char *dir, const char *root, struct p2pctl_redact *red,
 		       struct p2pctl_capture **out);
 /* struct p2ps_doctor_opts.trace, with the capture as its argument. */
 void p2pctl_capture_trace(void *arg, const char *path, int how);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* p2pctl check */
+#include <errno.h>
 #include <getopt.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <p2p-shim/profile.h>
 #include "p2pctl.h"
@@ -26,7 +28,8 @@ static const char help[] =
 	"                           hooks [{target, status}] and more\n"
 	"  -h, --help               this help\n\n"
 	"Without --module or --kallsyms: /proc/kallsyms and the running driver's version.\n"
-	"Exit status 1 when the driver is not supported.\n"
+	"Exit status 1 when the driver is not supported, or a file given is not there\n"
+	"(the UVM peer set alone does not decide it).\n"
 	P2PCTL_EXIT_CODES_HELP;
 
 static const char *fp_state(const struct p2ps_check_report *r, const struct p2ps_check_item *it)
@@ -197,6 +200,15 @@ int cmd_check(int argc, char **argv)
 		return p2pctl_usage("check", "unexpected argument '%s'", argv[optind]);
 	if (module && kallsyms)
 		return p2pctl_usage("check", "give --module or --kallsyms, not both");
+	/*
+	 * The UVM peer set does not decide the exit status, but a file that
+	 * is not there is a typo, not a set "not checked": say so, as for
+	 * --module.
+	 */
+	if (uvm_module && access(uvm_module, F_OK)) {
+		p2pctl_error("check", "--uvm-module %s: %s", uvm_module, strerror(errno));
+		return P2PCTL_EXIT_NOT_MET;
+	}
 	if (version) {
 		unsigned int a, b, d;
 

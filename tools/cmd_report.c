@@ -5,9 +5,8 @@
  * (their output captured), reads the driver's and the shim's kernel log
  * lines, and says what it could not read.  Each section reaches the
  * file (fsync'd, the JSON twin rewritten) as soon as it is gathered: P2P
- * tests have hard-reset hosts.  Identifiers (user and host names, home
- * directories, serial numbers, UUIDs, signing key ids) are replaced unless
- * --full; control characters never pass.
+ * tests have hard-reset hosts.  Identifiers (the kinds of redact.c) are
+ * replaced unless --full; control characters never pass.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -26,6 +25,7 @@
 
 #include "p2pctl.h"
 #include "capture.h"
+#include "redact.h"
 
 static const char help[] =
 	"Usage: p2pctl report [-o FILE] [--json] [--root DIR] [--full] [--capture DIR]\n"
@@ -40,9 +40,10 @@ static const char help[] =
 	"AMD-Vi, faults), AER and BARs not assigned; and, only with --cuda and\n"
 	"last, `verify` and `bench` summaries (P2P traffic). Each section is on\n"
 	"disk as soon as it is gathered. Runs as a normal user: what it could not\n"
-	"read is listed, not an error. User and host names, /home/USER, serial\n"
-	"numbers, UUIDs and signing key ids are replaced (the header says so);\n"
-	"control characters are dropped.\n\n"
+	"read is listed, not an error. Replaced (the header says so): UUIDs,\n"
+	"serial numbers, GPU PDIs, fabric GUIDs, host ids, signing key ids and\n"
+	"module signers, MAC, IPv4 and IPv6 addresses, user@host, home\n"
+	"directories, host and user names; control characters are dropped.\n\n"
 	"  -o, --output FILE  write the text to FILE and the JSON to FILE.json\n"
 	"                     (default: the text on standard output)\n"
 	"  -j, --json         JSON on standard output instead of the text\n"
@@ -60,15 +61,6 @@ static const char help[] =
 	"Exit status 0 when the report was written (whatever it says).\n"
 	P2PCTL_EXIT_CODES_HELP;
 
-/* What is replaced unless --full, in this order. */
-enum { RED_UUID, RED_SERIAL, RED_KEY, RED_USERHOST, RED_HOME, RED_HOST, RED_USER, RED_KINDS };
-static const char *const red_names[RED_KINDS] = {
-	"uuid", "serial_number", "signing_key_id", "user@host", "home_directory", "host_name",
-	"user_name",
-};
-#define RED_HEADER "replaced: user and host names (<user>, <host>), /home/<user>, serial numbers " \
-	"(<serial>), UUIDs (<uuid>), signing key ids (<key>); --full keeps them"
-#define MAX_NAMES 32
 
 struct rep {
 	const char *root;		/* NULL: live */
@@ -79,9 +71,7 @@ struct rep {
 	FILE *tf;			/* the text as it is gathered, or NULL (--json) */
 	bool tf_file;			/* tf is the -o file: fsync it */
 	const char *jpath;		/* the twin's file, or NULL */
-	char *hosts[MAX_NAMES], *users[MAX_NAMES];
-	size_t nr_hosts, nr_users;
-	unsigned int redacted[RED_KINDS];
+	struct p2pctl_redact red;	/* what is replaced unless --full (redact.c) */
 	struct p2ps_doctor_report *dr;	/* doctor's GPUs, for lspci; or NULL */
 	struct p2pctl_capture *cap;	/* --capture, or NULL */
 	struct p2ps_root *fs;		/* the root: every file read through it, confined */
@@ -89,71 +79,6 @@ struct rep {
 };
 
 /* ---------------------------------------------------------------- redaction */
-
-/*
- * Replace every match of @pat in *@s by @repl, keeping the match's first
- * group (a prefix) when @keep; count them in *@count.
- */
-static void re_replace(char **s, const char *pat, bool keep, const char *repl, unsigned int *count)
-{
-	regex_t re;
-	regmatch_t m[2];
-	size_t off = 0;
-
-	if (regcomp(&re, pat, REG_EXTENDED | REG_NEWLINE))
-		return;
-	while (!regexec(&re, *s + off, 2, m, off ? REG_NOTBOL : 0)) {
-		size_t k = keep && m[1].rm_so >= 0 ? (size_t)(m[1].rm_eo - m[1].rm_so) : 0;
-		size_t start = off + (size_t)m[0].rm_so, end = off + (size_t)m[0].rm_eo;
-		size_t nl = strlen(*s) - (end - start) + k + strlen(repl) + 1;
-		char *out = malloc(nl);
-
-		if (!out)
-			break;
-		snprintf(out, nl, "%.*s%.*s%s%s", (int)start, *s, (int)k, *s + start, repl, *s + end);
-		off = start + k + strlen(repl);
-		free(*s);
-		*s = out;
-		if (end == start)
-			off++;
-		if (!keep || end > start + k)
-			(*count)++;
-		if (off > strlen(*s))
-			break;
-	}
-	regfree(&re);
-}
-
-static bool word_char(char c)
-{
-	return isalnum((unsigned char)c) || c == '_';
-}
-
-/* Replace the whole word @w (not inside a longer name) by @repl. */
-static void word_replace(char **s, const char *w, const char *repl, unsigned int *count)
-{
-	size_t wl = strlen(w), rl = strlen(repl), off = 0;
-	char *p;
-
-	while ((p = strstr(*s + off, w))) {
-		size_t at = (size_t)(p - *s), nl;
-		char *out;
-
-		if ((at && word_char((*s)[at - 1])) || word_char(p[wl])) {
-			off = at + 1;
-			continue;
-		}
-		nl = strlen(*s) - wl + rl + 1;
-		out = malloc(nl);
-		if (!out)
-			return;
-		snprintf(out, nl, "%.*s%s%s", (int)at, *s, repl, p + wl);
-		free(*s);
-		*s = out;
-		off = at + rl;
-		(*count)++;
-	}
-}
 
 /* Control characters and invalid UTF-8 out, line by line (newlines and tabs stay). */
 static void strip_controls(char *s)
@@ -168,66 +93,14 @@ static void strip_controls(char *s)
 	}
 }
 
-/* @in without identifiers unless --full (a new string). */
-static char *redact_ids(struct rep *r, const char *in)
-{
-	char *s = strdup(in ? in : "");
-	size_t i;
-
-	if (!s || r->full)
-		return s;
-	re_replace(&s, "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
-		   false, "<uuid>", &r->redacted[RED_UUID]);
-	re_replace(&s, "([Ss]erial [Nn]umber[ \t]*:?[ \t]*)[^ \t\n\"][^\n\"]*", true, "<serial>",
-		   &r->redacted[RED_SERIAL]);
-	re_replace(&s, "(\"serial\"[ \t]*:[ \t]*\")[^\"]+", true, "<serial>", &r->redacted[RED_SERIAL]);
-	re_replace(&s, "(sig_key:[ \t]*)[0-9A-Fa-f:]+", true, "<key>", &r->redacted[RED_KEY]);
-	re_replace(&s, "[A-Za-z0-9._+-]+@[A-Za-z0-9.-]*", false, "<user>@<host>",
-		   &r->redacted[RED_USERHOST]);
-	re_replace(&s, "/home/[^/ \t\n\"':,;()<>]+", false, "/home/<user>", &r->redacted[RED_HOME]);
-	for (i = 0; i < r->nr_hosts; i++)
-		word_replace(&s, r->hosts[i], "<host>", &r->redacted[RED_HOST]);
-	for (i = 0; i < r->nr_users; i++)
-		word_replace(&s, r->users[i], "<user>", &r->redacted[RED_USER]);
-	return s;
-}
-
 /* @in without control characters and, unless --full, identifiers (a new string). */
 static char *redact(struct rep *r, const char *in)
 {
-	char *s = redact_ids(r, in);
+	char *s = p2pctl_redact_text(&r->red, in);
 
 	if (s)
 		strip_controls(s);
 	return s;
-}
-
-/* For the capture: identifiers only (its files are read back as they were). */
-static char *capture_redact(void *arg, const char *text)
-{
-	return redact_ids(arg, text);
-}
-
-/* A user or host name worth replacing (not "root", not two letters). */
-static void add_name(char **list, size_t *n, const char *name)
-{
-	static const char *const common[] = {
-		"root", "localhost", "(none)", "nobody", "user", "nvidia", "ubuntu", "debian", "admin",
-		"cuda",
-	};
-	size_t i, len = strcspn(name, " \t\n");
-
-	if (len < 3 || *n == MAX_NAMES || !strncmp(name, "<", 1))
-		return;
-	for (i = 0; i < sizeof(common) / sizeof(common[0]); i++)
-		if (strlen(common[i]) == len && !strncmp(name, common[i], len))
-			return;
-	for (i = 0; i < *n; i++)
-		if (strlen(list[i]) == len && !strncmp(list[i], name, len))
-			return;
-	list[*n] = strndup(name, len);
-	if (list[*n])
-		(*n)++;
 }
 
 /* ---------------------------------------------------------------- helpers */
@@ -257,39 +130,48 @@ static void first_line(const struct rep *r, const char *path, char *buf, size_t 
 	free(s);
 }
 
-/* The names whose identity the report replaces: host names, users with a home. */
+/*
+ * The names whose identity the report replaces: host names, users with a
+ * home or an account (/etc/passwd), homes outside /home.
+ */
 static void learn_names(struct rep *r)
 {
-	char line[256], **homes;
+	char line[256], **homes, *passwd;
 	size_t nh, i;
 
 	if (r->root) {
 		first_line(r, "/proc/sys/kernel/hostname", line, sizeof(line));
-		add_name(r->hosts, &r->nr_hosts, line);
+		p2pctl_redact_add_host(&r->red, line);
 		first_line(r, "/etc/hostname", line, sizeof(line));
-		add_name(r->hosts, &r->nr_hosts, line);
+		p2pctl_redact_add_host(&r->red, line);
 	} else {
 		struct utsname u;
 		struct passwd *pw = getpwuid(getuid());
 		const char *e[] = { getenv("SUDO_USER"), getenv("USER"), getenv("LOGNAME") };
-		size_t i;
 
 		if (!gethostname(line, sizeof(line))) {
 			line[sizeof(line) - 1] = '\0';
-			add_name(r->hosts, &r->nr_hosts, line);
+			p2pctl_redact_add_host(&r->red, line);
 		}
 		if (!uname(&u))
-			add_name(r->hosts, &r->nr_hosts, u.nodename);
-		if (pw)
-			add_name(r->users, &r->nr_users, pw->pw_name);
+			p2pctl_redact_add_host(&r->red, u.nodename);
+		if (pw) {
+			p2pctl_redact_add_user(&r->red, pw->pw_name);
+			p2pctl_redact_add_home(&r->red, pw->pw_dir);
+		}
 		for (i = 0; i < sizeof(e) / sizeof(e[0]); i++)
 			if (e[i])
-				add_name(r->users, &r->nr_users, e[i]);
+				p2pctl_redact_add_user(&r->red, e[i]);
+		p2pctl_redact_add_home(&r->red, getenv("HOME"));
 	}
+	passwd = rread(r, "/etc/passwd");
+	if (passwd)
+		p2pctl_redact_learn_passwd(&r->red, passwd);
+	free(passwd);
 	if (!p2ps_root_list(r->fs, "/home", &homes, &nh)) {
 		for (i = 0; i < nh; i++)
 			if (homes[i][0] != '.')
-				add_name(r->users, &r->nr_users, homes[i]);
+				p2pctl_redact_add_user(&r->red, homes[i]);
 		p2ps_free_list(homes, nh);
 	}
 }
@@ -364,8 +246,9 @@ static void twin_redacted(struct rep *r)
 	json_object *red = json_object_new_object();
 	size_t i;
 
-	for (i = 0; i < RED_KINDS; i++)
-		json_object_object_add(red, red_names[i], json_object_new_int((int)r->redacted[i]));
+	for (i = 0; i < p2pctl_redact_kinds(); i++)
+		json_object_object_add(red, p2pctl_redact_kind_name(i),
+				       json_object_new_int((int)r->red.counts[i]));
 	json_object_object_add(r->top, "redacted", red);
 }
 
@@ -1001,12 +884,7 @@ static void cuda(struct rep *r)
 
 static void rep_free(struct rep *r)
 {
-	size_t i;
-
-	for (i = 0; i < r->nr_hosts; i++)
-		free(r->hosts[i]);
-	for (i = 0; i < r->nr_users; i++)
-		free(r->users[i]);
+	p2pctl_redact_free(&r->red);
 	p2ps_root_free(r->fs);
 	p2ps_root_free(r->kit);
 }
@@ -1073,9 +951,14 @@ int cmd_report(int argc, char **argv)
 			return p2pctl_usage("report", "--root %s: %s", r.root, strerror(-err));
 		}
 	}
+	if (p2pctl_redact_init(&r.red, r.full)) {
+		p2pctl_error("report", "%s", strerror(ENOMEM));
+		rep_free(&r);
+		return P2PCTL_EXIT_NOT_MET;
+	}
 	learn_names(&r);
 	if (capdir) {
-		int err = p2pctl_capture_new(capdir, r.root, r.full, capture_redact, &r, &r.cap);
+		int err = p2pctl_capture_new(capdir, r.root, &r.red, &r.cap);
 
 		if (err == -EEXIST) {
 			rep_free(&r);
@@ -1113,7 +996,7 @@ int cmd_report(int argc, char **argv)
 	json_object_object_add(r.top, "could_not_read", r.missing);
 	if (r.tf)
 		fprintf(r.tf, "p2pctl report, %s%s%s\n%s\n\n", stamp, r.root ? ", captured tree " : "",
-			r.root ? hdr : "", r.full ? "identifiers kept (--full)" : RED_HEADER);
+			r.root ? hdr : "", r.full ? "identifiers kept (--full)" : p2pctl_redact_header());
 	free(hdr);
 	flush_out(&r);
 
@@ -1158,8 +1041,8 @@ int cmd_report(int argc, char **argv)
 		if (!json_object_array_length(r.missing))
 			fprintf(r.tf, "(nothing)\n");
 		fprintf(r.tf, "\n== redacted\n");
-		for (i = 0; i < RED_KINDS; i++)
-			fprintf(r.tf, "%s%s %u", i ? ", " : "", red_names[i], r.redacted[i]);
+		for (i = 0; i < p2pctl_redact_kinds(); i++)
+			fprintf(r.tf, "%s%s %u", i ? ", " : "", p2pctl_redact_kind_name(i), r.red.counts[i]);
 		fprintf(r.tf, "%s\n", r.full ? " (--full: nothing)" : "");
 	}
 	flush_out(&r);

@@ -6,18 +6,18 @@
 #include "p2pctl.h"
 
 static const struct p2pctl_cmd cmds[] = {
-	{ "enable", cmd_enable, "arm p2p-shim (install the profile's hooks)" },
-	{ "disable", cmd_disable, "disarm p2p-shim (remove the hooks)" },
-	{ "status", cmd_status, "show state, hooks and live BAR1 mappings" },
-	{ "monitor", cmd_monitor, "print the module's events as they happen" },
-	{ "doctor", cmd_doctor, "check this host (or a captured root tree) for blockers" },
-	{ "check", cmd_check, "check a driver file or kallsyms dump against the profiles, offline" },
-	{ "config", cmd_config, "print or write the modprobe.d configuration" },
-	{ "version", cmd_version, "print library and module versions" },
-	{ "report", cmd_report, "gather versions, doctor, status, topology and logs for a bug report" },
+	{ "enable", cmd_enable, "arm p2p-shim (install the profile's hooks)", false },
+	{ "disable", cmd_disable, "disarm p2p-shim (remove the hooks)", false },
+	{ "status", cmd_status, "show state, hooks and live BAR1 mappings", false },
+	{ "monitor", cmd_monitor, "print the module's events as they happen", true },
+	{ "doctor", cmd_doctor, "check this host (or a captured root tree) for blockers", false },
+	{ "check", cmd_check, "check a driver file or kallsyms dump against the profiles, offline", false },
+	{ "config", cmd_config, "print or write the modprobe.d configuration", false },
+	{ "version", cmd_version, "print library and module versions", false },
+	{ "report", cmd_report, "gather versions, doctor, status, topology and logs for a bug report", false },
 	/* tools/cuda/: the CUDA driver API, loaded at run time */
-	{ "verify", cmd_verify, "verify P2P copies and managed memory between GPUs with CUDA" },
-	{ "bench", cmd_bench, "measure P2P bandwidth and latency with CUDA" },
+	{ "verify", cmd_verify, "verify P2P copies and managed memory between GPUs with CUDA", false },
+	{ "bench", cmd_bench, "measure P2P bandwidth and latency with CUDA", false },
 };
 
 static void usage(FILE *f)
@@ -45,14 +45,26 @@ static bool wants_json(int argc, char **argv)
 	return false;
 }
 
+static const struct p2pctl_cmd *find_cmd(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(name, cmds[i].name))
+			return &cmds[i];
+	return NULL;
+}
+
 /*
  * After a command: a failure asked for in JSON that printed none gets an
  * error object on stdout (scripts read stdout; the words stay on stderr),
  * and output that did not reach stdout (a full disk, a closed pipe) is a
  * failure, never a silent success.
  */
-static int finish(const char *cmd, bool json, int rc)
+static int finish(const struct p2pctl_cmd *c, bool json, int rc)
 {
+	const char *cmd = c ? c->name : NULL;
+
 	if (rc && json && !p2pctl_json_printed) {
 		json_object *o = json_object_new_object(), *e = json_object_new_object();
 		const char *msg = p2pctl_last_error();
@@ -62,7 +74,13 @@ static int finish(const char *cmd, bool json, int rc)
 			"failed; see standard error"));
 		json_object_object_add(e, "exit_status", json_object_new_int(rc));
 		json_object_object_add(o, "error", e);
-		p2pctl_json_print(o);
+		if (c->json_lines) {
+			fprintf(p2pctl_out, "%s\n", json_object_to_json_string_ext(o,
+				JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+			json_object_put(o);
+		} else {
+			p2pctl_json_print(o);
+		}
 	}
 	if (fflush(p2pctl_out) || ferror(p2pctl_out)) {
 		int err = errno;
@@ -103,17 +121,17 @@ int p2pctl_main(int argc, char **argv)
 			if (!strcmp(argv[2], cmds[i].name)) {
 				char *hv[] = { argv[2], (char *)"--help", NULL };
 
-				return finish(argv[2], false, cmds[i].handler(2, hv));
+				return finish(&cmds[i], false, cmds[i].handler(2, hv));
 			}
 		p2pctl_error(NULL, "unknown command '%s'", argv[2]);
 		return P2PCTL_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version"))
-		return finish("version", false, cmd_version(1, argv + 1));
+		return finish(find_cmd("version"), false, cmd_version(1, argv + 1));
 	p2pctl_json_wanted = wants_json(argc - 1, argv + 1);
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name))
-			return finish(argv[1], p2pctl_json_wanted, cmds[i].handler(argc - 1, argv + 1));
+			return finish(&cmds[i], p2pctl_json_wanted, cmds[i].handler(argc - 1, argv + 1));
 	p2pctl_error(NULL, "unknown command '%s'; see 'p2pctl --help'", argv[1]);
 	return P2PCTL_EXIT_USAGE;
 }

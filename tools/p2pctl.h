@@ -31,6 +31,7 @@ struct p2pctl_cmd {
 	const char *name;
 	int (*handler)(int argc, char **argv);
 	const char *summary;
+	bool json_lines;	/* --json is one object per line (monitor): so is its error */
 };
 
 int p2pctl_main(int argc, char **argv);

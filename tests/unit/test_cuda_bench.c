@@ -186,6 +186,13 @@ static void plot(void **st)
 	assert_non_null(strstr(err, "bench: --plot '/nonexistent-dir/x.svg': No such file or directory"));
 	free(out);
 	free(err);
+	/* a directory (writable, so access() passes) is no file to write: up front too */
+	RUN_RC(2, bench_main, &out, &err, "bench", "--size", "4k", "--reps", "1",
+	       "--no-p2p-off", "--plot", "/tmp");
+	assert_non_null(strstr(err, "bench: --plot '/tmp': Is a directory"));
+	assert_null(strstr(out, "GB/s"));
+	free(out);
+	free(err);
 }
 
 /* The diagonal (copies within one GPU, 1000 GB/s here) must not wash out

@@ -170,28 +170,38 @@ static void test_empty_paths(void **state)
 }
 
 /*
- * check -k GOOD -u BAD: the profile's verdict stands (the UVM peer set does
- * not decide the exit status, p2pctl(8)); the set is "not checked", naming
- * the file that could not be read.
+ * check -k GOOD -u BAD: a BAD that is there but no nvidia-uvm leaves the
+ * profile's verdict standing (the UVM peer set does not decide the exit
+ * status, p2pctl(8)); the set is "not checked", naming the file.  A BAD
+ * that does not exist (a typo) is an error of its own, naming it, not GOOD.
  */
 static void test_check_bad_uvm_module(void **state)
 {
+	char bad[] = "/tmp/p2pctl-uvm-XXXXXX";
 	json_object *o, *v;
+	int fd = mkstemp(bad);
 
 	(void)state;
-	assert_int_equal(run("check", "-k", KALLSYMS, "-d", "580.159.04", "-u", "/nonexistent/nvidia-uvm.ko",
-			     NULL), 0);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "not an ELF file\n", 16), 16);
+	close(fd);
+	assert_int_equal(run("check", "-k", KALLSYMS, "-d", "580.159.04", "-u", bad, NULL), 0);
 	assert_non_null(strstr(out_text, "not checked"));
-	assert_non_null(strstr(out_text, "/nonexistent/nvidia-uvm.ko"));
-	assert_non_null(strstr(out_text, "No such file or directory"));
+	assert_non_null(strstr(out_text, bad));
 	assert_null(strstr(err_text, KALLSYMS));
-	assert_int_equal(run("check", "--json", "-k", KALLSYMS, "-d", "580.159.04", "-u",
-			     "/nonexistent/nvidia-uvm.ko", NULL), 0);
+	assert_int_equal(run("check", "--json", "-k", KALLSYMS, "-d", "580.159.04", "-u", bad, NULL), 0);
 	o = json_tokener_parse(out_text);
 	assert_non_null(o);
 	assert_true(json_object_object_get_ex(o, "supported", &v));
 	assert_true(json_object_get_boolean(v));
 	json_object_put(o);
+	unlink(bad);
+	/* not there at all */
+	assert_int_equal(run("check", "-k", KALLSYMS, "-d", "580.159.04", "-u", "/nonexistent/nvidia-uvm.ko",
+			     NULL), P2PCTL_EXIT_NOT_MET);
+	assert_non_null(strstr(err_text, "--uvm-module /nonexistent/nvidia-uvm.ko: No such file or directory"));
+	assert_null(strstr(err_text, KALLSYMS));
+	assert_int_equal(run("check", "-u", "/typo", NULL), P2PCTL_EXIT_NOT_MET);
 }
 
 /* check --module on a cut-off ELF file: "truncated", not "stripped". */

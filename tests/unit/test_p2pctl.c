@@ -86,6 +86,10 @@ static void test_not_loaded(void **state)
 	assert_int_equal(run("enable", "--dry-run", NULL), P2PCTL_EXIT_NOT_LOADED);
 	assert_int_equal(run("disable", NULL), P2PCTL_EXIT_NOT_LOADED);
 	assert_int_equal(run("monitor", NULL), P2PCTL_EXIT_NOT_LOADED);
+	/* monitor --json is one object per line: its error object too, on one line */
+	assert_int_equal(run("monitor", "--json", NULL), P2PCTL_EXIT_NOT_LOADED);
+	assert_non_null(strstr(out_text, "\"error\""));
+	assert_ptr_equal(strchr(out_text, '\n'), out_text + strlen(out_text) - 1);
 	assert_int_equal(run("version", NULL), 0);
 	assert_non_null(strstr(out_text, "not loaded"));
 	assert_non_null(strstr(out_text, P2PS_VERSION));

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cuda_cmds.h"
@@ -628,8 +629,14 @@ static int plot_writable(const char *path)
 	const char *slash = strrchr(path, '/');
 	char dir[PATH_MAX];
 
+	struct stat st;
+
 	if (!*path)
 		return 0;
+	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
+		errno = EISDIR;		/* fopen() would fail only after the run */
+		return 0;
+	}
 	if (!access(path, F_OK))
 		return !access(path, W_OK);
 	if (!slash)

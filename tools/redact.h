@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What p2pctl report and report --capture replace unless --full (redact.c). */
+#ifndef P2PCTL_REDACT_H
+#define P2PCTL_REDACT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RED_MAX_NAMES 32
+
+struct p2pctl_redact {
+	bool full;				/* --full: nothing replaced */
+	char *hosts[RED_MAX_NAMES];		/* host names */
+	char *users[RED_MAX_NAMES];		/* user names */
+	char *homes[RED_MAX_NAMES];		/* home directories outside /home */
+	size_t nr_hosts, nr_users, nr_homes;
+	unsigned int *counts;			/* one per kind (p2pctl_redact_kinds()) */
+};
+
+/* The number of kinds; their names (the JSON twin's "redacted" keys) by index. */
+size_t p2pctl_redact_kinds(void);
+const char *p2pctl_redact_kind_name(size_t kind);
+/* "replaced: ...; --full keeps them": every kind and what it becomes. */
+const char *p2pctl_redact_header(void);
+
+int p2pctl_redact_init(struct p2pctl_redact *red, bool full);
+void p2pctl_redact_free(struct p2pctl_redact *red);
+/* Names to replace: a host name, a user name (not root, nobody, ...). */
+void p2pctl_redact_add_host(struct p2pctl_redact *red, const char *name);
+void p2pctl_redact_add_user(struct p2pctl_redact *red, const char *name);
+/* A home directory: /home/NAME is a pattern already, /root stays, others are learnt. */
+void p2pctl_redact_add_home(struct p2pctl_redact *red, const char *dir);
+/* Every person's account in /etc/passwd text (uid 1000 up): the name and the home. */
+void p2pctl_redact_learn_passwd(struct p2pctl_redact *red, const char *passwd);
+
+/* @in without identifiers (a new string; a copy when --full), or NULL. */
+char *p2pctl_redact_text(struct p2pctl_redact *red, const char *in);
+/* PCI config space (@len bytes): the Device Serial Number capability's serial zeroed. */
+void p2pctl_redact_pci_config(struct p2pctl_redact *red, uint8_t *cfg, size_t len);
+
+#endif
