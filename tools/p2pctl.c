@@ -74,7 +74,7 @@ static int finish(const struct p2pctl_cmd *c, bool json, int rc)
 			"failed; see standard error"));
 		json_object_object_add(e, "exit_status", json_object_new_int(rc));
 		json_object_object_add(o, "error", e);
-		if (c->json_lines) {
+		if (c && c->json_lines) {
 			fprintf(p2pctl_out, "%s\n", json_object_to_json_string_ext(o,
 				JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 			json_object_put(o);
