@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The hook engine.  It registers probes, lets the live set's handlers act,
- * and removes them; what a hook does is its policy's business: the
- * descriptor's ops (struct p2ps_hook_ops), which the engine calls and never
+ * and removes them; what a hook does is its policy's business: the hook's
+ * ops (struct p2ps_hook_ops, given at arming), which the engine calls and never
  * names.  Three plain kinds on kprobes:
  *
  *  - redirect: a kprobe at the target's entry sets the instruction pointer
