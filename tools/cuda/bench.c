@@ -93,7 +93,7 @@ static void *bench_watchdog(void *p)
 	while (!bw.stop) {
 		struct bench *b = bw.b;
 		const char *what;
-		int g, x, y, null, sig = dl_stop;
+		int g, x, y, sig = dl_stop;
 		double t;
 		char diag[384];
 
@@ -129,14 +129,8 @@ static void *bench_watchdog(void *p)
 			fprintf(b->out, "bench: %s (%d of %d cells done)\n", diag, b->done, b->total);
 		}
 		fprintf(b->err, "bench: %s\n", diag);
-		fflush(b->out);
 		fflush(b->err);
-		null = open("/dev/null", O_WRONLY);
-		if (null >= 0) {
-			dup2(null, 1);
-			dup2(null, 2);
-		}
-		_exit(sig ? 128 + sig : P2P_EXIT_FAIL);
+		rig_exit(b->out, sig);
 	}
 	return NULL;
 }

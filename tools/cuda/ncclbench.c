@@ -88,7 +88,7 @@ static void *nb_watchdog(void *p)
 	(void)p;
 	while (!nbw.stop) {
 		const char *what;
-		int g, a, b, sig = dl_stop, null;
+		int g, a, b, sig = dl_stop;
 		double t;
 
 		dl_nap(20000);
@@ -103,13 +103,7 @@ static void *nb_watchdog(void *p)
 		else
 			fprintf(nbw.out, "bench --nccl: HUNG: %s: %s has not returned for %.3g s: %s\n", nb_where,
 				what, t, rig_guard_hint());
-		fflush(nbw.out);
-		null = open("/dev/null", O_WRONLY);
-		if (null >= 0) {
-			dup2(null, 1);
-			dup2(null, 2);
-		}
-		_exit(sig ? 128 + sig : P2P_EXIT_FAIL);
+		rig_exit(nbw.out, sig);
 	}
 	return NULL;
 }

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <json-c/json.h>
 
 #include "cu.h"
@@ -82,6 +83,13 @@ void rig_guard_call(const char *label, const char *hint);
 void rig_unguard(void);
 int rig_guard_expired(double limit, const char **what, int *g, int *a, int *b, double *t);
 const char *rig_guard_hint(void);
+/*
+ * A watchdog's end of the run, from its own thread: flush @out (the partial
+ * verdict), point stdout and stderr at /dev/null so that CUDA's or NCCL's
+ * exit handlers, still blocked in the driver elsewhere, write nothing more,
+ * and _exit with 128 + @sig after a signal, else P2P_EXIT_FAIL.
+ */
+_Noreturn void rig_exit(FILE *out, int sig);
 /*
  * The one deadline of a guarded call, verify's and bench's: --timeout (sized
  * for GPU waits), but at least RIG_GUARD_MIN_S (a mapping call, or NCCL's

@@ -71,7 +71,7 @@ static void *watchdog(void *p)
 	(void)p;
 	while (!wd.stop) {
 		const char *what, *where, *hint;
-		int g, a, b, null, sig = dl_stop;
+		int g, a, b, sig = dl_stop;
 		double t;
 		char diag[768], line[512];
 
@@ -119,14 +119,8 @@ static void *watchdog(void *p)
 					where, *wd.nok, *wd.nfail);
 		}
 		fprintf(wd.err, "verify: %s\n", diag);
-		fflush(wd.out);
 		fflush(wd.err);
-		null = open("/dev/null", O_WRONLY);
-		if (null >= 0) {
-			dup2(null, 1);
-			dup2(null, 2);
-		}
-		_exit(sig ? 128 + sig : P2P_EXIT_FAIL);
+		rig_exit(wd.out, sig);
 	}
 	return NULL;
 }

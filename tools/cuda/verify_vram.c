@@ -27,6 +27,31 @@ static void take_failure(struct vtest *t, const struct vtest *sub)
 	t->got = sub->got;
 }
 
+/* What vram runs at each place: ce, sm-read and sm-write a -> b. */
+static const int vram_methods[3] = { V_CE, V_SM_READ, V_SM_WRITE };
+
+/*
+ * The three copies a -> b with the buffers the rig holds now, into t's
+ * bytes, stopping at the first that fails: its method, its sub-test in
+ * *sub (t has taken its failure), or -1 when all three passed.
+ */
+static int vram_copies(struct vstate *v, struct vtest *t, int a, int b, struct vtest *sub)
+{
+	for (int m = 0; m < 3 && !v->hung; m++) {
+		memset(sub, 0, sizeof(*sub));
+		sub->src = a;
+		sub->dst = b;
+		sub->method = vram_methods[m];
+		run_copy(v, sub);
+		t->bytes += sub->bytes;
+		if (!sub->ok) {
+			take_failure(t, sub);
+			return vram_methods[m];
+		}
+	}
+	return -1;
+}
+
 static const char *const vplace[3] = { "bottom", "middle", "top" };
 
 #define VRAM_RETRY (512ULL << 20)	/* a pad that did not fit is tried this much smaller */
@@ -70,7 +95,6 @@ static CUresult vram_alloc(uint64_t *p, size_t n, CUdeviceptr *pad, CUdeviceptr 
  */
 static int vram_sample(struct vstate *v, struct vtest *t)
 {
-	static const int ms[3] = { V_CE, V_SM_READ, V_SM_WRITE };
 	struct rig *r = &v->r;
 	int a = t->src, b = t->dst, gs[2] = { t->src, t->dst };
 	CUdeviceptr keep_src = r->g[a].src, keep_dst = r->g[b].dst;
@@ -130,20 +154,12 @@ static int vram_sample(struct vstate *v, struct vtest *t)
 		} else {
 			r->g[a].src = buf[0];
 			r->g[b].dst = buf[1];
-			for (int m = 0; m < 3 && t->ok && !v->hung; m++) {
-				memset(&sub, 0, sizeof(sub));
-				sub.src = a;
-				sub.dst = b;
-				sub.method = ms[m];
-				run_copy(v, &sub);
-				t->bytes += sub.bytes;
-				if (sub.ok)
-					continue;
-				take_failure(t, &sub);
+			int m = vram_copies(v, t, a, b, &sub);
+
+			if (m >= 0)
 				snprintf(t->error, sizeof(t->error), "%s of free memory (buffers above pads of %"
 					 PRIu64 " MiB on GPU %d and %" PRIu64 " MiB on GPU %d): %s: %.800s",
-					 vplace[k], padmb[k][0], a, padmb[k][1], b, vnames[ms[m]], sub.error);
-			}
+					 vplace[k], padmb[k][0], a, padmb[k][1], b, vnames[m], sub.error);
 			r->g[a].src = keep_src;
 			r->g[b].dst = keep_dst;
 		}
@@ -242,7 +258,6 @@ static void vram_swap(struct vstate *v, struct vram_size *z)
  */
 static int vram_sweep(struct vstate *v, struct vtest *t)
 {
-	static const int ms[3] = { V_CE, V_SM_READ, V_SM_WRITE };
 	struct rig *r = &v->r;
 	int a = t->src, b = t->dst;
 	struct vram_side sd[2] = { { .g = a }, { .g = b } };
@@ -311,21 +326,13 @@ static int vram_sweep(struct vstate *v, struct vtest *t)
 			}
 			r->g[a].src = sd[0].buf[k % sd[0].n];
 			r->g[b].dst = sd[1].buf[k % sd[1].n];
-			for (int m = 0; m < 3 && t->ok && !v->hung; m++) {
-				memset(&sub, 0, sizeof(sub));
-				sub.src = a;
-				sub.dst = b;
-				sub.method = ms[m];
-				run_copy(v, &sub);
-				t->bytes += sub.bytes;
-				if (sub.ok)
-					continue;
-				take_failure(t, &sub);
+			int m = vram_copies(v, t, a, b, &sub);
+
+			if (m >= 0)
 				snprintf(t->error, sizeof(t->error), "free memory, buffer %d of %d on GPU %d and "
 					 "%d of %d on GPU %d (%zu bytes each, allocated until none was left): %s: "
 					 "%.800s", k % sd[0].n + 1, sd[0].n, a, k % sd[1].n + 1, sd[1].n, b, w,
-					 vnames[ms[m]], sub.error);
-			}
+					 vnames[m], sub.error);
 			for (int i = 0; i < 2; i++)
 				if (k < sd[i].n)
 					sd[i].done = k + 1;
