@@ -1295,9 +1295,9 @@ static void nccl_allreduce(void **st)
 	free(out);
 	free(err);
 	setenv("P2PCTL_LIBNCCL", "/nonexistent/libnccl.so.2", 1);
-	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl");
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl");
 	assert_non_null(strstr(out, "  nccl        -     SKIP  cannot load /nonexistent/libnccl.so.2"));
-	assert_non_null(strstr(out, "verify: OK (0 OK, 0 FAIL, 1 skipped)\n"));
+	assert_non_null(strstr(out, "verify: NO TEST RAN (0 OK, 0 FAIL, 1 skipped)\n"));
 	free(out);
 	free(err);
 	fake_setup();
@@ -1421,6 +1421,54 @@ static void loopback(void **st)
 	assert_non_null(strstr(out, "verify: OK (11 OK, 0 FAIL); 11 OK without a proven path\n"));
 	free(out);
 	free(err);
+}
+
+/* --loopback with a test that needs two GPUs: a usage error naming it,
+ * never "verify: OK (0 OK, 0 FAIL)" for a run that ran nothing. */
+static void loopback_two_gpu_tests(void **st)
+{
+	static const char *const lists[] = { "vram", "path", "um-read", "concurrent,um", "flags,vram" };
+	static const char *const named[] = { "vram", "path", "um-read", "um-read, um-write, um-prefetch, um-fault, concurrent", "vram" };
+	char *out, *err, want[160];
+
+	(void)st;
+	setenv("FAKECUDA_DEVICES", "1", 1);
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		RUN_RC(2, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--loopback",
+		       "--tests", (char *)lists[i]);
+		snprintf(want, sizeof(want), "verify: --loopback does not run %s: %s two GPUs\n",
+			 named[i], strchr(named[i], ',') ? "they need" : "it needs");
+		assert_non_null(strstr(err, want));
+		assert_null(strstr(out, "verify: OK"));
+		free(out);
+		free(err);
+	}
+	/* "all" (or no --tests) is the loopback set, as before */
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--loopback",
+	       "--tests", "all");
+	assert_non_null(strstr(out, "verify: OK (11 OK, 0 FAIL)"));
+	free(out);
+	free(err);
+}
+
+/* Every test skipped: no test ran, and that is not OK, in text or JSON. */
+static void nothing_ran(void **st)
+{
+	char *out, *err;
+
+	(void)st;
+	setenv("P2PCTL_LIBNCCL", "/nonexistent/libnccl.so.2", 1);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl");
+	assert_null(strstr(out, "verify: OK"));
+	assert_non_null(strstr(out, "verify: NO TEST RAN (0 OK, 0 FAIL, 1 skipped)\n"));
+	free(out);
+	free(err);
+	RUN_RC(1, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "nccl",
+	       "--json");
+	assert_non_null(strstr(out, "\"result\":\"NO TEST RAN\""));
+	free(out);
+	free(err);
+	unsetenv("P2PCTL_LIBNCCL");
 }
 
 static void tests_option(void **st)
@@ -2348,6 +2396,12 @@ static void vram_budget(void **st)
 	assert_null(strstr(out, "verify: OK"));
 	free(out);
 	free(err);
+	/* JSON says it too: a script reads "result", not the text */
+	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "1M", "--tests", "vram",
+	       "--vram-budget", "0.000001", "--json");
+	assert_non_null(strstr(out, "\"result\":\"PARTIAL\""));
+	free(out);
+	free(err);
 	RUN_RC(2, verify_main, &out, &err, "verify", "--vram-budget", "0");
 	free(out);
 	free(err);
@@ -2356,7 +2410,7 @@ static void vram_budget(void **st)
 /*
  * Review 33, finding 12: free memory shrinks between cuMemGetInfo and the
  * vram test's top pad (a display GPU's desktop). 300 MiB: the pad 512 MiB
- * smaller fits, OK. 1 GiB: it does not either, a SKIP with the reason, not
+ * smaller fits, OK. 1 GiB: it does not either, PARTIAL (WARN, PART) with the reason, not
  * "P2P FAILED (vram)".
  */
 static void vram_free_overstated(void **st)
@@ -2374,10 +2428,11 @@ static void vram_free_overstated(void **st)
 	free(err);
 	setenv("FAKECUDA_FREE_OVERSTATE", "1073741824", 1);
 	RUN_RC(0, verify_main, &out, &err, "verify", VOPTS, "--size", "4k", "--tests", "vram", "--quick");
-	assert_non_null(strstr(out, "  vram        0->1  SKIP  top of free memory not tested: GPU 0 ran out of "
-				    "memory for a pad of "));
+	assert_non_null(strstr(out, "  vram        0->1  WARN  "));
+	assert_non_null(strstr(out, "top of free memory not tested: GPU 0 ran out of memory for a pad of "));
 	assert_non_null(strstr(out, "the bottom and middle were OK\n"));
-	assert_non_null(strstr(out, "  vram         SKIP  SKIP\n"));
+	assert_non_null(strstr(out, "  vram         PART  PART\n"));
+	assert_non_null(strstr(out, "verify: PARTIAL (2 OK, 0 FAIL)"));
 	assert_null(strstr(out, "FAILED"));
 	free(out);
 	free(err);
@@ -2477,6 +2532,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(byte_tail, vsetup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(seeds, vsetup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(loopback, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(loopback_two_gpu_tests, vsetup, fake_test_teardown),
+		cmocka_unit_test_setup_teardown(nothing_ran, vsetup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(tests_option, vsetup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(concurrent_transient_loss, vsetup, fake_test_teardown),
 		cmocka_unit_test_setup_teardown(sticky_fault_not_run, vsetup, fake_test_teardown),

@@ -155,12 +155,33 @@ static unsigned parse_tests(const char *s, char *msg, size_t len)
 			return 0;
 		}
 	}
-	/* A copy-engine copy is told from a staged one only by timing it
-	 * against the staged path: ce brings the path test with it, so copies
-	 * at staging speed fail however the tests are chosen. */
-	if (m & (1u << V_CE))
-		m |= 1u << V_PATH;
 	return m;
+}
+
+/* What --loopback cannot run: each needs a second GPU. */
+#define V_TWO_GPUS (1u << V_PATH | 1u << V_VRAM | ((1u << V_UM_COUNT) - 1) << V_UM_READ | \
+		    1u << V_CONCURRENT)
+
+/*
+ * --loopback with tests named that need two GPUs: a usage error naming
+ * them, so that what was asked for is what runs (a run of none of them
+ * would otherwise end "OK").  "all" is the loopback set.
+ */
+static int loopback_refuses(unsigned int tests, char *msg, size_t len)
+{
+	unsigned int two = tests & V_TWO_GPUS;
+	size_t n = 0;
+	int k, nr = 0;
+
+	if (!two)
+		return 0;
+	n = snprintf(msg, len, "--loopback does not run ");
+	for (k = 0; k < V_COUNT; k++)
+		if (two & (1u << k) && n < len)
+			n += snprintf(msg + n, len - n, "%s%s", nr++ ? ", " : "", vnames[k]);
+	if (n < len)
+		snprintf(msg + n, len - n, ": %s two GPUs", nr > 1 ? "they need" : "it needs");
+	return 1;
 }
 
 static void vusage(FILE *f)
@@ -184,7 +205,8 @@ static void vusage(FILE *f)
 		"  --offset BYTES   allocate this much on each GPU before the test buffers\n"
 		"                   (auto: about half of free; default 0)\n"
 		"  --loopback       test each GPU against itself (one GPU is enough; proves no\n"
-		"                   P2P path, checks the tool, the kernels and the GPU)\n"
+		"                   P2P path, checks the tool, the kernels and the GPU); path,\n"
+		"                   vram, um-* and concurrent need two GPUs and are refused\n"
 		"  --no-managed     skip the managed-memory (cuMemAllocManaged) tests\n"
 		"  --quick          vram samples three places of free memory (bottom, middle,\n"
 		"                   top) instead of sweeping all of it\n"
@@ -211,7 +233,8 @@ static void vusage(FILE *f)
 		"  process per GPU as PyTorch and vLLM run it)\n"
 		"output: a line per test as it ends, a test x direction grid and a verdict\n"
 		"  per pair; SIGINT or SIGTERM prints a partial verdict\n"
-		"exit status: 0 all OK, 1 a test failed or hung, 2 usage, 3 no driver or\n"
+		"exit status: 0 all OK (or PARTIAL), 1 a test failed or hung, or none ran\n"
+		"  (all skipped), 2 usage, 3 no driver or\n"
 		"  fewer than 2 GPUs (without --loopback), 128 + N after signal N\n");
 }
 
@@ -407,6 +430,7 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 	char emsg[512], *end;
 	int json = 0, rc = 0, opt, n, use[P2P_MAX_GPUS] = { 0 }, nok = 0, nfail = 0, nskip = 0;
 	int nunproven = 0, npartial = 0, seeded = 0, nct = 0, nccl_ran = 0;
+	const char *result;
 	json_object *jpairs = NULL;
 	int sig_on = 0;
 
@@ -505,6 +529,16 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 		fprintf(err, "verify: %s\n", emsg);
 		rc = P2P_EXIT_USAGE;
 	}
+	if (!rc && v->loopback && tlist && strcmp(tlist, "all") &&
+	    loopback_refuses(v->tests, emsg, sizeof(emsg))) {
+		fprintf(err, "verify: %s\n", emsg);
+		rc = P2P_EXIT_USAGE;
+	}
+	/* A copy-engine copy is told from a staged one only by timing it
+	 * against the staged path: ce brings the path test with it, so copies
+	 * at staging speed fail however the tests are chosen. */
+	if (v->tests & (1u << V_CE))
+		v->tests |= 1u << V_PATH;
 	if (rc) {
 		vusage(err);
 		goto done;
@@ -857,6 +891,9 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 	if (dl_stop && !nccl_verdict[0] && (v->tests & (1u << V_NCCL)) && !nccl_ran)
 		snprintf(nccl_verdict, sizeof(nccl_verdict), "nccl: not run (interrupted by %s)",
 			 strsignal(dl_stop));
+	/* a run in which every test was skipped proved nothing: not OK */
+	result = v->hung ? "HUNG" : dl_stop ? "INTERRUPTED" : nfail ? "FAIL" :
+		 !nok ? "NO TEST RAN" : npartial ? "PARTIAL" : "OK";
 	if (json) {
 		json_object *o = json_object_new_object(), *jc = json_object_new_array();
 		char seed[32];
@@ -912,8 +949,7 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			json_object_object_add(o, "hung", json_object_new_string(v->hang));
 		if (dl_stop)
 			json_object_object_add(o, "interrupted", json_object_new_string(sigabbrev_np(dl_stop)));
-		json_object_object_add(o, "result", json_object_new_string(
-			v->hung ? "HUNG" : dl_stop ? "INTERRUPTED" : nfail ? "FAIL" : "OK"));
+		json_object_object_add(o, "result", json_object_new_string(result));
 		fprintf(out, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
 								      JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(o);
@@ -945,8 +981,7 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 			fprintf(out, "verify: INTERRUPTED by SIG%s, a partial verdict (%d OK, %d FAIL", sigabbrev_np(dl_stop),
 				nok, nfail);
 		else
-			fprintf(out, "verify: %s (%d OK, %d FAIL", v->hung ? "HUNG" : nfail ? "FAIL" :
-				npartial ? "PARTIAL" : "OK", nok, nfail);
+			fprintf(out, "verify: %s (%d OK, %d FAIL", result, nok, nfail);
 		if (nskip)
 			fprintf(out, ", %d skipped", nskip);
 		fprintf(out, ")");
@@ -963,7 +998,7 @@ int verify_main(int argc, char **argv, FILE *out, FILE *err)
 		pthread_join(wd.th, NULL);
 		wd.on = 0;
 	}
-	rc = nfail || v->hung ? P2P_EXIT_FAIL : P2P_EXIT_OK;
+	rc = nfail || v->hung || !nok ? P2P_EXIT_FAIL : P2P_EXIT_OK;
 	if (dl_stop && !v->hung)
 		rc = 128 + dl_stop;	/* as a shell reports a command the signal ended */
 	if (v->hung) {

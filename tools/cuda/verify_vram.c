@@ -114,7 +114,7 @@ static int vram_sample(struct vstate *v, struct vtest *t)
 	/* Seeds of its own, so that adding it moved no other test's. */
 	seed = v->seed;
 	v->seed = v->vseed;
-	for (int k = 0; k < 3 && t->ok && !t->skipped; k++) {
+	for (int k = 0; k < 3 && t->ok && !t->skipped && !t->partial; k++) {
 		CUdeviceptr pad[2] = { 0 }, buf[2] = { 0 };
 		struct vtest sub;
 		CUresult cr = CUDA_SUCCESS;
@@ -134,9 +134,15 @@ static int vram_sample(struct vstate *v, struct vtest *t)
 				cr = vram_alloc(&p, v->total, &pad[i], &buf[i]);
 			padmb[k][i] = p >> 20;
 			if (cr == CUDA_ERROR_OUT_OF_MEMORY) {
-				/* as car: no memory is a skip, not a P2P failure */
-				t->skipped = 1;
-				snprintf(t->error, sizeof(t->error), "%s of free memory not tested: GPU %d ran "
+				/* as car: no memory is not a P2P failure; a skip, or,
+				 * once the bottom was tested, a part tested (PARTIAL,
+				 * as a sweep the budget ended): neither is OK */
+				if (k)
+					t->partial = 1;
+				else
+					t->skipped = 1;
+				snprintf(k ? t->warn : t->error, k ? sizeof(t->warn) : sizeof(t->error),
+					 "%s of free memory not tested: GPU %d ran "
 					 "out of memory for a pad of %" PRIu64 " MiB%s and the buffer, of %zu "
 					 "MiB cuMemGetInfo said free: memory taken meanwhile (a display GPU's "
 					 "desktop, another process)%s", vplace[k], gs[i], p0 >> 20,
@@ -147,7 +153,7 @@ static int vram_sample(struct vstate *v, struct vtest *t)
 					 "pad and the buffer on GPU %d", vplace[k], p >> 20, gs[i]);
 			}
 		}
-		if (t->skipped) {
+		if (t->skipped || t->partial) {
 			;	/* the buffers allocated are freed below */
 		} else if (cr != CUDA_SUCCESS) {
 			vfail(t, what, cr);
