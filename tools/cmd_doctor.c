@@ -178,6 +178,22 @@ static json_object *subject_array(const char *subject)
 	return a;
 }
 
+/* A finding's remedy as an array of its lines, one per fix ([] if none). */
+static json_object *remedy_array(const char *remedy)
+{
+	json_object *a = json_object_new_array();
+	const char *p = remedy;
+
+	for (; *p; p += *p == '\n') {
+		size_t n = strcspn(p, "\n");
+
+		if (n)
+			json_object_array_add(a, json_object_new_string_len(p, (int)n));
+		p += n;
+	}
+	return a;
+}
+
 json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *root)
 {
 	json_object *o = json_object_new_object(), *a, *s, *sb;
@@ -209,7 +225,7 @@ json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *
 		json_object_object_add(j, "subject", subject_array(f->subject));
 		json_object_object_add(j, "verdict", json_object_new_string(p2ps_verdict_name(f->verdict)));
 		json_object_object_add(j, "detail", json_object_new_string(f->detail));
-		json_object_object_add(j, "remedy", p2pctl_json_str(f->remedy));
+		json_object_object_add(j, "remedies", remedy_array(f->remedy));
 		json_object_object_add(j, "source", p2pctl_json_str(f->source));
 		json_object_array_add(a, j);
 	}
