@@ -207,7 +207,12 @@ struct p2ps_finding {
 	char subject[48];		/* "", a PCI address, or "0000:01:00.0 0000:02:00.0" */
 	enum p2ps_verdict verdict;
 	char detail[256];		/* what was found, one line */
-	char remedy[256];		/* what to do about it, one line ("" if ok) */
+	/*
+	 * What to do about it ("" if ok): one line per fix, '\n' between
+	 * them ("try now: ..." and "permanent: ...", or the alternatives);
+	 * whole lines only, never a command cut short.
+	 */
+	char remedy[256];
 	char source[96];		/* where it was read from */
 };
 
@@ -338,7 +343,8 @@ const struct p2ps_finding *p2ps_doctor_find(const struct p2ps_doctor_report *r,
 /*
  * The report said once, as `p2pctl doctor` prints it: findings that differ
  * only in their subject are one line, blockers first (then warnings, skips,
- * oks, each in the order the checks ran); one remedy line per remedy text;
+ * oks, each in the order the checks ran); one remedy line per line of
+ * the findings' remedies (a fix), said once;
  * one pairs line per answer and reason.  GPUs are named by their index in
  * the report's gpus[] ("0, 1", "all 8 GPUs"), pairs as "0-1" ("0-1, 0-2",
  * "all 28 pairs", "all 28 pairs but 0-1, 2-3"); "" is the host.  Pointers
@@ -352,7 +358,7 @@ struct p2ps_digest_line {
 };
 struct p2ps_digest_remedy {
 	char *who;			/* "lockdown; sig-enforce", "link 0, 1" */
-	const char *remedy;
+	const char *remedy;		/* one line of their remedies (the digest's own copy) */
 };
 struct p2ps_digest_pair {
 	enum p2ps_p2p p2p;

@@ -78,7 +78,7 @@ static bool pair_translated(struct dctx *c, const struct p2ps_pair *p)
 		return false;
 	snprintf(subj, sizeof(subj), "%s %s", r->gpus[p->a].bdf, r->gpus[p->b].bdf);
 	p2ps_dr_add(c, "iommu", subj, P2PS_V_FAIL, "/sys/kernel/iommu_groups/*/type",
-		    "boot with iommu=pt (or set the GPUs' iommu_group type to identity)",
+		    "boot with iommu=pt\nor set the GPUs' iommu_group type to identity",
 		    "BAR1 P2P under IOMMU translation (%s): the driver's peer mappings through BAR1 use the raw bus address and fault",
 		    c->iommu_dma);
 	return true;
@@ -181,8 +181,8 @@ int p2ps_doctor(const struct p2ps_doctor_opts *opts, struct p2ps_doctor_report *
 	if (opts && opts->smi_error && strstr(opts->smi_error, "Driver/library version mismatch"))
 		/* the loaded nvidia.ko is not the installed libnvidia-ml/libcuda: nothing CUDA runs */
 		p2ps_dr_add(&c, "nvml", NULL, P2PS_V_FAIL, "nvidia-smi",
-			    "reboot (the driver was upgraded without one); or stop every GPU user and "
-			    "rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia, then modprobe nvidia",
+			    "reboot (the driver was upgraded without one)\n"
+			    "or stop every GPU user and rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia, then modprobe nvidia",
 			    "%s: the loaded kernel module and the installed user-space driver differ",
 			    opts->smi_error);
 	else if (opts && opts->smi_error)

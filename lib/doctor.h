@@ -103,6 +103,8 @@ void p2ps_dr_cmdline_iommu(const char *cmdline, struct p2ps_dr_cmdline_iommu *o)
 int p2ps_dr_pairs(struct dctx *c);		/* doctor_topo.c */
 void p2ps_dr_vm(struct dctx *c);		/* doctor_host.c: sets c->vm */
 void p2ps_dr_platform(struct dctx *c);		/* doctor_platform.c: ACS, links */
+/* ACS's permanent remedy naming @n ports (@more: and others) into @buf (doctor_platform.c). */
+void p2ps_dr_acs_param(char *buf, size_t len, const char (*bdf)[16], int n, bool more);
 void p2ps_dr_display(struct dctx *c);		/* doctor_host.c */
 void p2ps_dr_bar1_reads(struct dctx *c);	/* doctor_read.c: the driver's peer-read rule */
 void p2ps_dr_software(struct dctx *c);		/* doctor_software.c: NCCL */

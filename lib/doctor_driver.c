@@ -149,7 +149,7 @@ void p2ps_dr_driver(struct dctx *c)
 			    "no profile for driver %s: %s", ver, why);
 		else
 			p2ps_dr_add(c, "profile", NULL, P2PS_V_FAIL, "p2ps_profile_for_version",
-			    "use a supported driver branch, or check it with `p2pctl check` and arm with `p2pctl enable --force`",
+			    "use a supported driver branch\nor check it with `p2pctl check` and arm with `p2pctl enable --force`",
 			    "no profile for driver %s (supported: %s)", ver, vers);
 	}
 }

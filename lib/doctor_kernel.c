@@ -126,7 +126,8 @@ static bool signed_module(struct dctx *c, char *path, size_t len)
 /* An unsigned module under Secure Boot: the literal steps (README, Install, Secure Boot). */
 #define MOK_REMEDY "install it through DKMS (the p2p-shim-dkms package), which signs it, " \
 	"then enrol DKMS's key: mokutil --import /var/lib/dkms/mok.pub (a one-time password), " \
-	"reboot, in MokManager Enroll MOK, Continue, Yes, the password; or disable Secure Boot"
+	"reboot, in MokManager Enroll MOK, Continue, Yes, the password\n" \
+	"or disable Secure Boot in the firmware setup"
 
 #define KPROBES_ENABLED "/sys/kernel/debug/kprobes/enabled"
 
@@ -155,9 +156,17 @@ static const char *cmdline_param(const char *cmdline, const char *name, char *ou
 	return found;
 }
 
-/* Where a kernel parameter is taken off: the Debian/Ubuntu GRUB line. */
-#define GRUB_REMEDY(param) "remove " param " from GRUB_CMDLINE_LINUX in /etc/default/grub, " \
-	"then update-grub (grub2-mkconfig -o /boot/grub2/grub.cfg elsewhere) and reboot"
+/*
+ * Where kernel parameter @token is taken off, literally: Debian's and
+ * Ubuntu's /etc/default/grub (it may sit in the _DEFAULT line as well),
+ * update-grub there, grub2-mkconfig elsewhere.
+ */
+static void grub_remove(char *buf, size_t len, const char *token)
+{
+	snprintf(buf, len, "in /etc/default/grub delete %s from GRUB_CMDLINE_LINUX=\"...\" "
+		 "(and GRUB_CMDLINE_LINUX_DEFAULT=\"...\"), then update-grub "
+		 "(grub2-mkconfig -o /boot/grub2/grub.cfg elsewhere) and reboot", token);
+}
 
 #define SIGNED_REMEDY "make sure its key is enrolled (mokutil --list-enrolled; DKMS: " \
 	"mokutil --import /var/lib/dkms/mok.pub, then reboot) or trusted by the kernel"
@@ -166,7 +175,9 @@ static void check_kernel(struct dctx *c)
 {
 	const char *src = c->config_src;
 	bool shim = p2ps_dr_shim_loaded(c);
-	char buf[256], mod[512], *cmdline = p2ps_root_read(&c->root, "/proc/cmdline", NULL, false);
+	char buf[256], mod[512], fix[256], tok[40];
+	char *cmdline = p2ps_root_read(&c->root, "/proc/cmdline", NULL, false);
+	size_t off;
 	int k;
 	bool sig;
 
@@ -241,10 +252,14 @@ static void check_kernel(struct dctx *c)
 			p2ps_dr_add(c, "lockdown", NULL, P2PS_V_WARN, mod, SIGNED_REMEDY,
 			    "lockdown=%s on the kernel command line; %s is signed: taken if its key is enrolled",
 			    buf, mod);
-		else
-			p2ps_dr_add(c, "lockdown", NULL, P2PS_V_FAIL, "/proc/cmdline",
-			    GRUB_REMEDY("lockdown=") ", or sign p2p-shim.ko with a key the kernel trusts",
+		else {
+			snprintf(tok, sizeof(tok), "lockdown=%.20s", buf);
+			grub_remove(fix, sizeof(fix), tok);
+			off = strlen(fix);
+			p2ps_catf(fix, sizeof(fix), &off, "\n", "or sign p2p-shim.ko with a key the kernel trusts");
+			p2ps_dr_add(c, "lockdown", NULL, P2PS_V_FAIL, "/proc/cmdline", fix,
 			    "lockdown=%s on the kernel command line refuses unsigned modules", buf);
+		}
 	} else if ((cfg(c, "CONFIG_LOCK_DOWN_KERNEL_FORCE_CONFIDENTIALITY") == 1 ||
 		    cfg(c, "CONFIG_LOCK_DOWN_KERNEL_FORCE_INTEGRITY") == 1) && sig) {
 		p2ps_dr_add(c, "lockdown", NULL, P2PS_V_WARN, mod, SIGNED_REMEDY,
@@ -252,7 +267,7 @@ static void check_kernel(struct dctx *c)
 	} else if (cfg(c, "CONFIG_LOCK_DOWN_KERNEL_FORCE_CONFIDENTIALITY") == 1 ||
 		   cfg(c, "CONFIG_LOCK_DOWN_KERNEL_FORCE_INTEGRITY") == 1) {
 		p2ps_dr_add(c, "lockdown", NULL, P2PS_V_FAIL, src,
-		    "sign p2p-shim.ko with a key the kernel trusts, or use a kernel without forced lockdown",
+		    "sign p2p-shim.ko with a key the kernel trusts\nor use a kernel without forced lockdown",
 		    "kernel config forces lockdown: unsigned modules are refused");
 	} else {
 		p2ps_dr_add(c, "lockdown", NULL, P2PS_V_OK, src,
@@ -307,7 +322,8 @@ static void check_kernel(struct dctx *c)
 		    "module signatures enforced; %s is signed: taken if its key is enrolled", mod);
 	else if (k)
 		p2ps_dr_add(c, "sig-enforce", NULL, P2PS_V_FAIL, "/sys/module/module/parameters/sig_enforce",
-		    "sign p2p-shim.ko with a key the kernel trusts (scripts/sign-file), or boot without module.sig_enforce=1",
+		    "sign p2p-shim.ko with a key the kernel trusts (scripts/sign-file)\n"
+		    "or boot without module.sig_enforce=1 (where /proc/cmdline has it)",
 		    "module signatures enforced: an unsigned p2p-shim.ko is refused");
 	else if (cfg(c, "CONFIG_MODULE_SIG_FORCE") == 1)
 		p2ps_dr_add(c, "sig-enforce", NULL, P2PS_V_FAIL, src,
@@ -321,9 +337,10 @@ modules_disabled:
 	/* modules_disabled; `nomodule` on the command line sets it from boot */
 	if (!shim && cmdline_param(cmdline, "nomodule", buf, sizeof(buf)) &&
 	    (!*buf || !strcmp(buf, "1") || !strcmp(buf, "y") || !strcmp(buf, "Y"))) {
-		p2ps_dr_add(c, "modules-disabled", NULL, P2PS_V_FAIL, "/proc/cmdline",
-		    GRUB_REMEDY("nomodule"),
-		    "nomodule on the kernel command line: module loading is disabled from boot");
+		snprintf(tok, sizeof(tok), "nomodule%s%.20s", *buf ? "=" : "", buf);
+		grub_remove(fix, sizeof(fix), tok);
+		p2ps_dr_add(c, "modules-disabled", NULL, P2PS_V_FAIL, "/proc/cmdline", fix,
+		    "%s on the kernel command line: module loading is disabled from boot", tok);
 	} else if (p2ps_root_line(&c->root, "/proc/sys/kernel/modules_disabled", buf, sizeof(buf))) {
 		if (buf[0] == '1' && shim)
 			p2ps_dr_add(c, "modules-disabled", NULL, P2PS_V_OK, "/proc/sys/kernel/modules_disabled",

@@ -52,7 +52,7 @@ void p2ps_dr_module(struct dctx *c)
 					off += k;
 			}
 		p2ps_dr_add(c, "stale-gpus", NULL, P2PS_V_WARN, "P2PS_IOC_STATUS",
-		    "GPUs cache P2P capabilities at initialisation: reload nvidia after arming, or load p2p-shim first (softdep, p2pctl config --write)",
+		    "GPUs cache P2P capabilities at initialisation: reload nvidia after arming\nor load p2p-shim before nvidia (softdep, p2pctl config --write)",
 		    "GPU instance(s) %s initialised before arming", list);
 	} else {
 		p2ps_dr_add(c, "stale-gpus", NULL, P2PS_V_OK, "P2PS_IOC_STATUS", NULL,

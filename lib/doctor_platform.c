@@ -174,13 +174,37 @@ static int acs_ctrl(struct dctx *c, const char *dir)
 	return ret;
 }
 
-static void check_acs_pair(struct dctx *c, const struct p2ps_pair *p, const char *subj)
+/* What ACS clears for P2P: the bits the kernel's disable_acs_redir= clears too. */
+#define ACS_P2P_BITS (P2PS_ACS_RR | P2PS_ACS_CR | P2PS_ACS_EC)
+
+/* The switch ports that redirect P2P, on all pairs: one parameter must name them all. */
+struct acs_ports {
+	char bdf[64][16];
+	int n;
+	bool more;			/* more than bdf[] holds */
+};
+
+static void acs_port_add(struct acs_ports *a, const char *bdf)
+{
+	int i;
+
+	for (i = 0; i < a->n; i++)
+		if (!strcmp(a->bdf[i], bdf))
+			return;
+	if (a->n < (int)(sizeof(a->bdf) / sizeof(a->bdf[0])))
+		p2ps_strlcpy(a->bdf[a->n++], bdf, sizeof(a->bdf[0]));
+	else
+		a->more = true;
+}
+
+static void check_acs_pair(struct dctx *c, const struct p2ps_pair *p, const char *subj,
+			   struct acs_ports *all)
 {
 	const struct p2ps_gpu *g[2] = { &c->r->gpus[p->a], &c->r->gpus[p->b] };
 	char dirs[2][MAX_DEPTH][600], bdfs[2][MAX_DEPTH][16], ha[64], hb[64], dummy[MAX_DEPTH][16];
-	char redir[200] = "", param[160] = "", ports[120] = "";
+	char redir[200] = "", now[160] = "", ports[120] = "";
 	int n[2], common = 0, s, unreadable = 0, nports = 0;
-	size_t ro = 0, po = 0, so = 0;
+	size_t ro = 0, no = 0, so = 0;
 
 	n[0] = path_dirs(g[0]->path, dirs[0], bdfs[0], MAX_DEPTH);
 	n[1] = path_dirs(g[1]->path, dirs[1], bdfs[1], MAX_DEPTH);
@@ -212,19 +236,26 @@ static void check_acs_pair(struct dctx *c, const struct p2ps_pair *p, const char
 				unreadable++;
 				continue;
 			}
-			if (ctrl < 0 || !(ctrl & (P2PS_ACS_RR | P2PS_ACS_CR | P2PS_ACS_EC)))
+			if (ctrl < 0 || !(ctrl & ACS_P2P_BITS))
 				continue;
 			acs_bits((unsigned int)ctrl, bits, sizeof(bits));
 			p2ps_catf(redir, sizeof(redir), &ro, ", ", "%s (%s)", bdfs[s][common], bits);
-			p2ps_catf(param, sizeof(param), &po, ";", "%s", bdfs[s][common]);
+			/*
+			 * data:mask: setpci reads the register and changes only
+			 * those bits, whatever it holds by then (a capture is old)
+			 */
+			p2ps_catf(now, sizeof(now), &no, " ", "-s %s ECAP_ACS+6.w=0000:%04x",
+				  bdfs[s][common], ACS_P2P_BITS);
+			acs_port_add(all, bdfs[s][common]);
 		}
 	}
 	if (*redir) {
 		char remedy[256];
 
+		/* the permanent fix names every port of every pair: p2ps_dr_platform() */
 		snprintf(remedy, sizeof(remedy),
-			 "boot with pci=disable_acs_redir=%s (Linux 5.1+; only these ports, quoted in GRUB: ';' separates them), not pcie_acs_override; check again after reboot",
-			 param);
+			 "try now: setpci %s (until reboot or reset; the devices below lose isolation from each other, while their IOMMU groups still claim it)",
+			 now);
 		p2ps_dr_add(c, "acs", subj, P2PS_V_WARN, "config space, ACS capability (0x0d)", remedy,
 			    "ACS redirects P2P at %s: requests go up to the root complex instead of across the switch (slow, or refused)",
 			    redir);
@@ -239,6 +270,61 @@ static void check_acs_pair(struct dctx *c, const struct p2ps_pair *p, const char
 		p2ps_dr_add(c, "acs", subj, P2PS_V_OK, "config space, ACS capability (0x0d)", NULL,
 			    "no ACS redirect on the switch ports between the GPUs (%s)", ports);
 	}
+}
+
+/*
+ * The permanent fix, for the host: the kernel keeps only the last
+ * pci=disable_acs_redir=, so one names every port (';' between them, as
+ * Documentation/admin-guide/kernel-parameters.txt has it).  grub.cfg's
+ * linux line is GRUB script, where ';' ends a command: the value keeps
+ * double quotes there, \" inside /etc/default/grub's own.  Whole ports
+ * only: without their domain where all are 0000 (the kernel's default) if
+ * that is what fits in @len, else no list at all (the detail names them).
+ */
+void p2ps_dr_acs_param(char *buf, size_t len, const char (*bdf)[16], int n, bool more)
+{
+	static const char pre[] = "permanent: GRUB_CMDLINE_LINUX=\"... pci=disable_acs_redir=\\\"";
+	static const char post[] = "\\\"\" in /etc/default/grub (\\\" as shown: ; ends a grub.cfg command), then update-grub, reboot";
+	char list[256] = "";
+	size_t lo = 0, cut;
+	bool all_zero = true;
+	int i;
+
+	for (i = 0; i < n; i++)
+		all_zero = all_zero && !strncmp(bdf[i], "0000:", 5);
+	for (cut = 0; !more && cut <= (all_zero ? 5 : 0); cut += 5) {
+		*list = '\0';
+		lo = 0;
+		for (i = 0; i < n; i++)
+			if (!p2ps_catf(list, sizeof(list), &lo, ";", "%s", bdf[i] + cut))
+				break;
+		if (i == n && sizeof(pre) - 1 + lo + sizeof(post) - 1 < len)
+			break;
+		*list = '\0';
+	}
+	if (*list)
+		snprintf(buf, len, "%s%s%s", pre, list, post);
+	else
+		snprintf(buf, len, "permanent: pci=disable_acs_redir=\\\"PORT;PORT;...\\\" naming every port of the acs lines, in GRUB_CMDLINE_LINUX=\"...\" of /etc/default/grub, then update-grub and reboot");
+}
+
+static void acs_boot_param(struct dctx *c, const struct acs_ports *a)
+{
+	char remedy[256], detail[200] = "";
+	size_t dl = 0;
+	int i;
+
+	if (!a->n)
+		return;
+	for (i = 0; i < a->n; i++)
+		if (!p2ps_catf(detail, sizeof(detail), &dl, " ", "%s", a->bdf[i])) {
+			p2ps_catf(detail, sizeof(detail), &dl, " ", "...");
+			break;
+		}
+	p2ps_dr_acs_param(remedy, sizeof(remedy), a->bdf, a->n, a->more);
+	p2ps_dr_add(c, "acs", NULL, P2PS_V_WARN, "config space, ACS capability (0x0d)", remedy,
+		    "ACS redirect on %d%s switch port%s between GPUs (%s): one pci=disable_acs_redir= (Linux 5.1+) must name them all, not pcie_acs_override",
+		    a->n, a->more ? "+" : "", a->n == 1 ? "" : "s", detail);
 }
 
 /* ---------------------------------------------------------------- link */
@@ -375,7 +461,13 @@ static void check_aer_gpu(struct dctx *c, const struct p2ps_gpu *g)
 
 void p2ps_dr_platform(struct dctx *c)
 {
+	struct acs_ports *acs = calloc(1, sizeof(*acs));
 	size_t i;
+
+	if (!acs) {
+		c->err = -ENOMEM;
+		return;
+	}
 
 	for (i = 0; i < c->r->nr_gpus; i++) {
 		check_link_gpu(c, &c->r->gpus[i]);
@@ -386,6 +478,8 @@ void p2ps_dr_platform(struct dctx *c)
 
 		snprintf(subj, sizeof(subj), "%s %s", c->r->gpus[c->r->pairs[i].a].bdf,
 			 c->r->gpus[c->r->pairs[i].b].bdf);
-		check_acs_pair(c, &c->r->pairs[i], subj);
+		check_acs_pair(c, &c->r->pairs[i], subj, acs);
 	}
+	acs_boot_param(c, acs);
+	free(acs);
 }

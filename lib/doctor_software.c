@@ -467,7 +467,7 @@ static void nccl_setting(struct dctx *c, const char *where, const char *key, con
 			break;
 	if (i < sizeof(off_levels) / sizeof(off_levels[0]))
 		p2ps_dr_add(c, "nccl-conf", NULL, P2PS_V_WARN, where,
-			    "delete the NCCL_P2P_LEVEL line, or set NCCL_P2P_LEVEL=SYS",
+			    "delete the NCCL_P2P_LEVEL line\nor set NCCL_P2P_LEVEL=SYS",
 			    "NCCL_P2P_LEVEL=%s in %s: NCCL uses P2P %s", val, where,
 			    i < 2 ? "for no pair" : "over NVLink only, never PCIe");
 	else

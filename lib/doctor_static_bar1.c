@@ -160,7 +160,7 @@ static void sb_gpu(struct dctx *c, const struct p2ps_dr_rules *rules, struct p2p
 		return;
 	case P2PS_PRED_UNALIGNED:
 		p2ps_strlcpy(o->remedy,
-			     "move the display (and boot console) to another GPU or the iGPU, or use driver 580+ (static BAR1 at 512 MiB)",
+			     "move the display (and boot console) to another GPU or the iGPU\nor use driver 580+ (static BAR1 at 512 MiB)",
 			     sizeof(o->remedy));
 		return;
 	case P2PS_PRED_INIT_FAILS: {
@@ -171,7 +171,7 @@ static void sb_gpu(struct dctx *c, const struct p2ps_dr_rules *rules, struct p2p
 		p2ps_sb1_driver_rule(&k2, P2PS_SB_ENABLE, g->bar1, g->vram, cfb, false, &w);
 		if (con && w.v == P2PS_PRED_YES)
 			snprintf(o->remedy, sizeof(o->remedy),
-				 "move the display (and boot console) to another GPU or the iGPU, or take RMForceStaticBar1=1 out of %s",
+				 "move the display (and boot console) to another GPU or the iGPU\nor take RMForceStaticBar1=1 out of %s",
 				 option_of(rules, g, "RMForceStaticBar1"));
 		else
 			snprintf(o->remedy, sizeof(o->remedy),

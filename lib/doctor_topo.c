@@ -379,8 +379,16 @@ static void pair_verdict(struct dctx *c, const struct p2ps_dr_rules *k, struct p
 		v = P2PS_V_FAIL;
 		snprintf(p->p2p_why, sizeof(p->p2p_why), "%s: static BAR1 %s (BAR1 P2P needs it on both GPUs)",
 			 bad->bdf, p2ps_static_bar1_name(bad->static_bar1));
-		if (f && *f->remedy)
-			snprintf(remedy, sizeof(remedy), "%s: %s", bad->bdf, f->remedy);
+		if (f) {
+			const char *l = f->remedy;
+			size_t off = 0, n;
+
+			/* its GPU's remedy, each fix named for that GPU */
+			for (; *l; l += n + (l[n] == '\n')) {
+				n = strcspn(l, "\n");
+				p2ps_catf(remedy, sizeof(remedy), &off, "\n", "%s: %.*s", bad->bdf, (int)n, l);
+			}
+		}
 		goto out;
 	}
 	if (a->static_bar1 == P2PS_SB_UNKNOWN || b->static_bar1 == P2PS_SB_UNKNOWN) {

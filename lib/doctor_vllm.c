@@ -209,7 +209,7 @@ static void check_alloc_conf(struct dctx *c)
 	p2ps_dr_each_home(c, ".profile", alloc_file, &a);
 	if (*a.where)
 		p2ps_dr_add(c, "alloc-conf", NULL, P2PS_V_WARN, a.where,
-			    "unset it for vLLM (or drop expandable_segments:True) before blaming P2P; or run vLLM with --disable-custom-all-reduce",
+			    "unset it for vLLM (or drop expandable_segments:True) before blaming P2P\nor run vLLM with --disable-custom-all-reduce",
 			    "PyTorch " EXPANDABLE " in %s: vLLM's custom all-reduce then fails with 'invalid argument' (cudaIpcGetMemHandle refuses VMM memory), not a P2P fault",
 			    a.where);
 }

@@ -8,7 +8,8 @@
  * same of each: the text names such a finding once, with its GPUs ("0, 1",
  * "all 8 GPUs") or pairs ("0-1, 0-2", "all 28 pairs", "all 28 pairs but
  * 0-1, 2-3"), numbered as in the report's gpus[].  Blockers first, then
- * warnings, skips, oks; findings that share a remedy get one remedy line.
+ * warnings, skips, oks; a remedy is a line per fix, and findings that share
+ * a line of it get one remedy line.
  * The report itself keeps every finding (JSON prints them one by one).
  */
 #include <errno.h>
@@ -62,6 +63,37 @@ const char *p2ps_pcie_path_name(enum p2ps_pcie_path p)
 	}
 }
 
+/*
+ * A remedy is one line per fix ('\n' between them; include/p2pshim.h).
+ * Each line is sanitized on its own.  A line after the first that does not
+ * fit is left out whole, with those after it: a command cut in half is
+ * worse than none (the first is cut as any text is).
+ */
+static void set_remedy(char *dst, size_t size, const char *remedy)
+{
+	const char *p = remedy;
+	size_t off = 0;
+
+	*dst = '\0';
+	for (; *p; p += *p == '\n') {
+		size_t n = strcspn(p, "\n");
+
+		if (!n)
+			continue;
+		if (off && off + 1 + n >= size)
+			break;
+		if (off)
+			dst[off++] = '\n';
+		if (off + n >= size)
+			n = size - off - 1;
+		memcpy(dst + off, p, n);
+		dst[off + n] = '\0';
+		p2ps_sanitize(dst + off);
+		off += n;
+		p += strcspn(p, "\n");
+	}
+}
+
 void p2ps_dr_add(struct dctx *c, const char *check, const char *subject, enum p2ps_verdict v,
 		const char *source, const char *remedy, const char *fmt, ...)
 {
@@ -88,14 +120,13 @@ void p2ps_dr_add(struct dctx *c, const char *check, const char *subject, enum p2
 	p2ps_strlcpy(f->subject, subject ? subject : "", sizeof(f->subject));
 	f->verdict = v;
 	p2ps_strlcpy(f->source, source ? source : "", sizeof(f->source));
-	p2ps_strlcpy(f->remedy, v == P2PS_V_OK || !remedy ? "" : remedy, sizeof(f->remedy));
+	set_remedy(f->remedy, sizeof(f->remedy), v == P2PS_V_OK || !remedy ? "" : remedy);
 	va_start(ap, fmt);
 	vsnprintf(f->detail, sizeof(f->detail), fmt, ap);
 	va_end(ap);
 	/* what files said reaches a terminal and JSON: no ESC, valid UTF-8 */
 	p2ps_sanitize(f->subject);
 	p2ps_sanitize(f->detail);
-	p2ps_sanitize(f->remedy);
 	p2ps_sanitize(f->source);
 	if (v == P2PS_V_FAIL)
 		r->nr_fail++;
@@ -350,62 +381,104 @@ static int digest_lines(const struct p2ps_doctor_report *r, struct p2ps_doctor_d
 	return 0;
 }
 
+/* Is @part one of the lines of @remedy? */
+static bool has_line(const char *remedy, const char *part)
+{
+	size_t n = strlen(part);
+	const char *p = remedy;
+
+	for (; *p; p += *p == '\n') {
+		size_t m = strcspn(p, "\n");
+
+		if (m == n && !strncmp(p, part, n))
+			return true;
+		p += m;
+	}
+	return false;
+}
+
 /*
- * One remedy line per remedy text, in the order of the lines: "check WHO"
- * for each check that has it ("lockdown; sig-enforce", "link 0, 1").
+ * Who has remedy line @part, the first of them on line @i: "check WHO" for
+ * each check, in the order of the lines ("lockdown; sig-enforce", "link 0, 1").
+ */
+static char *remedy_who(const struct p2ps_doctor_report *r, const struct p2ps_doctor_digest *d,
+			size_t i, const char *part, const struct p2ps_finding **fs)
+{
+	struct sbuf b = { 0 };
+	size_t j, k;
+
+	for (j = i; j < d->nr_lines; j++) {
+		const struct p2ps_finding *g = d->lines[j].finding;
+		size_t n = 0;
+		char *who;
+
+		if (!has_remedy(g) || !has_line(g->remedy, part))
+			continue;
+		for (k = i; k < j; k++)
+			if (has_remedy(d->lines[k].finding) && has_line(d->lines[k].finding->remedy, part) &&
+			    !strcmp(d->lines[k].finding->check, g->check))
+				break;
+		if (k < j)
+			continue;	/* this check is named already */
+		for (k = 0; k < r->nr_findings; k++)
+			if (has_remedy(&r->findings[k]) && !strcmp(r->findings[k].check, g->check) &&
+			    has_line(r->findings[k].remedy, part))
+				fs[n++] = &r->findings[k];
+		who = p2ps_doctor_who(r, fs, n);
+		if (!who) {
+			free(b.s);
+			return NULL;
+		}
+		sb_add(&b, "%s%s%s%s", b.len ? "; " : "", g->check, *who ? " " : "", who);
+		free(who);
+	}
+	return sb_take(&b);
+}
+
+/*
+ * One remedy line per remedy text, a finding's remedy being one line per
+ * fix: in the order of the lines, each text once, naming who has it.
  */
 static int digest_remedies(const struct p2ps_doctor_report *r, struct p2ps_doctor_digest *d,
 			   const struct p2ps_finding **fs)
 {
-	size_t i, j, k;
+	size_t i, j, n = 0;
+	const char *p;
 
-	d->remedies = calloc(d->nr_lines ? d->nr_lines : 1, sizeof(*d->remedies));
+	for (i = 0; i < d->nr_lines; i++)
+		for (p = d->lines[i].finding->remedy; *p; p++)
+			n += *p == '\n';
+	d->remedies = calloc(d->nr_lines + n + 1, sizeof(*d->remedies));
 	if (!d->remedies)
 		return -ENOMEM;
 	for (i = 0; i < d->nr_lines; i++) {
 		const struct p2ps_finding *f = d->lines[i].finding;
-		struct p2ps_digest_remedy *m;
-		struct sbuf b = { 0 };
 
 		if (!has_remedy(f))
 			continue;
-		for (j = 0; j < i && !(has_remedy(d->lines[j].finding) &&
-				       !strcmp(d->lines[j].finding->remedy, f->remedy)); j++)
-			;
-		if (j < i)
-			continue;	/* merged into the first line that has it */
-		/* each check with this remedy, in the order of the lines, with its subjects */
-		for (j = i; j < d->nr_lines; j++) {
-			const struct p2ps_finding *g = d->lines[j].finding;
-			size_t n = 0;
-			char *who;
+		for (p = f->remedy; *p; p += *p == '\n') {
+			size_t len = strcspn(p, "\n");
+			struct p2ps_digest_remedy *m;
+			char *part;
 
-			if (!has_remedy(g) || strcmp(g->remedy, f->remedy))
+			if (!len)
 				continue;
-			for (k = i; k < j; k++)
-				if (has_remedy(d->lines[k].finding) &&
-				    !strcmp(d->lines[k].finding->remedy, f->remedy) &&
-				    !strcmp(d->lines[k].finding->check, g->check))
-					break;
-			if (k < j)
-				continue;	/* this check is named already */
-			for (k = 0; k < r->nr_findings; k++)
-				if (has_remedy(&r->findings[k]) && !strcmp(r->findings[k].check, g->check) &&
-				    !strcmp(r->findings[k].remedy, f->remedy))
-					fs[n++] = &r->findings[k];
-			who = p2ps_doctor_who(r, fs, n);
-			if (!who) {
-				free(b.s);
+			part = strndup(p, len);
+			p += len;
+			if (!part)
 				return -ENOMEM;
+			for (j = 0; j < d->nr_remedies && strcmp(d->remedies[j].remedy, part); j++)
+				;
+			if (j < d->nr_remedies) {
+				free(part);
+				continue;	/* merged into the first line that has it */
 			}
-			sb_add(&b, "%s%s%s%s", b.len ? "; " : "", g->check, *who ? " " : "", who);
-			free(who);
+			m = &d->remedies[d->nr_remedies++];
+			m->remedy = part;
+			m->who = remedy_who(r, d, i, part, fs);
+			if (!m->who)
+				return -ENOMEM;
 		}
-		m = &d->remedies[d->nr_remedies++];
-		m->who = sb_take(&b);
-		m->remedy = f->remedy;
-		if (!m->who)
-			return -ENOMEM;
 	}
 	return 0;
 }
@@ -491,8 +564,10 @@ void p2ps_doctor_digest_free(struct p2ps_doctor_digest *d)
 		return;
 	for (i = 0; i < d->nr_lines; i++)
 		free(d->lines[i].who);
-	for (i = 0; i < d->nr_remedies; i++)
+	for (i = 0; i < d->nr_remedies; i++) {
 		free(d->remedies[i].who);
+		free((char *)d->remedies[i].remedy);
+	}
 	for (i = 0; i < d->nr_pairs; i++)
 		free(d->pairs[i].who);
 	free(d->lines);

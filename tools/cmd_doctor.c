@@ -15,7 +15,7 @@ static const char help[] =
 	"First the answer: \"P2P possible for N of M pairs (K blocked: why)\"\n"
 	"(fewer than two GPUs driven by nvidia is a blocker).  Then check this\n"
 	"host for everything p2p-shim needs, each with a verdict (ok,\n"
-	"skip, warn, fail) and a one-line remedy: kprobes in the kernel; lockdown,\n"
+	"skip, warn, fail) and a remedy line per fix: kprobes in the kernel; lockdown,\n"
 	"Secure Boot, module signature enforcement and modules_disabled (which would\n"
 	"refuse an unsigned module); the nvidia open kernel module, its version and\n"
 	"profile; per GPU its name, architecture, VRAM, BAR1 size against VRAM\n"
@@ -24,7 +24,8 @@ static const char help[] =
 	"sockets, with NUMA nodes and what that costs) and whether native P2P\n"
 	"(NVLink) exists, in which case the shim is not needed; per pair ACS on the\n"
 	"switch ports where P2P turns (config space, extended capability 0x0d:\n"
-	"which port redirects, remedy pci=disable_acs_redir=BDF); per GPU its PCIe\n"
+	"which port redirects; remedies: setpci now, and for the host one literal\n"
+	"GRUB_CMDLINE_LINUX line with pci=disable_acs_redir=\\\"BDF;BDF\\\"); per GPU its PCIe\n"
 	"link and the bridges' (trained speed and width, the narrowest bridge, a\n"
 	"path through the chipset) and whether it drives a display or the boot\n"
 	"console (boot_vga, framebuffers, DRM connectors) and what that does to\n"
@@ -40,7 +41,7 @@ static const char help[] =
 	"installed driver's rules give it static BAR1); the findings, blockers first,\n"
 	"one line for those that differ only in their GPUs (\"0, 1\", \"all 8 GPUs\")\n"
 	"or pairs (\"0-1, 2-3\", \"all 28 pairs\"); the pairs (BAR1 P2P with\n"
-	"p2p-shim, native, or none, and why); one line per remedy.  --json keeps\n"
+	"p2p-shim, native, or none, and why); one line per remedy, a fix each.  --json keeps\n"
 	"every finding on its own.\n"
 	"VRAM is nvidia-smi's memory.total where available (DIR/../cmd/\n"
 	"nvidia-smi-query.txt with --root), else the nominal size of the device id.\n\n"
@@ -178,6 +179,22 @@ static json_object *subject_array(const char *subject)
 	return a;
 }
 
+/* A finding's remedy as an array of its lines, one per fix ([] if none). */
+static json_object *remedy_array(const char *remedy)
+{
+	json_object *a = json_object_new_array();
+	const char *p = remedy;
+
+	for (; *p; p += *p == '\n') {
+		size_t n = strcspn(p, "\n");
+
+		if (n)
+			json_object_array_add(a, json_object_new_string_len(p, (int)n));
+		p += n;
+	}
+	return a;
+}
+
 json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *root)
 {
 	json_object *o = json_object_new_object(), *a, *s, *sb;
@@ -209,7 +226,7 @@ json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *
 		json_object_object_add(j, "subject", subject_array(f->subject));
 		json_object_object_add(j, "verdict", json_object_new_string(p2ps_verdict_name(f->verdict)));
 		json_object_object_add(j, "detail", json_object_new_string(f->detail));
-		json_object_object_add(j, "remedy", p2pctl_json_str(f->remedy));
+		json_object_object_add(j, "remedies", remedy_array(f->remedy));
 		json_object_object_add(j, "source", p2pctl_json_str(f->source));
 		json_object_array_add(a, j);
 	}

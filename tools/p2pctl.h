@@ -53,9 +53,10 @@ void p2pctl_doctor_inputs_free(struct p2pctl_doctor_in *in);
 /*
  * doctor --json's schema: 1 = tokens for pcie_path and static_bar1.expected,
  * a finding's subject an array of addresses (or null), schema_version and
- * tool_version at the top.
+ * tool_version at the top; 2 = a finding's remedies an array, one fix each
+ * (was remedy, a string or null).
  */
-#define P2PCTL_DOCTOR_SCHEMA 1
+#define P2PCTL_DOCTOR_SCHEMA 2
 json_object *p2pctl_doctor_json(const struct p2ps_doctor_report *r, const char *root);
 
 int cmd_enable(int argc, char **argv);

@@ -758,6 +758,125 @@ static uint8_t *read_cfg(const char *rel, size_t *len)
 	return b;
 }
 
+#define P03 "0000:03:00.0 0000:04:00.0"
+
+/*
+ * setpci's "=DATA:MASK" of an ACS try-now remedy, done as setpci does it
+ * (read, keep the bits outside MASK, or in DATA) on @ctrl.
+ */
+static unsigned int setpci_write(const char *remedy, const char *port, unsigned int ctrl)
+{
+	char pat[64];
+	const char *p;
+	unsigned int data, mask;
+
+	snprintf(pat, sizeof(pat), "-s %s ECAP_ACS+6.w=", port);
+	p = strstr(remedy, pat);
+	assert_non_null(p);
+	assert_int_equal(sscanf(p + strlen(pat), "%x:%x", &data, &mask), 2);
+	return (ctrl & ~mask) | data;
+}
+
+/* The ACS try-now remedy, run as setpci would on the fixture's control registers. */
+static void test_acs_setpci(void **state)
+{
+	static const char *const ports[] = { "0000:02:08.0", "0000:02:10.0" };
+	struct p2ps_doctor_report *r;
+	const struct p2ps_finding *f;
+	char rel[256];
+	size_t i, len;
+
+	(void)state;
+	r = doctor("plx-acs", NULL);
+	f = finding(r, "acs", P03);
+	for (i = 0; i < 2; i++) {
+		uint8_t *b;
+		unsigned int ctrl, now;
+		int off;
+
+		snprintf(rel, sizeof(rel), "plx-acs/root/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/%s/config",
+			 ports[i]);
+		b = read_cfg(rel, &len);
+		off = p2ps_pci_ext_cap(b, len, P2PS_PCI_EXT_CAP_ACS);
+		assert_true(off > 0);
+		ctrl = b[off + 6] | (unsigned int)b[off + 7] << 8;
+		now = setpci_write(f->remedy, ports[i], ctrl);
+		/* redirect and egress control off, every other bit as it was */
+		assert_int_equal(now & (P2PS_ACS_RR | P2PS_ACS_CR | P2PS_ACS_EC), 0);
+		assert_int_equal(now & ~(P2PS_ACS_RR | P2PS_ACS_CR | P2PS_ACS_EC),
+				 ctrl & ~(P2PS_ACS_RR | P2PS_ACS_CR | P2PS_ACS_EC));
+		assert_int_not_equal(now, ctrl);
+		free(b);
+	}
+	p2ps_doctor_free(r);
+}
+
+/*
+ * ACS's permanent remedy: every port in one parameter, within a remedy;
+ * without the domain where that is what fits (all 0000, the kernel's
+ * default); else no list rather than part of one.
+ */
+static void test_acs_param(void **state)
+{
+	char bdf[16][16], buf[256], want[256];
+	size_t off = 0;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 16; i++)
+		snprintf(bdf[i], sizeof(bdf[i]), "0000:%02x:%02x.0", 0x41 + i / 4, 8 * (i % 4));
+	p2ps_dr_acs_param(buf, sizeof(buf), (const char (*)[16])bdf, 8, false);
+	assert_true(strlen(buf) < sizeof(buf) - 1);
+	for (i = 0, *want = '\0'; i < 8; i++)
+		p2ps_catf(want, sizeof(want), &off, ";", "%s", bdf[i]);
+	assert_non_null(strstr(buf, want));
+	/* 13 ports: as 41:00.0;...; 16 do not fit at all */
+	p2ps_dr_acs_param(buf, sizeof(buf), (const char (*)[16])bdf, 13, false);
+	assert_null(strstr(buf, "0000:"));
+	assert_non_null(strstr(buf, "=\\\"41:00.0;41:08.0;"));
+	assert_non_null(strstr(buf, ";44:00.0\\\"\" in /etc/default/grub"));
+	p2ps_dr_acs_param(buf, sizeof(buf), (const char (*)[16])bdf, 16, false);
+	assert_non_null(strstr(buf, "PORT;PORT;..."));
+	assert_null(strstr(buf, "41:00.0"));
+	/* another domain: the domain stays, so fewer fit */
+	bdf[0][3] = '1';
+	p2ps_dr_acs_param(buf, sizeof(buf), (const char (*)[16])bdf, 13, false);
+	assert_non_null(strstr(buf, "PORT;PORT;..."));
+	p2ps_dr_acs_param(buf, sizeof(buf), (const char (*)[16])bdf, 2, false);
+	assert_non_null(strstr(buf, "=\\\"0001:41:00.0;0000:41:08.0\\\"\""));
+	/* more ports than were kept */
+	p2ps_dr_acs_param(buf, sizeof(buf), (const char (*)[16])bdf, 2, true);
+	assert_non_null(strstr(buf, "PORT;PORT;..."));
+}
+
+/*
+ * A remedy holds a line per fix; p2ps_dr_add() keeps whole lines only:
+ * one that would not fit goes, with those after it, never cut short.
+ */
+static void test_remedy_lines(void **state)
+{
+	struct p2ps_doctor_report rep = { 0 };
+	struct dctx c = { .r = &rep };
+	char big[400], xs[151];
+	const struct p2ps_finding *f;
+
+	(void)state;
+	memset(xs, 'x', 150);
+	xs[150] = '\0';
+	/* 150 + 1 + 149: the second line does not fit whole */
+	snprintf(big, sizeof(big), "%s\nsetpci -s 0000:02:08.0 %.126s\nthird", xs, xs);
+	p2ps_dr_add(&c, "t", NULL, P2PS_V_WARN, "", big, "two fixes");
+	p2ps_dr_add(&c, "t2", NULL, P2PS_V_WARN, "", "first\n\nsecond \x1b[31m\n", "ok");
+	assert_int_equal(c.err, 0);
+	f = &rep.findings[0];
+	assert_int_equal(strlen(f->remedy), 150);
+	assert_null(strchr(f->remedy, '\n'));
+	/* empty lines dropped, each line sanitized on its own, the '\n' kept */
+	f = &rep.findings[1];
+	assert_string_equal(f->remedy, "first\nsecond ?[31m");
+	free(rep.findings);
+}
+
 /* The extended capability walk, on the real H100's config space and a switch port. */
 static void test_ext_cap(void **state)
 {
@@ -792,8 +911,6 @@ static void test_ext_cap(void **state)
 	assert_int_equal(p2ps_pcie_gen("Unknown"), 0);
 }
 
-#define P03 "0000:03:00.0 0000:04:00.0"
-
 static void test_acs(void **state)
 {
 	struct p2ps_doctor_report *r;
@@ -806,11 +923,22 @@ static void test_acs(void **state)
 	assert_int_equal(f->verdict, P2PS_V_WARN);
 	assert_non_null(strstr(f->detail, "0000:02:08.0 (ReqRedir CmpltRedir"));
 	assert_non_null(strstr(f->detail, "0000:02:10.0"));
-	assert_non_null(strstr(f->remedy, "pci=disable_acs_redir=0000:02:08.0;0000:02:10.0 "));
+	/* the pair: one fix, try now, each port's register named to setpci */
+	assert_string_equal(f->remedy, "try now: setpci -s 0000:02:08.0 ECAP_ACS+6.w=0000:002c "
+			    "-s 0000:02:10.0 ECAP_ACS+6.w=0000:002c (until reboot or reset; the devices "
+			    "below lose isolation from each other, while their IOMMU groups still claim it)");
 	assert_null(strstr(f->remedy, "pcie_acs_override="));
 	/* the root port and upstream port are not named */
 	assert_null(strstr(f->detail, "0000:00:01.0"));
 	assert_null(strstr(f->detail, "0000:01:00.0"));
+	/* the host: the one parameter, every port, quoted for grub.cfg's ';' */
+	f = finding(r, "acs", "");
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_non_null(strstr(f->detail, "2 switch ports between GPUs (0000:02:08.0 0000:02:10.0)"));
+	assert_non_null(strstr(f->remedy, "permanent: GRUB_CMDLINE_LINUX=\"... "
+			       "pci=disable_acs_redir=\\\"0000:02:08.0;0000:02:10.0\\\"\" in /etc/default/grub "));
+	assert_non_null(strstr(f->remedy, "then update-grub, reboot"));
+	assert_null(strchr(f->remedy, '\n'));
 	p2ps_doctor_free(r);
 	/* the same switch with redirect off */
 	r = doctor("plx-noacs", NULL);
@@ -2177,7 +2305,9 @@ static void test_numa_unknown_two_sockets(void **state)
 static void test_kernel_switches(void **state)
 {
 	struct p2ps_doctor_report *r;
+	struct p2ps_doctor_digest *d;
 	const struct p2ps_finding *f;
+	size_t i, n;
 
 	(void)state;
 	r = doctor_edited("rtx4090-pair", "mkdir -p sys/kernel/debug/kprobes && echo 0 >sys/kernel/debug/kprobes/enabled");
@@ -2192,12 +2322,25 @@ static void test_kernel_switches(void **state)
 	f = finding(r, "lockdown", NULL);
 	assert_int_equal(f->verdict, P2PS_V_FAIL);
 	assert_string_equal(f->source, "/proc/cmdline");
-	assert_non_null(strstr(f->remedy, "GRUB_CMDLINE_LINUX"));
+	/* the token as the command line has it, where it is written; signing: a fix of its own */
+	assert_string_equal(f->remedy, "in /etc/default/grub delete lockdown=integrity from "
+			    "GRUB_CMDLINE_LINUX=\"...\" (and GRUB_CMDLINE_LINUX_DEFAULT=\"...\"), then "
+			    "update-grub (grub2-mkconfig -o /boot/grub2/grub.cfg elsewhere) and reboot\n"
+			    "or sign p2p-shim.ko with a key the kernel trusts");
+	assert_int_equal(p2ps_doctor_digest(r, &d), 0);
+	for (i = n = 0; i < d->nr_remedies; i++)
+		if (!strcmp(d->remedies[i].who, "lockdown")) {
+			assert_null(strchr(d->remedies[i].remedy, '\n'));
+			n++;
+		}
+	assert_int_equal(n, 2);
+	p2ps_doctor_digest_free(d);
 	p2ps_doctor_free(r);
-	r = doctor_edited("rtx4090-pair", "sed -i 's/$/ nomodule/' proc/cmdline");
+	r = doctor_edited("rtx4090-pair", "sed -i 's/$/ nomodule=1/' proc/cmdline");
 	f = finding(r, "modules-disabled", NULL);
 	assert_int_equal(f->verdict, P2PS_V_FAIL);
-	assert_non_null(strstr(f->detail, "nomodule"));
+	assert_non_null(strstr(f->detail, "nomodule=1"));
+	assert_non_null(strstr(f->remedy, "in /etc/default/grub delete nomodule=1 from GRUB_CMDLINE_LINUX=\"...\""));
 	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
 	p2ps_doctor_free(r);
 }
@@ -2350,6 +2493,9 @@ int main(void)
 		cmocka_unit_test(test_550_cards),
 		cmocka_unit_test(test_ext_cap),
 		cmocka_unit_test(test_acs),
+		cmocka_unit_test(test_acs_setpci),
+		cmocka_unit_test(test_acs_param),
+		cmocka_unit_test(test_remedy_lines),
 		cmocka_unit_test(test_link),
 		cmocka_unit_test(test_numa),
 		cmocka_unit_test(test_numa_cpulist),

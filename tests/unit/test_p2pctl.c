@@ -193,18 +193,19 @@ static void test_check_no_nvidia(void **state)
 /*
  * doctor --json for scripts: schema_version and the tool's version; enums
  * as tokens (pcie_path, static_bar1.expected); a subject as an array of
- * addresses (a pair's two, a GPU's one; null for the host).
+ * addresses (a pair's two, a GPU's one; null for the host); remedies an
+ * array, a fix each (none for an ok).
  */
 static void test_doctor_json_schema(void **state)
 {
-	json_object *o, *checks, *c, *pair, *gpu;
-	size_t i;
-	bool saw_pair = false, saw_gpu = false, saw_host = false;
+	json_object *o, *checks, *c, *pair, *gpu, *rem;
+	size_t i, k;
+	bool saw_pair = false, saw_gpu = false, saw_host = false, saw_two = false;
 
 	(void)state;
 	run("doctor", "--root", FIXTURES "/h200-nvlink-580/root", "--json", NULL);
 	o = parse_json();
-	assert_int_equal(json_object_get_int(key(o, "schema_version", json_type_int)), 1);
+	assert_int_equal(json_object_get_int(key(o, "schema_version", json_type_int)), 2);
 	assert_string_equal(json_object_get_string(key(o, "tool_version", json_type_string)),
 			    P2PS_VERSION);
 	checks = key(o, "checks", json_type_array);
@@ -215,6 +216,19 @@ static void test_doctor_json_schema(void **state)
 		c = json_object_array_get_idx(checks, i);
 		check = json_object_get_string(key(c, "check", json_type_string));
 		assert_true(json_object_object_get_ex(c, "subject", &subj));
+		rem = key(c, "remedies", json_type_array);
+		assert_false(json_object_object_get_ex(c, "remedy", NULL));
+		if (!strcmp(json_object_get_string(key(c, "verdict", json_type_string)), "ok"))
+			assert_int_equal(json_object_array_length(rem), 0);
+		for (k = 0; k < json_object_array_length(rem); k++)
+			assert_null(strchr(json_object_get_string(json_object_array_get_idx(rem, k)), '\n'));
+		if (!strcmp(check, "lockdown")) {
+			/* sign it, or another kernel: two fixes */
+			assert_int_equal(json_object_array_length(rem), 2);
+			assert_non_null(strstr(json_object_get_string(json_object_array_get_idx(rem, 1)),
+					       "or use a kernel without forced lockdown"));
+			saw_two = true;
+		}
 		if (!strcmp(check, "pcie-path")) {
 			assert_true(json_object_is_type(subj, json_type_array));
 			assert_int_equal(json_object_array_length(subj), 2);
@@ -230,7 +244,7 @@ static void test_doctor_json_schema(void **state)
 			saw_host = true;
 		}
 	}
-	assert_true(saw_pair && saw_gpu && saw_host);
+	assert_true(saw_pair && saw_gpu && saw_host && saw_two);
 	pair = json_object_array_get_idx(key(o, "pairs", json_type_array), 0);
 	assert_string_equal(json_object_get_string(key(pair, "pcie_path", json_type_string)),
 			    "root_complex");
@@ -365,7 +379,10 @@ static void test_doctor_said_once(void **state)
 	assert_non_null(strstr(out_text, "\nWARN     link              0, 1 "));
 	assert_int_equal(count(out_text, "use an x16 slot"), 1);
 	assert_non_null(strstr(out_text, "\n  link 0, 1: use an x16 slot wired to the CPU;"));
-	assert_non_null(strstr(out_text, "\n0 blockers, 5 warnings\n"));
+	/* ACS: a remedy line per fix, the pair's try-now and the host's one parameter */
+	assert_non_null(strstr(out_text, "\n  acs 0-1: try now: setpci -s 0000:02:08.0 ECAP_ACS+6.w=0000:002c"));
+	assert_non_null(strstr(out_text, "\n  acs: permanent: GRUB_CMDLINE_LINUX=\"..."));
+	assert_non_null(strstr(out_text, "\n0 blockers, 6 warnings\n"));
 }
 
 /* Wrapping: at spaces; a word longer than the line after a '/', '_', ..., else at the width. */
