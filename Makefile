@@ -191,14 +191,12 @@ uninstall-dist:
 		$(DESTDIR)$(DATADIR)/p2p-shim/modprobe.d/p2p-shim.conf
 	rmdir $(DESTDIR)$(DATADIR)/p2p-shim/modprobe.d $(DESTDIR)$(DATADIR)/p2p-shim 2>/dev/null || true
 
-# Also what `p2pctl config --write` wrote (its first line says so): left
-# behind, its softdep and --registry keys would outlive the module.
+# Also what `p2pctl config --write` wrote, as written (its first line's sum
+# matches): left behind, its softdep and --registry keys would outlive the
+# module.  The package's postrm holds that rule; one copy of it.
 uninstall-modprobe:
 	rm -f $(DESTDIR)$(MODPROBEDIR)/p2p-shim.conf
-	if head -n 1 $(DESTDIR)/etc/modprobe.d/p2p-shim.conf 2>/dev/null | grep -q '^# Written by p2pctl config'; then \
-		rm -f $(DESTDIR)/etc/modprobe.d/p2p-shim.conf; \
-		echo "removed $(DESTDIR)/etc/modprobe.d/p2p-shim.conf (rebuild an initramfs that held it)"; \
-	fi
+	DPKG_ROOT=$(DESTDIR) sh debian/p2p-shim-dkms.postrm remove
 
 # The tree DKMS builds from: dkms.conf, kmod/ and rules/ sources and the
 # headers they include, under $(DESTDIR)/usr/src/p2p-shim-<version>.

@@ -2,6 +2,7 @@
 /* p2pctl config */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdint.h>
 #include <string.h>
@@ -16,18 +17,24 @@
 #define CONF_PATH "/etc/modprobe.d/p2p-shim.conf"
 
 static const char help[] =
-	"Usage: p2pctl config [--write] [--root DIR] [--gpus LIST]\n"
+	"Usage: p2pctl config [--write [--force]] [--root DIR] [--gpus LIST]\n"
 	"                     [--registry [--driver-version VERSION]]\n"
-	"       p2pctl config --remove [--root DIR]\n\n"
+	"       p2pctl config --remove [--force] [--root DIR]\n\n"
 	"Print the modprobe.d configuration p2p-shim wants: load p2p-shim before\n"
 	"nvidia (softdep, so that no GPU initialises before the hooks are armed),\n"
 	"arm it as soon as nvidia loads (options p2p-shim enable=1) and let nvidia\n"
-	"resize BAR1 (NVreg_EnableResizableBar=1).\n\n"
+	"resize BAR1 (NVreg_EnableResizableBar=1).  Its first line holds cksum(1)'s\n"
+	"sum of the lines below: a file edited since is left alone by --write,\n"
+	"--remove, make uninstall and the package's removal.\n\n"
 	"  -w, --write      write it to " CONF_PATH " instead\n"
 	"  -x, --remove     remove " CONF_PATH " (before removing\n"
 	"                   p2p-shim: its softdep and, with --registry, the keys in\n"
 	"                   nvidia's options would outlive it); then rebuild an\n"
 	"                   initramfs that holds it\n"
+	"  -f, --force      with --write or --remove: also overwrite or remove a\n"
+	"                   file p2pctl wrote that was edited since, or that an\n"
+	"                   older p2pctl wrote (no sum); never one without p2pctl's\n"
+	"                   first line\n"
 	"  -r, --root DIR   with --write or --remove: under DIR (default /)\n"
 	"  -g, --gpus LIST  only these GPUs get p2p-shim's registry keys (PCI\n"
 	"                   addresses DDDD:BB:DD.0, comma-separated: options\n"
@@ -81,6 +88,45 @@ static bool gpu_list_ok(const char *list)
 }
 
 /*
+ * The file's first line: what wrote it and cksum(1)'s sum of the lines below
+ * ("CRC LENGTH"), dpkg-conffile style, so that each remover (--remove,
+ * --write over it, make uninstall and the package's postrm, which runs
+ * debian/p2p-shim-dkms.postrm's `tail -n +2 | cksum`) can tell the file as
+ * written from one edited since.  An older p2pctl wrote CONF_HEADER alone.
+ */
+#define CONF_HEADER "# Written by p2pctl config"
+
+/* One byte into POSIX cksum's CRC: polynomial 0x04c11db7, most significant bit first. */
+static uint32_t cksum_byte(uint32_t crc, unsigned char b)
+{
+	int i;
+
+	crc ^= (uint32_t)b << 24;
+	for (i = 0; i < 8; i++)
+		crc = crc & 0x80000000 ? crc << 1 ^ 0x04c11db7 : crc << 1;
+	return crc;
+}
+
+/* POSIX cksum: the CRC of the bytes, then of their count (low byte first, no zero bytes above it), inverted. */
+static uint32_t cksum(const char *p, size_t len)
+{
+	uint32_t crc = 0;
+	size_t n;
+
+	for (n = 0; n < len; n++)
+		crc = cksum_byte(crc, p[n]);
+	for (n = len; n; n >>= 8)
+		crc = cksum_byte(crc, n & 0xff);
+	return ~crc;
+}
+
+/* The first line for @body, up to the sums and the space after them: what an intact file starts with. */
+static void conf_header(char *buf, size_t len, const char *body, size_t body_len)
+{
+	snprintf(buf, len, CONF_HEADER " (cksum %" PRIu32 " %zu ", cksum(body, body_len), body_len);
+}
+
+/*
  * REGISTRY: the profile whose keys to add, or NULL for none.  GPUS: the
  * registry_gpus= list, or NULL.  Returns the length of the whole text, as
  * snprintf: at least @len means it did not fit (and nothing may be written).
@@ -88,12 +134,16 @@ static bool gpu_list_ok(const char *list)
 static int config_text(char *buf, size_t len, const struct p2ps_profile *registry,
 		       const char *gpus)
 {
-	char keys[256] = "";
+	/* the comments, and a --gpus list at its longest: 32 of "DDDDDDDD:BB:DD.0," */
+	char keys[256] = "", body[1024 + 32 * 17], head[96];
+	int n;
 
 	if (registry)
 		registry_dwords(registry, keys, sizeof(keys));
-	return snprintf(buf, len,
-		"# Written by p2pctl config: p2p-shim (PCIe BAR1 P2P on the stock open driver).\n"
+	n = snprintf(body, sizeof(body),
+		"# p2p-shim (PCIe BAR1 P2P on the stock open driver).  Once this file is\n"
+		"# edited, p2pctl config --write and --remove (without --force), make\n"
+		"# uninstall and removing the p2p-shim-dkms package leave it alone.\n"
 		"# Load p2p-shim before nvidia, so that no GPU initialises before arming.\n"
 		"softdep nvidia pre: p2p-shim\n"
 		"# Arm as soon as nvidia loads%s.\n"
@@ -108,6 +158,79 @@ static int config_text(char *buf, size_t len, const struct p2ps_profile *registr
 		registry ? " (the shim supplies them when unset).\n"
 			   "options nvidia NVreg_RegistryDwords=\"" : "",
 		keys, registry ? "\"\n" : "");
+	if (n < 0 || n >= (int)sizeof(body))
+		return INT_MAX;
+	conf_header(head, sizeof(head), body, n);
+	return snprintf(buf, len, "%sof the lines below).\n%s", head, body);
+}
+
+/* What is at a CONF_PATH: whether p2pctl may replace or remove it. */
+enum conf_state {
+	CONF_ABSENT,
+	CONF_INTACT,	/* as p2pctl wrote it: the sums match */
+	CONF_EDITED,	/* p2pctl's first line, with sums the rest no longer has */
+	CONF_OLD,	/* CONF_HEADER without sums: an older p2pctl's, edited or not */
+	CONF_FOREIGN,	/* no CONF_HEADER: not p2pctl's */
+};
+
+/* The state of the file at @path, or a negative errno where it cannot be read. */
+static int conf_state(const char *path)
+{
+	/* far more than p2pctl writes: a longer file is not as written */
+	char buf[4096], head[96];
+	const char *nl, *body;
+	size_t n;
+	FILE *f = fopen(path, "r");
+	int err;
+
+	if (!f)
+		return errno == ENOENT ? CONF_ABSENT : -errno;
+	n = fread(buf, 1, sizeof(buf), f);
+	err = ferror(f) ? (errno ? -errno : -EIO) : 0;
+	fclose(f);
+	if (err)
+		return err;
+	if (n < strlen(CONF_HEADER) || memcmp(buf, CONF_HEADER, strlen(CONF_HEADER)))
+		return CONF_FOREIGN;
+	nl = memchr(buf, '\n', n);
+	body = nl ? nl + 1 : buf + n;
+	conf_header(head, sizeof(head), body, buf + n - body);
+	if (n < sizeof(buf) && n >= strlen(head) && !memcmp(buf, head, strlen(head)))
+		return CONF_INTACT;
+	if (n >= strlen(CONF_HEADER " (cksum ") &&
+	    !memcmp(buf, CONF_HEADER " (cksum ", strlen(CONF_HEADER " (cksum ")))
+		return CONF_EDITED;
+	return CONF_OLD;
+}
+
+/*
+ * May p2pctl @verb ("overwrite", "remove"; @done: "overwritten", "removed")
+ * the file at @path, in @state?  An intact one is p2pctl's own; one edited
+ * since, or an older p2pctl's (which may have been), only with --force, lest
+ * an administrator's edits go unseen; one p2pctl did not write never.  Says
+ * why not; returns the exit status.
+ */
+static int conf_may(const char *path, int state, bool force, const char *verb, const char *done)
+{
+	if (state < 0) {
+		p2pctl_error("config", "%s: %s", path, p2ps_strerror(state));
+		return p2pctl_exit_for(state);
+	}
+	if (state == CONF_FOREIGN) {
+		p2pctl_error("config", "%s: not written by p2pctl config (its first line is not "
+			     "\"" CONF_HEADER " ...\"): not %s, even with --force; it is the "
+			     "administrator's: move it away by hand", path, done);
+		return P2PCTL_EXIT_NOT_MET;
+	}
+	if (force || state == CONF_ABSENT || state == CONF_INTACT)
+		return 0;
+	p2pctl_error("config", "%s: %s: not %s; read it (nvidia's options in it may hold "
+		     "registry keys), then add --force to %s it", path,
+		     state == CONF_EDITED ?
+		     "edited since p2pctl config wrote it (the sum on its first line no longer matches)" :
+		     "written by an older p2pctl config, which kept no sum, so whether it was edited is unknown",
+		     done, verb);
+	return P2PCTL_EXIT_NOT_MET;
 }
 
 /* The profile for --registry: that of VERSION, or of the loaded driver. */
@@ -153,21 +276,19 @@ static int mkdirs(const char *path)
 	return 0;
 }
 
-/* config --remove: ROOT's CONF_PATH gone, or never there. */
-static int remove_conf(const char *root)
+/* config --remove: ROOT's CONF_PATH gone, or never there; an edited one only with --force. */
+static int remove_conf(const char *path, bool force)
 {
-	char path[PATH_MAX];
+	int state = conf_state(path), err = conf_may(path, state, force, "remove", "removed");
 
-	if (!strcmp(root, "/"))
-		root = "";
-	snprintf(path, sizeof(path), "%s%s", root, CONF_PATH);
+	if (err)
+		return err;
+	if (state == CONF_ABSENT) {
+		fprintf(p2pctl_out, "%s: not there, nothing to remove\n", path);
+		return 0;
+	}
 	if (unlink(path)) {
-		int err = -errno;
-
-		if (err == -ENOENT) {
-			fprintf(p2pctl_out, "%s: not there, nothing to remove\n", path);
-			return 0;
-		}
+		err = -errno;
 		p2pctl_error("config", "%s: %s", path, p2ps_strerror(err));
 		return p2pctl_exit_for(err);
 	}
@@ -177,74 +298,14 @@ static int remove_conf(const char *root)
 	return 0;
 }
 
-int cmd_config(int argc, char **argv)
+/* config --write: @text to ROOT's CONF_PATH, over an edited one only with --force. */
+static int write_conf(const char *path, const char *text, bool force)
 {
-	static const struct option opts[] = {
-		{ "write", no_argument, NULL, 'w' },
-		{ "remove", no_argument, NULL, 'x' },
-		{ "root", required_argument, NULL, 'r' },
-		{ "gpus", required_argument, NULL, 'g' },
-		{ "registry", no_argument, NULL, 'R' },
-		{ "driver-version", required_argument, NULL, 'd' },
-		/* internal: --driver-version's old name, kept for scripts */
-		{ "driver", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	bool write = false, registry = false, remove = false;
-	const struct p2ps_profile *profile = NULL;
-	const char *root = "", *driver = NULL, *gpus = NULL;
-	/* the comments, and a --gpus list at its longest: 32 of "DDDDDDDD:BB:DD.0," */
-	char text[1024 + 32 * 17], path[PATH_MAX];
+	int err = conf_may(path, conf_state(path), force, "overwrite", "overwritten");
 	FILE *f;
-	int c, err;
 
-	p2pctl_getopt_reset();
-	while ((c = getopt_long(argc, argv, "+wxr:g:Rd:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'w': write = true; break;
-		case 'x': remove = true; break;
-		case 'r': root = optarg; break;
-		case 'g': gpus = optarg; break;
-		case 'R': registry = true; break;
-		case 'd': driver = optarg; break;
-		case 'h': fputs(help, p2pctl_out); return 0;
-		default: return p2pctl_usage("config", "invalid option");
-		}
-	}
-	if (optind < argc)
-		return p2pctl_usage("config", "unexpected argument '%s'", argv[optind]);
-	if (remove && (write || gpus || registry || driver))
-		return p2pctl_usage("config", "--remove takes only --root");
-	if (*root && !write && !remove)
-		return p2pctl_usage("config", "--root needs --write or --remove");
-	if (driver && !registry)
-		return p2pctl_usage("config", "--driver-version needs --registry");
-	if (gpus && !gpu_list_ok(gpus))
-		return p2pctl_usage("config", "--gpus: '%s' is not a list of PCI addresses "
-				    "(DDDD:BB:DD.0 or BB:DD.0, comma-separated)", gpus);
-	if (gpus && registry)
-		return p2pctl_usage("config", "--gpus and --registry: choose one (--gpus scopes the "
-				    "keys p2p-shim supplies; --registry writes them for every GPU)");
-	if (registry) {
-		err = registry_profile(driver, &profile);
-		if (err)
-			return err;
-	}
-	if (remove)
-		return remove_conf(root);
-	if (config_text(text, sizeof(text), profile, gpus) >= (int)sizeof(text)) {
-		/* gpu_list_ok() bounds the list: a text this long is a bug here */
-		p2pctl_error("config", "internal error: configuration text too long");
-		return P2PCTL_EXIT_NOT_MET;
-	}
-	if (!write) {
-		fputs(text, p2pctl_out);
-		return 0;
-	}
-	if (!strcmp(root, "/"))
-		root = "";
-	snprintf(path, sizeof(path), "%s%s", root, CONF_PATH);
+	if (err)
+		return err;
 	err = mkdirs(path);
 	f = err ? NULL : fopen(path, "w");
 	if (!f) {
@@ -260,4 +321,78 @@ int cmd_config(int argc, char **argv)
 	}
 	fprintf(p2pctl_out, "wrote %s\n", path);
 	return 0;
+}
+
+int cmd_config(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "write", no_argument, NULL, 'w' },
+		{ "remove", no_argument, NULL, 'x' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "root", required_argument, NULL, 'r' },
+		{ "gpus", required_argument, NULL, 'g' },
+		{ "registry", no_argument, NULL, 'R' },
+		{ "driver-version", required_argument, NULL, 'd' },
+		/* internal: --driver-version's old name, kept for scripts */
+		{ "driver", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool write = false, registry = false, remove = false, force = false;
+	const struct p2ps_profile *profile = NULL;
+	const char *root = "", *driver = NULL, *gpus = NULL;
+	/* the body (config_text()) and its first line */
+	char text[1024 + 32 * 17 + 128], path[PATH_MAX];
+	int c, err;
+
+	p2pctl_getopt_reset();
+	while ((c = getopt_long(argc, argv, "+wxfr:g:Rd:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'w': write = true; break;
+		case 'x': remove = true; break;
+		case 'f': force = true; break;
+		case 'r': root = optarg; break;
+		case 'g': gpus = optarg; break;
+		case 'R': registry = true; break;
+		case 'd': driver = optarg; break;
+		case 'h': fputs(help, p2pctl_out); return 0;
+		default: return p2pctl_usage("config", "invalid option");
+		}
+	}
+	if (optind < argc)
+		return p2pctl_usage("config", "unexpected argument '%s'", argv[optind]);
+	if (remove && (write || gpus || registry || driver))
+		return p2pctl_usage("config", "--remove takes only --force and --root");
+	if (*root && !write && !remove)
+		return p2pctl_usage("config", "--root needs --write or --remove");
+	if (force && !write && !remove)
+		return p2pctl_usage("config", "--force needs --write or --remove");
+	if (driver && !registry)
+		return p2pctl_usage("config", "--driver-version needs --registry");
+	if (gpus && !gpu_list_ok(gpus))
+		return p2pctl_usage("config", "--gpus: '%s' is not a list of PCI addresses "
+				    "(DDDD:BB:DD.0 or BB:DD.0, comma-separated)", gpus);
+	if (gpus && registry)
+		return p2pctl_usage("config", "--gpus and --registry: choose one (--gpus scopes the "
+				    "keys p2p-shim supplies; --registry writes them for every GPU)");
+	if (registry) {
+		err = registry_profile(driver, &profile);
+		if (err)
+			return err;
+	}
+	if (!strcmp(root, "/"))
+		root = "";
+	snprintf(path, sizeof(path), "%s%s", root, CONF_PATH);
+	if (remove)
+		return remove_conf(path, force);
+	if (config_text(text, sizeof(text), profile, gpus) >= (int)sizeof(text)) {
+		/* gpu_list_ok() bounds the list: a text this long is a bug here */
+		p2pctl_error("config", "internal error: configuration text too long");
+		return P2PCTL_EXIT_NOT_MET;
+	}
+	if (!write) {
+		fputs(text, p2pctl_out);
+		return 0;
+	}
+	return write_conf(path, text, force);
 }

@@ -556,6 +556,162 @@ static void test_config(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+/* The whole of @path into @buf (at most @len - 1 bytes, NUL-terminated); "" where absent. */
+static void read_text(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(buf, 1, len - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void append_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "a");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * The first line's sum is POSIX cksum(1)'s of the lines below, as the
+ * package's postrm and make uninstall compute it (`tail -n +2 | cksum`), and
+ * `config` prints what --write writes.
+ */
+static void test_config_sum(void **state)
+{
+	static const char *const variants[][4] = {
+		{ NULL }, { "--gpus", "0000:03:00.0,04:00.0", NULL },
+		{ "--registry", "--driver-version", "580.142", NULL },
+		{ "--registry", "--driver-version", "575.64.05", NULL },
+	};
+	char tmpl[] = "/tmp/p2pctl-sum-XXXXXX", path[256], cmd[512], want[64], got[64],
+	     text[2048];
+	const char *dir = mkdtemp(tmpl);
+	unsigned int crc;
+	size_t i, len;
+	FILE *p;
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(path, sizeof(path), "%s/etc/modprobe.d/p2p-shim.conf", dir);
+	for (i = 0; i < sizeof(variants) / sizeof(variants[0]); i++) {
+		const char *const *v = variants[i];
+
+		assert_int_equal(run("config", "--write", "--root", dir, v[0], v[1], v[2], NULL), 0);
+		read_text(path, text, sizeof(text));
+		assert_int_equal(run("config", v[0], v[1], v[2], NULL), 0);
+		assert_string_equal(out_text, text);
+		assert_int_equal(sscanf(text, "# Written by p2pctl config (cksum %u %zu of the lines below).\n",
+					&crc, &len), 2);
+		snprintf(want, sizeof(want), "%u %zu\n", crc, len);
+		snprintf(cmd, sizeof(cmd), "tail -n +2 '%s' | cksum", path);
+		p = popen(cmd, "r");
+		assert_non_null(p);
+		assert_non_null(fgets(got, sizeof(got), p));
+		assert_int_equal(pclose(p), 0);
+		assert_string_equal(got, want);
+		assert_int_equal(run("config", "--remove", "--root", dir, NULL), 0);
+		assert_int_equal(access(path, F_OK), -1);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * --remove and --write leave alone a file edited since p2pctl wrote it, and
+ * one an older p2pctl wrote (no sum): an error naming --force, exit 1.  With
+ * --force they go ahead.  A file p2pctl did not write stays even then.
+ */
+static void test_config_edited(void **state)
+{
+	char tmpl[] = "/tmp/p2pctl-edited-XXXXXX", path[256], cmd[300], before[2048],
+	     after[2048];
+	const char *dir = mkdtemp(tmpl);
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(path, sizeof(path), "%s/etc/modprobe.d/p2p-shim.conf", dir);
+
+	/* as written: p2pctl's own, to overwrite (another --gpus) or remove */
+	assert_int_equal(run("config", "--write", "--root", dir, NULL), 0);
+	assert_int_equal(run("config", "--write", "--root", dir, "--gpus", "03:00.0", NULL), 0);
+	assert_int_equal(run("config", "--remove", "--root", dir, NULL), 0);
+	assert_non_null(strstr(out_text, "removed "));
+	assert_int_equal(access(path, F_OK), -1);
+
+	/* edited, its first line kept */
+	assert_int_equal(run("config", "--write", "--root", dir, "--registry", "-d", "580.142", NULL), 0);
+	append_text(path, "options nvidia NVreg_EnableMSI=0\n");
+	read_text(path, before, sizeof(before));
+	assert_int_equal(run("config", "--remove", "--root", dir, NULL), P2PCTL_EXIT_NOT_MET);
+	assert_non_null(strstr(err_text, "edited since p2pctl config wrote it"));
+	assert_non_null(strstr(err_text, "not removed"));
+	assert_non_null(strstr(err_text, "--force"));
+	assert_int_equal(run("config", "--write", "--root", dir, NULL), P2PCTL_EXIT_NOT_MET);
+	assert_non_null(strstr(err_text, "not overwritten"));
+	read_text(path, after, sizeof(after));
+	assert_string_equal(after, before);
+	assert_int_equal(run("config", "--write", "--force", "--root", dir, NULL), 0);
+	read_text(path, after, sizeof(after));
+	assert_null(strstr(after, "EnableMSI"));
+	assert_int_equal(run("config", "--remove", "--root", dir, NULL), 0);
+
+	/* edited by a changed line, and by a changed sum */
+	assert_int_equal(run("config", "--write", "--root", dir, NULL), 0);
+	snprintf(cmd, sizeof(cmd), "sed -i 's/enable=1/enable=0/' '%s'", path);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(run("config", "--remove", "--root", dir, NULL), P2PCTL_EXIT_NOT_MET);
+	assert_int_equal(run("config", "-x", "-f", "--root", dir, NULL), 0);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(run("config", "--write", "--root", dir, NULL), 0);
+	snprintf(cmd, sizeof(cmd), "sed -i '1s/cksum [0-9]*/cksum 1/' '%s'", path);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(run("config", "--remove", "--root", dir, NULL), P2PCTL_EXIT_NOT_MET);
+	assert_non_null(strstr(err_text, "edited since"));
+
+	/* an older p2pctl's: no sum, so perhaps edited */
+	write_text(path, "# Written by p2pctl config: p2p-shim (PCIe BAR1 P2P on the stock open driver).\n"
+		   "softdep nvidia pre: p2p-shim\n");
+	assert_int_equal(run("config", "--remove", "--root", dir, NULL), P2PCTL_EXIT_NOT_MET);
+	assert_non_null(strstr(err_text, "older p2pctl config"));
+	assert_int_equal(run("config", "--write", "--root", dir, NULL), P2PCTL_EXIT_NOT_MET);
+	assert_int_equal(run("config", "--remove", "--force", "--root", dir, NULL), 0);
+	assert_int_equal(access(path, F_OK), -1);
+
+	/* not p2pctl's: never, --force or not */
+	write_text(path, "softdep nvidia pre: p2p-shim\n");
+	assert_int_equal(run("config", "--remove", "--force", "--root", dir, NULL), P2PCTL_EXIT_NOT_MET);
+	assert_non_null(strstr(err_text, "not written by p2pctl config"));
+	assert_int_equal(run("config", "--write", "--force", "--root", dir, NULL), P2PCTL_EXIT_NOT_MET);
+	read_text(path, after, sizeof(after));
+	assert_string_equal(after, "softdep nvidia pre: p2p-shim\n");
+	/* an empty one neither */
+	write_text(path, "");
+	assert_int_equal(run("config", "--remove", "--force", "--root", dir, NULL), P2PCTL_EXIT_NOT_MET);
+	assert_int_equal(access(path, F_OK), 0);
+
+	/* --force with neither --write nor --remove */
+	assert_int_equal(run("config", "--force", NULL), P2PCTL_EXIT_USAGE);
+	assert_int_equal(run("config", "--remove", "--gpus", "03:00.0", NULL), P2PCTL_EXIT_USAGE);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* Every long option in out_text (a --help) appears in the man page text. */
 static void check_options_documented(const char *man, const char *cmd)
 {
@@ -630,6 +786,8 @@ int main(void)
 		cmocka_unit_test(test_doctor_expected),
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_config_gpus),
+		cmocka_unit_test(test_config_sum),
+		cmocka_unit_test(test_config_edited),
 		cmocka_unit_test(test_parse_bdf),
 		cmocka_unit_test(test_man_page),
 	};
