@@ -210,7 +210,9 @@ struct p2ps_finding {
 	/*
 	 * What to do about it ("" if ok): one line per fix, '\n' between
 	 * them ("try now: ..." and "permanent: ...", or the alternatives);
-	 * whole lines only, never a command cut short.
+	 * whole lines only, never a command cut short.  A line that starts
+	 * "# " is a command to run as root, as it stands: printed whole,
+	 * never wrapped, so that it can be copied.
 	 */
 	char remedy[256];
 	char source[96];		/* where it was read from */

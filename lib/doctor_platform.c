@@ -254,7 +254,7 @@ static void check_acs_pair(struct dctx *c, const struct p2ps_pair *p, const char
 
 		/* the permanent fix names every port of every pair: p2ps_dr_platform() */
 		snprintf(remedy, sizeof(remedy),
-			 "try now: setpci %s (until reboot or reset; the devices below lose isolation from each other, while their IOMMU groups still claim it)",
+			 "try now, as root (until reboot or reset; the devices below lose isolation from each other, while their IOMMU groups still claim it):\n# setpci %s",
 			 now);
 		p2ps_dr_add(c, "acs", subj, P2PS_V_WARN, "config space, ACS capability (0x0d)", remedy,
 			    "ACS redirects P2P at %s: requests go up to the root complex instead of across the switch (slow, or refused)",

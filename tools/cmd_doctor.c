@@ -372,7 +372,11 @@ static int print_human(const struct p2ps_doctor_report *r, FILE *f)
 		fprintf(f, "\nRemedies:\n");
 	for (i = 0; i < d->nr_remedies; i++) {
 		snprintf(line, sizeof(line), "  %s: ", d->remedies[i].who);
-		p2pctl_wrap(f, line, d->remedies[i].remedy, 4, P2PCTL_COLUMNS);
+		/* a command ("# ..."): on a line of its own, whole, to be copied */
+		if (!strncmp(d->remedies[i].remedy, "# ", 2))
+			fprintf(f, "  %s:\n    %s\n", d->remedies[i].who, d->remedies[i].remedy);
+		else
+			p2pctl_wrap(f, line, d->remedies[i].remedy, 4, P2PCTL_COLUMNS);
 	}
 	fprintf(f, "\n%u blocker%s, %u warning%s\n", d->nr_fail, d->nr_fail == 1 ? "" : "s",
 		d->nr_warn, d->nr_warn == 1 ? "" : "s");

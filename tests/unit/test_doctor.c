@@ -924,9 +924,9 @@ static void test_acs(void **state)
 	assert_non_null(strstr(f->detail, "0000:02:08.0 (ReqRedir CmpltRedir"));
 	assert_non_null(strstr(f->detail, "0000:02:10.0"));
 	/* the pair: one fix, try now, each port's register named to setpci */
-	assert_string_equal(f->remedy, "try now: setpci -s 0000:02:08.0 ECAP_ACS+6.w=0000:002c "
-			    "-s 0000:02:10.0 ECAP_ACS+6.w=0000:002c (until reboot or reset; the devices "
-			    "below lose isolation from each other, while their IOMMU groups still claim it)");
+	assert_string_equal(f->remedy, "try now, as root (until reboot or reset; the devices "
+			    "below lose isolation from each other, while their IOMMU groups still claim it):\n"
+			    "# setpci -s 0000:02:08.0 ECAP_ACS+6.w=0000:002c -s 0000:02:10.0 ECAP_ACS+6.w=0000:002c");
 	assert_null(strstr(f->remedy, "pcie_acs_override="));
 	/* the root port and upstream port are not named */
 	assert_null(strstr(f->detail, "0000:00:01.0"));

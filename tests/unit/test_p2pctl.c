@@ -380,7 +380,10 @@ static void test_doctor_said_once(void **state)
 	assert_int_equal(count(out_text, "use an x16 slot"), 1);
 	assert_non_null(strstr(out_text, "\n  link 0, 1: use an x16 slot wired to the CPU;"));
 	/* ACS: a remedy line per fix, the pair's try-now and the host's one parameter */
-	assert_non_null(strstr(out_text, "\n  acs 0-1: try now: setpci -s 0000:02:08.0 ECAP_ACS+6.w=0000:002c"));
+	/* the command whole, on a line of its own: a paste runs it as printed */
+	assert_non_null(strstr(out_text, "\n  acs 0-1: try now, as root (until reboot or reset;"));
+	assert_non_null(strstr(out_text, "\n  acs 0-1:\n    # setpci -s 0000:02:08.0 ECAP_ACS+6.w=0000:002c "
+				    "-s 0000:02:10.0 ECAP_ACS+6.w=0000:002c\n"));
 	assert_non_null(strstr(out_text, "\n  acs: permanent: GRUB_CMDLINE_LINUX=\"..."));
 	assert_non_null(strstr(out_text, "\n0 blockers, 6 warnings\n"));
 }
