@@ -8,10 +8,11 @@
  * the same kinds; the report's header is made from this table.
  *
  * Each pattern is compiled once; each pass appends to one open_memstream
- * buffer while regexec moves along the text (REG_STARTEND: no strlen per
- * call), so redaction is linear in the text for every rule.  A capture's
- * text (p2pctl_redact_capture) names every home /home/userN, numbered as
- * p2pctl_redact_path names the files, so that doctor replays it.
+ * buffer while regexec moves along each line (REG_STARTEND), so redaction
+ * is linear in the text for every rule (under the sanitizers, for lines of
+ * bounded length: re_line).  A capture's text (p2pctl_redact_capture)
+ * names every home /home/userN, numbered as p2pctl_redact_path names the
+ * files, so that doctor replays it.
  */
 #include <ctype.h>
 #include <regex.h>
@@ -383,36 +384,36 @@ static char *finish(FILE *f, char **buf, char *s)
 }
 
 /*
- * @s (freed) with every match of rule @i replaced (its prefix and suffix
- * groups kept), a new string: one pass from a moving pointer.
+ * The matches of rule @i in @line (@le its end, a NUL) replaced, written to
+ * @f.  Each regexec is given this one line (REG_NEWLINE: no pattern
+ * matches a newline, so no match spans two), NUL-terminated: the
+ * sanitizers' regexec (the unit tests' build) takes the string's strlen on
+ * every call, REG_STARTEND or not, which over the whole text would be
+ * quadratic.
  */
-static char *re_pass(struct p2pctl_redact *red, char *s, size_t i, bool numbered)
+static void re_line(struct p2pctl_redact *red, FILE *f, const char *line, const char *le, size_t i,
+		    bool numbered)
 {
 	const struct rule *r = &rules[i];
 	const regex_t *re = &compiled[i];
-	size_t last = re->re_nsub, len = strlen(s), bl;
-	const char *p = s, *end = s + len;
+	size_t last = re->re_nsub;
+	const char *p = line;
 	regmatch_t m[MAX_GROUPS];
-	char *buf = NULL, home[64];
-	FILE *f = open_memstream(&buf, &bl);
+	char home[64];
 
-	if (!f) {
-		free(s);
-		return NULL;
-	}
-	while (p < end) {
+	while (p < le) {
 		const char *b, *e, *repl = r->repl;
 
 		m[0].rm_so = 0;
-		m[0].rm_eo = end - p;
-		if (regexec(re, p, last + 1, m, REG_STARTEND | (p > s && p[-1] != '\n' ? REG_NOTBOL : 0)))
+		m[0].rm_eo = le - p;
+		if (regexec(re, p, last + 1, m, REG_STARTEND | (p > line ? REG_NOTBOL : 0)))
 			break;
 		b = p + m[0].rm_so + (r->pre && m[1].rm_so >= 0 ? m[1].rm_eo - m[1].rm_so : 0);
 		e = p + m[0].rm_eo - (r->post && m[last].rm_so >= 0 ? m[last].rm_eo - m[last].rm_so : 0);
-		if (e <= b || (r->not_after && after_word(s, b, r->not_after))) {
+		if (e <= b || (r->not_after && after_word(line, b, r->not_after))) {
 			/* nothing between prefix and suffix, or not this kind: on past it */
 			e = e > p + m[0].rm_so ? e : p + m[0].rm_so + 1;
-			e = e < end ? e : end;
+			e = e < le ? e : le;
 			fwrite(p, 1, (size_t)(e - p), f);
 			p = e;
 			continue;
@@ -426,7 +427,34 @@ static char *re_pass(struct p2pctl_redact *red, char *s, size_t i, bool numbered
 		p = e;			/* the suffix may be the next one's prefix */
 		red->counts[r->kind]++;
 	}
-	fwrite(p, 1, (size_t)(end - p), f);
+	fwrite(p, 1, (size_t)(le - p), f);
+}
+
+/*
+ * @s (freed) with every match of rule @i replaced (its prefix and suffix
+ * groups kept), a new string: one pass, line by line (each line's newline
+ * made its end while it is matched).
+ */
+static char *re_pass(struct p2pctl_redact *red, char *s, size_t i, bool numbered)
+{
+	char *buf = NULL, *line = s;
+	size_t bl;
+	FILE *f = open_memstream(&buf, &bl);
+
+	if (!f) {
+		free(s);
+		return NULL;
+	}
+	for (;;) {
+		char *le = strchrnul(line, '\n'), nl = *le;
+
+		*le = '\0';
+		re_line(red, f, line, le, i, numbered);
+		if (!nl)
+			break;
+		fputc('\n', f);
+		line = le + 1;
+	}
 	return finish(f, &buf, s);
 }
 
