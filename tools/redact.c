@@ -406,6 +406,7 @@ static void re_line(struct p2pctl_redact *red, FILE *f, const char *line, const 
 
 		m[0].rm_so = 0;
 		m[0].rm_eo = le - p;
+		red->scanned += (size_t)(le - p);	/* a strlen's worth: what regexec may read */
 		if (regexec(re, p, last + 1, m, REG_STARTEND | (p > line ? REG_NOTBOL : 0)))
 			break;
 		b = p + m[0].rm_so + (r->pre && m[1].rm_so >= 0 ? m[1].rm_eo - m[1].rm_so : 0);

@@ -19,6 +19,7 @@ struct p2pctl_redact {
 	char *ids[RED_MAX_IDS];			/* a capture's homes: ids[N - 1] is /home/userN */
 	size_t nr_ids;
 	unsigned int *counts;			/* one per kind (p2pctl_redact_kinds()) */
+	size_t scanned;				/* bytes of string regexec was given: the work */
 };
 
 /* The number of kinds; their names (the JSON twin's "redacted" keys) by index. */
