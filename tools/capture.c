@@ -14,10 +14,13 @@
  *
  * The paths come from the library's trace of a doctor run (struct
  * p2ps_doctor_opts.trace): a newer doctor that reads more needs a newer
- * capture.  Text is redacted as the report is, and /home/NAME becomes
- * /home/userN, unless --full; of PCI config space, the Device Serial
- * Number is zeroed; of a process, only what doctor reads of it (the
- * libnccl.so lines of /proc/PID/maps) is kept.
+ * capture.  Text is redacted as the report is, unless --full, and every
+ * home (/home/NAME, or one learnt) becomes one /home/userN in path names,
+ * .symlinks, MISSING and text alike (redact.c numbers them), so that the
+ * replay finds what the text names; only known binary kinds are copied
+ * as they are; of PCI config space, the Device Serial Number is zeroed;
+ * of a process, only what doctor reads of it (the libnccl.so lines of
+ * /proc/PID/maps) is kept.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,8 +53,6 @@ struct p2pctl_capture {
 	size_t nr_links;
 	char **notes;			/* MISSING lines */
 	size_t nr_notes;
-	char *homes[64];		/* /home/NAME, in the order met: userN */
-	size_t nr_homes;
 	FILE *miss;
 };
 
@@ -132,22 +133,10 @@ void p2pctl_capture_trace(void *arg, const char *path, int how)
 		c->n++;
 }
 
-/* /home/NAME/... as /home/userN/... (unless --full) into @out. */
+/* @in's name in the capture: its home as /home/userN (unless --full). */
 static void map_home(struct p2pctl_capture *c, const char *in, char *out, size_t len)
 {
-	size_t nl, i;
-
-	if (c->red->full || strncmp(in, "/home/", 6) || !in[6]) {
-		p2ps_strlcpy(out, in, len);
-		return;
-	}
-	nl = strcspn(in + 6, "/");
-	for (i = 0; i < c->nr_homes; i++)
-		if (strlen(c->homes[i]) == nl && !strncmp(c->homes[i], in + 6, nl))
-			break;
-	if (i == c->nr_homes && i < sizeof(c->homes) / sizeof(c->homes[0]))
-		c->homes[c->nr_homes++] = strndup(in + 6, nl);
-	snprintf(out, len, "/home/user%zu%s", i + 1, in + 6 + nl);
+	p2pctl_redact_path(c->red, in, out, len);
 }
 
 /* @to relative to the directory @from (both absolute, canonical). */
@@ -243,12 +232,46 @@ static void note_missing(struct p2pctl_capture *c, const char *path, const char 
 	add_line(&c->notes, &c->nr_notes, line);
 }
 
-/* @text (@len bytes) to DIR/@rel, redacted unless binary or --full. */
-static int write_out(struct p2pctl_capture *c, const char *rel, const char *text, size_t len)
+/* /sys/.../DOMAIN:BUS:DEV.FN/config: a PCI function's config space */
+static bool is_pci_config(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return !strncmp(path, "/sys/", 5) && !strcmp(slash, "/config") && slash - path > 13 &&
+	       slash[-2] == '.' && slash[-5] == ':';
+}
+
+/*
+ * Copied as it is: the binary kinds doctor reads (config space, EFI
+ * variables, a module's ELF notes, ELF objects and modules, compressed
+ * ones), by name or magic.  Anything else is text, a NUL byte or not, and
+ * redacted.
+ */
+static bool is_binary(const char *path, const char *s, size_t len)
+{
+	static const char *const magic[] = { "\x7f" "ELF", "\x1f\x8b", "\xfd" "7zXZ", "\x28\xb5\x2f\xfd" };
+	static const char *const ends[] = { ".ko", ".gz", ".xz", ".zst", ".so" };
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	size_t i, bl = strlen(base);
+
+	if (is_pci_config(path) || strstr(base, ".so.") || !strncmp(path, "/sys/firmware/efi/", 18) ||
+	    (!strncmp(path, "/sys/module/", 12) && strstr(path, "/notes/")))
+		return true;
+	for (i = 0; i < sizeof(magic) / sizeof(magic[0]); i++)
+		if (len >= strlen(magic[i]) && !memcmp(s, magic[i], strlen(magic[i])))
+			return true;
+	for (i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
+		if (bl >= strlen(ends[i]) && !strcmp(base + bl - strlen(ends[i]), ends[i]))
+			return true;
+	return false;
+}
+
+/* @text (@len bytes, from @src) to DIR/@rel, redacted unless binary or --full. */
+static int write_out(struct p2pctl_capture *c, const char *rel, const char *src, const char *text,
+		     size_t len)
 {
 	char path[2 * PATH_MAX], *red = NULL, *slash;
-	bool binary = memchr(text, '\0', len) || (len >= 2 && (unsigned char)text[0] == 0x1f &&
-						   (unsigned char)text[1] == 0x8b);
+	bool binary = is_binary(src, text, len);
 	FILE *f;
 	int err = 0;
 
@@ -258,11 +281,10 @@ static int write_out(struct p2pctl_capture *c, const char *rel, const char *text
 	mkdirs(path);
 	*slash = '/';
 	if (!binary) {
-		red = p2pctl_redact_text(c->red, text);
-		if (red) {
-			text = red;
-			len = strlen(red);
-		}
+		red = p2pctl_redact_capture(c->red, text, len, &len);
+		if (!red)
+			return -ENOMEM;		/* never the text unredacted */
+		text = red;
 	}
 	f = fopen(path, "w");
 	if (!f || fwrite(text, 1, len, f) != len)
@@ -310,13 +332,9 @@ static bool take_versions(struct p2pctl_capture *c, const char *real, const char
 	return f && !fclose(f);
 }
 
-/* /sys/.../DOMAIN:BUS:DEV.FN/config: a PCI function's config space */
-static bool is_pci_config(const char *path)
+bool p2pctl_capture_kept_line(const char *line, size_t len)
 {
-	const char *slash = strrchr(path, '/');
-
-	return !strncmp(path, "/sys/", 5) && !strcmp(slash, "/config") && slash - path > 13 &&
-	       slash[-2] == '.' && slash[-5] == ':';
+	return memmem(line, len, "/libnccl.so", 11);
 }
 
 /*
@@ -337,7 +355,7 @@ static bool keep_of_process(const char *path, char *s, size_t *len)
 		char *e = memchr(in, '\n', (size_t)(s + *len - in));
 		size_t l = e ? (size_t)(e - in) + 1 : (size_t)(s + *len - in);
 
-		if (memmem(in, l, "/libnccl.so", 11)) {
+		if (p2pctl_capture_kept_line(in, l)) {
 			memmove(out, in, l);
 			out += l;
 		}
@@ -378,7 +396,7 @@ static void take(struct p2pctl_capture *c, const char *path, int how)
 		if (s && is_pci_config(real))
 			p2pctl_redact_pci_config(c->red, (uint8_t *)s, len);
 		if (s) {
-			if (write_out(c, rel, s, len))
+			if (write_out(c, rel, real, s, len))
 				note_missing(c, real, "could not write");
 		} else if (errno != EFBIG) {
 			note_missing(c, real, strerror(errno));
@@ -442,7 +460,7 @@ int p2pctl_capture_cmd(struct p2pctl_capture *c, const char *name, const char *t
 	snprintf(path, sizeof(path), "%s/%s", c->dir, rel);
 	if (!access(path, F_OK))
 		return 0;		/* the first output wins: doctor's own */
-	return write_out(c, rel, text ? text : "", text ? strlen(text) : 0);
+	return write_out(c, rel, rel, text ? text : "", text ? strlen(text) : 0);
 }
 
 /* The [nvidia] lines of kallsyms, for `check` on the capture. */
@@ -525,8 +543,6 @@ int p2pctl_capture_finish(struct p2pctl_capture *c, const char *root)
 		free(c->ents[i].path);
 	for (i = 0; i < c->nr_links; i++)
 		free(c->links[i]);
-	for (i = 0; i < c->nr_homes; i++)
-		free(c->homes[i]);
 	free(c->ents);
 	free(c->links);
 	p2ps_root_free(c->src);

@@ -4,6 +4,7 @@
 #define P2PCTL_CAPTURE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct p2pctl_capture;
 struct p2pctl_redact;
@@ -16,6 +17,8 @@ int p2pctl_capture_new(const char *dir, const char *root, struct p2pctl_redact *
 		       struct p2pctl_capture **out);
 /* struct p2ps_doctor_opts.trace, with the capture as its argument. */
 void p2pctl_capture_trace(void *arg, const char *path, int how);
+/* A line of /proc/PID/maps that a capture keeps (what doctor reads of a process). */
+bool p2pctl_capture_kept_line(const char *line, size_t len);
 /* DIR/cmd/@name.txt (the first one written for a name stays). */
 int p2pctl_capture_cmd(struct p2pctl_capture *c, const char *name, const char *text);
 /* Copy what was traced, write .symlinks, MISSING and kallsyms; free @c. */

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/klog.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -131,8 +132,54 @@ static void first_line(const struct rep *r, const char *path, char *buf, size_t 
 }
 
 /*
- * The names whose identity the report replaces: host names, users with a
- * home or an account (/etc/passwd), homes outside /home.
+ * The owners of the processes whose maps a capture keeps (what doctor
+ * reads of them): live, each owner's account (getpwuid: LDAP's too);
+ * live or in a tree, the home of each kept file by where it sits.
+ */
+static void learn_processes(struct rep *r)
+{
+	char **names, path[64], *maps, *p;
+	size_t n, i;
+
+	if (p2ps_root_list(r->fs, "/proc", &names, &n))
+		return;
+	for (i = 0; i < n; i++) {
+		bool kept = false;
+
+		if (strspn(names[i], "0123456789") != strlen(names[i]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/maps", names[i]);
+		maps = rread(r, path);
+		for (p = maps; p && *p;) {
+			char *e = strchrnul(p, '\n'), save = *e;
+
+			if (p2pctl_capture_kept_line(p, (size_t)(e - p)) && strchr(p, '/')) {
+				*e = '\0';
+				p2pctl_redact_learn_env_path(&r->red, strchr(p, '/'));
+				*e = save;
+				kept = true;
+			}
+			p = *e ? e + 1 : e;
+		}
+		free(maps);
+		if (kept && !r->root) {
+			struct stat st;
+			struct passwd *pw;
+
+			snprintf(path, sizeof(path), "/proc/%s", names[i]);
+			if (!stat(path, &st) && st.st_uid >= 1000 && (pw = getpwuid(st.st_uid))) {
+				p2pctl_redact_add_user(&r->red, pw->pw_name);
+				p2pctl_redact_add_home(&r->red, pw->pw_dir);
+			}
+		}
+	}
+	p2ps_free_list(names, n);
+}
+
+/*
+ * The names whose identity the report replaces: host names (their FQDNs
+ * and domain), users with a home or an account (/etc/passwd, a process's
+ * owner), homes outside /home.
  */
 static void learn_names(struct rep *r)
 {
@@ -164,10 +211,17 @@ static void learn_names(struct rep *r)
 				p2pctl_redact_add_user(&r->red, e[i]);
 		p2pctl_redact_add_home(&r->red, getenv("HOME"));
 	}
+	first_line(r, "/proc/sys/kernel/domainname", line, sizeof(line));
+	p2pctl_redact_add_domain(&r->red, line);
+	passwd = rread(r, "/etc/hosts");
+	if (passwd)
+		p2pctl_redact_learn_hosts(&r->red, passwd);
+	free(passwd);
 	passwd = rread(r, "/etc/passwd");
 	if (passwd)
 		p2pctl_redact_learn_passwd(&r->red, passwd);
 	free(passwd);
+	learn_processes(r);
 	if (!p2ps_root_list(r->fs, "/home", &homes, &nh)) {
 		for (i = 0; i < nh; i++)
 			if (homes[i][0] != '.')

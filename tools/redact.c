@@ -6,12 +6,20 @@
  * not eat part of one; home directories before user names, so that
  * /data/users/NAME goes whole).  The docs (docs/p2pctl.md, p2pctl.8) list
  * the same kinds; the report's header is made from this table.
+ *
+ * Each pattern is compiled once; each pass appends to one open_memstream
+ * buffer while regexec moves along each line (REG_STARTEND), so redaction
+ * is linear in the text for every rule (under the sanitizers, for lines of
+ * bounded length: re_line).  A capture's text (p2pctl_redact_capture)
+ * names every home /home/userN, numbered as p2pctl_redact_path names the
+ * files, so that doctor replays it.
  */
 #include <ctype.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "redact.h"
 
@@ -41,38 +49,81 @@ static const struct { const char *name, *what; } kinds[K_KINDS] = {
 #define HEX "[0-9A-Fa-f]"
 #define H4 HEX "{1,4}"
 #define OCTET "(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+/* an address's first octet: not 0 (0.0.0.0, this network), 127 (loopback), 255 (masks) */
+#define OCTET1 "(25[0-4]|2[0-4][0-9]|1[01][0-9]|12[0-689]|1[3-9][0-9]|[1-9][0-9]|[1-9])"
+#define V4 "(" OCTET "\\.){3}" OCTET
+/* a command line's field (ip=): an [IPv6] or up to the next colon */
+#define FIELD "(\\[[^] \t\n]*\\]|[^]:[ \t\n]*)"
 
 /*
  * The patterns (POSIX extended, line by line).  @pre: group 1 is a prefix
- * that stays; @post: the last group is a suffix that stays (a boundary).
+ * that stays; @post: the last group is a suffix that stays (a boundary);
+ * @not_after: a word that, just before the match (blanks, ':' or '='
+ * between), makes it something else (a version, not an address).
  */
 static const struct rule {
 	int kind;
 	const char *pat;
 	bool pre, post;
 	const char *repl;
+	const char *not_after;
 } rules[] = {
-	{ K_UUID, HEX "{8}-" HEX "{4}-" HEX "{4}-" HEX "{4}-" HEX "{12}", false, false, "<uuid>" },
+	{ K_UUID, HEX "{8}-" HEX "{4}-" HEX "{4}-" HEX "{4}-" HEX "{12}", false, false, "<uuid>", NULL },
 	/* lspci's Device Serial Number and VPD [SN]; nvidia-smi -q's Serial Number */
-	{ K_SERIAL, "([Ss]erial [Nn]umber[ \t]*:?[ \t]*)[^ \t\n\"][^\n\"]*", true, false, "<serial>" },
-	{ K_SERIAL, "(\"serial\"[ \t]*:[ \t]*\")[^\"]+", true, false, "<serial>" },
-	/* nvidia-smi -q; N/A and "Not Supported" stay */
-	{ K_PDI, "(GPU PDI[ \t]*:[ \t]*)0x" HEX "+", true, false, "<pdi>" },
-	{ K_GUID, "([Ff]abric GUID[ \t]*:[ \t]*)[^N \t\n][^ \t\n]*", true, false, "<guid>" },
-	{ K_HOST_ID, "(Host ID[ \t]*:[ \t]*)[^N \t\n][^ \t\n]*", true, false, "<host-id>" },
+	{ K_SERIAL, "([Ss]erial [Nn]umber[ \t]*:?[ \t]*)[^ \t\n\"][^\n\"]*", true, false, "<serial>", NULL },
+	{ K_SERIAL, "(\"serial\"[ \t]*:[ \t]*\")[^\"]+", true, false, "<serial>", NULL },
+	/* nvidia-smi -q; N/A and "Not Supported" stay, any other value goes (0x or not) */
+	{ K_PDI, "(GPU PDI[ \t]*:[ \t]*)[^N \t\n][^ \t\n]*", true, false, "<pdi>", NULL },
+	{ K_GUID, "([Ff]abric GUID[ \t]*:[ \t]*)[^N \t\n][^ \t\n]*", true, false, "<guid>", NULL },
+	{ K_HOST_ID, "(Host ID[ \t]*:[ \t]*)[^N \t\n][^ \t\n]*", true, false, "<host-id>", NULL },
 	/* modinfo */
-	{ K_KEY, "(sig_key:[ \t]*)[0-9A-Fa-f:]+", true, false, "<key>" },
-	{ K_SIGNER, "(signer:[ \t]*)[^ \t\n][^\n]*", true, false, "<signer>" },
-	/* aa:bb:cc:dd:ee:ff, aa-bb-..., and longer (BOOTIF=01-...) */
-	{ K_MAC, "(^|[^0-9A-Fa-f])(" HEX "{2}[:-]){5,}" HEX "{2}([^0-9A-Fa-f:-]|$)", true, true, "<mac>" },
-	/* eight groups, or :: with at least one group beside it */
-	{ K_IPV6, "(^|[^0-9A-Za-z:.])(" H4 "(:" H4 "){7}|" H4 "(:" H4 "){0,6}::(" H4 "(:" H4 "){0,6})?|::"
-		  H4 "(:" H4 "){0,6})([^0-9A-Za-z:.]|$)", true, true, "<ipv6>" },
-	/* four octets, not part of a longer dotted number (a version) */
-	{ K_IPV4, "(^|[^0-9A-Za-z.])(" OCTET "\\.){3}" OCTET "(\\.?[^0-9A-Za-z.]|\\.?$)", true, true, "<ipv4>" },
-	{ K_USERHOST, "[A-Za-z0-9._+-]+@[A-Za-z0-9.-]*", false, false, "<user>@<host>" },
-	{ K_HOME, "/home/[^/ \t\n\"':,;()<>]+", false, false, "/home/<user>" },
+	{ K_KEY, "(sig_key:[ \t]*)[0-9A-Fa-f:]+", true, false, "<key>", NULL },
+	{ K_SIGNER, "(signer:[ \t]*)[^ \t\n][^\n]*", true, false, "<signer>", NULL },
+	/* aa:bb:cc:dd:ee:ff, aa-bb-..., and longer (BOOTIF=01-...), before a ':' or '-' too */
+	{ K_MAC, "(^|[^0-9A-Fa-f])(" HEX "{2}[:-]){5,}" HEX "{2}([:-]?[^0-9A-Fa-f:-]|[:-]?$)", true, true,
+	  "<mac>", NULL },
+	/* aabb.ccdd.eeff (Cisco) */
+	{ K_MAC, "(^|[^0-9A-Za-z.])" HEX "{4}\\." HEX "{4}\\." HEX "{4}(\\.?[^0-9A-Za-z.]|\\.?$)", true, true,
+	  "<mac>", NULL },
+	/*
+	 * eight groups, or :: with at least one group beside it, or either
+	 * ending in an IPv4 address; after a label such as gid: too, and
+	 * before a sentence's '.' or a ':'
+	 */
+	{ K_IPV6, "(^|[^0-9A-Za-z:.]|[A-Za-z]*[G-Zg-z][A-Za-z]*:)("
+		  H4 "(:" H4 "){7}|" H4 "(:" H4 "){0,6}::(" H4 "(:" H4 "){0,6})?|::" H4 "(:" H4 "){0,6}|"
+		  "(" H4 ":){6}" V4 "|" H4 "(:" H4 "){0,5}::(" H4 ":){0,5}" V4 "|::(" H4 ":){0,5}" V4
+		  ")([.:]?[^0-9A-Za-z:.]|[.:]?$)", true, true, "<ipv6>", NULL },
+	/* four octets, not part of a longer dotted number, nor a version */
+	{ K_IPV4, "(^|[^0-9A-Za-z.])" OCTET1 "(\\." OCTET "){3}(\\.?[^0-9A-Za-z.]|\\.?$)", true, true, "<ipv4>",
+	  "version" },
+	/* the host name of ip= (its fifth field), hostname= and systemd.hostname= */
+	{ K_HOST, "(ip=(" FIELD ":){4})[^]:[ \t\n]+", true, false, "<host>", NULL },
+	{ K_HOST, "((^|[ \t\"])(systemd\\.)?hostname=)[^ \t\n\"]+", true, false, "<host>", NULL },
+	{ K_USERHOST, "[A-Za-z0-9._+-]+@[A-Za-z0-9.-]*", false, false, "<user>@<host>", NULL },
+	{ K_HOME, "/home/[^/ \t\n\"':,;()<>]+", false, false, "/home/<user>", NULL },
 };
+
+#define NR_RULES (sizeof(rules) / sizeof(rules[0]))
+#define MAX_GROUPS 64
+
+static regex_t compiled[NR_RULES];
+static int compiled_state;		/* 0: not yet, 1: done, -1: a pattern failed */
+
+/* Every pattern, once per process. */
+static int compile_rules(void)
+{
+	size_t i;
+
+	if (compiled_state)
+		return compiled_state;
+	compiled_state = 1;
+	for (i = 0; i < NR_RULES; i++)
+		if (regcomp(&compiled[i], rules[i].pat, REG_EXTENDED | REG_NEWLINE) ||
+		    compiled[i].re_nsub >= MAX_GROUPS)
+			compiled_state = -1;
+	return compiled_state;
+}
 
 size_t p2pctl_redact_kinds(void)
 {
@@ -102,6 +153,8 @@ int p2pctl_redact_init(struct p2pctl_redact *red, bool full)
 {
 	memset(red, 0, sizeof(*red));
 	red->full = full;
+	if (compile_rules() < 0)
+		return -1;
 	red->counts = calloc(K_KINDS, sizeof(*red->counts));
 	return red->counts ? 0 : -1;
 }
@@ -116,6 +169,8 @@ void p2pctl_redact_free(struct p2pctl_redact *red)
 		free(red->users[i]);
 	for (i = 0; i < red->nr_homes; i++)
 		free(red->homes[i]);
+	for (i = 0; i < red->nr_ids; i++)
+		free(red->ids[i]);
 	free(red->counts);
 	memset(red, 0, sizeof(*red));
 }
@@ -137,14 +192,73 @@ static void add_name(char **list, size_t *n, const char *name, size_t len)
 	for (i = 0; i < *n; i++)
 		if (strlen(list[i]) == len && !strncmp(list[i], name, len))
 			return;
-	list[*n] = strndup(name, len);
-	if (list[*n])
+	/* longest first: a whole FQDN (or home) before the names inside it */
+	for (i = *n; i && strlen(list[i - 1]) < len; i--)
+		;
+	memmove(list + i + 1, list + i, (*n - i) * sizeof(*list));
+	list[i] = strndup(name, len);
+	if (list[i])
 		(*n)++;
+	else
+		memmove(list + i, list + i + 1, (*n - i) * sizeof(*list));
 }
 
-void p2pctl_redact_add_host(struct p2pctl_redact *red, const char *name)
+void p2pctl_redact_add_domain(struct p2pctl_redact *red, const char *name)
 {
 	add_name(red->hosts, &red->nr_hosts, name, strcspn(name, " \t\n"));
+}
+
+/* A host name; of an FQDN also its first label and its domain (of two labels or more). */
+void p2pctl_redact_add_host(struct p2pctl_redact *red, const char *name)
+{
+	size_t len = strcspn(name, " \t\n"), l1 = strcspn(name, ". \t\n");
+
+	add_name(red->hosts, &red->nr_hosts, name, len);
+	if (l1 < len) {
+		add_name(red->hosts, &red->nr_hosts, name, l1);
+		if (memchr(name + l1 + 1, '.', len - l1 - 1))
+			add_name(red->hosts, &red->nr_hosts, name + l1 + 1, len - l1 - 1);
+	}
+}
+
+/* Of hosts(5) text, every name on a line that names a host already known (its FQDN, aliases). */
+void p2pctl_redact_learn_hosts(struct p2pctl_redact *red, const char *hosts)
+{
+	const char *p = hosts;
+
+	while (p && *p) {
+		const char *e = strchrnul(p, '\n'), *c = memchr(p, '#', (size_t)(e - p)), *w;
+		const char *end = c ? c : e;
+		bool known = false;
+		size_t i, n;
+
+		for (int pass = 0; pass < 2; pass++) {
+			w = p + strspn(p, " \t");
+			w += strcspn(w, " \t\n");	/* after the address */
+			if (w > end)
+				w = end;
+			while (w < end) {
+				w += strspn(w, " \t");
+				n = strcspn(w, " \t\n#");
+				if (w + n > end)
+					n = (size_t)(end - w);
+				if (!n)
+					break;
+				for (i = 0; !pass && i < red->nr_hosts; i++)
+					known |= strlen(red->hosts[i]) == n && !strncmp(red->hosts[i], w, n);
+				if (pass && strncmp(w, "localhost", 9) && strncmp(w, "ip6-", 4)) {
+					char name[256];
+
+					snprintf(name, sizeof(name), "%.*s", (int)n, w);
+					p2pctl_redact_add_host(red, name);
+				}
+				w += n;
+			}
+			if (!known)
+				break;
+		}
+		p = *e ? e + 1 : e;
+	}
 }
 
 void p2pctl_redact_add_user(struct p2pctl_redact *red, const char *name)
@@ -157,7 +271,7 @@ void p2pctl_redact_add_home(struct p2pctl_redact *red, const char *dir)
 	/* system directories, and those the /home pattern or nothing covers */
 	static const char *const not[] = {
 		"/home/", "/root/", "/nonexistent/", "/var/", "/usr/", "/proc/", "/sys/", "/dev/",
-		"/run/", "/etc/", "/tmp/", "/bin/", "/sbin/", "/lib/",
+		"/run/", "/etc/", "/tmp/", "/bin/", "/sbin/", "/lib/", "/opt/", "/snap/", "/nix/",
 	};
 	char d[512];
 	size_t len, i;
@@ -203,38 +317,146 @@ void p2pctl_redact_learn_passwd(struct p2pctl_redact *red, const char *passwd)
 	}
 }
 
-/* Replace every match of @r in *@s (keeping its prefix and suffix groups); count them. */
-static void re_replace(struct p2pctl_redact *red, char **s, const struct rule *r)
+/*
+ * The home of a Python environment's file, by where it sits: DIR before
+ * venvs/, .venv/, .local/, ... or DIR/ENV/lib/pythonX.Y/site-packages/
+ * (for a user no passwd names, LDAP's say); system and one-component
+ * directories are no home (p2pctl_redact_add_home).
+ */
+void p2pctl_redact_learn_env_path(struct p2pctl_redact *red, const char *path)
 {
-	regmatch_t m[16];
-	size_t off = 0, rl = strlen(r->repl);
-	regex_t re;
+	static const char *const envs[] = {
+		"/venv/", "/.venv/", "/venvs/", "/.virtualenvs/", "/envs/", "/.local/", "/.conda/",
+		"/miniconda3/", "/anaconda3/", "/.pyenv/",
+	};
+	const char *hit = NULL, *p;
+	char d[512];
+	size_t i;
 
-	if (regcomp(&re, r->pat, REG_EXTENDED | REG_NEWLINE))
+	for (i = 0; i < sizeof(envs) / sizeof(envs[0]); i++)
+		if ((p = strstr(path, envs[i])) && (!hit || p < hit))
+			hit = p;
+	if (!hit && (p = strstr(path, "/site-packages/"))) {
+		/* back over pythonX.Y, lib and ENV */
+		for (i = 0, hit = p; i < 3 && hit > path; i++)
+			for (hit--; hit > path && *hit != '/'; hit--)
+				;
+	}
+	if (!hit || hit == path || (size_t)(hit - path) >= sizeof(d))
 		return;
-	while (*s && off <= strlen(*s) && !regexec(&re, *s + off, re.re_nsub + 1 < 16 ? re.re_nsub + 1 : 16,
-						    m, off ? REG_NOTBOL : 0)) {
-		size_t start = off + (size_t)m[0].rm_so, end = off + (size_t)m[0].rm_eo, nl;
-		size_t k = r->pre && m[1].rm_so >= 0 ? (size_t)(m[1].rm_eo - m[1].rm_so) : 0;
-		size_t last = re.re_nsub < 16 ? re.re_nsub : 15;
-		size_t t = r->post && m[last].rm_so >= 0 ? (size_t)(m[last].rm_eo - m[last].rm_so) : 0;
-		char *out;
+	snprintf(d, sizeof(d), "%.*s", (int)(hit - path), path);
+	p2pctl_redact_add_home(red, d);
+}
 
-		if (end - start <= k + t) {	/* nothing between prefix and suffix */
-			off = end + 1;
+/* A capture's number for the home @dir (@len bytes): its N of /home/userN. */
+static size_t home_id(struct p2pctl_redact *red, const char *dir, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < red->nr_ids; i++)
+		if (strlen(red->ids[i]) == len && !strncmp(red->ids[i], dir, len))
+			return i + 1;
+	if (red->nr_ids == RED_MAX_IDS || !(red->ids[red->nr_ids] = strndup(dir, len)))
+		return 0;
+	return ++red->nr_ids;
+}
+
+/* @b .. @e of @s is right after @word (blanks, ':' or '=' between): not to be replaced. */
+static bool after_word(const char *s, const char *b, const char *word)
+{
+	size_t wl = strlen(word);
+
+	while (b > s && strchr(" \t:=", b[-1]))
+		b--;
+	return (size_t)(b - s) >= wl && !strncasecmp(b - wl, word, wl) &&
+	       (b - wl == s || !isalnum((unsigned char)b[-wl - 1]));
+}
+
+/* The open_memstream buffer *@buf (set by fclose), or NULL (@s freed either way). */
+static char *finish(FILE *f, char **buf, char *s)
+{
+	free(s);
+	if (fclose(f)) {
+		free(*buf);
+		return NULL;
+	}
+	return *buf;
+}
+
+/*
+ * The matches of rule @i in @line (@le its end, a NUL) replaced, written to
+ * @f.  Each regexec is given this one line (REG_NEWLINE: no pattern
+ * matches a newline, so no match spans two), NUL-terminated: the
+ * sanitizers' regexec (the unit tests' build) takes the string's strlen on
+ * every call, REG_STARTEND or not, which over the whole text would be
+ * quadratic.
+ */
+static void re_line(struct p2pctl_redact *red, FILE *f, const char *line, const char *le, size_t i,
+		    bool numbered)
+{
+	const struct rule *r = &rules[i];
+	const regex_t *re = &compiled[i];
+	size_t last = re->re_nsub;
+	const char *p = line;
+	regmatch_t m[MAX_GROUPS];
+	char home[64];
+
+	while (p < le) {
+		const char *b, *e, *repl = r->repl;
+
+		m[0].rm_so = 0;
+		m[0].rm_eo = le - p;
+		red->scanned += (size_t)(le - p);	/* a strlen's worth: what regexec may read */
+		if (regexec(re, p, last + 1, m, REG_STARTEND | (p > line ? REG_NOTBOL : 0)))
+			break;
+		b = p + m[0].rm_so + (r->pre && m[1].rm_so >= 0 ? m[1].rm_eo - m[1].rm_so : 0);
+		e = p + m[0].rm_eo - (r->post && m[last].rm_so >= 0 ? m[last].rm_eo - m[last].rm_so : 0);
+		if (e <= b || (r->not_after && after_word(line, b, r->not_after))) {
+			/* nothing between prefix and suffix, or not this kind: on past it */
+			e = e > p + m[0].rm_so ? e : p + m[0].rm_so + 1;
+			e = e < le ? e : le;
+			fwrite(p, 1, (size_t)(e - p), f);
+			p = e;
 			continue;
 		}
-		nl = strlen(*s) - (end - start) + k + rl + t + 1;
-		out = malloc(nl);
-		if (!out)
-			break;
-		snprintf(out, nl, "%.*s%s%s", (int)(start + k), *s, r->repl, *s + end - t);
-		free(*s);
-		*s = out;
-		off = start + k + rl;		/* the suffix may be the next one's prefix */
+		if (numbered && r->kind == K_HOME) {
+			snprintf(home, sizeof(home), "/home/user%zu", home_id(red, b, (size_t)(e - b)));
+			repl = home;
+		}
+		fwrite(p, 1, (size_t)(b - p), f);
+		fputs(repl, f);
+		p = e;			/* the suffix may be the next one's prefix */
 		red->counts[r->kind]++;
 	}
-	regfree(&re);
+	fwrite(p, 1, (size_t)(le - p), f);
+}
+
+/*
+ * @s (freed) with every match of rule @i replaced (its prefix and suffix
+ * groups kept), a new string: one pass, line by line (each line's newline
+ * made its end while it is matched).
+ */
+static char *re_pass(struct p2pctl_redact *red, char *s, size_t i, bool numbered)
+{
+	char *buf = NULL, *line = s;
+	size_t bl;
+	FILE *f = open_memstream(&buf, &bl);
+
+	if (!f) {
+		free(s);
+		return NULL;
+	}
+	for (;;) {
+		char *le = strchrnul(line, '\n'), nl = *le;
+
+		*le = '\0';
+		re_line(red, f, line, le, i, numbered);
+		if (!nl)
+			break;
+		fputc('\n', f);
+		line = le + 1;
+	}
+	return finish(f, &buf, s);
 }
 
 static bool word_char(char c)
@@ -242,48 +464,117 @@ static bool word_char(char c)
 	return isalnum((unsigned char)c) || c == '_';
 }
 
-/* Replace the whole word @w (not inside a longer name) by @repl. */
-static void word_replace(struct p2pctl_redact *red, char **s, const char *w, const char *repl, int kind)
+/*
+ * @s (freed) with the whole word @w (not inside a longer name) replaced by
+ * @repl (NULL: the capture's /home/userN of @w), a new string: one pass.
+ */
+static char *word_pass(struct p2pctl_redact *red, char *s, const char *w, const char *repl, int kind)
 {
-	size_t wl = strlen(w), rl = strlen(repl), off = 0;
-	char *p;
+	size_t wl = strlen(w), bl;
+	const char *p = s, *q;
+	char *buf = NULL, home[64];
+	FILE *f = open_memstream(&buf, &bl);
 
-	while ((p = strstr(*s + off, w))) {
-		size_t at = (size_t)(p - *s), nl;
-		char *out;
-
-		if ((at && word_char((*s)[at - 1])) || word_char(p[wl])) {
-			off = at + 1;
+	if (!f) {
+		free(s);
+		return NULL;
+	}
+	if (!repl) {
+		snprintf(home, sizeof(home), "/home/user%zu", home_id(red, w, wl));
+		repl = home;
+	}
+	while ((q = strstr(p, w))) {
+		if ((q > s && word_char(q[-1])) || word_char(q[wl])) {
+			fwrite(p, 1, (size_t)(q - p) + 1, f);
+			p = q + 1;
 			continue;
 		}
-		nl = strlen(*s) - wl + rl + 1;
-		out = malloc(nl);
-		if (!out)
-			return;
-		snprintf(out, nl, "%.*s%s%s", (int)at, *s, repl, p + wl);
-		free(*s);
-		*s = out;
-		off = at + rl;
+		fwrite(p, 1, (size_t)(q - p), f);
+		fputs(repl, f);
+		p = q + wl;
 		red->counts[kind]++;
 	}
+	fputs(p, f);
+	return finish(f, &buf, s);
 }
 
-char *p2pctl_redact_text(struct p2pctl_redact *red, const char *in)
+/* @in redacted: homes as the report names them, or (@numbered) as a capture does. */
+static char *redact(struct p2pctl_redact *red, const char *in, bool numbered)
 {
 	char *s = strdup(in ? in : "");
 	size_t i;
 
 	if (!s || red->full)
 		return s;
-	for (i = 0; i < sizeof(rules) / sizeof(rules[0]) && s; i++)
-		re_replace(red, &s, &rules[i]);
+	for (i = 0; i < NR_RULES && s; i++)
+		s = re_pass(red, s, i, numbered);
 	for (i = 0; s && i < red->nr_homes; i++)
-		word_replace(red, &s, red->homes[i], "<home>", K_HOME);
+		s = word_pass(red, s, red->homes[i], numbered ? NULL : "<home>", K_HOME);
 	for (i = 0; s && i < red->nr_hosts; i++)
-		word_replace(red, &s, red->hosts[i], "<host>", K_HOST);
+		s = word_pass(red, s, red->hosts[i], "<host>", K_HOST);
 	for (i = 0; s && i < red->nr_users; i++)
-		word_replace(red, &s, red->users[i], "<user>", K_USER);
+		s = word_pass(red, s, red->users[i], "<user>", K_USER);
 	return s;
+}
+
+char *p2pctl_redact_text(struct p2pctl_redact *red, const char *in)
+{
+	return redact(red, in, false);
+}
+
+char *p2pctl_redact_capture(struct p2pctl_redact *red, const char *in, size_t len, size_t *out_len)
+{
+	char *buf = NULL;
+	size_t bl, off = 0;
+	FILE *f = open_memstream(&buf, &bl);
+
+	if (!f)
+		return NULL;
+	/* NUL-separated text (an environ, a cmdline): each piece redacted */
+	while (off < len || !off) {
+		size_t n = strnlen(in + off, len - off);
+		char *piece = strndup(in + off, n), *r = piece ? redact(red, piece, true) : NULL;
+
+		free(piece);
+		if (!r) {
+			fclose(f);
+			free(buf);
+			return NULL;
+		}
+		fputs(r, f);
+		free(r);
+		off += n;
+		if (off < len)
+			fputc('\0', f);
+		off++;
+	}
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	*out_len = bl;
+	return buf;
+}
+
+void p2pctl_redact_path(struct p2pctl_redact *red, const char *in, char *out, size_t size)
+{
+	size_t i, hl;
+
+	if (!red->full) {
+		for (i = 0; i < red->nr_homes; i++) {
+			hl = strlen(red->homes[i]);
+			if (!strncmp(in, red->homes[i], hl) && (in[hl] == '/' || !in[hl])) {
+				snprintf(out, size, "/home/user%zu%s", home_id(red, in, hl), in + hl);
+				return;
+			}
+		}
+		if (!strncmp(in, "/home/", 6) && in[6] && in[6] != '/') {
+			hl = 6 + strcspn(in + 6, "/");
+			snprintf(out, size, "/home/user%zu%s", home_id(red, in, hl), in + hl);
+			return;
+		}
+	}
+	snprintf(out, size, "%s", in);
 }
 
 void p2pctl_redact_pci_config(struct p2pctl_redact *red, uint8_t *cfg, size_t len)
