@@ -121,7 +121,7 @@ static void unknown_why(u32 mask)
 		pr_info_ratelimited("GPUs 0x%x: GPU%u initialised before p2p-shim armed; re-initialise it: its generation unknown, no P2P\n",
 				    mask, (unsigned int)__ffs(stale));
 	else
-		pr_info_ratelimited("GPUs 0x%x: one has no NVIDIA PCI ID p2p-shim could read (its lookup failed or is still pending), or they are two devices newer than p2p-shim's table: generation unknown, no P2P\n",
+		pr_info_ratelimited("GPUs 0x%x: one has no NVIDIA PCI ID p2p-shim could read (no address in its attach, or no PCI function there), or they are two devices newer than p2p-shim's table: generation unknown, no P2P\n",
 				    mask);
 }
 

@@ -6,7 +6,6 @@
  * paths that handle an arming that fails part-way, or a removal that
  * cannot allocate, must still be driven by a test.
  */
-#include <linux/delay.h>
 #include <linux/moduleparam.h>
 
 #include "faults.h"
@@ -43,19 +42,6 @@ MODULE_PARM_DESC(fault_pci_id, "Test build: GPU instance N's PCI vendor << 16 | 
 u32 p2ps_fault_pci_id(unsigned int instance)
 {
 	return instance < ARRAY_SIZE(fault_pci_id) ? READ_ONCE(fault_pci_id[instance]) : 0;
-}
-
-static unsigned int fault_topo_delay_ms;
-module_param(fault_topo_delay_ms, uint, 0644);
-MODULE_PARM_DESC(fault_topo_delay_ms, "Test build: a GPU's PCI lookup waits this long before it stores its result (a re-attach meanwhile)");
-
-/* Between a PCI lookup and the store of its result (static_bar1.c). */
-void p2ps_fault_delay_topo(void)
-{
-	unsigned int ms = READ_ONCE(fault_topo_delay_ms);
-
-	if (ms)
-		msleep(ms);
 }
 
 bool p2ps_fault(enum p2ps_fault f, unsigned int index)

@@ -16,7 +16,6 @@ enum p2ps_fault {
 #ifdef P2PS_FAULTS
 bool p2ps_fault(enum p2ps_fault f, unsigned int index);
 u32 p2ps_fault_pci_id(unsigned int instance);
-void p2ps_fault_delay_topo(void);
 #else
 static inline bool p2ps_fault(enum p2ps_fault f, unsigned int index)
 {
@@ -26,10 +25,6 @@ static inline bool p2ps_fault(enum p2ps_fault f, unsigned int index)
 static inline u32 p2ps_fault_pci_id(unsigned int instance)
 {
 	return 0;
-}
-
-static inline void p2ps_fault_delay_topo(void)
-{
 }
 #endif
 

@@ -129,7 +129,6 @@ void p2ps_gpus_reset(void)
 	unsigned long flags;
 	int i;
 
-	p2ps_policies_gpus_reset();
 	p2ps_lock(&gpus_lock, flags);
 	for (i = 0; i < NV_MAX_DEVICES; i++)
 		forget(&gpus[i]);
@@ -206,7 +205,7 @@ static void settle(struct p2ps_gpu *g)
 	WRITE_ONCE(g->attaching, current);
 	g->seen = true;
 	g->facts.dbd = dbd_of(arg);
-	p2ps_policies_gpu_attach(g - gpus, arg);
+	p2ps_policies_gpu_attach(g - gpus, arg, g->facts.dbd);
 }
 
 /* The slot of the GPU this thread is attaching (settled), or NULL; gpus_lock held. */

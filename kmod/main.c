@@ -17,6 +17,7 @@
 #include "hook.h"
 #include "lifecycle.h"
 #include "netlink.h"
+#include "pcifns.h"
 
 static bool enable;
 module_param(enable, bool, 0444);
@@ -35,9 +36,13 @@ static int __init p2p_shim_init(void)
 	struct p2ps_arm_error err = {};
 	int ret;
 
-	ret = p2ps_netlink_init();
+	/* Before any GPU can attach under our hooks: the PCI functions they may name. */
+	ret = p2ps_pcifns_start();
 	if (ret)
 		return ret;
+	ret = p2ps_netlink_init();
+	if (ret)
+		goto err_pcifns;
 	/* Events (state changes, mappings) leave through netlink. */
 	p2ps_sink_set(&p2ps_netlink_sink);
 	ret = p2ps_control_init();
@@ -57,6 +62,8 @@ err_control:
 err_netlink:
 	p2ps_sink_set(NULL);
 	p2ps_netlink_exit();
+err_pcifns:
+	p2ps_pcifns_stop();
 	return ret;
 }
 
@@ -67,6 +74,8 @@ static void __exit p2p_shim_exit(void)
 	p2ps_life_rmmod();
 	p2ps_sink_set(NULL);
 	p2ps_netlink_exit();
+	/* After the hooks (p2ps_life_rmmod()): no attach reads the table now. */
+	p2ps_pcifns_stop();
 	pr_info("unloaded\n");
 }
 

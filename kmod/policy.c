@@ -126,14 +126,14 @@ void p2ps_policies_residual(bool on)
 			p->residual(on);
 }
 
-void p2ps_policies_gpu_attach(unsigned int instance, const void *arg)
+void p2ps_policies_gpu_attach(unsigned int instance, const void *arg, u64 dbd)
 {
 	const struct p2ps_policy *p;
 	unsigned int i;
 
 	for_each_policy(p, i)
 		if (p->gpu_attach)
-			p->gpu_attach(instance, arg);
+			p->gpu_attach(instance, arg, dbd);
 }
 
 void p2ps_policies_gpu_forget(unsigned int instance)
@@ -144,16 +144,6 @@ void p2ps_policies_gpu_forget(unsigned int instance)
 	for_each_policy(p, i)
 		if (p->gpu_forget)
 			p->gpu_forget(instance);
-}
-
-void p2ps_policies_gpus_reset(void)
-{
-	const struct p2ps_policy *p;
-	unsigned int i;
-
-	for_each_policy(p, i)
-		if (p->gpus_reset)
-			p->gpus_reset();
 }
 
 void p2ps_policies_forget_gpu(struct OBJGPU *gpu)

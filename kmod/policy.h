@@ -46,11 +46,12 @@ struct p2ps_policy {
 	 * hooks stay does differently there.
 	 */
 	void (*residual)(bool on);
-	/* gpus.c: a GPU's attach begins (@arg: its GPUATTACHARG); its record goes. */
-	void (*gpu_attach)(unsigned int instance, const void *arg);
+	/*
+	 * gpus.c: a GPU's attach begins (@arg: its GPUATTACHARG, @dbd: the PCI
+	 * address it names, U64_MAX if none); its record goes.
+	 */
+	void (*gpu_attach)(unsigned int instance, const void *arg, u64 dbd);
 	void (*gpu_forget)(unsigned int instance);
-	/* gpus.c: before the GPU table is reset. */
-	void (*gpus_reset)(void);
 	/* gpus.c: a GPU detached; nothing keyed by its OBJGPU may survive. */
 	void (*forget_gpu)(struct OBJGPU *gpu);
 	/* ledger.c: a BAR1 pair was created, by our wrapper or (@native) by the driver. */
@@ -70,9 +71,8 @@ void p2ps_policies_unbind(void);
 void p2ps_policies_reset(void);
 bool p2ps_policies_busy(char *why, size_t len);
 void p2ps_policies_residual(bool on);
-void p2ps_policies_gpu_attach(unsigned int instance, const void *arg);
+void p2ps_policies_gpu_attach(unsigned int instance, const void *arg, u64 dbd);
 void p2ps_policies_gpu_forget(unsigned int instance);
-void p2ps_policies_gpus_reset(void);
 void p2ps_policies_forget_gpu(struct OBJGPU *gpu);
 void p2ps_policies_pair_created(struct OBJGPU *g0, struct OBJGPU *g1, bool native);
 

@@ -62,15 +62,12 @@
 #include <linux/kernel.h>
 #include <linux/log2.h>
 #include <linux/moduleparam.h>
-#include <linux/pci.h>
 #include <linux/sched.h>
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
-#include <linux/workqueue.h>
 
-#include <p2p-shim/readrule.h>
 #include <p2p-shim/sb1rule.h>
 #include <p2p-shim/uapi.h>
 
@@ -80,6 +77,7 @@
 #include "hook.h"
 #include "nmi.h"
 #include "nv.h"
+#include "pcifns.h"
 #include "policy.h"
 #include "registry.h"
 #include "static_bar1.h"
@@ -106,8 +104,6 @@ struct sb1_gpu {
 	u64 offset;
 	struct task_struct *forcing;	/* between a forced decision and its enable */
 	struct task_struct *inflight;	/* a decision in flight, holding the module: inflight_begin() */
-	bool topo_pending;		/* its I/O hub is still to be looked up */
-	unsigned int gen;		/* bumped at every reset: which attachment a lookup is for */
 	u64 ioh;			/* 0: not below an Intel IOH root port; else its root bus + 1 */
 	u64 sw;				/* 0: below no PCIe switch; else its upstream port + 1 */
 	u32 pci_id;			/* vendor << 16 | device; 0: unknown (gpurule.h) */
@@ -187,18 +183,11 @@ static void inflight_end(struct sb1_gpu *g)
 	module_put(THIS_MODULE);
 }
 
-/*
- * A record starts afresh (attach, detach, reset): a decision in flight is
- * over, and a PCI lookup begun for the old attachment must not land in it
- * (topo_work_fn()).
- */
+/* A record starts afresh (attach, detach, reset): a decision in flight is over. */
 static void record_reset(struct sb1_gpu *g)
 {
-	unsigned int gen = g->gen;
-
 	inflight_end(g);
 	memset(g, 0, sizeof(*g));
-	g->gen = gen + 1;
 }
 
 /* With gpus_lock held (gpus.c): the GPU's record goes. */
@@ -232,117 +221,6 @@ bool p2ps_sb1_capable_begin(struct OBJGPU *gpu)
 	return held;
 }
 
-/* The GPU at @dbd (function 0), with a reference; NULL if none. */
-static struct pci_dev *pdev_of(u64 dbd)
-{
-	return pci_get_domain_bus_and_slot(dbd >> 32, (dbd >> 8) & 0xff, PCI_DEVFN(dbd & 0xff, 0));
-}
-
-/*
- * The Intel I/O hub above @pdev (sb1rule.c's p2ps_intel_ioh_root_port()):
- * its root port's bus, plus one; 0 if none.
- */
-static u64 ioh_of(struct pci_dev *pdev)
-{
-	struct pci_dev *rp;
-
-	for (rp = pci_upstream_bridge(pdev); rp; rp = pci_upstream_bridge(rp))
-		if (pci_is_pcie(rp) && pci_pcie_type(rp) == PCI_EXP_TYPE_ROOT_PORT)
-			break;
-	if (rp && rp->vendor == PCI_VENDOR_ID_INTEL && p2ps_intel_ioh_root_port(rp->device))
-		return ((u64)pci_domain_nr(rp->bus) << 8 | rp->bus->number) + 1;
-	return 0;
-}
-
-/*
- * The PCIe switch right above @pdev, as the driver's read rule asks for a
- * common one: the upstream port above the GPU's nearest switch downstream
- * port, plus one; 0 if none, or one the driver does not know
- * (readrule.c).  Nested switches: only the nearest counts (the driver
- * looks further up; such GPUs are refused here, which is safe).
- */
-static u64 switch_of(struct pci_dev *pdev)
-{
-	struct pci_dev *br, *up;
-
-	for (br = pci_upstream_bridge(pdev); br; br = pci_upstream_bridge(br)) {
-		if (!pci_is_pcie(br) || pci_pcie_type(br) == PCI_EXP_TYPE_ROOT_PORT)
-			break;
-		if (pci_pcie_type(br) != PCI_EXP_TYPE_DOWNSTREAM)
-			continue;
-		up = pci_upstream_bridge(br);
-		if (up && pci_is_pcie(up) && pci_pcie_type(up) == PCI_EXP_TYPE_UPSTREAM &&
-		    (p2ps_pcie_switch_known(up->vendor, up->device) ||
-		     p2ps_fault(P2PS_FAULT_ANY_SWITCH, 0)))
-			return ((u64)pci_domain_nr(up->bus) << 16 | up->bus->number << 8 | up->devfn) + 1;
-		break;
-	}
-	return 0;
-}
-
-/* The GPU's PCI vendor << 16 | device, for the generation rule; 0 if unknown. */
-static u32 pci_id_of(unsigned int instance, struct pci_dev *pdev)
-{
-	u32 id = p2ps_fault_pci_id(instance);
-
-	if (id)
-		return id;
-	return pdev ? (u32)pdev->vendor << 16 | pdev->device : 0;
-}
-
-/*
- * The PCI lookups run here, in process context, not in a probe handler,
- * at the PCI address the GPU table has from the attach (gpus.c).  The
- * record's generation, taken with the pending flag, says whether the
- * result is still for the attachment it was looked up for: the GPU table
- * has the address before sb1_attach() bumps it (settle()), so an address
- * read after the generation is that attachment's or a newer one's, and a
- * detach or re-attach meanwhile (which queues this work again) makes the
- * result stale and it is dropped.
- */
-static void topo_work_fn(struct work_struct *work)
-{
-	struct pci_dev *pdev;
-	unsigned long flags;
-	unsigned int gen;
-	bool pending;
-	u64 dbd, ioh, sw;
-	u32 pci_id;
-	int i;
-
-	for (i = 0; i < NV_MAX_DEVICES; i++) {
-		p2ps_lock(&sb1_lock, flags);
-		pending = sb1[i].topo_pending;
-		gen = sb1[i].gen;
-		spin_unlock_irqrestore(&sb1_lock, flags);
-		if (!pending)
-			continue;
-		dbd = p2ps_gpu_dbd(i);
-		pdev = dbd == U64_MAX ? NULL : pdev_of(dbd);
-		ioh = pdev ? ioh_of(pdev) : 0;
-		sw = pdev ? switch_of(pdev) : 0;
-		pci_id = dbd == U64_MAX ? 0 : pci_id_of(i, pdev);
-		pci_dev_put(pdev);
-		p2ps_fault_delay_topo();
-		p2ps_lock(&sb1_lock, flags);
-		if (sb1[i].topo_pending && sb1[i].gen == gen) {
-			sb1[i].ioh = ioh;
-			sb1[i].sw = sw;
-			sb1[i].pci_id = pci_id;
-			sb1[i].topo_pending = false;
-		}
-		spin_unlock_irqrestore(&sb1_lock, flags);
-	}
-}
-
-static DECLARE_WORK(topo_work, topo_work_fn);
-
-/* Before the table is reset (no hook left that queues the work). */
-static void sb1_flush(void)
-{
-	cancel_work_sync(&topo_work);
-}
-
 /*
  * For the caps guard: the records of @mask's GPUs, read under the lock
  * into @set for sb1rule.c's p2ps_caps_verdict().  This table is the one
@@ -360,15 +238,27 @@ void p2ps_sb1_gather(u32 mask, struct p2ps_caps_set *set)
 	spin_unlock_irqrestore(&sb1_lock, flags);
 }
 
-/* gpumgrAttachGpu(gpuInstance, pAttachArg), at entry: BAR1 from the argument. */
-static void sb1_attach(unsigned int instance, const void *arg)
+/*
+ * gpumgrAttachGpu(gpuInstance, pAttachArg), as it begins (gpus.c settle(),
+ * with gpus_lock held): BAR1 from the argument; the PCI facts of the
+ * function at @dbd, the address the argument names (U64_MAX: none), from
+ * the table gathered before (pcifns.c), so a caps query right after the
+ * attach has them.  A GPU with none has no PCI ID: its pairs fail closed.
+ */
+static void sb1_attach(unsigned int instance, const void *arg, u64 dbd)
 {
+	struct p2ps_pcifn_facts pci = {};
 	u64 addr = 0, size = 0;
 	unsigned long flags;
 	struct sb1_gpu *g;
 
 	if (instance >= NV_MAX_DEVICES)
 		return;
+	if (dbd != U64_MAX)
+		p2ps_pcifn_facts(dbd, &pci);
+	/* The test build's stand-in for another board (faults.c). */
+	if (dbd != U64_MAX && p2ps_fault_pci_id(instance))
+		pci.pci_id = p2ps_fault_pci_id(instance);
 	if (!arg ||
 	    copy_from_kernel_nofault(&addr, arg + GPUATTACHARG_FB_PHYS_ADDR, sizeof(addr)) ||
 	    copy_from_kernel_nofault(&size, arg + GPUATTACHARG_FB_LENGTH, sizeof(size)))
@@ -382,11 +272,11 @@ static void sb1_attach(unsigned int instance, const void *arg)
 	g->seen = true;
 	g->bar1_addr = addr;
 	g->bar1_size = size;
+	g->ioh = pci.ioh;
+	g->sw = pci.sw;
+	g->pci_id = pci.pci_id;
 	why(g, size ? "no decision seen yet" : "BAR1 size unknown (attach argument not recognised)");
-	/* Where it sits: looked up by the work, at the GPU table's PCI address. */
-	g->topo_pending = true;
 	spin_unlock_irqrestore(&sb1_lock, flags);
-	schedule_work(&topo_work);
 }
 
 /* kbusIsStaticBar1Supported_TU102(pGpu, pKernelBus, gfid, consoleSize, mailboxSize) */
@@ -771,5 +661,4 @@ const struct p2ps_policy p2ps_sb1_policy = {
 	.busy = sb1_busy,
 	.gpu_attach = sb1_attach,
 	.gpu_forget = sb1_forget,
-	.gpus_reset = sb1_flush,
 };

@@ -62,8 +62,8 @@ const char *p2ps_gpu_arch_name(enum p2ps_gpu_arch arch)
 
 /*
  * A GPU whose ID the module does not have (0: attached before arming, or
- * its PCI lookup failed or is still pending), or whose function is not
- * NVIDIA's, is of unknown identity.
+ * no PCI function at the address its attach named), or whose function is
+ * not NVIDIA's, is of unknown identity.
  */
 void p2ps_gpu_set_add(struct p2ps_gpu_set *s, uint32_t pci_id)
 {

@@ -42,7 +42,8 @@ const char *p2ps_gpu_arch_name(enum p2ps_gpu_arch arch);
 /*
  * A set of GPUs (the caps guard's GPU mask), each added by its PCI
  * vendor << 16 | device, 0 where the module does not know it (a GPU
- * attached before arming, or its PCI lookup failed or still pending).
+ * attached before arming, or no PCI function at the address its attach
+ * named).
  */
 struct p2ps_gpu_set {
 	unsigned int archs;		/* bit per enum p2ps_gpu_arch seen (NVIDIA only) */

@@ -437,7 +437,7 @@ static void test_gpu_arch(void **state)
  * order and before the other rules; two of one generation do not.  A GPU
  * the module cannot name beside NVIDIA ones gets the stock answer too
  * (review F2: fail closed), and so does a set with no NVIDIA ID at all
- * (issue 41: the lookup failed, is pending, or found another vendor's).
+ * (issue 41: no function found at its address, or another vendor's).
  */
 static void test_caps_mixed(void **state)
 {

@@ -31,7 +31,6 @@ for v in 570.148.08 580.159.04; do
 	run insmod /lib/p2p-shim/p2p-shim.ko
 	run p2pctl enable
 	run insmod /lib/standin/$v/nvidia.ko gpus="$G"
-	sleep 1		# the hub lookup runs in a work item after each attach
 	out=$(nvflow caps 0 1)
 	expect_eq "$v one hub: 0-1" "$(kv connectivity "$out")" pcie_bar1
 	out=$(nvflow create 0 1) || fail "$v create 0-1: $out"

@@ -116,11 +116,24 @@ echo "== registry_gpus=, a GPU whose PCI address cannot be read: its own ForceP2
 # address (the stand-in's attach_no_pci); p2p-shim cannot tell whether
 # registry_gpus= names it, so it supplies it nothing but guards the
 # user's own forcing ForceP2P on it (fail closed), and is held by it.
+# The pair is otherwise one the guard lets through (32 GiB BARs: static
+# BAR1; the user's keys on both), as the same load with the address shows
+# first: only the missing ID refuses it.
+USERS="pci=0000:01:00.0;$KEYS;pci=0000:02:00.0;$KEYS"
 run insmod /lib/p2p-shim/p2p-shim.ko enable=1 registry_gpus=0000:01:00.0 registry_defaults=0
-run insmod /lib/standin/580.159.04/nvidia.ko gpus="$SMALL" attach_no_pci=2 \
-	NVreg_RegistryDwordsPerDevice="pci=0000:02:00.0;ForceP2P=0x11"
-expect_eq "the user's ForceP2P reached GPU1" "$(kv gpu1.p2p_override "$(nvflow state)")" 0x11
+run insmod /lib/standin/580.159.04/nvidia.ko gpus="$G0" NVreg_RegistryDwordsPerDevice="$USERS"
+expect_eq "with its address: BAR1 P2P" "$(kv connectivity "$(nvflow caps 1 0)")" pcie_bar1
+run rmmod nvidia
+run p2pctl disable
+run rmmod p2p_shim
+run insmod /lib/p2p-shim/p2p-shim.ko enable=1 registry_gpus=0000:01:00.0 registry_defaults=0
+run insmod /lib/standin/580.159.04/nvidia.ko gpus="$G0" attach_no_pci=2 \
+	NVreg_RegistryDwordsPerDevice="$USERS"
+expect_eq "the user's ForceP2P reached GPU1" "$(kv gpu1.p2p_override "$(nvflow state)")" 0x211
+klog_mark
 guarded "GPU1 (address unknown), user's ForceP2P" 1 0
+expect_match "the log says why: no ID" "$(klog_since)" \
+	'GPUs 0x3: one has no NVIDIA PCI ID p2p-shim could read \(no address in its attach'
 expect_refused "rmmod refused: GPU1 holds p2p-shim" "$RMMOD_BUSY" rmmod p2p_shim
 run rmmod nvidia
 run p2pctl disable
