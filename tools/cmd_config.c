@@ -5,6 +5,8 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -301,21 +303,35 @@ static int remove_conf(const char *path, bool force)
 /* config --write: @text to ROOT's CONF_PATH, over an edited one only with --force. */
 static int write_conf(const char *path, const char *text, bool force)
 {
-	int err = conf_may(path, conf_state(path), force, "overwrite", "overwritten");
+	int err = conf_may(path, conf_state(path), force, "overwrite", "overwritten"), fd;
+	char tmp[PATH_MAX + 8];
 	FILE *f;
 
 	if (err)
 		return err;
+	/*
+	 * Written beside it and renamed over it: a write that fails (a full
+	 * disk) leaves the old file whole, not a truncated one that would
+	 * read as edited.
+	 */
 	err = mkdirs(path);
-	f = err ? NULL : fopen(path, "w");
-	if (!f) {
+	if (!err && snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
+		err = -ENAMETOOLONG;
+	fd = err ? -1 : mkstemp(tmp);
+	if (fd < 0) {
 		err = err ? err : -errno;
 		p2pctl_error("config", "%s: %s", path, p2ps_strerror(err));
 		return p2pctl_exit_for(err);
 	}
-	fputs(text, f);
-	if (fclose(f)) {
+	f = fdopen(fd, "w");
+	if (!f || fputs(text, f) == EOF || fflush(f) || fchmod(fd, 0644) || fsync(fd))
+		err = -(errno ? errno : EIO);
+	if (f ? fclose(f) : close(fd))
+		err = err ? err : -errno;
+	if (!err && rename(tmp, path))
 		err = -errno;
+	if (err) {
+		unlink(tmp);
 		p2pctl_error("config", "%s: %s", path, p2ps_strerror(err));
 		return p2pctl_exit_for(err);
 	}
