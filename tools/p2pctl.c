@@ -61,9 +61,8 @@ static const struct p2pctl_cmd *find_cmd(const char *name)
  * and output that did not reach stdout (a full disk, a closed pipe) is a
  * failure, never a silent success.
  */
-static int finish(const struct p2pctl_cmd *c, bool json, int rc)
+static int finish_as(const struct p2pctl_cmd *c, const char *cmd, bool json, int rc)
 {
-	const char *cmd = c ? c->name : NULL;
 
 	if (rc && json && !p2pctl_json_printed) {
 		json_object *o = json_object_new_object(), *e = json_object_new_object();
@@ -91,6 +90,11 @@ static int finish(const struct p2pctl_cmd *c, bool json, int rc)
 		return rc ? rc : P2PCTL_EXIT_NOT_MET;
 	}
 	return rc;
+}
+
+static int finish(const struct p2pctl_cmd *c, bool json, int rc)
+{
+	return finish_as(c, c ? c->name : NULL, json, rc);
 }
 
 int p2pctl_main(int argc, char **argv)
@@ -133,5 +137,6 @@ int p2pctl_main(int argc, char **argv)
 		if (!strcmp(argv[1], cmds[i].name))
 			return finish(&cmds[i], p2pctl_json_wanted, cmds[i].handler(argc - 1, argv + 1));
 	p2pctl_error(NULL, "unknown command '%s'; see 'p2pctl --help'", argv[1]);
-	return P2PCTL_EXIT_USAGE;
+	/* a script that asked for JSON gets its error object here too */
+	return finish_as(NULL, argv[1], p2pctl_json_wanted, P2PCTL_EXIT_USAGE);
 }

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -127,6 +129,53 @@ static void test_config_remove(void **state)
 	assert_non_null(strstr(out_text, "nothing to remove"));
 	assert_int_equal(run("config", "--remove", "--write", NULL), P2PCTL_EXIT_USAGE);
 	assert_int_equal(run("config", "--remove", "--gpus", "03:00.0", NULL), P2PCTL_EXIT_USAGE);
+	rmtree(dir);
+}
+
+/*
+ * config --write that cannot finish (a full disk: here a file size limit)
+ * keeps the old file whole and leaves nothing beside it; it used to leave
+ * it truncated, and so "edited".
+ */
+/* The whole file at @path, NUL-terminated. */
+static char *read_whole(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *s;
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	s = slurp(f);
+	fclose(f);
+	return s;
+}
+
+static void test_config_write_atomic(void **state)
+{
+	char path[PATH_MAX], cmd[PATH_MAX + 64], *dir = mktmpdir(), *before, *after;
+	struct rlimit old, lim;
+
+	(void)state;
+	assert_int_equal(run("config", "--write", "--root", dir, NULL), 0);
+	snprintf(path, sizeof(path), "%s/etc/modprobe.d/p2p-shim.conf", dir);
+	before = read_whole(path);
+	assert_non_null(before);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = 400;	/* the new file is over 600 bytes; the messages fit */
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	assert_int_not_equal(run("config", "--write", "--root", dir, "--registry",
+				 "--driver-version", "580.142", NULL), 0);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_DFL);
+	after = read_whole(path);
+	assert_non_null(after);
+	assert_string_equal(after, before);
+	snprintf(cmd, sizeof(cmd), "test $(ls -A '%s/etc/modprobe.d' | wc -l) -eq 1", dir);
+	assert_int_equal(system(cmd), 0);
+	free(before);
+	free(after);
 	rmtree(dir);
 }
 
@@ -348,6 +397,7 @@ static void test_json_error_object(void **state)
 		{ "status", "--json", NULL },
 		{ "monitor", "--json", "--count", "x", NULL },
 		{ "bench", "--json", "--plot", "/nonexistent/dir/p.svg", NULL },
+		{ "frob", "--json", NULL },	/* no such command */
 	};
 	json_object *o, *e, *v;
 
@@ -379,6 +429,7 @@ int main(void)
 		cmocka_unit_test(test_config_gpus_long_list),
 		cmocka_unit_test(test_config_driver_version),
 		cmocka_unit_test(test_config_remove),
+		cmocka_unit_test(test_config_write_atomic),
 		cmocka_unit_test(test_stdout_full),
 		cmocka_unit_test(test_report_output_full),
 		cmocka_unit_test(test_empty_paths),
