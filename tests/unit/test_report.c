@@ -241,8 +241,9 @@ static void test_report_confined(void **state)
 	(void)state;
 	snprintf(cmd, sizeof(cmd), "cd '%s' && mkdir -p outside && echo OUTSIDE-CMDLINE >outside/cmdline && "
 		 "echo 'options nvidia OUTSIDE-MODPROBE' >outside/evil.conf && "
-		 "echo OUTSIDE-SMI >outside/smi.txt && "
+		 "echo OUTSIDE-SMI >outside/smi.txt && echo OUTSIDE-IOMEM >outside/iomem && "
 		 "ln -sfn \"$PWD/outside/cmdline\" root/proc/cmdline && "
+		 "ln -sfn \"$PWD/outside/iomem\" root/proc/iomem && "
 		 "ln -sfn \"$PWD/outside/evil.conf\" root/etc/modprobe.d/evil.conf && "
 		 "ln -sfn \"$PWD/outside/smi.txt\" cmd/nvidia-smi-q.txt", tmpl);
 	assert_int_equal(system(cmd), 0);
@@ -250,6 +251,7 @@ static void test_report_confined(void **state)
 	assert_null(strstr(out_text, "OUTSIDE-CMDLINE"));
 	assert_null(strstr(out_text, "OUTSIDE-MODPROBE"));
 	assert_null(strstr(out_text, "OUTSIDE-SMI"));
+	assert_null(strstr(out_text, "OUTSIDE-IOMEM"));
 	/* the rest of the tree is still read */
 	assert_non_null(strstr(out_text, "/etc/modprobe.d/nvidia.conf: options nvidia NVreg_EnableResizableBar=1"));
 	rm_rf(tmpl);
