@@ -67,7 +67,8 @@ static void add(struct pci_dev *pdev)
 	unsigned long flags;
 	struct pcifn *f;
 
-	if (PCI_FUNC(pdev->devfn))
+	/* a GPU is function 0; nvidia attaches no virtual function on the host */
+	if (PCI_FUNC(pdev->devfn) || pdev->is_virtfn)
 		return;
 	f = kzalloc(sizeof(*f), GFP_KERNEL);
 	if (!f) {
@@ -122,8 +123,10 @@ static struct notifier_block pcifns_nb = {
 
 /*
  * Module load: the functions there now, and from now on those that come
- * and go.  Under the rescan lock (which PCI's own adding and removing
- * take) no function comes or goes between the notifier and the walk.
+ * and go.  The rescan lock (which hotplug and sysfs rescan and remove
+ * take) keeps physical functions from coming or going between the
+ * notifier and the walk; virtual functions, added and removed without it
+ * on most kernels, are not kept (add()).
  */
 int p2ps_pcifns_start(void)
 {
