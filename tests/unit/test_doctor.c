@@ -1523,6 +1523,7 @@ static void test_iommu_facts(void **state)
 	char tmpl[] = "/tmp/p2ps-doctor-XXXXXX", cmd[4096], root[512], path[2048];
 	const char *dir = mkdtemp(tmpl);
 	struct p2ps_doctor_report *r;
+	struct p2ps_doctor_digest *d;
 	const struct p2ps_finding *f;
 	size_t i;
 
@@ -1581,6 +1582,18 @@ static void test_iommu_facts(void **state)
 	assert_int_equal(r->nr_p2p_possible, 0);
 	assert_non_null(strstr(r->summary, "P2P possible for 0 of 1 pair (1 blocked: "));
 	assert_non_null(strstr(r->summary, "IOMMU translates its DMA"));
+	/* the pair itself says so: its row, pairs[].p2p (JSON) and the digest */
+	assert_int_equal(r->nr_pairs, 1);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	assert_non_null(strstr(r->pairs[0].p2p_why, "blocked"));
+	assert_non_null(strstr(r->pairs[0].p2p_why, "IOMMU"));
+	assert_int_equal(p2ps_doctor_digest(r, &d), 0);
+	assert_int_equal(d->nr_pairs, 1);
+	assert_int_equal(d->pairs[0].p2p, P2PS_P2P_NONE);
+	assert_string_equal(d->pairs[0].who, "0-1");
+	assert_non_null(strstr(d->pairs[0].why, "blocked"));
+	assert_non_null(strstr(d->pairs[0].why, "IOMMU"));
+	p2ps_doctor_digest_free(d);
 	p2ps_doctor_free(r);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
