@@ -1532,6 +1532,12 @@ static void test_iommu_facts(void **state)
 	f = finding(r, "iommu", NULL);
 	assert_int_equal(f->verdict, P2PS_V_WARN);
 	assert_non_null(strstr(f->remedy, "amd_iommu=pt/intel_iommu=pt are not kernel options"));
+	/* no group type read: translation is not known per GPU, so not said, and no pair blocked */
+	assert_string_equal(f->detail, "IOMMU on (1 unit), DMA translation unknown per GPU (no IOMMU group type)");
+	assert_null(strstr(f->remedy, "fault;"));
+	assert_non_null(strstr(f->remedy, "if a GPU's /sys/kernel/iommu_groups/N/type is DMA or DMA-FQ"));
+	assert_int_equal(r->nr_p2p_possible, 1);
+	assert_string_equal(r->summary, "P2P possible for 1 of 1 pair");
 	p2ps_doctor_free(r);
 	r = doctor_edited("amd-chipset", "printf 'ro %01200d iommu=pt\\n' 0 >proc/cmdline");
 	f = finding(r, "iommu", NULL);
