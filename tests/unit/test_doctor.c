@@ -857,19 +857,19 @@ static void test_remedy_lines(void **state)
 {
 	struct p2ps_doctor_report rep = { 0 };
 	struct dctx c = { .r = &rep };
-	char big[400], xs[151];
+	char big[800], xs[301];
 	const struct p2ps_finding *f;
 
 	(void)state;
-	memset(xs, 'x', 150);
-	xs[150] = '\0';
-	/* 150 + 1 + 149: the second line does not fit whole */
-	snprintf(big, sizeof(big), "%s\nsetpci -s 0000:02:08.0 %.126s\nthird", xs, xs);
+	memset(xs, 'x', 300);
+	xs[300] = '\0';
+	/* 300 + 1 + 249 > 511: the second line does not fit whole */
+	snprintf(big, sizeof(big), "%s\nsetpci -s 0000:02:08.0 %.226s\nthird", xs, xs);
 	p2ps_dr_add(&c, "t", NULL, P2PS_V_WARN, "", big, "two fixes");
 	p2ps_dr_add(&c, "t2", NULL, P2PS_V_WARN, "", "first\n\nsecond \x1b[31m\n", "ok");
 	assert_int_equal(c.err, 0);
 	f = &rep.findings[0];
-	assert_int_equal(strlen(f->remedy), 150);
+	assert_int_equal(strlen(f->remedy), 300);
 	assert_null(strchr(f->remedy, '\n'));
 	/* empty lines dropped, each line sanitized on its own, the '\n' kept */
 	f = &rep.findings[1];
@@ -1854,6 +1854,9 @@ static void test_loaded_signed(void **state)
 	(void)state;
 	r = doctor("h100-vm-580", NULL);
 	assert_int_equal(verdict(r, "lockdown", NULL), P2PS_V_FAIL);
+	/* forced lockdown: the same literal MOK steps as Secure Boot's */
+	assert_non_null(strstr(finding(r, "lockdown", NULL)->remedy, "mokutil --import /var/lib/dkms/mok.pub"));
+	assert_non_null(strstr(finding(r, "sig-enforce", NULL)->remedy, "in MokManager Enroll MOK"));
 	assert_int_equal(verdict(r, "sig-enforce", NULL), P2PS_V_FAIL);
 	assert_int_equal(verdict(r, "modules-disabled", NULL), P2PS_V_FAIL);
 	p2ps_doctor_free(r);
@@ -2345,7 +2348,9 @@ static void test_kernel_switches(void **state)
 	assert_string_equal(f->remedy, "in /etc/default/grub delete lockdown=integrity from "
 			    "GRUB_CMDLINE_LINUX=\"...\" (and GRUB_CMDLINE_LINUX_DEFAULT=\"...\"), then "
 			    "update-grub (grub2-mkconfig -o /boot/grub2/grub.cfg elsewhere) and reboot\n"
-			    "or sign p2p-shim.ko with a key the kernel trusts");
+			    "or install it through DKMS (the p2p-shim-dkms package), which signs it, "
+			    "then enrol DKMS's key: mokutil --import /var/lib/dkms/mok.pub (a one-time "
+			    "password), reboot, in MokManager Enroll MOK, Continue, Yes, the password");
 	assert_int_equal(p2ps_doctor_digest(r, &d), 0);
 	for (i = n = 0; i < d->nr_remedies; i++)
 		if (!strcmp(d->remedies[i].who, "lockdown")) {
@@ -2354,6 +2359,16 @@ static void test_kernel_switches(void **state)
 		}
 	assert_int_equal(n, 2);
 	p2ps_doctor_digest_free(d);
+	p2ps_doctor_free(r);
+	/* sig_enforce from the command line: the MOK steps, and where the token is written */
+	r = doctor_edited("rtx4090-pair", "mkdir -p sys/module/module/parameters && "
+			  "echo Y >sys/module/module/parameters/sig_enforce && "
+			  "sed -i 's/$/ module.sig_enforce=1/' proc/cmdline");
+	f = finding(r, "sig-enforce", NULL);
+	assert_int_equal(f->verdict, P2PS_V_FAIL);
+	assert_non_null(strstr(f->remedy, "mokutil --import /var/lib/dkms/mok.pub"));
+	assert_non_null(strstr(f->remedy, "\nor in /etc/default/grub delete module.sig_enforce=1 from "
+			       "GRUB_CMDLINE_LINUX=\"...\""));
 	p2ps_doctor_free(r);
 	r = doctor_edited("rtx4090-pair", "sed -i 's/$/ nomodule=1/' proc/cmdline");
 	f = finding(r, "modules-disabled", NULL);
