@@ -214,7 +214,7 @@ struct p2ps_finding {
 	 * "# " is a command to run as root, as it stands: printed whole,
 	 * never wrapped, so that it can be copied.
 	 */
-	char remedy[256];
+	char remedy[512];
 	char source[96];		/* where it was read from */
 };
 

@@ -17,6 +17,10 @@
 
 #include "doctor.h"
 
+/* No group type read (old kernel, captured tree): translation per GPU is not known. */
+#define REMEDY_PT_IF "if a GPU's /sys/kernel/iommu_groups/N/type is DMA or DMA-FQ, boot with " \
+	"iommu=pt: under translation the driver's own BAR1 peer mappings fault"
+#define BOGUS_PT "amd_iommu=pt/intel_iommu=pt are not kernel options: "
 #define REMEDY_PT "boot with iommu=pt: with a translating IOMMU, peer mappings the driver makes " \
 	"itself through BAR1 windows use the raw bus address and fault; CUDA peer mappings " \
 	"through UVM use the IOMMU address and work"
@@ -129,7 +133,7 @@ static bool iommu_from_groups(struct dctx *c, const struct p2ps_dr_cmdline_iommu
 	p2ps_strlcpy(c->iommu_dma, dma, sizeof(c->iommu_dma));
 	if (*dma)
 		p2ps_dr_add(c, "iommu", NULL, P2PS_V_WARN, "/sys/kernel/iommu_groups/*/type",
-			    cl->bogus_pt ? "amd_iommu=pt/intel_iommu=pt are not kernel options: " REMEDY_PT :
+			    cl->bogus_pt ? BOGUS_PT REMEDY_PT :
 			    REMEDY_PT,
 			    "IOMMU translates DMA for %s (group type %s)", dma, types);
 	else if (*other)
@@ -173,11 +177,13 @@ void p2ps_dr_iommu(struct dctx *c)
 		 * UVM/CUDA peer PTEs use the peer BAR1 as the IOMMU maps it
 		 * (kbusGetBar1P2PDmaInfo), but RM's own BAR1 windows
 		 * (dmaAllocBar1P2PMapping_GH100) describe the raw bus address:
-		 * under translation those DMAs fault.
+		 * under translation those DMAs fault.  Without a group type
+		 * no GPU is known to be translated: a warning, no pair
+		 * blocked (pair_translated() blocks only known ones).
 		 */
 		p2ps_dr_add(c, "iommu", NULL, P2PS_V_WARN, "/sys/class/iommu",
-		    cl.bogus_pt ? "amd_iommu=pt/intel_iommu=pt are not kernel options: " REMEDY_PT :
-		    REMEDY_PT,
-		    "IOMMU on (%zu unit%s), translated DMA", n, n == 1 ? "" : "s");
+		    cl.bogus_pt ? BOGUS_PT REMEDY_PT_IF : REMEDY_PT_IF,
+		    "IOMMU on (%zu unit%s), DMA translation unknown per GPU (no IOMMU group type)",
+		    n, n == 1 ? "" : "s");
 	}
 }

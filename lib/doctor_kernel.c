@@ -124,10 +124,15 @@ static bool signed_module(struct dctx *c, char *path, size_t len)
 }
 
 /* An unsigned module under Secure Boot: the literal steps (README, Install, Secure Boot). */
-#define MOK_REMEDY "install it through DKMS (the p2p-shim-dkms package), which signs it, " \
+/*
+ * An unsigned module where the kernel wants signatures (Secure Boot,
+ * forced lockdown, sig_enforce): the literal steps (README, Install,
+ * Secure Boot).
+ */
+#define MOK_STEPS "install it through DKMS (the p2p-shim-dkms package), which signs it, " \
 	"then enrol DKMS's key: mokutil --import /var/lib/dkms/mok.pub (a one-time password), " \
-	"reboot, in MokManager Enroll MOK, Continue, Yes, the password\n" \
-	"or disable Secure Boot in the firmware setup"
+	"reboot, in MokManager Enroll MOK, Continue, Yes, the password"
+#define MOK_REMEDY MOK_STEPS "\nor disable Secure Boot in the firmware setup"
 
 #define KPROBES_ENABLED "/sys/kernel/debug/kprobes/enabled"
 
@@ -175,7 +180,7 @@ static void check_kernel(struct dctx *c)
 {
 	const char *src = c->config_src;
 	bool shim = p2ps_dr_shim_loaded(c);
-	char buf[256], mod[512], fix[256], tok[40];
+	char buf[256], mod[512], fix[512], tok[40];
 	char *cmdline = p2ps_root_read(&c->root, "/proc/cmdline", NULL, false);
 	size_t off;
 	int k;
@@ -256,7 +261,7 @@ static void check_kernel(struct dctx *c)
 			snprintf(tok, sizeof(tok), "lockdown=%.20s", buf);
 			grub_remove(fix, sizeof(fix), tok);
 			off = strlen(fix);
-			p2ps_catf(fix, sizeof(fix), &off, "\n", "or sign p2p-shim.ko with a key the kernel trusts");
+			p2ps_catf(fix, sizeof(fix), &off, "\n", "or " MOK_STEPS);
 			p2ps_dr_add(c, "lockdown", NULL, P2PS_V_FAIL, "/proc/cmdline", fix,
 			    "lockdown=%s on the kernel command line refuses unsigned modules", buf);
 		}
@@ -267,7 +272,7 @@ static void check_kernel(struct dctx *c)
 	} else if (cfg(c, "CONFIG_LOCK_DOWN_KERNEL_FORCE_CONFIDENTIALITY") == 1 ||
 		   cfg(c, "CONFIG_LOCK_DOWN_KERNEL_FORCE_INTEGRITY") == 1) {
 		p2ps_dr_add(c, "lockdown", NULL, P2PS_V_FAIL, src,
-		    "sign p2p-shim.ko with a key the kernel trusts\nor use a kernel without forced lockdown",
+		    MOK_STEPS "\nor use a kernel without forced lockdown",
 		    "kernel config forces lockdown: unsigned modules are refused");
 	} else {
 		p2ps_dr_add(c, "lockdown", NULL, P2PS_V_OK, src,
@@ -320,14 +325,21 @@ static void check_kernel(struct dctx *c)
 	if ((k || cfg(c, "CONFIG_MODULE_SIG_FORCE") == 1) && sig)
 		p2ps_dr_add(c, "sig-enforce", NULL, P2PS_V_WARN, mod, SIGNED_REMEDY,
 		    "module signatures enforced; %s is signed: taken if its key is enrolled", mod);
-	else if (k)
+	else if (k) {
+		/* from the command line (else the config): taken off where it is written */
+		p2ps_strlcpy(fix, MOK_STEPS, sizeof(fix));
+		if (cmdline_param(cmdline, "module.sig_enforce", buf, sizeof(buf))) {
+			char grub[256];
+
+			snprintf(tok, sizeof(tok), "module.sig_enforce%s%.16s", *buf ? "=" : "", buf);
+			grub_remove(grub, sizeof(grub), tok);
+			off = strlen(fix);
+			p2ps_catf(fix, sizeof(fix), &off, "\n", "or %s", grub);
+		}
 		p2ps_dr_add(c, "sig-enforce", NULL, P2PS_V_FAIL, "/sys/module/module/parameters/sig_enforce",
-		    "sign p2p-shim.ko with a key the kernel trusts (scripts/sign-file)\n"
-		    "or boot without module.sig_enforce=1 (where /proc/cmdline has it)",
-		    "module signatures enforced: an unsigned p2p-shim.ko is refused");
-	else if (cfg(c, "CONFIG_MODULE_SIG_FORCE") == 1)
-		p2ps_dr_add(c, "sig-enforce", NULL, P2PS_V_FAIL, src,
-		    "sign p2p-shim.ko with a key the kernel trusts (scripts/sign-file)",
+		    fix, "module signatures enforced: an unsigned p2p-shim.ko is refused");
+	} else if (cfg(c, "CONFIG_MODULE_SIG_FORCE") == 1)
+		p2ps_dr_add(c, "sig-enforce", NULL, P2PS_V_FAIL, src, MOK_STEPS,
 		    "CONFIG_MODULE_SIG_FORCE=y: an unsigned p2p-shim.ko is refused");
 	else
 		p2ps_dr_add(c, "sig-enforce", NULL, P2PS_V_OK, "/sys/module/module/parameters/sig_enforce",

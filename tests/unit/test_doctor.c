@@ -857,19 +857,19 @@ static void test_remedy_lines(void **state)
 {
 	struct p2ps_doctor_report rep = { 0 };
 	struct dctx c = { .r = &rep };
-	char big[400], xs[151];
+	char big[800], xs[301];
 	const struct p2ps_finding *f;
 
 	(void)state;
-	memset(xs, 'x', 150);
-	xs[150] = '\0';
-	/* 150 + 1 + 149: the second line does not fit whole */
-	snprintf(big, sizeof(big), "%s\nsetpci -s 0000:02:08.0 %.126s\nthird", xs, xs);
+	memset(xs, 'x', 300);
+	xs[300] = '\0';
+	/* 300 + 1 + 249 > 511: the second line does not fit whole */
+	snprintf(big, sizeof(big), "%s\nsetpci -s 0000:02:08.0 %.226s\nthird", xs, xs);
 	p2ps_dr_add(&c, "t", NULL, P2PS_V_WARN, "", big, "two fixes");
 	p2ps_dr_add(&c, "t2", NULL, P2PS_V_WARN, "", "first\n\nsecond \x1b[31m\n", "ok");
 	assert_int_equal(c.err, 0);
 	f = &rep.findings[0];
-	assert_int_equal(strlen(f->remedy), 150);
+	assert_int_equal(strlen(f->remedy), 300);
 	assert_null(strchr(f->remedy, '\n'));
 	/* empty lines dropped, each line sanitized on its own, the '\n' kept */
 	f = &rep.findings[1];
@@ -1523,6 +1523,7 @@ static void test_iommu_facts(void **state)
 	char tmpl[] = "/tmp/p2ps-doctor-XXXXXX", cmd[4096], root[512], path[2048];
 	const char *dir = mkdtemp(tmpl);
 	struct p2ps_doctor_report *r;
+	struct p2ps_doctor_digest *d;
 	const struct p2ps_finding *f;
 	size_t i;
 
@@ -1531,6 +1532,12 @@ static void test_iommu_facts(void **state)
 	f = finding(r, "iommu", NULL);
 	assert_int_equal(f->verdict, P2PS_V_WARN);
 	assert_non_null(strstr(f->remedy, "amd_iommu=pt/intel_iommu=pt are not kernel options"));
+	/* no group type read: translation is not known per GPU, so not said, and no pair blocked */
+	assert_string_equal(f->detail, "IOMMU on (1 unit), DMA translation unknown per GPU (no IOMMU group type)");
+	assert_null(strstr(f->remedy, "fault;"));
+	assert_non_null(strstr(f->remedy, "if a GPU's /sys/kernel/iommu_groups/N/type is DMA or DMA-FQ"));
+	assert_int_equal(r->nr_p2p_possible, 1);
+	assert_string_equal(r->summary, "P2P possible for 1 of 1 pair");
 	p2ps_doctor_free(r);
 	r = doctor_edited("amd-chipset", "printf 'ro %01200d iommu=pt\\n' 0 >proc/cmdline");
 	f = finding(r, "iommu", NULL);
@@ -1581,6 +1588,18 @@ static void test_iommu_facts(void **state)
 	assert_int_equal(r->nr_p2p_possible, 0);
 	assert_non_null(strstr(r->summary, "P2P possible for 0 of 1 pair (1 blocked: "));
 	assert_non_null(strstr(r->summary, "IOMMU translates its DMA"));
+	/* the pair itself says so: its row, pairs[].p2p (JSON) and the digest */
+	assert_int_equal(r->nr_pairs, 1);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NONE);
+	assert_non_null(strstr(r->pairs[0].p2p_why, "blocked"));
+	assert_non_null(strstr(r->pairs[0].p2p_why, "IOMMU"));
+	assert_int_equal(p2ps_doctor_digest(r, &d), 0);
+	assert_int_equal(d->nr_pairs, 1);
+	assert_int_equal(d->pairs[0].p2p, P2PS_P2P_NONE);
+	assert_string_equal(d->pairs[0].who, "0-1");
+	assert_non_null(strstr(d->pairs[0].why, "blocked"));
+	assert_non_null(strstr(d->pairs[0].why, "IOMMU"));
+	p2ps_doctor_digest_free(d);
 	p2ps_doctor_free(r);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
@@ -1835,6 +1854,9 @@ static void test_loaded_signed(void **state)
 	(void)state;
 	r = doctor("h100-vm-580", NULL);
 	assert_int_equal(verdict(r, "lockdown", NULL), P2PS_V_FAIL);
+	/* forced lockdown: the same literal MOK steps as Secure Boot's */
+	assert_non_null(strstr(finding(r, "lockdown", NULL)->remedy, "mokutil --import /var/lib/dkms/mok.pub"));
+	assert_non_null(strstr(finding(r, "sig-enforce", NULL)->remedy, "in MokManager Enroll MOK"));
 	assert_int_equal(verdict(r, "sig-enforce", NULL), P2PS_V_FAIL);
 	assert_int_equal(verdict(r, "modules-disabled", NULL), P2PS_V_FAIL);
 	p2ps_doctor_free(r);
@@ -2326,7 +2348,9 @@ static void test_kernel_switches(void **state)
 	assert_string_equal(f->remedy, "in /etc/default/grub delete lockdown=integrity from "
 			    "GRUB_CMDLINE_LINUX=\"...\" (and GRUB_CMDLINE_LINUX_DEFAULT=\"...\"), then "
 			    "update-grub (grub2-mkconfig -o /boot/grub2/grub.cfg elsewhere) and reboot\n"
-			    "or sign p2p-shim.ko with a key the kernel trusts");
+			    "or install it through DKMS (the p2p-shim-dkms package), which signs it, "
+			    "then enrol DKMS's key: mokutil --import /var/lib/dkms/mok.pub (a one-time "
+			    "password), reboot, in MokManager Enroll MOK, Continue, Yes, the password");
 	assert_int_equal(p2ps_doctor_digest(r, &d), 0);
 	for (i = n = 0; i < d->nr_remedies; i++)
 		if (!strcmp(d->remedies[i].who, "lockdown")) {
@@ -2335,6 +2359,16 @@ static void test_kernel_switches(void **state)
 		}
 	assert_int_equal(n, 2);
 	p2ps_doctor_digest_free(d);
+	p2ps_doctor_free(r);
+	/* sig_enforce from the command line: the MOK steps, and where the token is written */
+	r = doctor_edited("rtx4090-pair", "mkdir -p sys/module/module/parameters && "
+			  "echo Y >sys/module/module/parameters/sig_enforce && "
+			  "sed -i 's/$/ module.sig_enforce=1/' proc/cmdline");
+	f = finding(r, "sig-enforce", NULL);
+	assert_int_equal(f->verdict, P2PS_V_FAIL);
+	assert_non_null(strstr(f->remedy, "mokutil --import /var/lib/dkms/mok.pub"));
+	assert_non_null(strstr(f->remedy, "\nor in /etc/default/grub delete module.sig_enforce=1 from "
+			       "GRUB_CMDLINE_LINUX=\"...\""));
 	p2ps_doctor_free(r);
 	r = doctor_edited("rtx4090-pair", "sed -i 's/$/ nomodule=1/' proc/cmdline");
 	f = finding(r, "modules-disabled", NULL);
