@@ -78,7 +78,7 @@ static bool pair_translated(struct dctx *c, const struct p2ps_pair *p)
 		return false;
 	snprintf(subj, sizeof(subj), "%s %s", r->gpus[p->a].bdf, r->gpus[p->b].bdf);
 	p2ps_dr_add(c, "iommu", subj, P2PS_V_FAIL, "/sys/kernel/iommu_groups/*/type",
-		    "boot with iommu=pt\nor set the GPUs' iommu_group type to identity",
+		    P2PS_DR_PT_GRUB "\nor set the GPUs' iommu_group type to identity",
 		    "BAR1 P2P under IOMMU translation (%s): the driver's peer mappings through BAR1 use the raw bus address and fault",
 		    c->iommu_dma);
 	return true;

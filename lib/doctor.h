@@ -43,6 +43,10 @@ struct dctx {
 };
 
 /* ---- findings.c: the findings store */
+/* The literal edit for iommu=pt (doctor.c, doctor_iommu.c): one line. */
+#define P2PS_DR_PT_GRUB "add iommu=pt inside GRUB_CMDLINE_LINUX=\"...\" in /etc/default/grub, then " \
+	"update-grub (grub2-mkconfig -o /boot/grub2/grub.cfg elsewhere) and reboot"
+
 /* Append a finding (no remedy kept for an ok verdict). */
 __attribute__((format(printf, 7, 8)))
 void p2ps_dr_add(struct dctx *c, const char *check, const char *subject, enum p2ps_verdict v,

@@ -18,10 +18,10 @@
 #include "doctor.h"
 
 /* No group type read (old kernel, captured tree): translation per GPU is not known. */
-#define REMEDY_PT_IF "if a GPU's /sys/kernel/iommu_groups/N/type is DMA or DMA-FQ, boot with " \
-	"iommu=pt: under translation the driver's own BAR1 peer mappings fault"
+#define REMEDY_PT_IF "if a GPU's /sys/kernel/iommu_groups/N/type is DMA or DMA-FQ, " \
+	P2PS_DR_PT_GRUB ": under translation the driver's own BAR1 peer mappings fault"
 #define BOGUS_PT "amd_iommu=pt/intel_iommu=pt are not kernel options: "
-#define REMEDY_PT "boot with iommu=pt: with a translating IOMMU, peer mappings the driver makes " \
+#define REMEDY_PT P2PS_DR_PT_GRUB ": with a translating IOMMU, peer mappings the driver makes " \
 	"itself through BAR1 windows use the raw bus address and fault; CUDA peer mappings " \
 	"through UVM use the IOMMU address and work"
 

@@ -1536,6 +1536,9 @@ static void test_iommu_facts(void **state)
 	assert_string_equal(f->detail, "IOMMU on (1 unit), DMA translation unknown per GPU (no IOMMU group type)");
 	assert_null(strstr(f->remedy, "fault;"));
 	assert_non_null(strstr(f->remedy, "if a GPU's /sys/kernel/iommu_groups/N/type is DMA or DMA-FQ"));
+	/* the literal line to edit, as for a parameter to remove */
+	assert_non_null(strstr(f->remedy, "add iommu=pt inside GRUB_CMDLINE_LINUX=\"...\" in /etc/default/grub, "
+				   "then update-grub"));
 	assert_int_equal(r->nr_p2p_possible, 1);
 	assert_string_equal(r->summary, "P2P possible for 1 of 1 pair");
 	p2ps_doctor_free(r);
@@ -1584,7 +1587,7 @@ static void test_iommu_facts(void **state)
 	snprintf(cmd, sizeof(cmd), "%s %s", r->gpus[0].bdf, r->gpus[1].bdf);
 	f = finding(r, "iommu", cmd);
 	assert_int_equal(f->verdict, P2PS_V_FAIL);
-	assert_non_null(strstr(f->remedy, "iommu=pt"));
+	assert_non_null(strstr(f->remedy, "add iommu=pt inside GRUB_CMDLINE_LINUX=\"...\" in /etc/default/grub"));
 	assert_int_equal(r->nr_p2p_possible, 0);
 	assert_non_null(strstr(r->summary, "P2P possible for 0 of 1 pair (1 blocked: "));
 	assert_non_null(strstr(r->summary, "IOMMU translates its DMA"));
