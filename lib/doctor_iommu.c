@@ -165,6 +165,20 @@ void p2ps_dr_iommu(struct dctx *c)
 	if (n == 0) {
 		p2ps_dr_add(c, "iommu", NULL, P2PS_V_OK, "/sys/class/iommu", NULL,
 		    "IOMMU off (no IOMMU registered)");
+	} else if (cl.passthrough == 0) {
+		/*
+		 * iommu=nopt or iommu.passthrough=0: every group's default
+		 * domain translates, the GPUs' included; their pairs are
+		 * blocked as for a DMA group type.
+		 */
+		size_t i, o = 0;
+
+		for (i = 0; i < c->r->nr_gpus; i++)
+			p2ps_catf(c->iommu_dma, sizeof(c->iommu_dma), &o, ", ", "%s", c->r->gpus[i].bdf);
+		p2ps_dr_add(c, "iommu", NULL, P2PS_V_WARN, "/proc/cmdline",
+		    "delete iommu=nopt and iommu.passthrough=0 from GRUB_CMDLINE_LINUX=\"...\" "
+		    "in /etc/default/grub; " REMEDY_PT,
+		    "IOMMU translates DMA for every GPU (passthrough turned off on the command line)");
 	} else if (cl.passthrough == 1) {
 		p2ps_dr_add(c, "iommu", NULL, P2PS_V_OK, "/proc/cmdline", NULL,
 		    "IOMMU in passthrough mode (%zu unit%s)", n, n == 1 ? "" : "s");

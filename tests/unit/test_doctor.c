@@ -1542,6 +1542,16 @@ static void test_iommu_facts(void **state)
 	assert_int_equal(r->nr_p2p_possible, 1);
 	assert_string_equal(r->summary, "P2P possible for 1 of 1 pair");
 	p2ps_doctor_free(r);
+	/* passthrough turned off on the command line: translated, the pair blocked */
+	r = doctor_edited("amd-chipset", "sed -i 's/amd_iommu=on/amd_iommu=on iommu=nopt/' proc/cmdline");
+	f = finding(r, "iommu", NULL);
+	assert_int_equal(f->verdict, P2PS_V_WARN);
+	assert_string_equal(f->detail,
+			    "IOMMU translates DMA for every GPU (passthrough turned off on the command line)");
+	assert_non_null(strstr(f->remedy, "delete iommu=nopt and iommu.passthrough=0 from"));
+	assert_int_equal(r->nr_p2p_possible, 0);
+	assert_non_null(strstr(r->summary, "IOMMU translates its DMA"));
+	p2ps_doctor_free(r);
 	r = doctor_edited("amd-chipset", "printf 'ro %01200d iommu=pt\\n' 0 >proc/cmdline");
 	f = finding(r, "iommu", NULL);
 	assert_int_equal(f->verdict, P2PS_V_OK);
