@@ -248,7 +248,18 @@ void vchild_kill(struct vchild *c);
 int vchild_read(struct vchild *c, const char *until, double end);
 _Noreturn void vchild_stuck(FILE *out);
 void vchild_init(void);
+const char *vchild_line(const char *buf, const char *key, int *len);
 #define VCHILD_REAP_S 10
+
+/*
+ * How long a second process (ipc's, car's rank 1, an nccl rank starting) may
+ * take to get ready or to finish: its own waits are --timeout each, and it
+ * loads CUDA and the kernels first.
+ */
+static inline double vchild_limit(const struct vstate *v)
+{
+	return 3 * v->timeout + 10;
+}
 
 /* verify_nccl.c */
 int nccl_open(char *why, size_t len);
