@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * p2pctl verify, inside: the state of a run, one test's result, and what
- * the test families (verify_<family>.c) share. verify.c parses the command
- * line and runs the families pair by pair; verify_report.c prints and
- * judges what they found. Nothing here is used by bench.
+ * the test families (verify_<family>.c) share. verify_args.c parses the
+ * command line, verify.c runs the families pair by pair, verify_report.c
+ * prints and judges what they found. Nothing here is used by bench.
  */
 #ifndef P2P_CUDA_VERIFY_H
 #define P2P_CUDA_VERIFY_H
@@ -148,6 +148,35 @@ struct pverdict {
 	char cell[V_COUNT][2][6];	/* the grid: [test][0: a->b, 1: b->a]; "" not run */
 };
 
+/* verify_args.c: the command line, beside what it sets in struct vstate. */
+struct vopts {
+	int json;		/* --json */
+	const char *pairs;	/* --pairs as given; NULL: every pair */
+	const char *tlist;	/* --tests as given */
+	int seeded;		/* --seed given */
+	int sel[P2P_MAX_GPUS][P2P_MAX_GPUS];	/* the pairs --pairs selects */
+	int child;		/* 'I', 'C', 'R': run as --ipc-child, --car-child, --nccl-child */
+	const char *child_spec;	/* ... with this spec */
+};
+/* -1: run (or o->child); else the exit status (a usage error, --help). */
+int verify_args(int argc, char **argv, FILE *out, FILE *err, struct vstate *v, struct vopts *o);
+
+/* What one run found, from verify.c's run to verify_report.c's verdict. */
+struct vrun {
+	int n;				/* GPUs found */
+	int use[P2P_MAX_GPUS];		/* the GPUs the selected pairs use */
+	struct vtest tests[2 * V_COUNT * 2];	/* the tests of the pair under test */
+	struct vtest ctests[3 * P2P_MAX_GPUS * P2P_MAX_GPUS];	/* concurrent's and nccl's */
+	int nct;
+	struct pverdict pvs[P2P_MAX_GPUS * P2P_MAX_GPUS];
+	int npv;
+	int pvjson[P2P_MAX_GPUS * P2P_MAX_GPUS];	/* pvs[q]'s index in jpairs, or -1 */
+	json_object *jpairs;		/* --json: an object per pair run */
+	char nccl_verdict[1024];
+	int nccl_ran;
+	int nok, nfail, nskip, nunproven, npartial;
+};
+
 /* verify_common.c */
 int vfail(struct vtest *t, const char *what, CUresult cr);
 /* 0 if cr is CUDA_SUCCESS, else vfail()'s -1. */
@@ -219,7 +248,18 @@ void vchild_kill(struct vchild *c);
 int vchild_read(struct vchild *c, const char *until, double end);
 _Noreturn void vchild_stuck(FILE *out);
 void vchild_init(void);
+const char *vchild_line(const char *buf, const char *key, int *len);
 #define VCHILD_REAP_S 10
+
+/*
+ * How long a second process (ipc's, car's rank 1, an nccl rank starting) may
+ * take to get ready or to finish: its own waits are --timeout each, and it
+ * loads CUDA and the kernels first.
+ */
+static inline double vchild_limit(const struct vstate *v)
+{
+	return 3 * v->timeout + 10;
+}
 
 /* verify_nccl.c */
 int nccl_open(char *why, size_t len);
@@ -243,6 +283,9 @@ int run_concurrent(struct vstate *v, int sel[P2P_MAX_GPUS][P2P_MAX_GPUS], struct
 			  int *nt, int maxt);
 
 /* verify_report.c */
+/* The run's verdict on out, text or JSON; then its exit status. */
+void verify_report(struct vstate *v, struct vrun *r, int json, FILE *out);
+int verify_status(const struct vstate *v, const struct vrun *r);
 json_object *vtest_json(const struct vtest *t);
 void vdone(struct vstate *v, struct vtest *t, int stop_before);
 void um_print(FILE *out, const struct vstate *v, int a, int b, const struct umpair *u);

@@ -267,7 +267,9 @@ int run_car(struct vstate *v, struct vtest *t)
 	struct vchild ch;
 	CUdeviceptr buf[2] = { 0 };
 	CUipcMemHandle h[2];
-	char spec[600], hs[2][129], err[1024], *l;
+	char spec[600], hs[2][129], err[1024];
+	const char *l;
+	int ln, n;
 	size_t nb = v->size < CAR_MAX ? v->size & ~(size_t)3 : CAR_MAX;
 	unsigned base;
 
@@ -339,36 +341,34 @@ int run_car(struct vstate *v, struct vtest *t)
 		 a, b, c.n, c.seed, base, v->timeout, hs[0], hs[1]);
 	if (vchild_start(t, "--car-child", spec, &ch))
 		goto free;
-	k = vchild_read(&ch, "car-child: READY", now_s() + 3 * v->timeout + 10);
+	k = vchild_read(&ch, "car-child: READY", now_s() + vchild_limit(v));
 	if (k) {
 		t->ok = 0;
 		if (k < 0) {
 			snprintf(t->error, sizeof(t->error), "the second process (rank 1, GPU %d) did not get "
-				 "ready within %.3g s and was killed", b, 3 * v->timeout + 10);
+				 "ready within %.3g s and was killed", b, vchild_limit(v));
 		} else {
-			l = strstr(ch.buf, "car-child: ERROR ");
+			l = vchild_line(ch.buf, "car-child: ERROR ", &ln);
 			snprintf(t->error, sizeof(t->error), "the second process (rank 1, GPU %d) failed: %.900s",
-				 b, l ? l + 17 : ch.buf);
+				 b, l ? l : ch.buf);
 		}
 		goto free;
 	}
 	k = car_run(&c, err, sizeof(err));
 	/* Rank 1 to its end; once rank 0 has failed, it gets 2 s. */
-	if (vchild_read(&ch, NULL, now_s() + (k ? 2 : 3 * v->timeout + 10)) && !k) {
+	if (vchild_read(&ch, NULL, now_s() + (k ? 2 : vchild_limit(v))) && !k) {
 		t->ok = 0;
 		snprintf(t->error, sizeof(t->error), "the second process (rank 1, GPU %d) did not finish "
-			 "within %.3g s and was killed: the custom all-reduce hangs", b, 3 * v->timeout + 10);
+			 "within %.3g s and was killed: the custom all-reduce hangs", b, vchild_limit(v));
 		goto free;
 	}
 	if (k) {
-		char *c1 = strstr(ch.buf, "car-child: FAIL "), *nl = c1 ? strchr(c1, '\n') : NULL;
-
+		l = vchild_line(ch.buf, "car-child: FAIL ", &ln);
 		t->ok = 0;
 		snprintf(t->error, sizeof(t->error), "rank 0 (this process, GPU %d): %.600s", a, err);
-		if (c1)
+		if (l)
 			snprintf(t->error + strlen(t->error), sizeof(t->error) - strlen(t->error),
-				 "; rank 1 (GPU %d): %.*s", b, (int)(nl ? nl - c1 - 16 : (long)strlen(c1 + 16)),
-				 c1 + 16);
+				 "; rank 1 (GPU %d): %.*s", b, ln, l);
 		if (k == -2) {
 			t->hung = 1;
 			v->hung = 1;
@@ -381,16 +381,15 @@ int run_car(struct vstate *v, struct vtest *t)
 	/* rank 1's result: its last line but READY (past 4 KiB of output the
 	 * buffer keeps its newer half, READY may be gone) */
 	l = NULL;
-	for (char *p = strstr(ch.buf, "car-child: "); p; p = strstr(p + 11, "car-child: "))
-		if (strncmp(p + 11, "READY", 5))
+	for (const char *p = ch.buf; (p = vchild_line(p, "car-child: ", &n)); )
+		if (strncmp(p, "READY", 5)) {
 			l = p;
-	if (!l || strncmp(l + 11, "OK", 2)) {
-		char *nl = l ? strchr(l, '\n') : NULL;
-
+			ln = n;
+		}
+	if (!l || strncmp(l, "OK", 2)) {
 		t->ok = 0;
 		snprintf(t->error, sizeof(t->error), "rank 1 (second process, GPU %d): %.*s", b,
-			 l ? (int)(nl ? nl - l - 11 : (long)strlen(l + 11)) : 60,
-			 l ? l + 11 : "no result from the second process");
+			 l ? ln : 60, l ? l : "no result from the second process");
 		goto free;
 	}
 	t->rounds = 2 * CAR_ROUNDS;

@@ -192,6 +192,23 @@ int vchild_read(struct vchild *c, const char *until, double end)
 }
 
 /*
+ * The one reading of a child's lines ("ipc-child: ERROR why\n"): where key
+ * first appears in buf, the text after it (NULL if it does not), and *len
+ * that text's length to the end of its line.
+ */
+const char *vchild_line(const char *buf, const char *key, int *len)
+{
+	const char *s = strstr(buf, key), *e;
+
+	if (!s)
+		return NULL;
+	s += strlen(key);
+	e = strchr(s, '\n');
+	*len = (int)(e ? e - s : (long)strlen(s));
+	return s;
+}
+
+/*
  * In a second process, first thing: end with verify. A rank stuck in NCCL's
  * bootstrap or a child spinning on a GPU would otherwise outlive a verify
  * ended by a second SIGTERM or by SIGKILL, holding its GPU's memory and SMs.

@@ -124,10 +124,10 @@ static int ipc_spawn(struct vstate *v, struct vtest *t, const char *spec, struct
 {
 	if (vchild_start(t, "--ipc-child", spec, c))
 		return -1;
-	if (vchild_read(c, NULL, now_s() + 3 * v->timeout + 10) < 0) {
+	if (vchild_read(c, NULL, now_s() + vchild_limit(v)) < 0) {
 		t->ok = 0;
 		snprintf(t->error, sizeof(t->error), "the second process did not finish within %.3g s "
-			 "and was killed: the IPC path hangs", 3 * v->timeout + 10);
+			 "and was killed: the IPC path hangs", vchild_limit(v));
 		return -1;
 	}
 	return 0;

@@ -259,15 +259,14 @@ static void nrank_pump(struct nrank *c, int n, int ms)
 static int nrank_line(const struct nrank *c, const char *word, char *buf, size_t len)
 {
 	char key[32];
-	const char *s, *e;
+	const char *s;
+	int n;
 
 	snprintf(key, sizeof(key), NC "%s ", word);
-	s = strstr(c->proc.buf, key);
+	s = vchild_line(c->proc.buf, key, &n);
 	if (!s)
 		return 0;
-	s += strlen(key);
-	e = strchr(s, '\n');
-	snprintf(buf, len, "%.*s", (int)(e ? e - s : (long)strlen(s)), s);
+	snprintf(buf, len, "%.*s", n, s);
 	return 1;
 }
 
@@ -399,7 +398,7 @@ static void nrank_why(struct vtest *t, const struct nrank *c, int k, int gpu)
 
 /*
  * The nccl test of GPU set gs with one process per GPU. Deadlines: starting
- * (loading CUDA, NCCL, the kernels) 3 x --timeout + 10 s; ncclCommInitRank
+ * (loading CUDA, NCCL, the kernels) vchild_limit, 3 x --timeout + 10 s; ncclCommInitRank
  * --timeout from when the last rank entered it (the ranks wait for each
  * other); each all-reduce --timeout + 2 s (the rank's own wait is --timeout,
  * so its HUNG line comes first). Once a rank has ended without OK, the
@@ -475,11 +474,11 @@ void run_nccl_procs(struct vstate *v, struct vtest *t, const int *gs, int ng)
 			}
 			live++;
 			if (!strcmp(c[k].stage, "ncclCommInitRank"))
-				lim = ininit == ng ? lastinit + v->timeout : c[k].since + 3 * v->timeout + 10;
+				lim = ininit == ng ? lastinit + v->timeout : c[k].since + vchild_limit(v);
 			else if (!strncmp(c[k].stage, "all-reduce", 10))
 				lim = c[k].since + v->timeout + 2;
 			else
-				lim = c[k].since + 3 * v->timeout + 10;
+				lim = c[k].since + vchild_limit(v);
 			if (bad >= 0 && firstbad + 2 < lim)
 				lim = firstbad + 2;
 			if (now > lim && bad >= 0) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * p2pctl verify's output: a line per test, JSON, and the per-pair grid and
- * verdict.
+ * p2pctl verify's output: a line per test, JSON, the per-pair grid and
+ * verdict, and the run's result and exit status.
  */
 
 #include "verify.h"
@@ -459,4 +459,134 @@ void pair_json(struct vstate *v, json_object *jpairs, int a, int b, int pfail, c
 	json_object_object_add(jp, "tests", jt);
 	json_object_object_add(jp, "managed", um_json(v, a, b, um));
 	json_object_array_add(jpairs, jp);
+}
+
+/* The verdicts of the run, into root's "verdicts", and each pair's into its object. */
+static void verdicts_json(struct vstate *v, struct vrun *r, json_object *root)
+{
+	json_object *jv = json_object_new_array();
+	char line[512];
+
+	for (int q = 0; q < r->npv; q++) {
+		const struct pverdict *pv = &r->pvs[q];
+		json_object *jp;
+
+		pv_line(pv, v, line, sizeof(line));
+		json_object_array_add(jv, json_object_new_string(line));
+		if (r->pvjson[q] < 0)
+			continue;
+		jp = json_object_array_get_idx(r->jpairs, r->pvjson[q]);
+		json_object_object_add(jp, "grid", pv_grid_json(pv, v));
+		json_object_object_add(jp, "verdict", json_object_new_string(line));
+		json_object_object_add(jp, "tests_not_run", pv_keymiss_json(pv));
+		json_object_object_add(jp, "path_proven", json_object_new_boolean(
+			pv->measured && !pv->nfail && pv->peer_ok));
+		if (pv->link.kind != LINK_UNKNOWN) {
+			json_object *jl = json_object_new_object();
+
+			json_object_object_add(jl, "link", json_object_new_string(pv->link.label));
+			json_object_object_add(jl, "gbps", json_object_new_double(
+				(double)(int64_t)(pv->link.gbps * 100) / 100));
+			json_object_object_add(jp, "line_rate", jl);
+		}
+	}
+	if (r->nccl_verdict[0])
+		json_object_array_add(jv, json_object_new_string(r->nccl_verdict));
+	json_object_object_add(root, "verdicts", jv);
+}
+
+static void report_json(struct vstate *v, struct vrun *r, const char *result, FILE *out)
+{
+	json_object *o = json_object_new_object(), *jc = json_object_new_array();
+	char seed[32];
+
+	for (int k = 0; k < r->nct; k++)
+		json_object_array_add(jc, vtest_json(&r->ctests[k]));
+	snprintf(seed, sizeof(seed), "0x%016" PRIx64, v->seed0);
+	json_object_object_add(o, "command", json_object_new_string("verify"));
+	json_object_object_add(o, "format", json_object_new_int(2));
+	json_object_object_add(o, "size_bytes", json_object_new_int64((int64_t)v->size));
+	json_object_object_add(o, "seed", json_object_new_string(seed));
+	json_object_object_add(o, "timeout_s", json_object_new_double(v->timeout));
+	json_object_object_add(o, "loopback", json_object_new_boolean(v->loopback));
+	json_object_object_add(o, "driver_version", json_object_new_int(v->r.driver_version));
+	json_object_object_add(o, "devices", rig_devices_json(&v->r));
+	json_object_object_add(o, "pairs", r->jpairs);
+	json_object_object_add(o, "concurrent", jc);
+	verdicts_json(v, r, o);
+	json_object_object_add(o, "ok_tests", json_object_new_int(r->nok));
+	json_object_object_add(o, "unproven_paths", json_object_new_int(r->nunproven));
+	json_object_object_add(o, "failures", json_object_new_int(r->nfail));
+	json_object_object_add(o, "skipped_tests", json_object_new_int(r->nskip));
+	if (v->hung)
+		json_object_object_add(o, "hung", json_object_new_string(v->hang));
+	if (dl_stop)
+		json_object_object_add(o, "interrupted", json_object_new_string(sigabbrev_np(dl_stop)));
+	json_object_object_add(o, "result", json_object_new_string(result));
+	fprintf(out, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+							      JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+static void report_text(struct vstate *v, struct vrun *r, const char *result, FILE *out)
+{
+	char line[512];
+	int rows = 0;
+
+	for (int m = 0; m < V_COUNT; m++)
+		rows += grid_row(v, m);
+	if (r->npv && rows) {
+		fprintf(out, "grid (test x direction: OK, OK* path not proven, PART not all tested, FAIL, HUNG, SKIP, - not run):\n");
+		for (int q = 0; q < r->npv; q++)
+			pv_grid(out, &r->pvs[q], v);
+	}
+	if (r->npv || r->nccl_verdict[0])
+		fprintf(out, "verdict:\n");
+	for (int q = 0; q < r->npv; q++) {
+		pv_line(&r->pvs[q], v, line, sizeof(line));
+		fprintf(out, "  %s\n", line);
+	}
+	if (r->nccl_verdict[0])
+		fprintf(out, "  %s\n", r->nccl_verdict);
+	for (int g = 0; g < r->n; g++)
+		if (v->lost[g][0])
+			fprintf(out, "  GPU %d: its context was lost to %s's fault (CUDA errors are "
+				"sticky): the later tests that use GPU %d were not run\n", g, v->lost[g], g);
+	if (dl_stop)
+		fprintf(out, "verify: INTERRUPTED by SIG%s, a partial verdict (%d OK, %d FAIL", sigabbrev_np(dl_stop),
+			r->nok, r->nfail);
+	else
+		fprintf(out, "verify: %s (%d OK, %d FAIL", result, r->nok, r->nfail);
+	if (r->nskip)
+		fprintf(out, ", %d skipped", r->nskip);
+	fprintf(out, ")");
+	if (r->nunproven)
+		fprintf(out, "; %d OK without a proven path", r->nunproven);
+	if (r->npartial)
+		fprintf(out, "; %d vram test%s covered only part of free memory", r->npartial,
+			r->npartial == 1 ? "" : "s");
+	fprintf(out, "\n");
+}
+
+void verify_report(struct vstate *v, struct vrun *r, int json, FILE *out)
+{
+	/* a run in which every test was skipped proved nothing: not OK */
+	const char *result = v->hung ? "HUNG" : dl_stop ? "INTERRUPTED" : r->nfail ? "FAIL" :
+			     !r->nok ? "NO TEST RAN" : r->npartial ? "PARTIAL" : "OK";
+
+	if (dl_stop && !r->nccl_verdict[0] && (v->tests & (1u << V_NCCL)) && !r->nccl_ran)
+		snprintf(r->nccl_verdict, sizeof(r->nccl_verdict), "nccl: not run (interrupted by %s)",
+			 strsignal(dl_stop));
+	if (json)
+		report_json(v, r, result, out);
+	else
+		report_text(v, r, result, out);
+	fflush(out);
+}
+
+int verify_status(const struct vstate *v, const struct vrun *r)
+{
+	if (dl_stop && !v->hung)
+		return 128 + dl_stop;	/* as a shell reports a command the signal ended */
+	return r->nfail || v->hung || !r->nok ? P2P_EXIT_FAIL : P2P_EXIT_OK;
 }
