@@ -1956,10 +1956,10 @@ RM_FN void kbusDetermineBar1ApertureLength_IMPL(OBJGPU *pGpu, KernelBus *pKernel
 
 RM_FN void kbusInitRegistryOverrides(OBJGPU *pGpu, KernelBus *pKernelBus)
 {
+	NvU32 data __maybe_unused;
+
 	pKernelBus->staticBar1ForceType = STATIC_BAR1_DEFAULT;
 #if !NV_GEN_0	/* RMForceStaticBar1 arrived in 565 */
-	NvU32 data;
-
 	if (osReadRegistryDword(pGpu, NV_REG_STR_RM_FORCE_STATIC_BAR1,
 				&data) == NV_OK &&
 	    data < NV_REG_STR_RM_FORCE_STATIC_BAR1_MAX)
@@ -2045,6 +2045,8 @@ RM_FN NV_STATUS dmaAllocBar1P2PMapping_GH100(OBJGPU *pGpu,
 	pOut->bUncached = NV_TRUE;
 	pOut->pageSize = pSub->pageSize;
 
+	/* The window memdesc, kept for the free (pBar1P2PVirtMemDesc) */
+	params->pDmaMappingInfo->pMemDesc = pOut;
 	params->pMemDescOut = pOut;
 	params->offsetOut = 0;
 	params->flagsOut = params->flags | DMA_FLAGS_PHYSICAL_KIND |
