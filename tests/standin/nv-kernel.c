@@ -361,7 +361,7 @@ struct KernelBus {
 #endif
 	/* The BAR1 VA space's dynamic mappings (rmBar1VaAlloc). */
 	struct {
-		NvU64 offset, size;
+		NvU64 offset, size, pageSize;
 	} bar1Maps[16];
 	NvU32 bar1MapCount;
 	NvBool bBar1Force64KBMapping;	/* kbusDetermineBar1Force64KBMapping */
@@ -1349,18 +1349,18 @@ RM_FN void kbusDetermineBar1Force64KBMapping_IMPL(OBJGPU *pGpu,
 /*
  * The page size of a dynamic BAR1 mapping (dmaAllocMapping_GM107 for the
  * BAR1 VA space): the memory's own page size, lowered to the big page
- * size (64 KiB) when the GPU forces 64 KiB BAR1 mappings, which is then
- * also set on the memdesc being mapped.
+ * size (64 KiB) when the GPU forces 64 KiB BAR1 mappings.  The real code
+ * also sets the lowered size on the memdesc it maps, but that is the
+ * temporary sub-memdesc _kbusMapAperture_GM107 makes and destroys around
+ * the call: the caller's memdesc keeps its own page size.
  */
 static NvU64 rmBar1MapPageSize(KernelBus *pKernelBus,
-			       MEMORY_DESCRIPTOR *pMemDesc)
+			       const MEMORY_DESCRIPTOR *pMemDesc)
 {
 	NvU64 pageSize = pMemDesc->pageSize ?: SZ_64K;
 
-	if (pageSize > SZ_64K && pKernelBus->bBar1Force64KBMapping) {
+	if (pageSize > SZ_64K && pKernelBus->bBar1Force64KBMapping)
 		pageSize = SZ_64K;
-		pMemDesc->pageSize = pageSize;
-	}
 	return pageSize;
 }
 
@@ -1417,16 +1417,18 @@ static NvBool rmBar1Busy(OBJGPU *pGpu, KernelBus *pKernelBus, NvU64 cand,
 
 /*
  * The BAR1 VA space: fixed or first-fit placement aligned to @align
- * (the mapping's page size, at least 64 KiB), the length rounded up to
- * it, below the overfetch WAR page at the end (vaRangeMax,
- * kern_bus_gm107.c).
+ * (the mapping's page size @pageSize, at least 64 KiB), the length
+ * rounded up to it, below the overfetch WAR page at the end (vaRangeMax,
+ * kern_bus_gm107.c).  The caller's length is not changed: the real map
+ * never writes the rounded size back.
  */
 static NV_STATUS rmBar1VaAlloc(OBJGPU *pGpu, KernelBus *pKernelBus,
-			       NvU64 *pOffset, NvU64 *pSize, NvU64 align,
+			       NvU64 *pOffset, NvU64 length, NvU64 pageSize,
 			       NvBool bFixed)
 {
+	NvU64 align = max_t(NvU64, pageSize, SZ_64K);
 	NvU64 limit = rmBar1ApertureLength(pGpu) - SZ_4K;
-	NvU64 size = ALIGN(*pSize, align);
+	NvU64 size = ALIGN(length, align);
 	NvU64 cand = bFixed ? *pOffset : 0;
 	NvU32 n = pKernelBus->bar1MapCount;
 	NvU64 end;
@@ -1445,9 +1447,9 @@ static NV_STATUS rmBar1VaAlloc(OBJGPU *pGpu, KernelBus *pKernelBus,
 		return NV_ERR_NO_MEMORY;
 	pKernelBus->bar1Maps[n].offset = cand;
 	pKernelBus->bar1Maps[n].size = size;
+	pKernelBus->bar1Maps[n].pageSize = pageSize;
 	pKernelBus->bar1MapCount++;
 	*pOffset = cand;
-	*pSize = size;
 	return NV_OK;
 }
 
@@ -1498,10 +1500,8 @@ RM_FN NV_STATUS _kbusMapAperture_GM107(OBJGPU *pGpu, KernelBus *pKernelBus,
 
 	if (status != NV_ERR_NOT_SUPPORTED)
 		return status;
-	/* BAR1 VA is never aligned below the big page (64 KiB). */
-	return rmBar1VaAlloc(pGpu, pKernelBus, pAperOffset, pLength,
-			     max_t(NvU64, rmBar1MapPageSize(pKernelBus, pMemDesc),
-				   SZ_64K),
+	return rmBar1VaAlloc(pGpu, pKernelBus, pAperOffset, *pLength,
+			     rmBar1MapPageSize(pKernelBus, pMemDesc),
 			     !!(mapFlags & BUS_MAP_FB_FLAGS_MAP_OFFSET_FIXED));
 }
 
@@ -3890,6 +3890,8 @@ static int rmWindow(u32 a, u32 b, u64 offset, u64 length, u64 page_size,
 	status = rmWindowAlloc(pGpu, pOwner, offset, length, page_size,
 			       &pWin->info);
 	if (status == NV_OK) {
+		KernelBus *pOwnerBus = GPU_GET_KERNEL_BUS(pOwner);
+
 		pWin->bUsed = NV_TRUE;
 		pWin->pGpu = pGpu;
 		seq_buf_printf(out, "window=%td\nbar1_offset=0x%llx\nbar1_addr=0x%llx\nlength=0x%llx\npage_size=0x%llx\n",
@@ -3897,6 +3899,12 @@ static int rmWindow(u32 a, u32 b, u64 offset, u64 length, u64 page_size,
 			       pWin->info.pMemDesc->base,
 			       pWin->info.pMemDesc->size,
 			       pWin->info.pMemDesc->pageSize);
+		/* The dynamic BAR1 mapping under it (none: the static range) */
+		for (i = 0; i < pOwnerBus->bar1MapCount; i++)
+			if (pOwnerBus->bar1Maps[i].offset == pWin->info.bar1Offset)
+				seq_buf_printf(out, "bar1_page_size=0x%llx\nbar1_size=0x%llx\n",
+					       pOwnerBus->bar1Maps[i].pageSize,
+					       pOwnerBus->bar1Maps[i].size);
 	}
 	seq_buf_printf(out, "bar1_mappings=%u\n",
 		       GPU_GET_KERNEL_BUS(pOwner)->bar1MapCount);
