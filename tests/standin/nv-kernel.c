@@ -263,6 +263,7 @@ struct MEMORY_DESCRIPTOR {
 	NvU32 gpuCacheAttrib;
 	NvU32 gpuP2PCacheAttrib;
 	NvBool bDiscontiguous;	/* more than one PTE array entry */
+	NvU64 pageSize;		/* memdescGetPageSize(AT_GPU); 0: 64 KiB */
 };
 
 #define memdescGetGpuCacheAttrib(m)	((m)->gpuCacheAttrib)
@@ -357,12 +358,13 @@ struct KernelBus {
 	NV_STATUS (*__kbusUpdateStaticBar1VAMapping__)(OBJGPU *, KernelBus *,
 						       MEMORY_DESCRIPTOR *,
 						       NvU64, NvU64, NvBool);
-	/* The BAR1 VA space's mappings (gen 0 models its allocator). */
+#endif
+	/* The BAR1 VA space's dynamic mappings (rmBar1VaAlloc). */
 	struct {
-		NvU64 offset, size;
+		NvU64 offset, size, pageSize;
 	} bar1Maps[16];
 	NvU32 bar1MapCount;
-#endif
+	NvBool bBar1Force64KBMapping;	/* kbusDetermineBar1Force64KBMapping */
 	NvBool bSupportBar1P2PByDefault;
 
 	NvU32 staticBar1ForceType;
@@ -1317,6 +1319,250 @@ static __maybe_unused NvU64 rmFbAddrSpaceSize(OBJGPU *pGpu)
 	return pGpu->desc.fb_size ? pGpu->desc.fb_size : pGpu->desc.vram_size;
 }
 
+/* ---------------------------------------------------------------------
+ * The BAR1 VA space's dynamic mappings, every generation
+ * (docs/standin.md, "BAR1 VA allocator"; docs/windows.md sections 7, 13).
+ */
+#define BUS_MAP_FB_FLAGS_MAP_UNICAST		BIT(0)
+#define BUS_MAP_FB_FLAGS_MAP_OFFSET_FIXED	BIT(1)
+
+/*
+ * kbusDetermineBar1Force64KBMapping_IMPL (kern_bus.c, from
+ * kbusStatePreInitLocked_GM107 before the aperture length): forced on
+ * unless RM64KBBAR1Mappings reads 0; without the key, off exactly when
+ * the PCI BAR (not the aperture) is over 256 whole MiB.
+ */
+RM_FN void kbusDetermineBar1Force64KBMapping_IMPL(OBJGPU *pGpu,
+						  KernelBus *pKernelBus)
+{
+	NvU32 data;
+
+	pKernelBus->bBar1Force64KBMapping = NV_TRUE;
+	if (osReadRegistryDword(pGpu, "RM64KBBAR1Mappings", &data) == NV_OK) {
+		if (data == 0)
+			pKernelBus->bBar1Force64KBMapping = NV_FALSE;
+	} else if ((pGpu->desc.bar1_size >> 20) > 256) {
+		pKernelBus->bBar1Force64KBMapping = NV_FALSE;
+	}
+}
+
+/*
+ * The page size of a dynamic BAR1 mapping (dmaAllocMapping_GM107 for the
+ * BAR1 VA space): the memory's own page size, lowered to the big page
+ * size (64 KiB) when the GPU forces 64 KiB BAR1 mappings.  The real code
+ * also sets the lowered size on the memdesc it maps, but that is the
+ * temporary sub-memdesc _kbusMapAperture_GM107 makes and destroys around
+ * the call: the caller's memdesc keeps its own page size.
+ */
+static NvU64 rmBar1MapPageSize(KernelBus *pKernelBus,
+			       const MEMORY_DESCRIPTOR *pMemDesc)
+{
+	NvU64 pageSize = pMemDesc->pageSize ?: SZ_64K;
+
+	if (pageSize > SZ_64K && pKernelBus->bBar1Force64KBMapping)
+		pageSize = SZ_64K;
+	return pageSize;
+}
+
+/*
+ * BAR1 that is not the allocator's to give (565+; gen 0 maps its static
+ * BAR1 through the allocator itself): the console and the mailbox area
+ * at offset 0, and the static BAR1 range.
+ */
+static NvBool rmBar1Reserved(OBJGPU *pGpu, KernelBus *pKernelBus, NvU32 i,
+			     NvU64 *pLo, NvU64 *pHi)
+{
+	if (NV_GEN_0)
+		return NV_FALSE;
+	switch (i) {
+	case 0:
+		*pLo = 0;
+		*pHi = pGpu->desc.console_size + pKernelBus->writeMailboxTotalSize;
+		return NV_TRUE;
+	case 1:
+		*pLo = *pHi = 0;
+		if (pKernelBus->staticBar1.bStaticBar1Enabled) {
+			*pLo = pKernelBus->staticBar1.startOffset;
+			*pHi = *pLo + pKernelBus->staticBar1.size;
+		}
+		return NV_TRUE;
+	default:
+		return NV_FALSE;
+	}
+}
+
+/* Whether [cand, cand + size) overlaps a range in use; *pEnd: its end. */
+static NvBool rmBar1Busy(OBJGPU *pGpu, KernelBus *pKernelBus, NvU64 cand,
+			 NvU64 size, NvU64 *pEnd)
+{
+	NvU64 lo, hi;
+	NvU32 i;
+
+	for (i = 0; i < pKernelBus->bar1MapCount; i++) {
+		lo = pKernelBus->bar1Maps[i].offset;
+		hi = lo + pKernelBus->bar1Maps[i].size;
+		if (cand < hi && lo < cand + size) {
+			*pEnd = hi;
+			return NV_TRUE;
+		}
+	}
+	for (i = 0; rmBar1Reserved(pGpu, pKernelBus, i, &lo, &hi); i++) {
+		if (lo < hi && cand < hi && lo < cand + size) {
+			*pEnd = hi;
+			return NV_TRUE;
+		}
+	}
+	return NV_FALSE;
+}
+
+/*
+ * The BAR1 VA space: fixed or first-fit placement aligned to @align
+ * (the mapping's page size @pageSize, at least 64 KiB), the length
+ * rounded up to it, below the overfetch WAR page at the end (vaRangeMax,
+ * kern_bus_gm107.c).  The caller's length is not changed: the real map
+ * never writes the rounded size back.
+ */
+static NV_STATUS rmBar1VaAlloc(OBJGPU *pGpu, KernelBus *pKernelBus,
+			       NvU64 *pOffset, NvU64 length, NvU64 pageSize,
+			       NvBool bFixed)
+{
+	NvU64 align = max_t(NvU64, pageSize, SZ_64K);
+	NvU64 limit = rmBar1ApertureLength(pGpu) - SZ_4K;
+	NvU64 size = ALIGN(length, align);
+	NvU64 cand = bFixed ? *pOffset : 0;
+	NvU32 n = pKernelBus->bar1MapCount;
+	NvU64 end;
+
+	if (n == ARRAY_SIZE(pKernelBus->bar1Maps))
+		return NV_ERR_INSUFFICIENT_RESOURCES;
+	if (!size || (bFixed && !IS_ALIGNED(cand, align)))
+		return NV_ERR_INVALID_ARGUMENT;
+	while (cand <= limit && size <= limit - cand &&
+	       rmBar1Busy(pGpu, pKernelBus, cand, size, &end)) {
+		if (bFixed)
+			return NV_ERR_INVALID_ARGUMENT;
+		cand = ALIGN(end, align);
+	}
+	if (cand > limit || size > limit - cand)
+		return NV_ERR_NO_MEMORY;
+	pKernelBus->bar1Maps[n].offset = cand;
+	pKernelBus->bar1Maps[n].size = size;
+	pKernelBus->bar1Maps[n].pageSize = pageSize;
+	pKernelBus->bar1MapCount++;
+	*pOffset = cand;
+	return NV_OK;
+}
+
+static NV_STATUS rmBar1VaFree(KernelBus *pKernelBus, NvU64 offset)
+{
+	NvU32 i;
+
+	for (i = 0; i < pKernelBus->bar1MapCount; i++) {
+		if (pKernelBus->bar1Maps[i].offset != offset)
+			continue;
+		pKernelBus->bar1Maps[i] =
+			pKernelBus->bar1Maps[--pKernelBus->bar1MapCount];
+		return NV_OK;
+	}
+	return NV_ERR_INVALID_ARGUMENT;	/* no mapping at that BAR1 offset */
+}
+
+/*
+ * The static branch of a BAR1 map of video memory (kbusGetStaticFbAperture
+ * _HAL): NV_ERR_NOT_SUPPORTED sends the caller to the dynamic map.  565+:
+ * the static map covers FB linearly from its BAR1 start offset.
+ */
+static NV_STATUS rmBar1StaticAperture(OBJGPU *pGpu, KernelBus *pKernelBus,
+				      MEMORY_DESCRIPTOR *pMemDesc, NvU64 offset,
+				      NvU64 *pAperOffset, NvU64 *pLength)
+{
+	if (!kbusIsStaticBar1Enabled(pGpu, pKernelBus) ||
+	    pMemDesc->addressSpace != ADDR_FBMEM)
+		return NV_ERR_NOT_SUPPORTED;
+#if NV_GEN_0
+	return kbusGetStaticFbAperture_HAL(pGpu, pKernelBus, pMemDesc, offset,
+					   pAperOffset, pLength, 0);
+#else
+	if (pMemDesc->base + offset + *pLength > pKernelBus->staticBar1.size)
+		return NV_ERR_INVALID_ARGUMENT;
+	*pAperOffset = pKernelBus->staticBar1.startOffset + pMemDesc->base +
+		       offset;
+	return NV_OK;
+#endif
+}
+
+RM_FN NV_STATUS _kbusMapAperture_GM107(OBJGPU *pGpu, KernelBus *pKernelBus,
+		MEMORY_DESCRIPTOR *pMemDesc, OBJVASPACE *pVAS, NvU64 offset,
+		NvU64 *pAperOffset, NvU64 *pLength, NvU32 mapFlags, void *pDevice)
+{
+	NV_STATUS status = rmBar1StaticAperture(pGpu, pKernelBus, pMemDesc,
+						offset, pAperOffset, pLength);
+
+	if (status != NV_ERR_NOT_SUPPORTED)
+		return status;
+	return rmBar1VaAlloc(pGpu, pKernelBus, pAperOffset, *pLength,
+			     rmBar1MapPageSize(pKernelBus, pMemDesc),
+			     !!(mapFlags & BUS_MAP_FB_FLAGS_MAP_OFFSET_FIXED));
+}
+
+RM_FN NV_STATUS kbusMapFbAperture_GM107(OBJGPU *pGpu, KernelBus *pKernelBus,
+		MEMORY_DESCRIPTOR *pMemDesc, NvU64 offset, NvU64 *pAperOffset,
+		NvU64 *pLength, NvU32 flags, void *pDevice)
+{
+	return _kbusMapAperture_GM107(pGpu, pKernelBus, pMemDesc, NULL, offset,
+				      pAperOffset, pLength, flags, pDevice);
+}
+
+/*
+ * _kbusUnmapAperture_GM107 is inlined here in the 550.163.01 binary.  The
+ * static branch is a no-op (595: kbusDecreaseStaticBar1Refcount); else
+ * the BAR1 VA at @aperOffset is freed, and nothing when no mapping starts
+ * there.
+ */
+RM_FN NV_STATUS kbusUnmapFbAperture_GM107(OBJGPU *pGpu, KernelBus *pKernelBus,
+		MEMORY_DESCRIPTOR *pMemDesc, NvU64 aperOffset, NvU64 length,
+		NvU32 flags)
+{
+	if (kbusIsStaticBar1Enabled(pGpu, pKernelBus) &&
+	    pMemDesc->addressSpace == ADDR_FBMEM)
+		return NV_OK;	/* no op for the static bar1 mode */
+	return rmBar1VaFree(pKernelBus, aperOffset);
+}
+
+#define kbusMapFbAperture_HAL(g, b, m, o, pa, pl, f, d) \
+	kbusMapFbAperture_GM107((g), (b), (m), (o), (pa), (pl), (f), (d))
+#define kbusUnmapFbAperture_HAL(g, b, m, a, l, f) \
+	kbusUnmapFbAperture_GM107((g), (b), (m), (a), (l), (f))
+
+#if !NV_GEN_0
+/* kern_bus.c (565+): one range, the mapping always unmanaged. */
+RM_FN NV_STATUS kbusMapFbApertureSingle_IMPL(OBJGPU *pGpu,
+		KernelBus *pKernelBus, MEMORY_DESCRIPTOR *pMemDesc, NvU64 offset,
+		NvU64 *pAperOffset, NvU64 *pLength, NvU32 flags, void *pDevice)
+{
+	return kbusMapFbAperture_HAL(pGpu, pKernelBus, pMemDesc, offset,
+				     pAperOffset, pLength, flags, pDevice);
+}
+
+RM_FN NV_STATUS kbusUnmapFbApertureSingle_IMPL(OBJGPU *pGpu,
+		KernelBus *pKernelBus, MEMORY_DESCRIPTOR *pMemDesc,
+		NvU64 aperOffset, NvU64 length, NvU32 flags)
+{
+	return kbusUnmapFbAperture_HAL(pGpu, pKernelBus, pMemDesc, aperOffset,
+				       length, flags);
+}
+#define kbusMapFbApertureSingle(g, b, m, o, pa, pl, f, d) \
+	kbusMapFbApertureSingle_IMPL((g), (b), (m), (o), (pa), (pl), (f), (d))
+#define kbusUnmapFbApertureSingle(g, b, m, a, l, f) \
+	kbusUnmapFbApertureSingle_IMPL((g), (b), (m), (a), (l), (f))
+#else
+#define kbusMapFbApertureSingle		kbusMapFbAperture_HAL
+#define kbusUnmapFbApertureSingle	kbusUnmapFbAperture_HAL
+#endif
+
+/* BAR1 mappings left in a GPU's BAR1 VA space when it was destroyed. */
+static NvU32 rmBar1LeakedMaps[NV_STANDIN_MAX_GPUS];
+
 #if !NV_GEN_0
 /*
  * memmgrGetClientFbAddrSpaceSize_IMPL (mem_mgr.c): the client-visible FB,
@@ -1548,94 +1794,6 @@ RM_FN NV_STATUS kbusInitBar1(OBJGPU *pGpu, KernelBus *pKernelBus)
  * video memory then take the static branch of _kbusMapAperture_GM107
  * (kbusGetStaticFbAperture_HAL), and unmaps of video memory are no-ops.
  */
-#define BUS_MAP_FB_FLAGS_MAP_UNICAST		BIT(0)
-#define BUS_MAP_FB_FLAGS_MAP_OFFSET_FIXED	BIT(1)
-
-/* The BAR1 VA space: fixed or first-fit placement, as dmaAllocMapping. */
-static NV_STATUS rmBar1VaAlloc(OBJGPU *pGpu, KernelBus *pKernelBus,
-			       NvU64 *pOffset, NvU64 size, NvBool bFixed)
-{
-	NvU64 limit = rmBar1ApertureLength(pGpu) - SZ_4K;	/* overfetch WAR page */
-	NvU64 cand = bFixed ? *pOffset : 0;
-	NvU32 i, n = pKernelBus->bar1MapCount;
-	NvBool moved = NV_TRUE;
-
-	if (n == ARRAY_SIZE(pKernelBus->bar1Maps))
-		return NV_ERR_INSUFFICIENT_RESOURCES;
-	size = ALIGN(size, SZ_64K);
-	while (moved) {
-		moved = NV_FALSE;
-		for (i = 0; i < n; i++) {
-			NvU64 o = pKernelBus->bar1Maps[i].offset;
-			NvU64 e = o + pKernelBus->bar1Maps[i].size;
-
-			if (cand < e && o < cand + size) {
-				if (bFixed)
-					return NV_ERR_INVALID_ARGUMENT;
-				cand = ALIGN(e, SZ_64K);
-				moved = NV_TRUE;
-			}
-		}
-	}
-	if (cand + size > limit)
-		return NV_ERR_NO_MEMORY;
-	pKernelBus->bar1Maps[n].offset = cand;
-	pKernelBus->bar1Maps[n].size = size;
-	pKernelBus->bar1MapCount++;
-	*pOffset = cand;
-	return NV_OK;
-}
-
-static NV_STATUS rmBar1VaFree(KernelBus *pKernelBus, NvU64 offset)
-{
-	NvU32 i;
-
-	for (i = 0; i < pKernelBus->bar1MapCount; i++) {
-		if (pKernelBus->bar1Maps[i].offset != offset)
-			continue;
-		pKernelBus->bar1Maps[i] =
-			pKernelBus->bar1Maps[--pKernelBus->bar1MapCount];
-		return NV_OK;
-	}
-	return NV_ERR_INVALID_ARGUMENT;	/* no mapping at that BAR1 offset */
-}
-
-RM_FN NV_STATUS _kbusMapAperture_GM107(OBJGPU *pGpu, KernelBus *pKernelBus,
-		MEMORY_DESCRIPTOR *pMemDesc, OBJVASPACE *pVAS, NvU64 offset,
-		NvU64 *pAperOffset, NvU64 *pLength, NvU32 mapFlags, void *pDevice)
-{
-	if (kbusIsStaticBar1Enabled(pGpu, pKernelBus) &&
-	    pMemDesc->addressSpace == ADDR_FBMEM)
-		return kbusGetStaticFbAperture_HAL(pGpu, pKernelBus, pMemDesc,
-						   offset, pAperOffset, pLength, 0);
-	return rmBar1VaAlloc(pGpu, pKernelBus, pAperOffset, *pLength,
-			     !!(mapFlags & BUS_MAP_FB_FLAGS_MAP_OFFSET_FIXED));
-}
-
-RM_FN NV_STATUS kbusMapFbAperture_GM107(OBJGPU *pGpu, KernelBus *pKernelBus,
-		MEMORY_DESCRIPTOR *pMemDesc, NvU64 offset, NvU64 *pAperOffset,
-		NvU64 *pLength, NvU32 flags, void *pDevice)
-{
-	return _kbusMapAperture_GM107(pGpu, pKernelBus, pMemDesc, NULL, offset,
-				      pAperOffset, pLength, flags, pDevice);
-}
-
-/* _kbusUnmapAperture_GM107 is inlined here in the 550.163.01 binary. */
-RM_FN NV_STATUS kbusUnmapFbAperture_GM107(OBJGPU *pGpu, KernelBus *pKernelBus,
-		MEMORY_DESCRIPTOR *pMemDesc, NvU64 aperOffset, NvU64 length,
-		NvU32 flags)
-{
-	if (kbusIsStaticBar1Enabled(pGpu, pKernelBus) &&
-	    pMemDesc->addressSpace == ADDR_FBMEM)
-		return NV_OK;	/* no op for the static bar1 mode */
-	return rmBar1VaFree(pKernelBus, aperOffset);
-}
-
-#define kbusMapFbAperture_HAL(g, b, m, o, pa, pl, f, d) \
-	kbusMapFbAperture_GM107((g), (b), (m), (o), (pa), (pl), (f), (d))
-#define kbusUnmapFbAperture_HAL(g, b, m, a, l, f) \
-	kbusUnmapFbAperture_GM107((g), (b), (m), (a), (l), (f))
-
 RM_FN NvBool kbusIsBar1P2PCapable_GH100(OBJGPU *pGpu, KernelBus *pKernelBus,
 					NvU32 gfid)
 {
@@ -1769,9 +1927,6 @@ RM_FN NV_STATUS kbusInitBar1(OBJGPU *pGpu, KernelBus *pKernelBus)
 	return NV_OK;
 }
 
-/* BAR1 mappings left in a GPU's BAR1 VA space when it was destroyed. */
-static NvU32 rmBar1LeakedMaps[NV_STANDIN_MAX_GPUS];
-
 /* kbusDestroyBar1_GM107 (from kbusStatePreUnload), at GPU teardown. */
 RM_FN void kbusDestroyBar1_GM107(OBJGPU *pGpu, KernelBus *pKernelBus,
 				 NvU32 gfid)
@@ -1801,10 +1956,10 @@ RM_FN void kbusDetermineBar1ApertureLength_IMPL(OBJGPU *pGpu, KernelBus *pKernel
 
 RM_FN void kbusInitRegistryOverrides(OBJGPU *pGpu, KernelBus *pKernelBus)
 {
+	NvU32 data __maybe_unused;
+
 	pKernelBus->staticBar1ForceType = STATIC_BAR1_DEFAULT;
 #if !NV_GEN_0	/* RMForceStaticBar1 arrived in 565 */
-	NvU32 data;
-
 	if (osReadRegistryDword(pGpu, NV_REG_STR_RM_FORCE_STATIC_BAR1,
 				&data) == NV_OK &&
 	    data < NV_REG_STR_RM_FORCE_STATIC_BAR1_MAX)
@@ -1839,53 +1994,59 @@ RM_FN void _kbifInitRegistryOverrides(OBJGPU *pGpu, KernelBif *pKernelBif)
 /* ---------------------------------------------------------------------
  * VirtMemAllocator: BAR1 P2P mappings (_GH100 bodies)
  */
+/*
+ * virt_mem_allocator_gh100.c: a sub-memdesc of the peer's memory, one
+ * BAR1 range on the peer (the static branch when the peer has static
+ * BAR1, else the dynamic allocator), and a SYSMEM, uncached memdesc at
+ * the BAR1 bus address with the page size the sub-memdesc was mapped at.
+ * No IOMMU mapping.  Neither body reads pGpu or pDma.
+ */
 RM_FN NV_STATUS dmaAllocBar1P2PMapping_GH100(OBJGPU *pGpu,
 		VirtMemAllocator *pDma, DMA_BAR1P2P_MAPPING_PRARAMS *params)
 {
-	OBJGPU *pPeerGpu = params->pPeerGpu;
-	KernelBus *pPeerKernelBus = GPU_GET_KERNEL_BUS(pPeerGpu);
-	MEMORY_DESCRIPTOR *pPeerMemDesc = params->pPeerMemDesc;
-	MEMORY_DESCRIPTOR *pOut;
-	NvU64 bar1Offset;
+	OBJGPU *pPeerGpu;
+	KernelBus *pPeerKernelBus;
+	MEMORY_DESCRIPTOR *pSub, *pOut;
+	NvU64 bar1Offset = 0, len;
+	NV_STATUS status;
 
 	RM_FAULT_POINT(NV_ERR_GENERIC);
 
-#if NV_GEN_0
-	{
-		/* memdescCreateSubMem, then a BAR1 mapping on the peer */
-		MEMORY_DESCRIPTOR *pSub = &params->pDmaMappingInfo->bar1PhysMemDesc;
-		NvU64 len = params->length;
-		NV_STATUS status;
+	if (!params || !params->pVas || !params->pPeerGpu ||
+	    !params->pPeerMemDesc || !params->pDmaMappingInfo)
+		return NV_ERR_INVALID_ARGUMENT;
+	pPeerGpu = params->pPeerGpu;
+	pPeerKernelBus = GPU_GET_KERNEL_BUS(pPeerGpu);
 
-		*pSub = *pPeerMemDesc;
-		pSub->base += params->offset;
-		pSub->size = params->length;
-		bar1Offset = 0;
-		status = kbusMapFbAperture_HAL(pPeerGpu, pPeerKernelBus, pSub, 0,
-					       &bar1Offset, &len,
-					       BUS_MAP_FB_FLAGS_MAP_UNICAST, NULL);
-		if (status != NV_OK) {
-			NV_PRINTF_ERROR("Failed to create bar1p2p mapping\n");
-			return status;
-		}
-	}
-#else
-	/* Map the peer's vidmem through the peer's BAR1 (static here). */
-	if (!pPeerKernelBus->staticBar1.bStaticBar1Enabled)
-		return NV_ERR_INVALID_STATE;
-	bar1Offset = pPeerKernelBus->staticBar1.startOffset +
-		     pPeerMemDesc->base + params->offset;
-#endif
+	/* Step 1: memdescCreateSubMem */
+	pSub = &params->pDmaMappingInfo->bar1PhysMemDesc;
+	*pSub = *params->pPeerMemDesc;
+	pSub->base += params->offset;
+	pSub->size = params->length;
+	len = params->length;
 
-	/* Describe the BAR1 bus range as uncached sysmem. */
+	/* Step 2: one BAR1 range on the peer */
+	status = kbusMapFbApertureSingle(pPeerGpu, pPeerKernelBus, pSub, 0,
+					 &bar1Offset, &len,
+					 BUS_MAP_FB_FLAGS_MAP_UNICAST, NULL);
+	if (status != NV_OK)
+		goto cleanup;
+
+	/* Step 3: the BAR1 bus range as uncached sysmem, owned by the peer */
 	pOut = kzalloc(sizeof(*pOut), GFP_KERNEL);
-	if (!pOut)
-		return NV_ERR_NO_MEMORY;
+	if (!pOut) {
+		status = NV_ERR_NO_MEMORY;
+		goto cleanup;
+	}
+	pOut->pGpu = pPeerGpu;
 	pOut->addressSpace = ADDR_SYSMEM;
 	pOut->base = gpumgrGetGpuPhysFbAddr(pPeerGpu) + bar1Offset;
-	pOut->size = params->length;
+	pOut->size = len;
 	pOut->bUncached = NV_TRUE;
+	pOut->pageSize = pSub->pageSize;
 
+	/* The window memdesc, kept for the free (pBar1P2PVirtMemDesc) */
+	params->pDmaMappingInfo->pMemDesc = pOut;
 	params->pMemDescOut = pOut;
 	params->offsetOut = 0;
 	params->flagsOut = params->flags | DMA_FLAGS_PHYSICAL_KIND |
@@ -1893,25 +2054,36 @@ RM_FN NV_STATUS dmaAllocBar1P2PMapping_GH100(OBJGPU *pGpu,
 	params->pDmaMappingInfo->bBar1P2P = NV_TRUE;
 	params->pDmaMappingInfo->bar1Offset = bar1Offset;
 	return NV_OK;
+
+cleanup:
+	/* As the real cleanup: a map at BAR1 offset 0 is not undone. */
+	if (bar1Offset != 0)
+		kbusUnmapFbApertureSingle(pPeerGpu, pPeerKernelBus,
+					  params->pPeerMemDesc, bar1Offset, len,
+					  BUS_MAP_FB_FLAGS_MAP_UNICAST);
+	NV_PRINTF_ERROR("Failed to create bar1p2p mapping\n");
+	return status;
 }
 
+/*
+ * The free unmaps by the window memdesc's address, which is the BAR1
+ * *bus* address, not the BAR1 offset the map returned: with static BAR1
+ * the static branch ignores it; without, no mapping starts there and the
+ * window's BAR1 VA stays allocated (docs/windows.md section 4).
+ */
 RM_FN void dmaFreeBar1P2PMapping_GH100(VirtMemAllocator *pDma,
 				       CLI_DMA_MAPPING_INFO *pDmaMappingInfo)
 {
-	if (!pDmaMappingInfo->bBar1P2P)
-		return;
-#if NV_GEN_0
-	{
-		/* The real code passes the BAR1 bus address as the offset. */
-		OBJGPU *pPeerGpu = pDmaMappingInfo->bar1PhysMemDesc.pGpu;
+	OBJGPU *pPeerGpu;
 
-		kbusUnmapFbAperture_HAL(pPeerGpu, GPU_GET_KERNEL_BUS(pPeerGpu),
-					&pDmaMappingInfo->bar1PhysMemDesc,
-					pDmaMappingInfo->pMemDesc->base,
-					pDmaMappingInfo->pMemDesc->size,
-					BUS_MAP_FB_FLAGS_MAP_UNICAST);
-	}
-#endif
+	if (!pDmaMappingInfo || !pDmaMappingInfo->bBar1P2P)
+		return;
+	pPeerGpu = pDmaMappingInfo->bar1PhysMemDesc.pGpu;
+	kbusUnmapFbApertureSingle(pPeerGpu, GPU_GET_KERNEL_BUS(pPeerGpu),
+				  &pDmaMappingInfo->bar1PhysMemDesc,
+				  pDmaMappingInfo->pMemDesc->base,
+				  pDmaMappingInfo->pMemDesc->size,
+				  BUS_MAP_FB_FLAGS_MAP_UNICAST);
 	kfree(pDmaMappingInfo->pMemDesc);
 	pDmaMappingInfo->pMemDesc = NULL;
 	pDmaMappingInfo->bBar1P2P = NV_FALSE;
@@ -2487,6 +2659,17 @@ typedef struct {
 static P2PApi rmP2PObjects[RM_MAX_P2P_OBJECTS];
 static RmMapping rmMappings[RM_MAX_MAPPINGS];
 
+/* nvflow window: BAR1 P2P windows made without a P2P object. */
+#define RM_MAX_WINDOWS	16
+
+typedef struct {
+	NvBool bUsed;
+	OBJGPU *pGpu;		/* mapping GPU */
+	CLI_DMA_MAPPING_INFO info;
+} RmWindow;
+
+static RmWindow rmWindows[RM_MAX_WINDOWS];
+
 static NvBool p2papiIsMailboxBroken(const P2PApi *pP2PApi)
 {
 	return P2PAPI_CONNECTION_TYPE(pP2PApi->attributes) ==
@@ -2739,6 +2922,7 @@ RM_FN NV_STATUS gpuStateInit(OBJGPU *pGpu)
 	KernelBus *pKernelBus = GPU_GET_KERNEL_BUS(pGpu);
 	NV_STATUS status;
 
+	kbusDetermineBar1Force64KBMapping_IMPL(pGpu, pKernelBus);
 	kbusDetermineBar1ApertureLength_IMPL(pGpu, pKernelBus);
 	status = kbusInitBar1(pGpu, pKernelBus);
 	pGpu->bInitialized = status == NV_OK;
@@ -2755,6 +2939,11 @@ RM_FN void gpuStateUnload(OBJGPU *pGpu)
 #if NV_GEN_0
 	if (pGpu->bInitialized)
 		kbusDestroyBar1_GM107(pGpu, GPU_GET_KERNEL_BUS(pGpu), 0);
+#else
+	/* vmmDestroyVaspace: what is still mapped goes with the VA space. */
+	rmBar1LeakedMaps[pGpu->gpuInstance] +=
+		GPU_GET_KERNEL_BUS(pGpu)->bar1MapCount;
+	GPU_GET_KERNEL_BUS(pGpu)->bar1MapCount = 0;
 #endif
 	pGpu->bInitialized = NV_FALSE;
 }
@@ -3070,6 +3259,10 @@ static void rmShutdown(void)
 		if (rmMappings[i].bUsed && rmMappings[i].info.bBar1P2P)
 			kfree(rmMappings[i].info.pMemDesc);
 	}
+	for (i = 0; i < RM_MAX_WINDOWS; i++)
+		if (rmWindows[i].bUsed)
+			kfree(rmWindows[i].info.pMemDesc);
+	memset(rmWindows, 0, sizeof(rmWindows));
 	memset(rmMappings, 0, sizeof(rmMappings));
 	memset(rmP2PObjects, 0, sizeof(rmP2PObjects));
 
@@ -3548,9 +3741,11 @@ static void rmState(struct seq_buf *out)
 				seq_buf_printf(out, "gpu%u.bar1_peer_refcount.%u=%u\n",
 					       i, j,
 					       b->p2pPcieBar1.busBar1PeerRefcount[j]);
-#if NV_GEN_0
-		seq_buf_printf(out, "gpu%u.bar1_mappings=%u\ngpu%u.bar1_leaked_mappings=%u\ngpu%u.bar1_mailbox=0x%llx\n",
+		seq_buf_printf(out, "gpu%u.bar1_mappings=%u\ngpu%u.bar1_leaked_mappings=%u\ngpu%u.bar1_force64k=%d\n",
 			       i, b->bar1MapCount, i, rmBar1LeakedMaps[i], i,
+			       b->bBar1Force64KBMapping);
+#if NV_GEN_0
+		seq_buf_printf(out, "gpu%u.bar1_mailbox=0x%llx\n", i,
 			       b->writeMailboxTotalSize);
 #endif
 		seq_buf_printf(out, "gpu%u.iova_mappings=%llu\ngpu%u.live_objects=%u\ngpu%u.live_mappings=%u\n",
@@ -3619,9 +3814,9 @@ static int rmBar1map(u32 gpu, u64 offset, u64 size, bool contig,
 #endif
 }
 
+/* Every generation: the BAR1 VA at @bar1_offset (the dynamic allocator). */
 static int rmBar1unmap(u32 gpu, u64 bar1_offset, u64 size, struct seq_buf *out)
 {
-#if NV_GEN_0
 	OBJGPU *pGpu = rmGetReadyGpu(gpu);
 	MEMORY_DESCRIPTOR md;
 
@@ -3633,9 +3828,146 @@ static int rmBar1unmap(u32 gpu, u64 bar1_offset, u64 size, struct seq_buf *out)
 						   &md, bar1_offset, size,
 						   BUS_MAP_FB_FLAGS_MAP_UNICAST));
 	return 0;
-#else
-	return -EOPNOTSUPP;
-#endif
+}
+
+/*
+ * BAR1 P2P windows made by calling dmaAllocBar1P2PMapping_HAL directly,
+ * as p2p-shim's windows will (docs/windows.md W2), with no P2P object:
+ * the mapping GPU's VirtMemAllocator, the owner's vidmem (rmWindows).
+ */
+
+static NV_STATUS rmWindowAlloc(OBJGPU *pGpu, OBJGPU *pOwner, u64 offset,
+			       u64 length, u64 page_size,
+			       CLI_DMA_MAPPING_INFO *pInfo)
+{
+	MEMORY_DESCRIPTOR ownerMem = {
+		.pGpu = pOwner, .addressSpace = ADDR_FBMEM, .base = 0,
+		.size = pOwner->desc.vram_size, .pageSize = page_size,
+		.gpuCacheAttrib = NV_MEMORY_CACHED,
+		.gpuP2PCacheAttrib = NV_MEMORY_UNCACHED,
+	};
+	DMA_BAR1P2P_MAPPING_PRARAMS params = {
+		.pVas = &pGpu->vas,
+		.pPeerGpu = pOwner,
+		.pPeerMemDesc = &ownerMem,
+		.offset = offset,
+		.length = length,
+		.pDmaMappingInfo = pInfo,
+	};
+
+	memset(pInfo, 0, sizeof(*pInfo));
+	return dmaAllocBar1P2PMapping_HAL(pGpu, GPU_GET_DMA(pGpu), &params);
+}
+
+static int rmWindowCheck(OBJGPU *pGpu, OBJGPU *pOwner, u64 offset,
+			 u64 length, u64 page_size)
+{
+	if (!pGpu || !pOwner)
+		return -ENODEV;
+	if (!rmPageSizeValid(page_size) || offset % page_size || !length ||
+	    offset > pOwner->desc.vram_size ||
+	    length > pOwner->desc.vram_size - offset)
+		return -EINVAL;
+	return 0;
+}
+
+static int rmWindow(u32 a, u32 b, u64 offset, u64 length, u64 page_size,
+		    struct seq_buf *out)
+{
+	OBJGPU *pGpu = rmGetReadyGpu(a), *pOwner = rmGetReadyGpu(b);
+	RmWindow *pWin = NULL;
+	NV_STATUS status;
+	u32 i;
+	int ret = rmWindowCheck(pGpu, pOwner, offset, length, page_size);
+
+	if (ret)
+		return ret;
+	for (i = 0; i < RM_MAX_WINDOWS && !pWin; i++)
+		if (!rmWindows[i].bUsed)
+			pWin = &rmWindows[i];
+	if (!pWin)
+		return -ENOSPC;
+	status = rmWindowAlloc(pGpu, pOwner, offset, length, page_size,
+			       &pWin->info);
+	if (status == NV_OK) {
+		KernelBus *pOwnerBus = GPU_GET_KERNEL_BUS(pOwner);
+
+		pWin->bUsed = NV_TRUE;
+		pWin->pGpu = pGpu;
+		seq_buf_printf(out, "window=%td\nbar1_offset=0x%llx\nbar1_addr=0x%llx\nlength=0x%llx\npage_size=0x%llx\n",
+			       pWin - rmWindows, pWin->info.bar1Offset,
+			       pWin->info.pMemDesc->base,
+			       pWin->info.pMemDesc->size,
+			       pWin->info.pMemDesc->pageSize);
+		/* The dynamic BAR1 mapping under it (none: the static range) */
+		for (i = 0; i < pOwnerBus->bar1MapCount; i++)
+			if (pOwnerBus->bar1Maps[i].offset == pWin->info.bar1Offset)
+				seq_buf_printf(out, "bar1_page_size=0x%llx\nbar1_size=0x%llx\n",
+					       pOwnerBus->bar1Maps[i].pageSize,
+					       pOwnerBus->bar1Maps[i].size);
+	}
+	seq_buf_printf(out, "bar1_mappings=%u\n",
+		       GPU_GET_KERNEL_BUS(pOwner)->bar1MapCount);
+	rmPrintStatus(out, status);
+	return 0;
+}
+
+/* The stock free (dmaFreeBar1P2PMapping_HAL), nothing else. */
+static int rmWinfree(u32 w, struct seq_buf *out)
+{
+	RmWindow *pWin;
+	OBJGPU *pOwner;
+
+	if (w >= RM_MAX_WINDOWS || !rmWindows[w].bUsed)
+		return -ENOENT;
+	pWin = &rmWindows[w];
+	pOwner = pWin->info.bar1PhysMemDesc.pGpu;
+	dmaFreeBar1P2PMapping_HAL(GPU_GET_DMA(pWin->pGpu), &pWin->info);
+	memset(pWin, 0, sizeof(*pWin));
+	seq_buf_printf(out, "bar1_mappings=%u\n",
+		       GPU_GET_KERNEL_BUS(pOwner)->bar1MapCount);
+	rmPrintStatus(out, NV_OK);
+	return 0;
+}
+
+/*
+ * @n cycles of: a window, the stock free, then the unmap at the BAR1
+ * offset the map returned (what docs/windows.md W7 makes the stock free
+ * do).  Stops at the first failure.
+ */
+static int rmWinsoak(u32 a, u32 b, u64 length, u64 page_size, u32 n,
+		     struct seq_buf *out)
+{
+	OBJGPU *pGpu = rmGetReadyGpu(a), *pOwner = rmGetReadyGpu(b);
+	KernelBus *pOwnerBus;
+	CLI_DMA_MAPPING_INFO info;
+	NvU64 first = 0, bar1Offset;
+	NvU32 i, moved = 0, alreadyFree = 0;
+	NV_STATUS status = NV_OK;
+	int ret = rmWindowCheck(pGpu, pOwner, 0, length, page_size);
+
+	if (ret)
+		return ret;
+	pOwnerBus = GPU_GET_KERNEL_BUS(pOwner);
+	for (i = 0; i < n; i++) {
+		status = rmWindowAlloc(pGpu, pOwner, 0, length, page_size, &info);
+		if (status != NV_OK)
+			break;
+		bar1Offset = info.bar1Offset;
+		if (!i)
+			first = bar1Offset;
+		else if (bar1Offset != first)
+			moved++;
+		dmaFreeBar1P2PMapping_HAL(GPU_GET_DMA(pGpu), &info);
+		/* Nothing there: the stock free (static branch) left none. */
+		if (rmBar1VaFree(pOwnerBus, bar1Offset) != NV_OK)
+			alreadyFree++;
+	}
+	seq_buf_printf(out, "cycles=%u\nfirst_offset=0x%llx\nmoved=%u\nalready_free=%u\nbar1_mappings=%u\n",
+		       i, first, moved, alreadyFree,
+		       pOwnerBus->bar1MapCount);
+	rmPrintStatus(out, status);
+	return 0;
 }
 
 static int rmAlloc(u32 gpu, u64 size, bool compressed, struct seq_buf *out)
@@ -3731,7 +4063,8 @@ int rm_standin_reinit(u32 gpu, bool unseen, struct seq_buf *out)
  *                        so the API lock shared, then the GPU locks
  *   create, destroy      RmAlloc / RmFree of NV50_P2P (resource_list.h:
  *                        RS_FLAGS_ACQUIRE_GPUS_LOCK): API lock, GPU locks
- *   map rm, unmap, local, sysmem, bar1map, bar1unmap, alloc
+ *   map rm, unmap, local, sysmem, bar1map, bar1unmap, alloc,
+ *   window, winfree, winsoak
  *                        RmMapMemoryDma, RmAlloc...: API lock, GPU locks
  *   map uvm              nvGpuOpsGetExternalAllocPtes: API lock shared
  *                        (RMAPI_LOCK_FLAGS_READ), every GPU lock
@@ -3790,6 +4123,25 @@ int rm_standin_bar1map(u32 gpu, u64 offset, u64 size, bool contig,
 int rm_standin_bar1unmap(u32 gpu, u64 bar1_offset, u64 size, struct seq_buf *out)
 {
 	return RM_API_CALL(RMAPI_LOCK_FLAGS_NONE, rmBar1unmap(gpu, bar1_offset, size, out));
+}
+
+int rm_standin_window(u32 a, u32 b, u64 offset, u64 length, u64 page_size,
+		      struct seq_buf *out)
+{
+	return RM_API_CALL(RMAPI_LOCK_FLAGS_NONE,
+			   rmWindow(a, b, offset, length, page_size, out));
+}
+
+int rm_standin_winfree(u32 w, struct seq_buf *out)
+{
+	return RM_API_CALL(RMAPI_LOCK_FLAGS_NONE, rmWinfree(w, out));
+}
+
+int rm_standin_winsoak(u32 a, u32 b, u64 length, u64 page_size, u32 n,
+		       struct seq_buf *out)
+{
+	return RM_API_CALL(RMAPI_LOCK_FLAGS_NONE,
+			   rmWinsoak(a, b, length, page_size, n, out));
 }
 
 int rm_standin_alloc(u32 gpu, u64 size, bool compressed, struct seq_buf *out)

@@ -89,6 +89,11 @@ int rm_standin_sysmem(u32 gpu, u64 addr, u64 page_size, struct seq_buf *out);
 int rm_standin_bar1map(u32 gpu, u64 offset, u64 size, bool contig,
 		       struct seq_buf *out);
 int rm_standin_bar1unmap(u32 gpu, u64 bar1_offset, u64 size, struct seq_buf *out);
+int rm_standin_window(u32 a, u32 b, u64 offset, u64 length, u64 page_size,
+		      struct seq_buf *out);
+int rm_standin_winfree(u32 w, struct seq_buf *out);
+int rm_standin_winsoak(u32 a, u32 b, u64 length, u64 page_size, u32 n,
+		       struct seq_buf *out);
 int rm_standin_alloc(u32 gpu, u64 size, bool compressed, struct seq_buf *out);
 void rm_standin_state(struct seq_buf *out);
 int rm_standin_bench(u32 a, u32 b, u32 n, struct seq_buf *out);

@@ -402,6 +402,8 @@ static int nv_ctl_run(int argc, char **argv, struct seq_buf *out)
 			return rm_standin_reinit(a, false, out);
 		if (!strcmp(argv[0], "reinit-unseen"))
 			return rm_standin_reinit(a, true, out);
+		if (!strcmp(argv[0], "winfree"))
+			return rm_standin_winfree(a, out);
 		return -EINVAL;
 	}
 	if (argc == 5 && !strcmp(argv[0], "bar1map")) {
@@ -417,6 +419,24 @@ static int nv_ctl_run(int argc, char **argv, struct seq_buf *out)
 		    kstrtou64(argv[3], 0, &y))
 			return -EINVAL;
 		return rm_standin_bar1unmap(a, x, y, out);
+	}
+	if (argc == 6 && !strcmp(argv[0], "window")) {
+		u64 z;
+
+		if (kstrtou32(argv[1], 0, &a) || kstrtou32(argv[2], 0, &b) ||
+		    kstrtou64(argv[3], 0, &x) || kstrtou64(argv[4], 0, &y) ||
+		    kstrtou64(argv[5], 0, &z))
+			return -EINVAL;
+		return rm_standin_window(a, b, x, y, z, out);
+	}
+	if (argc == 6 && !strcmp(argv[0], "winsoak")) {
+		u32 n;
+
+		if (kstrtou32(argv[1], 0, &a) || kstrtou32(argv[2], 0, &b) ||
+		    kstrtou64(argv[3], 0, &x) || kstrtou64(argv[4], 0, &y) ||
+		    kstrtou32(argv[5], 0, &n))
+			return -EINVAL;
+		return rm_standin_winsoak(a, b, x, y, n, out);
 	}
 	if (argc == 4 && !strcmp(argv[0], "alloc")) {
 		if (kstrtou32(argv[1], 0, &a) || kstrtou64(argv[2], 0, &x))

@@ -37,6 +37,10 @@ static const char usage_text[] =
 	"       nvflow bar1map GPU OFFSET SIZE contig|noncontig\n"
 	"       nvflow bar1unmap GPU BAR1OFFSET SIZE\n"
 	"       nvflow alloc GPU SIZE plain|compressed\n"
+	"       nvflow window A B OFFSET LENGTH PAGESIZE\n"
+	"                                (a BAR1 P2P window of B's vidmem for A)\n"
+	"       nvflow winfree WINDOW    (the driver's own free of it)\n"
+	"       nvflow winsoak A B LENGTH PAGESIZE N\n"
 	"       nvflow state\n"
 	"       nvflow stubs\n"
 	"       nvflow bench A B N\n"
@@ -76,7 +80,8 @@ static int check_args(int argc, char **argv)
 		{ "unmap", 1, 1 }, { "destroy", 1, 1 }, { "reinit", 1, 1 }, { "reinit-unseen", 1, 1 },
 		{ "local", 3, 3 }, { "sysmem", 3, 3 }, { "state", 0, 0 },
 		{ "bench", 3, 3 }, { "bar1map", 4, 3 }, { "bar1unmap", 3, 3 },
-		{ "alloc", 3, 2 },
+		{ "alloc", 3, 2 }, { "window", 5, 5 }, { "winfree", 1, 1 },
+		{ "winsoak", 5, 5 },
 	};
 	size_t i;
 	int j;
