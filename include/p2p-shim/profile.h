@@ -173,6 +173,13 @@ const struct p2ps_profile *p2ps_profile_newest(void);
 int p2ps_parse_version(const char *version, unsigned int *major,
 		       unsigned int *minor, unsigned int *patch);
 
+/*
+ * The major of driver version @version ("580" of "580.142"), read as
+ * p2ps_parse_version() reads it; 0 if @version is NULL, empty or not
+ * "MAJOR.MINOR[.PATCH]".  Every rule keyed on the major asks this.
+ */
+unsigned int p2ps_driver_major(const char *version);
+
 /* Whether @sym names the HAL stub of @base: "<base>_" then 6 hex digits. */
 bool p2ps_is_stub_of(const char *sym, const char *base);
 
