@@ -154,8 +154,10 @@ const struct p2ps_object *p2ps_profile_object(const struct p2ps_profile *profile
 /* Whether @module is the module of an object of some profile. */
 bool p2ps_is_object_module(const char *module);
 
+#ifndef __KERNEL__
 /* The UVM peer set for @version, or NULL (libp2pshim only: lib/check.c). */
 const struct p2ps_object *p2ps_uvm_set_for_version(const char *version);
+#endif
 
 /* Whether @version's nvidia-uvm maps BAR1 peers itself (590 and later). */
 bool p2ps_uvm_native_bar1(const char *version);
