@@ -205,11 +205,9 @@ static void p2ps_caps_entry(void *data, struct pt_regs *regs)
 static int caps_bind(struct module *mod, const struct p2ps_profile *profile,
 		     struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err)
 {
-	unsigned int major = 0, minor, patch, i;
+	unsigned int major = p2ps_driver_major(mod->version), i;
 	bool watch = false;
 
-	if (!mod->version || p2ps_parse_version(mod->version, &major, &minor, &patch))
-		major = 0;
 	WRITE_ONCE(bound_major, major);
 	for (i = 0; i < n; i++)
 		if ((hooks[i].desc->action == P2PS_ACT_STATIC_BAR1 ||

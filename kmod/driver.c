@@ -137,21 +137,6 @@ static int take(const struct p2ps_target *t, int failed, struct p2ps_hook *hooks
 	return t[failed].err;
 }
 
-/* Every hook has its handlers (hook.c calls them unchecked). */
-static int check_ops(const struct p2ps_hook *h, unsigned int n, struct p2ps_arm_error *err)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++) {
-		if (!h[i].ops) {
-			p2ps_fail(err, h[i].desc->target, "no policy handles %s's action",
-				  h[i].desc->target);
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
-
 /*
  * Resolve every target, destination and called function of @obj with the
  * shared rules (rules/resolve.c: `p2pctl check` applies the same), into
@@ -168,9 +153,6 @@ int p2ps_resolve_object(struct module *nv, struct module *mod, const struct p2ps
 	struct p2ps_target *t;
 	int ret;
 
-	ret = check_ops(hooks, obj->nr_hooks, err);
-	if (ret)
-		return ret;
 	t = kcalloc(obj->nr_hooks, sizeof(*t), GFP_KERNEL);
 	if (!t) {
 		p2ps_fail(err, "", "out of memory");

@@ -34,6 +34,11 @@ static bool fault_unbound_wrapper;
 module_param(fault_unbound_wrapper, bool, 0644);
 MODULE_PARM_DESC(fault_unbound_wrapper, "Test build: the policies' wrappers are left unbound at arming (a bug of ours)");
 
+/* At load only: the check at init (policy.c) must see it, and hook.c trusts that check. */
+static int fault_unowned_action = -1;
+module_param(fault_unowned_action, int, 0444);
+MODULE_PARM_DESC(fault_unowned_action, "Test build: no policy owns this action (enum p2ps_action; -1: none)");
+
 static unsigned int fault_pci_id[8];
 module_param_array(fault_pci_id, uint, NULL, 0644);
 MODULE_PARM_DESC(fault_pci_id, "Test build: GPU instance N's PCI vendor << 16 | device (0: the one read at its PCI address)");
@@ -59,6 +64,8 @@ bool p2ps_fault(enum p2ps_fault f, unsigned int index)
 		return READ_ONCE(fault_remove_nomem);
 	case P2PS_FAULT_UNBOUND_WRAPPER:
 		return READ_ONCE(fault_unbound_wrapper);
+	case P2PS_FAULT_UNOWNED_ACTION:
+		return fault_unowned_action == (int)index;
 	}
 	return false;
 }

@@ -12,6 +12,7 @@ enum p2ps_fault {
 	P2PS_FAULT_CPU_NO_READS,	/* the CPU is one NVIDIA's rule gives no peer reads */
 	P2PS_FAULT_ANY_SWITCH,		/* any PCIe switch counts as one the driver knows */
 	P2PS_FAULT_UNBOUND_WRAPPER,	/* a policy forgets to bind its wrapper */
+	P2PS_FAULT_UNOWNED_ACTION,	/* action @index has no policy (set at load only) */
 };
 #ifdef P2PS_FAULTS
 bool p2ps_fault(enum p2ps_fault f, unsigned int index);

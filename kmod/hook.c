@@ -82,7 +82,7 @@ static bool acts(const struct p2ps_hook *h)
 
 const struct p2ps_hook_ops p2ps_hook_none_ops;
 
-/* Every hook has its ops (p2ps_resolve_object() checks). */
+/* Every hook has its ops (checked at load: policy.c, p2ps_policies_check()). */
 static const struct p2ps_hook_ops *ops_of(const struct p2ps_hook *h)
 {
 	return h->ops;

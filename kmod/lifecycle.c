@@ -831,6 +831,10 @@ static struct notifier_block driver_nb = {
 /* Module load: from now on nvidia's and nvidia-uvm's comings and goings are events. */
 int p2ps_life_start(void)
 {
+	int ret = p2ps_policies_check();
+
+	if (ret)
+		return ret;
 	p2ps_forced_gone_listen(&residual_work);
 	return register_module_notifier(&driver_nb);
 }

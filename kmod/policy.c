@@ -10,8 +10,12 @@
  * live mappings are the reason it names.  A detached GPU is forgotten by
  * the ledger before the UVM peer set, whose tags the ledger's pairs back.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/printk.h>
 #include <linux/string.h>
 
+#include "faults.h"
 #include "policy.h"
 
 static const struct p2ps_policy *const policies[] = {
@@ -30,6 +34,10 @@ static const struct p2ps_policy *const policies[] = {
 #define for_each_policy(p, i) \
 	for ((i) = 0; (i) < ARRAY_SIZE(policies) && ((p) = policies[i]); (i)++)
 
+/* A policy's actions table ends at {P2PS_ACT_NONE}. */
+#define for_each_action(a, p) \
+	for ((a) = (p)->actions; (a) && (a)->action != P2PS_ACT_NONE; (a)++)
+
 /* The ops of the policy that owns @action, or NULL: none does. */
 const struct p2ps_hook_ops *p2ps_policies_ops(enum p2ps_action action)
 {
@@ -39,11 +47,110 @@ const struct p2ps_hook_ops *p2ps_policies_ops(enum p2ps_action action)
 
 	if (action == P2PS_ACT_NONE)
 		return &p2ps_hook_none_ops;
+	if (p2ps_fault(P2PS_FAULT_UNOWNED_ACTION, action))
+		return NULL;
 	for_each_policy(p, i)
-		for (a = p->actions; a && a->ops; a++)
+		for_each_action(a, p)
 			if (a->action == action)
 				return a->ops;
 	return NULL;
+}
+
+/* The policy tables: each action's ops, one owner per action, objects with callbacks. */
+static int check_policies(void)
+{
+	const struct p2ps_action_ops *a, *b;
+	const struct p2ps_policy *p, *q;
+	unsigned int i, j;
+
+	for_each_policy(p, i) {
+		if (!p->object != !p->object_cb) {
+			pr_err("policy table '%s': an object without callbacks, or callbacks without one\n",
+			       p->name);
+			return -EINVAL;
+		}
+		for_each_action(a, p) {
+			if (!a->ops) {
+				pr_err("policy table '%s': action %d has no ops\n", p->name, a->action);
+				return -EINVAL;
+			}
+			for (j = 0; j < i && (q = policies[j]); j++)
+				for_each_action(b, q)
+					if (b->action == a->action) {
+						pr_err("policy tables '%s' and '%s' both own action %d\n",
+						       q->name, p->name, a->action);
+						return -EINVAL;
+					}
+		}
+	}
+	return 0;
+}
+
+/*
+ * @h's ops (@ops) have the handler its kind calls: ARG an arg, RETURN an
+ * entry or a return handler, and a REDIRECT a wrapper exactly where the
+ * rules say the module calls the destination (profile.c:
+ * p2ps_action_calls_dest(): the resolver checks only those destinations
+ * for an IBT landing pad).
+ */
+static bool ops_fit(const struct p2ps_hook_desc *h, const struct p2ps_hook_ops *ops)
+{
+	switch (h->kind) {
+	case P2PS_HOOK_ARG:
+		return ops->arg;
+	case P2PS_HOOK_RETURN:
+		return ops->entry || ops->ret;
+	case P2PS_HOOK_REDIRECT:
+		return !ops->wrapper == !p2ps_action_calls_dest(h->action);
+	default:
+		return false;
+	}
+}
+
+/*
+ * Every hook of every profile has the ops of its action's owner, fitting
+ * its kind, and every object but nvidia's (the lifecycle's) an owner.
+ */
+static int check_profiles(void)
+{
+	const struct p2ps_hook_ops *ops;
+	const struct p2ps_object *o;
+	const struct p2ps_hook_desc *h;
+	unsigned int i;
+
+	for (i = 0; i < p2ps_nr_profiles; i++) {
+		const struct p2ps_profile *prof = &p2ps_profiles[i];
+
+		for (o = prof->objects; o->module; o++) {
+			if (o != p2ps_profile_nvidia(prof) && !p2ps_policies_object_cb(o->module)) {
+				pr_err("profile %s: no policy owns object %s (%s)\n",
+				       prof->name, o->name ?: o->module, o->module);
+				return -EINVAL;
+			}
+			for (h = o->hooks; h < o->hooks + o->nr_hooks; h++) {
+				ops = p2ps_policies_ops(h->action);
+				if (!ops || !ops_fit(h, ops)) {
+					/* nvidia's object has no name of its own */
+					pr_err("profile %s, object %s: hook %s (action %d) %s\n",
+					       prof->name, o->name ?: o->module, h->target, h->action,
+					       ops ? "has ops that do not fit its kind" :
+					       "has no policy");
+					return -EINVAL;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * At load, before anything can arm: a broken table fails the load, naming
+ * the table and the entry, instead of an arming much later.  hook.c calls
+ * a hook's ops without checking them.
+ */
+int p2ps_policies_check(void)
+{
+	return check_policies() ?: check_profiles();
 }
 
 /* The callbacks of @module's object, from the policy that owns it, or NULL. */

@@ -15,7 +15,10 @@
 
 struct p2ps_policy {
 	const char *name;
-	/* The profile's actions it owns, with their ops; {P2PS_ACT_NONE}-terminated. */
+	/*
+	 * The profile's actions it owns, with their ops; {P2PS_ACT_NONE}-
+	 * terminated.  Checked at load (p2ps_policies_check()).
+	 */
 	const struct p2ps_action_ops *actions;
 	/*
 	 * The module whose object (struct p2ps_object, profile.h) it owns, if
@@ -62,6 +65,7 @@ extern const struct p2ps_policy p2ps_caps_policy, p2ps_registry_policy, p2ps_sb1
 	p2ps_bar1_policy, p2ps_gen0_policy, p2ps_ledger_policy, p2ps_uvm_policy,
 	p2ps_uvm_peer_policy, p2ps_gpus_policy;
 
+int p2ps_policies_check(void);
 const struct p2ps_hook_ops *p2ps_policies_ops(enum p2ps_action action);
 const struct p2ps_object_cb *p2ps_policies_object_cb(const char *module);
 

@@ -126,11 +126,9 @@ static bool sb1_native_uvm;	/* gen A's UVM fix also covers native-slot pairs */
 static int sb1_bind(struct module *mod, const struct p2ps_profile *profile,
 		    struct p2ps_hook *hooks, unsigned int n, struct p2ps_arm_error *err)
 {
-	unsigned int major = 0, minor, patch, i;
+	unsigned int major = p2ps_driver_major(mod->version), i;
 	bool native_uvm = false;
 
-	if (mod->version && p2ps_parse_version(mod->version, &major, &minor, &patch))
-		major = 0;
 	for (i = 0; i < n; i++)
 		if (!strcmp(hooks[i].desc->target, "kbusCreateP2PMappingForBar1P2P_GH100"))
 			native_uvm = true;

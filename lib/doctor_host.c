@@ -127,9 +127,9 @@ static void displays_of(struct dctx *c, const char *path, char *fbs, size_t fble
 
 static const char *console_rule(struct dctx *c)
 {
-	long major = strtol(c->r->driver_version, NULL, 10);
+	unsigned int major = p2ps_driver_major(c->r->driver_version);
 
-	if (!*c->r->driver_version || major >= 580)
+	if (!major || major >= 580)
 		return "580+ puts static BAR1 after the console at 512 MiB: BAR1 must hold VRAM + 512 MiB";
 	if (major >= 570)
 		return "570-575 put static BAR1 right after the console, not 512 MiB aligned: peers can't map it";

@@ -58,7 +58,7 @@ static bool known_switch(struct dctx *c, const struct p2ps_pair *p)
 void p2ps_dr_bar1_reads(struct dctx *c)
 {
 	struct p2ps_doctor_report *r = c->r;
-	unsigned int major = 0, minor, patch;
+	unsigned int major;
 	struct p2ps_host_cpu cpu;
 	char on[8] = "";
 	bool opt_in;
@@ -66,8 +66,7 @@ void p2ps_dr_bar1_reads(struct dctx *c)
 
 	if (!p2ps_dr_cpu(c, &cpu))
 		return;		/* no /proc/cpuinfo: nothing to judge by */
-	if (p2ps_parse_version(r->driver_version, &major, &minor, &patch))
-		major = 0;	/* no driver: 570+'s rule */
+	major = p2ps_driver_major(r->driver_version);	/* 0: no driver, 570+'s rule */
 	opt_in = p2ps_root_line(&c->root, "/sys/module/p2p_shim/parameters/peer_reads", on,
 				sizeof(on)) && on[0] == 'Y';
 	for (i = 0; i < r->nr_pairs; i++) {

@@ -33,7 +33,7 @@ static void sb_rules_init(struct dctx *c, struct p2ps_dr_rules *r)
 	struct p2ps_sb1_keys *k = &r->k;
 	const char *ver = c->r->driver_version;
 	char buf[16];
-	long major = strtol(ver, NULL, 10);
+	unsigned int major = p2ps_driver_major(ver);
 	size_t i;
 
 	memset(r, 0, sizeof(*r));
@@ -95,6 +95,7 @@ static void sb_gpu(struct dctx *c, const struct p2ps_dr_rules *rules, struct p2p
 {
 	struct p2ps_sb1_keys gk;
 	const struct p2ps_sb1_keys *k = &gk;
+	unsigned int major = p2ps_driver_major(c->r->driver_version);
 	long force;
 	uint64_t cfb;
 	bool con = g->display == 1;
@@ -109,14 +110,14 @@ static void sb_gpu(struct dctx *c, const struct p2ps_dr_rules *rules, struct p2p
 		o->o.v = P2PS_PRED_NO;
 		snprintf(o->o.why, sizeof(o->o.why),
 			 "driver %s: not served by p2p-shim (%s)", c->r->driver_version,
-			 c->r->open_module ? "before 550: no static BAR1 for GeForce" :
-			 "the proprietary module");
+			 !c->r->open_module ? "the proprietary module" :
+			 major ? "before 550: no static BAR1 for GeForce" :
+			 "its version is not MAJOR.MINOR[.PATCH]");
 		p2ps_strlcpy(o->remedy, c->r->open_module ? "use the open driver 550 or later" :
 			     "install the open kernel module flavour of the driver", sizeof(o->remedy));
 		return;
 	}
-	if (!strncmp(g->chip, "GB20", 4) && *c->r->driver_version &&
-	    strtol(c->r->driver_version, NULL, 10) < 570) {
+	if (!strncmp(g->chip, "GB20", 4) && major && major < 570) {
 		o->o.v = P2PS_PRED_NO;
 		snprintf(o->o.why, sizeof(o->o.why), "driver %s does not support %s (GB20x: 570.86.16 and later)",
 			 c->r->driver_version, g->chip);

@@ -206,7 +206,7 @@ static bool ok_sb(enum p2ps_static_bar1 s)
  */
 static long nvlink_forced_off(struct dctx *c, const struct p2ps_dr_rules *k, const struct p2ps_gpu *g)
 {
-	long major = strtol(c->r->driver_version, NULL, 10);
+	unsigned int major = p2ps_driver_major(c->r->driver_version);
 	long t = p2ps_dr_user_key(k->dwords, k->per_device, p2ps_dr_per_device_bdf(k, g),
 				  "RMForceP2PType", NULL);
 	long nvlink = major < 575 ? 3 : 2;

@@ -471,10 +471,10 @@ static bool serves(const unsigned int *majors, unsigned int major)
 const struct p2ps_object *p2ps_profile_object(const struct p2ps_profile *profile,
 					      const char *version, const char *module)
 {
-	unsigned int major, minor, patch;
+	unsigned int major = p2ps_driver_major(version);
 	const struct p2ps_object *o;
 
-	if (!profile || !version || p2ps_parse_version(version, &major, &minor, &patch))
+	if (!profile || !major)
 		return NULL;
 	for (o = profile->objects; o->module; o++)
 		if (!strcmp(o->module, module) && (!o->majors || serves(o->majors, major)))
@@ -496,9 +496,7 @@ bool p2ps_is_object_module(const char *module)
 
 bool p2ps_uvm_native_bar1(const char *version)
 {
-	unsigned int major, minor, patch;
-
-	return version && !p2ps_parse_version(version, &major, &minor, &patch) && major >= 590;
+	return p2ps_driver_major(version) >= 590;
 }
 
 /* Oldest first: the last one is what --force uses for an unknown version. */
@@ -573,12 +571,21 @@ int p2ps_parse_version(const char *version, unsigned int *major,
 	return *s ? -1 : 0;
 }
 
-const struct p2ps_profile *p2ps_profile_for_version(const char *version)
+unsigned int p2ps_driver_major(const char *version)
 {
-	unsigned int major, minor, patch, i;
-	const unsigned int *m;
+	unsigned int major, minor, patch;
 
 	if (!version || p2ps_parse_version(version, &major, &minor, &patch))
+		return 0;
+	return major;
+}
+
+const struct p2ps_profile *p2ps_profile_for_version(const char *version)
+{
+	unsigned int major = p2ps_driver_major(version), i;
+	const unsigned int *m;
+
+	if (!major)
 		return NULL;
 	for (i = 0; i < p2ps_nr_profiles; i++)
 		for (m = p2ps_profiles[i].majors; *m; m++)
@@ -715,9 +722,9 @@ bool p2ps_calls_target(const unsigned char *text, size_t len, unsigned long long
 
 const char *p2ps_unsupported_reason(const char *version)
 {
-	unsigned int major, minor, patch;
+	unsigned int major = p2ps_driver_major(version);
 
-	if (!version || p2ps_parse_version(version, &major, &minor, &patch))
+	if (!major)
 		return NULL;
 	if (major == 555)
 		return "555.x is not verified: its nvGpuOpsBuildExternalAllocPtes and "

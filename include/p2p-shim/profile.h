@@ -154,8 +154,10 @@ const struct p2ps_object *p2ps_profile_object(const struct p2ps_profile *profile
 /* Whether @module is the module of an object of some profile. */
 bool p2ps_is_object_module(const char *module);
 
+#ifndef __KERNEL__
 /* The UVM peer set for @version, or NULL (libp2pshim only: lib/check.c). */
 const struct p2ps_object *p2ps_uvm_set_for_version(const char *version);
+#endif
 
 /* Whether @version's nvidia-uvm maps BAR1 peers itself (590 and later). */
 bool p2ps_uvm_native_bar1(const char *version);
@@ -172,6 +174,13 @@ const struct p2ps_profile *p2ps_profile_newest(void);
 /* Parse "MAJOR.MINOR[.PATCH]" (PATCH may be absent); 0 on success. */
 int p2ps_parse_version(const char *version, unsigned int *major,
 		       unsigned int *minor, unsigned int *patch);
+
+/*
+ * The major of driver version @version ("580" of "580.142"), read as
+ * p2ps_parse_version() reads it; 0 if @version is NULL, empty or not
+ * "MAJOR.MINOR[.PATCH]".  Every rule keyed on the major asks this.
+ */
+unsigned int p2ps_driver_major(const char *version);
 
 /* Whether @sym names the HAL stub of @base: "<base>_" then 6 hex digits. */
 bool p2ps_is_stub_of(const char *sym, const char *base);

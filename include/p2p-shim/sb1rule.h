@@ -43,18 +43,6 @@
 #define P2P_CONNECTIVITY_PCIE_PROPRIETARY	1
 #define P2P_CONNECTIVITY_PCIE_BAR1		2
 
-/* The driver generations, as far as static BAR1 goes. */
-enum p2ps_sb1_gen {
-	P2PS_GEN_UNSERVED,	/* < 550, or the proprietary module */
-	P2PS_GEN_0,		/* 550/560: kbusIsBar1P2PCapable, RMForceP2PType=2 only */
-	P2PS_GEN_A0,		/* 565: default 3 (ONLY_GPU), decided before the console */
-	P2PS_GEN_A1,		/* 570: default 3 (ONLY_GPU) */
-	P2PS_GEN_A2,		/* 575: default 0 (DISABLE) */
-	P2PS_GEN_B,		/* 580+: default 2 (AUTO), console offset padded to 512 MiB */
-};
-/* The generation of driver major @major (0: unknown, as < 550); sb1predict.c. */
-enum p2ps_sb1_gen p2ps_sb1_gen_of(unsigned int major);
-
 /* RMForceStaticBar1 values. */
 #define P2PS_SB_DISABLE		0
 #define P2PS_SB_ENABLE		1
@@ -115,9 +103,22 @@ enum p2ps_sb1_gate p2ps_sb1_gate(unsigned int major, uint64_t offset, uint64_t c
 /*
  * The driver's own rule, predicted for a host (the doctor): the user's and
  * p2p-shim's registry keys, and the GPU's sizes.  These predictions, down
- * to p2ps_sb1_shim_rule(), and p2ps_sb1_gen_of() are rules/sb1predict.c's,
- * in libp2pshim only.
+ * to p2ps_sb1_shim_rule(), are rules/sb1predict.c's, in libp2pshim only:
+ * the module, which does not link them, does not see them.
  */
+#ifndef __KERNEL__
+/* The driver generations, as far as static BAR1 goes. */
+enum p2ps_sb1_gen {
+	P2PS_GEN_UNSERVED,	/* < 550, or the proprietary module */
+	P2PS_GEN_0,		/* 550/560: kbusIsBar1P2PCapable, RMForceP2PType=2 only */
+	P2PS_GEN_A0,		/* 565: default 3 (ONLY_GPU), decided before the console */
+	P2PS_GEN_A1,		/* 570: default 3 (ONLY_GPU) */
+	P2PS_GEN_A2,		/* 575: default 0 (DISABLE) */
+	P2PS_GEN_B,		/* 580+: default 2 (AUTO), console offset padded to 512 MiB */
+};
+/* The generation of driver major @major (0: unknown, as < 550); sb1predict.c. */
+enum p2ps_sb1_gen p2ps_sb1_gen_of(unsigned int major);
+
 struct p2ps_sb1_keys {
 	enum p2ps_sb1_gen gen;
 	long user_force_sb, user_pcie_type, user_force_p2p_type;	/* -1: not set */
@@ -165,6 +166,7 @@ void p2ps_sb1_driver_rule(const struct p2ps_sb1_keys *k, long force, uint64_t pc
  */
 void p2ps_sb1_shim_rule(const struct p2ps_sb1_keys *k, uint64_t bar1, uint64_t cfb, bool console,
 			struct p2ps_sb1_pred_out *o);
+#endif /* !__KERNEL__: rules/sb1predict.c */
 
 /* Whether static BAR1 in state @sb1_state (enum p2ps_sb1_state) is mapped. */
 bool p2ps_sb1_mapped(uint32_t sb1_state);

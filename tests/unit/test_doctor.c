@@ -621,6 +621,31 @@ static void test_nvlink_forced_type(void **state)
 	p2ps_doctor_free(r);
 }
 
+/*
+ * A driver version that is not MAJOR.MINOR[.PATCH] (here from
+ * /sys/module/nvidia/version, where the procfs line names none) has no
+ * profile: p2p-shim does not arm and supplies no RMForceP2PType, so the
+ * NVLink pair keeps NVLink.  Before the version was parsed in one place,
+ * doctor read its leading digits (570) and predicted PCIe BAR1.
+ */
+static void test_nvlink_odd_version(void **state)
+{
+	static const char topo[] =
+		"\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n"
+		"GPU0\t X \tNV4\t0-31\t0\t\tN/A\n"
+		"GPU1\tNV4\t X \t0-31\t0\t\tN/A\n";
+	struct p2ps_doctor_report *r = doctor_edited_topo("rtx4090-display-570",
+		"sed -i 's/570\\.148\\.08 //' proc/driver/nvidia/version && "
+		"echo 570.148.08-custom >sys/module/nvidia/version", topo);
+
+	(void)state;
+	assert_string_equal(r->driver_version, "570.148.08-custom");
+	assert_string_equal(r->profile, "");
+	assert_int_equal(r->pairs[0].native, P2PS_NATIVE_NVLINK);
+	assert_int_equal(r->pairs[0].p2p, P2PS_P2P_NATIVE);
+	p2ps_doctor_free(r);
+}
+
 static void test_4090d_48g(void **state)
 {
 	struct p2ps_doctor_report *r = doctor("rtx4090d-48g", NULL);
@@ -2533,6 +2558,7 @@ int main(void)
 		cmocka_unit_test(test_5090_forced),
 		cmocka_unit_test(test_4090_display),
 		cmocka_unit_test(test_nvlink_forced_type),
+		cmocka_unit_test(test_nvlink_odd_version),
 		cmocka_unit_test(test_nvlink_per_device),
 		cmocka_unit_test(test_4090d_48g),
 		cmocka_unit_test(test_3090_4090),

@@ -3,7 +3,8 @@
  * Rules of rules/profile.c that the module applies to code it reads:
  * p2ps_calls_target(), the check that nvidia-uvm's copy function calls the
  * function the UVM peer set hooks (570-580), on code as a kernel with and
- * without call-depth tracking leaves it.
+ * without call-depth tracking leaves it; and p2ps_driver_major(), the one
+ * reading of a driver version's major.
  *
  * The bytes follow what the kernel does at module load with call-depth
  * tracking (arch/x86/kernel/callthunks.c, patch_call()/patch_dest()): each
@@ -83,9 +84,45 @@ static void test_other_calls(void **state)
 	assert_false(p2ps_calls_target(t, 17, CALLER, TARGET, true));
 }
 
+/*
+ * A major only where the whole version is MAJOR.MINOR[.PATCH]: the leading
+ * digits alone (strtol's reading) would take "5800abc" for 5800, "580." or
+ * "580.142.x" for 580, and a comparison such as >= 580 would pass on them
+ * while no profile serves them.
+ */
+static void test_driver_major(void **state)
+{
+	static const struct {
+		const char *version;
+		unsigned int major;
+	} cases[] = {
+		{ "595.45.04", 595 }, { "580.142", 580 }, { "550.163.01", 550 },
+		{ "", 0 }, { "580", 0 }, { "580.", 0 }, { "abc", 0 }, { "580.142.x", 0 },
+		{ "5800abc", 0 }, { "580..1", 0 }, { " 580.142", 0 }, { "580.142.1.1", 0 },
+		{ "-580.142", 0 }, { "999999.1", 0 },
+	};
+	unsigned int i;
+
+	(void)state;
+	assert_int_equal(p2ps_driver_major(NULL), 0);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *v = cases[i].version;
+
+		if (p2ps_driver_major(v) != cases[i].major)
+			fail_msg("'%s': major %u, expected %u", v, p2ps_driver_major(v), cases[i].major);
+		/* The profile lookup reads the version the same way. */
+		if (!cases[i].major && p2ps_profile_for_version(v))
+			fail_msg("'%s': no major, yet a profile", v);
+	}
+	assert_true(p2ps_uvm_native_bar1("590.48.01"));
+	assert_false(p2ps_uvm_native_bar1("5900abc"));
+	assert_false(p2ps_uvm_native_bar1(""));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_driver_major),
 		cmocka_unit_test(test_direct_call),
 		cmocka_unit_test(test_thunked_call),
 		cmocka_unit_test(test_other_calls),

@@ -8,12 +8,22 @@
 #    left forced GPUs with no guard (the pair got connectivity=pcie, read OK).
 #  - Disable whose hook removal cannot allocate its batch still keeps the
 #    residual set.  Before the fix the one-at-a-time fallback removed it.
+#  - A profile action no policy owns fails the load, naming the profile
+#    and the hook.  Before the check at init the module loaded and the
+#    hole showed only when an enable armed that profile.
 . /cases/lib.sh
 
 G='AD102@0000:01:00.0,vram=24G,bar1=0x4000000000/32G;AD102@0000:02:00.0,vram=24G,bar1=0x6000000000/32G'
 P=/sys/module/p2p_shim/parameters
 refcnt() { cat /sys/module/p2p_shim/refcnt; }
 guard() { grep -c 'p2pGetCapsStatus' /sys/kernel/debug/kprobes/list || true; }
+
+echo "== a broken table fails the load"
+# 7: P2PS_ACT_CAPS_GUARD (include/p2p-shim/profile.h): no policy owns it.
+expect_fail "load with an unowned action" insmod /lib/p2p-shim/faults/p2p-shim.ko fault_unowned_action=7
+expect_match "the load names the profile and the hook" "$(dmesg | grep 'p2p_shim: profile' | tail -n 1)" \
+	'profile gen-[a-z0-9]+, object nvidia: hook [A-Za-z0-9_]+ \(action 7\) has no policy'
+expect_eq "not loaded" "$(test -d /sys/module/p2p_shim && echo loaded)" ""
 
 run insmod /lib/p2p-shim/faults/p2p-shim.ko enable=1
 run insmod /lib/standin/580.159.04/nvidia.ko gpus="$G"
