@@ -77,7 +77,9 @@ static bool pair_translated(struct dctx *c, const struct p2ps_pair *p)
 	    (!in_list(c->iommu_dma, r->gpus[p->a].bdf) && !in_list(c->iommu_dma, r->gpus[p->b].bdf)))
 		return false;
 	snprintf(subj, sizeof(subj), "%s %s", r->gpus[p->a].bdf, r->gpus[p->b].bdf);
-	p2ps_dr_add(c, "iommu", subj, P2PS_V_FAIL, "/sys/kernel/iommu_groups/*/type",
+	p2ps_dr_add(c, "iommu", subj, P2PS_V_FAIL,
+		    c->iommu_by_cmdline ? "/proc/cmdline" : "/sys/kernel/iommu_groups/*/type",
+		    c->iommu_by_cmdline ? P2PS_DR_NOPT_GRUB P2PS_DR_PT_GRUB :
 		    P2PS_DR_PT_GRUB "\nor set the GPUs' iommu_group type to identity",
 		    "BAR1 P2P under IOMMU translation (%s): the driver's peer mappings through BAR1 use the raw bus address and fault",
 		    c->iommu_dma);

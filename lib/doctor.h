@@ -40,9 +40,16 @@ struct dctx {
 	int vm;				/* doctor_platform.c: 1 in a VM, 0 not, -1 unknown */
 	struct p2ps_dr_rules rules;	/* doctor_static_bar1.c, for doctor_topo.c */
 	char iommu_dma[1024];		/* doctor_iommu.c: GPUs whose group translates DMA */
+	bool iommu_by_cmdline;		/* ... known from /proc/cmdline, not from a group type */
 };
 
 /* ---- findings.c: the findings store */
+/*
+ * What turns passthrough off must go first, from both lines: GRUB puts
+ * _DEFAULT after GRUB_CMDLINE_LINUX, and the kernel takes the last token.
+ */
+#define P2PS_DR_NOPT_GRUB "delete iommu=nopt and iommu.passthrough=0 (or =n, =no, =off) from " \
+	"GRUB_CMDLINE_LINUX=\"...\" and GRUB_CMDLINE_LINUX_DEFAULT=\"...\" in /etc/default/grub; "
 /* The literal edit for iommu=pt (doctor.c, doctor_iommu.c): one line. */
 #define P2PS_DR_PT_GRUB "add iommu=pt inside GRUB_CMDLINE_LINUX=\"...\" in /etc/default/grub, then " \
 	"update-grub (grub2-mkconfig -o /boot/grub2/grub.cfg elsewhere) and reboot"

@@ -175,9 +175,8 @@ void p2ps_dr_iommu(struct dctx *c)
 
 		for (i = 0; i < c->r->nr_gpus; i++)
 			p2ps_catf(c->iommu_dma, sizeof(c->iommu_dma), &o, ", ", "%s", c->r->gpus[i].bdf);
-		p2ps_dr_add(c, "iommu", NULL, P2PS_V_WARN, "/proc/cmdline",
-		    "delete iommu=nopt and iommu.passthrough=0 from GRUB_CMDLINE_LINUX=\"...\" "
-		    "in /etc/default/grub; " REMEDY_PT,
+		c->iommu_by_cmdline = true;
+		p2ps_dr_add(c, "iommu", NULL, P2PS_V_WARN, "/proc/cmdline", P2PS_DR_NOPT_GRUB REMEDY_PT,
 		    "IOMMU translates DMA for every GPU (passthrough turned off on the command line)");
 	} else if (cl.passthrough == 1) {
 		p2ps_dr_add(c, "iommu", NULL, P2PS_V_OK, "/proc/cmdline", NULL,

@@ -1573,8 +1573,16 @@ static void test_iommu_facts(void **state)
 	assert_int_equal(f->verdict, P2PS_V_WARN);
 	assert_string_equal(f->detail,
 			    "IOMMU translates DMA for every GPU (passthrough turned off on the command line)");
-	assert_non_null(strstr(f->remedy, "delete iommu=nopt and iommu.passthrough=0 from"));
+	assert_non_null(strstr(f->remedy, "delete iommu=nopt and iommu.passthrough=0 (or =n, =no, =off) from "
+				   "GRUB_CMDLINE_LINUX=\"...\" and GRUB_CMDLINE_LINUX_DEFAULT=\"...\""));
 	assert_int_equal(r->nr_p2p_possible, 0);
+	/* the pair's own failure cites the command line, not a group type it never read */
+	snprintf(cmd, sizeof(cmd), "%s %s", r->gpus[0].bdf, r->gpus[1].bdf);
+	f = finding(r, "iommu", cmd);
+	assert_int_equal(f->verdict, P2PS_V_FAIL);
+	assert_string_equal(f->source, "/proc/cmdline");
+	assert_null(strstr(f->remedy, "iommu_group type"));
+	assert_non_null(strstr(f->remedy, "GRUB_CMDLINE_LINUX_DEFAULT"));
 	assert_non_null(strstr(r->summary, "IOMMU translates its DMA"));
 	p2ps_doctor_free(r);
 	r = doctor_edited("amd-chipset", "printf 'ro %01200d iommu=pt\\n' 0 >proc/cmdline");
